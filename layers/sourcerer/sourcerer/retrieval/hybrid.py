@@ -1,0 +1,93 @@
+"""Hybrid retrieval: Reciprocal Rank Fusion of BM25 and embeddings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from sourcerer.errors import EmbeddingError
+from sourcerer.models import Passage
+from sourcerer.retrieval.base import as_passages
+from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, make_embedder
+from sourcerer.retrieval.keyword import BM25
+from sourcerer.retrieval.semantic import EmbedRetriever
+
+RRF_K = 60
+
+
+def rrf(rankings: list[list[int]], k: int = RRF_K) -> dict[int, float]:
+    """Reciprocal Rank Fusion: sum of 1 / (k + rank) over the rankings a document appears in (rank from 1)."""
+    fused: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, doc in enumerate(ranking, start=1):
+            fused[doc] = fused.get(doc, 0.0) + 1.0 / (k + rank)
+    return fused
+
+
+class HybridRetriever:
+    """BM25 + embeddings fused with RRF (k=60).
+
+    Order comes from RRF, which needs no score calibration between the two retrievers. The score reported
+    for `min_score` is the mean of the two normalised scores (BM25 share of the question matched, calibrated
+    cosine), both in [0, 1], so it keeps meaning "how well does this passage match" rather than "which rank".
+    A passage needs some evidence to be returned: a shared term, or a calibrated similarity of at least
+    `semantic_floor` (paraphrases and other languages).
+
+    If the embedder fails, the retriever answers with keyword results only and says so in `last_trace`.
+    """
+
+    name = "hybrid"
+
+    def __init__(
+        self,
+        passages: Iterable[Any],
+        embedder: Embedder | CachedEmbedder | None = None,
+        *,
+        semantic_floor: float = 0.5,
+    ) -> None:
+        self.passages = as_passages(passages)
+        self.bm25 = BM25([p.text for p in self.passages])
+        self.embedder = embedder
+        self.semantic = EmbedRetriever(self.passages, embedder) if embedder is not None else None
+        self.semantic_floor = semantic_floor
+        self.last_trace: dict[str, Any] = {}
+
+    def __call__(self, question: str, k: int) -> list[Passage]:
+        keyword = self.bm25.scores(question)
+        semantic: list[float] | None = None
+        self.last_trace = {"mode": "hybrid"}
+        if self.semantic is not None:
+            try:
+                semantic = self.semantic.scored(question)
+            except EmbeddingError as exc:
+                self.last_trace = {"mode": "keyword", "fallback": f"embedding failed, keyword only: {exc}"}
+        else:
+            self.last_trace = {"mode": "keyword", "fallback": "no embedder configured, keyword only"}
+        if semantic is None:
+            ranked = sorted(keyword.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+            return [self.passages[i].model_copy(update={"score": round(s, 6)}) for i, s in ranked]
+
+        candidates = [
+            i for i in range(len(self.passages)) if keyword.get(i, 0.0) > 0 or semantic[i] >= self.semantic_floor
+        ]
+        kw_rank = sorted((i for i in candidates if keyword.get(i, 0.0) > 0), key=lambda i: (-keyword[i], i))
+        sem_rank = sorted(candidates, key=lambda i: (-semantic[i], i))
+        fused = rrf([kw_rank, sem_rank])
+        order = sorted(candidates, key=lambda i: (-fused[i], i))[:k]
+        return [
+            self.passages[i].model_copy(update={"score": round((keyword.get(i, 0.0) + semantic[i]) / 2, 6)})
+            for i in order
+        ]
+
+
+def hybrid_retriever(
+    passages: Iterable[Any],
+    model: str | None = None,
+    embedder: Embedder | CachedEmbedder | None = None,
+    *,
+    semantic_floor: float = 0.5,
+) -> HybridRetriever:
+    """A hybrid BM25 + embedding retriever over `passages` (keyword only when no embedder is available)."""
+    if embedder is None:
+        embedder = make_embedder(model)
+    return HybridRetriever(passages, embedder, semantic_floor=semantic_floor)

@@ -1,0 +1,88 @@
+"""Zero-dependency BM25 over the library's Unicode-aware tokenizer."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sourcerer.models import Passage
+from sourcerer.retrieval.base import as_passages
+from sourcerer.text import terms
+
+
+class BM25:
+    """Okapi BM25 (k1=1.2, b=0.75) with scores normalised into [0, 1].
+
+    Normalisation: a document's BM25 score is divided by the sum of the IDF weights of the *distinct query
+    terms*, i.e. the score a document would get if it contained every query term once at average length.
+    The result (clipped to 1) reads as "the IDF-weighted share of the question this passage matches":
+
+    * it does not depend on the other hits (unlike dividing by the best hit), so a question nothing answers
+      well scores low everywhere instead of promoting its least-bad hit to 1.0;
+    * rare terms weigh more than common ones, so a passage that shares only one common word with a question
+      of several content words scores well under 0.2, while one that matches the key terms scores high;
+    * query terms that occur in no passage still count in the denominator (with the highest IDF), so a
+      passage that misses the question's key term cannot score high.
+    """
+
+    def __init__(self, documents: Sequence[str], *, k1: float = 1.2, b: float = 0.75) -> None:
+        self.k1 = k1
+        self.b = b
+        self.doc_terms = [Counter(terms(doc)) for doc in documents]
+        self.doc_len = [sum(c.values()) for c in self.doc_terms]
+        self.n_docs = len(documents)
+        self.avg_len = (sum(self.doc_len) / self.n_docs) if self.n_docs else 0.0
+        self.doc_freq: Counter[str] = Counter()
+        for counts in self.doc_terms:
+            self.doc_freq.update(counts.keys())
+        self.postings: dict[str, list[int]] = {}
+        for i, counts in enumerate(self.doc_terms):
+            for term in counts:
+                self.postings.setdefault(term, []).append(i)
+
+    def idf(self, term: str) -> float:
+        n = self.doc_freq.get(term, 0)
+        return math.log(1.0 + (self.n_docs - n + 0.5) / (n + 0.5))
+
+    def scores(self, query: str) -> dict[int, float]:
+        """Normalised scores of the documents that share at least one term with `query`."""
+        query_terms = list(dict.fromkeys(terms(query)))
+        if not query_terms or not self.n_docs:
+            return {}
+        ceiling = sum(self.idf(t) for t in query_terms)
+        raw: dict[int, float] = {}
+        for term in query_terms:
+            idf = self.idf(term)
+            for i in self.postings.get(term, ()):
+                tf = self.doc_terms[i][term]
+                norm = 1 - self.b + self.b * self.doc_len[i] / (self.avg_len or 1)
+                raw[i] = raw.get(i, 0.0) + idf * tf * (self.k1 + 1) / (tf + self.k1 * norm)
+        return {i: min(1.0, s / ceiling) for i, s in raw.items() if s > 0}
+
+    def top(self, query: str, k: int) -> list[tuple[int, float]]:
+        ranked = sorted(self.scores(query).items(), key=lambda kv: (-kv[1], kv[0]))
+        return ranked[:k]
+
+
+def _with_score(passage: Passage, score: float) -> Passage:
+    return passage.model_copy(update={"score": round(score, 6)})
+
+
+class KeywordRetriever:
+    """BM25 over an in-memory list of passages. Only passages sharing a term with the question are returned."""
+
+    name = "keyword"
+
+    def __init__(self, passages: Iterable[Any]) -> None:
+        self.passages = as_passages(passages)
+        self.bm25 = BM25([p.text for p in self.passages])
+
+    def __call__(self, question: str, k: int) -> list[Passage]:
+        return [_with_score(self.passages[i], s) for i, s in self.bm25.top(question, k)]
+
+
+def keyword_retriever(passages: Iterable[Any]) -> KeywordRetriever:
+    """A BM25 retriever over `passages` (dicts with `text` and `source`, `Passage` objects or strings)."""
+    return KeywordRetriever(passages)

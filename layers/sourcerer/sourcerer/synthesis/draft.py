@@ -1,0 +1,59 @@
+"""What a synthesiser returns before citations are enforced."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from sourcerer.models import CharSpan
+
+
+@dataclass
+class Draft:
+    """A synthesiser's reply: answer text with inline markers, the passages it says it used, and whether it
+    declined. `spans` (extractive only) pins a citation to the sentence it came from in its passage."""
+
+    answer: str
+    citations: list[int]
+    refused: bool = False
+    provider: str = "extractive"
+    usage: dict[str, float] = field(default_factory=dict)
+    spans: dict[int, CharSpan] = field(default_factory=dict)
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+class MalformedReply(ValueError):
+    """The model's reply is not the JSON object we asked for."""
+
+
+_FENCE = re.compile(r"^\s*```(?:json|JSON)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+
+
+def parse_reply(content: str, provider: str) -> Draft:
+    """Parse `{"answer": str, "citations": [int], "refused": bool}`, bare or inside a Markdown code fence."""
+    text = content.strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1).strip()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MalformedReply(f"reply is not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise MalformedReply("reply is not a JSON object")
+    answer = data.get("answer")
+    refused = data.get("refused", False)
+    citations = data.get("citations", [])
+    if not isinstance(answer, str) or not isinstance(refused, bool) or not isinstance(citations, list):
+        raise MalformedReply("reply must have answer (string), citations (list) and refused (boolean)")
+    numbers = []
+    for item in citations:
+        if isinstance(item, bool):
+            continue
+        if isinstance(item, int):
+            numbers.append(item)
+        elif isinstance(item, str) and item.strip().strip("[]").isdigit():
+            numbers.append(int(item.strip().strip("[]")))
+    return Draft(answer=answer.strip(), citations=numbers, refused=refused, provider=provider)

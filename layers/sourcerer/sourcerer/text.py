@@ -1,0 +1,244 @@
+"""One Unicode-aware tokenizer for every lexical comparison in Sourcerer.
+
+The keyword retriever, the SQLite and OpenSearch indexes, the extractive synthesiser and the local judge all
+see text through `terms()`, so a word matches the same way everywhere:
+
+* NFKC, then casefold (full-width forms, ligatures and case disappear);
+* Latin accent folding (``café`` -> ``cafe``): combining marks U+0300–U+036F are dropped after NFD;
+* Arabic: alef forms (أ إ آ ٱ) -> ا, alef maqsura ى -> ي, teh marbuta ة -> ه, harakat and tatweel removed;
+* CJK (Han, kana, Hangul): overlapping character bigrams, since those scripts do not separate words;
+* Thai, Lao, Khmer and Myanmar runs: character bigrams, for the same reason;
+* everything else: words (letters and digits, decimals kept whole), English stopwords removed, a light
+  English stemmer (plurals, -ing, -ed, -ly) applied to ASCII words.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+
+# --- normalisation ----------------------------------------------------------------------------------
+
+_ARABIC_MAP = str.maketrans(
+    {
+        "أ": "ا",
+        "إ": "ا",
+        "آ": "ا",
+        "ٱ": "ا",
+        "ى": "ي",
+        "ة": "ه",
+        "ـ": None,  # tatweel
+    }
+)
+_ARABIC_DIACRITICS = re.compile("[\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed]")
+_LATIN_MARKS = re.compile("[\u0300-\u036f]")
+
+
+def normalize(text: str) -> str:
+    """Fold text for matching: NFKC, casefold, Latin accents and Arabic letter variants."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = _ARABIC_DIACRITICS.sub("", text).translate(_ARABIC_MAP)
+    decomposed = unicodedata.normalize("NFD", text)
+    if decomposed != text:
+        text = unicodedata.normalize("NFC", _LATIN_MARKS.sub("", decomposed))
+    return text
+
+
+# --- scripts ----------------------------------------------------------------------------------------
+
+_CJK = (
+    "\u3040-\u30ff"  # hiragana, katakana
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # han
+    "\uac00-\ud7af\u1100-\u11ff\u3130-\u318f"  # hangul
+    "\u31f0-\u31ff\uff66-\uff9f"
+)
+_SEA = "\u0e00-\u0e7f\u0e80-\u0eff\u1780-\u17ff\u1000-\u109f"  # thai, lao, khmer, myanmar
+_TOKEN = re.compile(
+    rf"(?P<cjk>[{_CJK}]+)|(?P<sea>[{_SEA}]+)|(?P<num>\d+(?:[.,:]\d+)*)|(?P<word>[^\W\d_{_CJK}{_SEA}]+(?:['’][^\W\d_]+)?)"
+)
+
+
+def _bigrams(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+# --- English stopwords and stemming -----------------------------------------------------------------
+
+STOPWORDS = frozenset(
+    """
+a about above after again against all am an and any are as at be because been before being below between
+both but by can could did do does doing down during each few for from further had has have having he her
+here hers herself him himself his how i if in into is it its itself just me more most my myself no nor not
+of off on once only or other our ours ourselves out over own same she should so some such than that the
+their theirs them themselves then there these they this those through to too under until up very was we
+were what when where which while who whom why will with would you your yours yourself yourselves also may
+might must shall s t can't don't won't isn't aren't wasn't weren't doesn't didn't hasn't haven't hadn't
+there's it's what's let's i'm you're we're they're i've you've we've they've i'd you'd he'd she'd we'd
+they'd i'll you'll he'll she'll we'll they'll whose yes etc via per
+""".split()
+    # common Arabic function words, in normalised form (alef and teh marbuta folded)
+    + "في من علي الي عن ما ماذا هي هو هل التي الذي الذين ان او ثم قد كان كانت لا لم لن مع هذا هذه ذلك تلك كل بين عند".split()
+)
+# Words whose meaning flips a claim; kept out of the stopword list where it matters (see `NEGATIONS`).
+NEGATIONS = frozenset(
+    "no not never none nobody nothing neither nor without cannot can't don't doesn't didn't isn't aren't "
+    "wasn't weren't won't wouldn't shouldn't couldn't hasn't haven't hadn't n't".split()
+)
+
+
+def stem(word: str) -> str:
+    """A light, deterministic English stemmer: plural, -ing, -ed and -ly endings.
+
+    It is deliberately conservative: it only has to map inflections of one word together, the same way for
+    questions and passages. Non-ASCII words are returned unchanged.
+    """
+    if not word.isascii() or len(word) <= 3 or not word.isalpha():
+        return word
+    w = word
+    if w.endswith("'s") or w.endswith("’s"):
+        w = w[:-2]
+    if w.endswith("ies") and len(w) > 4:
+        w = w[:-3] + "y"
+    elif w.endswith(("sses", "shes", "ches", "xes", "zes")):
+        w = w[:-2]
+    elif w.endswith("s") and not w.endswith(("ss", "us", "is")):
+        w = w[:-1]
+    if w.endswith("ing") and len(w) > 5:
+        w = w[:-3]
+        if len(w) > 2 and w[-1] == w[-2] and w[-1] not in "lsz":
+            w = w[:-1]
+    elif w.endswith("ed") and len(w) > 4:
+        w = w[:-2]
+        if len(w) > 2 and w[-1] == w[-2] and w[-1] not in "lsz":
+            w = w[:-1]
+        elif w.endswith("i"):
+            w = w[:-1] + "y"
+    elif w.endswith("ly") and len(w) > 5:
+        w = w[:-2]
+    if w.endswith("e") and len(w) > 4:
+        w = w[:-1]
+    return w
+
+
+# --- tokens -----------------------------------------------------------------------------------------
+
+
+def iter_terms(text: str, *, keep_stopwords: bool = False) -> Iterator[str]:
+    """Yield index terms of `text` in order (see the module docstring for the rules)."""
+    for match in _TOKEN.finditer(normalize(text)):
+        kind = match.lastgroup
+        token = match.group()
+        if kind in ("cjk", "sea"):
+            yield from _bigrams(token)
+        elif kind == "num":
+            yield token.replace(",", "") if re.fullmatch(r"\d{1,3}(,\d{3})+", token) else token
+        else:
+            token = token.replace("’", "'")
+            if not keep_stopwords and token in STOPWORDS:
+                continue
+            yield stem(token)
+
+
+def terms(text: str, *, keep_stopwords: bool = False) -> list[str]:
+    """The index terms of `text` as a list."""
+    return list(iter_terms(text, keep_stopwords=keep_stopwords))
+
+
+def words(text: str) -> list[str]:
+    """Normalised surface words (no stemming, stopwords kept), used for negation and entity checks."""
+    return [m.group().replace("’", "'") for m in _TOKEN.finditer(normalize(text))]
+
+
+# --- sentences --------------------------------------------------------------------------------------
+
+_ABBREVIATIONS = frozenset(
+    "mr mrs ms dr prof sr jr st vs etc e.g i.e no nos fig figs al approx dept est inc ltd co corp jan feb mar "
+    "apr jun jul aug sep sept oct nov dec u.s u.k mt ft gen col lt sgt rev hon op cf ca".split()
+)
+_SENTENCE_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s)|[。！？!?]+[」』”)]*|[؟۔।॥]+")
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Split `text` into sentences; returns `[start, end)` spans with surrounding whitespace trimmed.
+
+    Handles Latin punctuation (not after a known abbreviation, an initial or inside a number), CJK full stops
+    (no space needed), Arabic and Devanagari stops, and paragraph breaks.
+    """
+    spans: list[tuple[int, int]] = []
+    start = 0
+    boundaries: list[int] = []
+    for match in _SENTENCE_END.finditer(text):
+        end = match.end()
+        if match.group()[0] == ".":
+            before = text[start : match.start()].split()
+            last = before[-1].casefold().rstrip(".") if before else ""
+            if last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha()):
+                continue
+            # "No. 5", decimals are excluded by requiring whitespace after the stop already
+            nxt = text[end:].lstrip()[:1]
+            if nxt and nxt.islower():
+                continue
+        boundaries.append(end)
+    for para in re.finditer(r"\n\s*\n", text):
+        boundaries.append(para.start())
+    for end in sorted(set(boundaries)):
+        if end <= start:
+            continue
+        spans.append((start, end))
+        start = end
+    spans.append((start, len(text)))
+    trimmed = []
+    for s, e in spans:
+        segment = text[s:e]
+        lead = len(segment) - len(segment.lstrip())
+        trail = len(segment) - len(segment.rstrip())
+        if e - trail > s + lead:
+            trimmed.append((s + lead, e - trail))
+    return trimmed
+
+
+def sentences(text: str) -> list[str]:
+    return [text[s:e] for s, e in sentence_spans(text)]
+
+
+# --- facts a claim must not invent ------------------------------------------------------------------
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_NUMBER_WORDS = {
+    "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
+    "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "thirteen": "13",
+    "fourteen": "14", "fifteen": "15", "sixteen": "16", "seventeen": "17", "eighteen": "18",
+    "nineteen": "19", "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60",
+    "seventy": "70", "eighty": "80", "ninety": "90", "hundred": "100", "thousand": "1000",
+    "million": "1000000", "first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5",
+    "once": "1", "twice": "2", "half": "0.5", "dozen": "12",
+}
+
+
+def numbers(text: str) -> set[str]:
+    """Numbers in `text`, as canonical strings (digits with thousands separators removed, number words)."""
+    found = set()
+    folded = normalize(text)
+    for m in _NUMBER.finditer(folded):
+        token = m.group()
+        if re.fullmatch(r"\d{1,3}(,\d{3})+", token):
+            token = token.replace(",", "")
+        found.add(token.rstrip(".,"))
+    for w in re.findall(r"[a-z]+", folded):
+        if w in _NUMBER_WORDS:
+            found.add(_NUMBER_WORDS[w])
+    return found
+
+
+def digit_numbers(text: str) -> set[str]:
+    """Only the numbers written with digits (number words are too ambiguous to demand)."""
+    out = set()
+    for m in _NUMBER.finditer(normalize(text)):
+        token = m.group()
+        if re.fullmatch(r"\d{1,3}(,\d{3})+", token):
+            token = token.replace(",", "")
+        out.add(token.rstrip(".,"))
+    return out

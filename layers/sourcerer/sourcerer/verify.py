@@ -1,0 +1,252 @@
+"""Claim-level verification: split an answer into claims and check each against the passages it cites.
+
+Judges are pluggable (`Judge` protocol). `LocalJudge` needs no network; `LLMJudge` asks a chat model for one
+JSON verdict per claim.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from sourcerer.citations import MARKER, split_grouped_markers, strip_markers
+from sourcerer.models import ClaimVerdict, Faithfulness
+from sourcerer.retrieval.embedders import CachedEmbedder
+from sourcerer.synthesis.draft import MalformedReply
+from sourcerer.synthesis.prompt import JUDGE_PROMPT, render_sources
+from sourcerer.synthesis.providers import ChatProvider, with_retries
+from sourcerer.models import Passage
+from sourcerer.text import NEGATIONS, STOPWORDS, digit_numbers, normalize, numbers, sentence_spans, terms, words
+
+
+@dataclass
+class Claim:
+    text: str
+    citations: list[int]
+
+
+def split_claims(answer: str) -> list[Claim]:
+    """Sentences of the answer, markers stripped, each with the markers that back it.
+
+    A marker standing alone after a full stop (`... States. [1]`) belongs to the sentence before it; a sentence
+    without markers takes those of the next marked sentence in its paragraph (answers often cite once at
+    the end), else none — and an uncited claim is unsupported.
+    """
+    answer = split_grouped_markers(answer)
+    raw: list[tuple[str, list[int], int]] = []  # (text, markers, paragraph)
+    for paragraph_no, paragraph in enumerate(re.split(r"\n\s*\n", answer)):
+        for start, end in sentence_spans(paragraph):
+            piece = paragraph[start:end]
+            markers = [int(m.group(1)) for m in MARKER.finditer(piece)]
+            text = strip_markers(piece)
+            if not re.search(r"\w", text):
+                if raw and raw[-1][2] == paragraph_no:
+                    raw[-1][1].extend(markers)
+                continue
+            raw.append((text, markers, paragraph_no))
+    claims = []
+    for i, (text, markers, paragraph_no) in enumerate(raw):
+        if not markers:
+            later = next((m for t, m, p in raw[i + 1 :] if m and p == paragraph_no), [])
+            markers = list(later)
+        claims.append(Claim(text=text, citations=list(dict.fromkeys(markers))))
+    return claims
+
+
+@runtime_checkable
+class Judge(Protocol):
+    """Decides, claim by claim, whether the cited passages support it."""
+
+    name: str
+
+    async def judge(self, claims: Sequence[Claim], passages: Sequence[Passage]) -> list[ClaimVerdict]: ...
+
+
+def faithfulness_of(verdicts: Sequence[ClaimVerdict], judge: str) -> Faithfulness:
+    total = len(verdicts)
+    supported = sum(1 for v in verdicts if v.supported)
+    return Faithfulness(
+        faithful=total > 0 and supported == total,
+        unsupported=[v.claim for v in verdicts if not v.supported],
+        score=round(supported / total, 4) if total else 0.0,
+        judge=judge,
+        claims=list(verdicts),
+    )
+
+
+# --- local judge ------------------------------------------------------------------------------------
+
+_QUOTED = re.compile(r"[\"“«「『]([^\"”»」』]{2,})[\"”»」』]")
+
+
+def _names(claim: str) -> list[str]:
+    """Capitalised words of a claim that are not just its first word (which is capitalised anyway)."""
+    found = []
+    for m in re.finditer(r"\b[A-Z][\w\-'’]+", claim):
+        word = m.group()
+        if m.start() == 0 or claim[: m.start()].rstrip().endswith((".", "!", "?", ":", '"', "“")):
+            # sentence-initial: only a name when it is not a plain word
+            if word.casefold() in STOPWORDS or len(word) < 3:
+                continue
+            if word.isalpha() and word[1:].islower() and m.start() == 0:
+                continue
+        if word.casefold() in STOPWORDS:
+            continue
+        found.append(word)
+    return found
+
+
+def _negated(text: str) -> bool:
+    ws = words(text)
+    return any(w in NEGATIONS or w.endswith("n't") for w in ws)
+
+
+@dataclass
+class LocalJudgeSettings:
+    min_coverage: float = 0.75  # share of the claim's content terms found in the cited text
+    min_similarity: float = 0.35  # calibrated e5 similarity to the best cited sentence, when coverage is partial
+    full_coverage: float = 1.0  # at or above this coverage, similarity is not needed
+
+
+class LocalJudge:
+    """A judge that needs no network. A claim is supported by its cited passages when all hold:
+
+    * every number and date in the claim appears in the cited text (digits; number words are canonicalised);
+    * every quoted string and every name (capitalised word) appears in the cited text;
+    * enough of the claim's content words (folded and stemmed) appear in the cited text;
+    * the sentence that best matches the claim agrees with it on negation ("not", "never", ...);
+    * when the words only partly match, the meaning does: the bundled embedding model must find a cited
+      sentence close to the claim (when installed).
+    """
+
+    name = "local"
+
+    def __init__(self, embedder: CachedEmbedder | None = None, settings: LocalJudgeSettings | None = None) -> None:
+        self.embedder = embedder
+        self.settings = settings or LocalJudgeSettings()
+
+    async def judge(self, claims: Sequence[Claim], passages: Sequence[Passage]) -> list[ClaimVerdict]:
+        return [self.check(claim, passages) for claim in claims]
+
+    def check(self, claim: Claim, passages: Sequence[Passage]) -> ClaimVerdict:
+        cited = [passages[n - 1].text for n in claim.citations if 1 <= n <= len(passages)]
+        if not cited:
+            return ClaimVerdict(claim=claim.text, supported=False, citations=claim.citations, why="cites no source")
+        supported, why, score = self.supports(claim.text, cited)
+        return ClaimVerdict(claim=claim.text, supported=supported, citations=claim.citations, why=why, score=score)
+
+    def supports(self, claim: str, sources: Sequence[str]) -> tuple[bool, str, float]:
+        """(supported, reason, coverage) for one claim against the texts it cites."""
+        source = "\n".join(sources)
+        folded_source = normalize(source)
+        # Numbers written with digits must appear in the source (as digits or words: "3" matches "three").
+        # Number words in the claim are not demanded: "one of the" is rarely a numeric claim.
+        digit_missing = digit_numbers(claim) - numbers(source)
+        if digit_missing:
+            return False, f"number not in source: {', '.join(sorted(digit_missing))}", 0.0
+        for quote in _QUOTED.findall(claim):
+            if normalize(quote).strip() not in folded_source:
+                return False, f"quoted text not in source: {quote!r}", 0.0
+        source_terms = set(terms(source, keep_stopwords=True))
+        for name in _names(claim):
+            name_terms = terms(name, keep_stopwords=True)
+            if name_terms and not all(t in source_terms for t in name_terms):
+                return False, f"name not in source: {name}", 0.0
+        claim_terms = [t for t in dict.fromkeys(terms(claim))]
+        if not claim_terms:
+            return True, "no content words to check", 1.0
+        found = [t for t in claim_terms if t in source_terms]
+        coverage = len(found) / len(claim_terms)
+        best_sentence = self._best_sentence(claim, source)
+        if _negated(claim) != _negated(best_sentence):
+            return False, "negation differs from the source", coverage
+        if coverage < self.settings.min_coverage:
+            missing = [t for t in claim_terms if t not in source_terms]
+            return False, f"words not in source: {', '.join(missing[:6])}", coverage
+        if coverage < self.settings.full_coverage and self.embedder is not None:
+            similarity = self._similarity(claim, source)
+            if similarity is not None and similarity < self.settings.min_similarity:
+                return False, f"meaning differs from the source (similarity {similarity:.2f})", coverage
+        return True, "supported", coverage
+
+    @staticmethod
+    def _best_sentence(claim: str, source: str) -> str:
+        claim_terms = set(terms(claim))
+        best, best_overlap = "", -1
+        for start, end in sentence_spans(source):
+            sentence = source[start:end]
+            overlap = len(claim_terms & set(terms(sentence)))
+            if overlap > best_overlap:
+                best, best_overlap = sentence, overlap
+        return best
+
+    def _similarity(self, claim: str, source: str) -> float | None:
+        assert self.embedder is not None
+        sentences = [source[s:e] for s, e in sentence_spans(source)] or [source]
+        try:
+            claim_vec = self.embedder.embed([claim], "query")[0]
+            matrix = self.embedder.embed(sentences, "passage")
+        except Exception:  # noqa: BLE001 - similarity is optional; the lexical checks still stand
+            return None
+        return self.embedder.calibrate(float(np.max(matrix @ claim_vec)))
+
+
+# --- LLM judge --------------------------------------------------------------------------------------
+
+
+class LLMJudge:
+    """Asks a chat model for one JSON verdict per claim, showing each claim only the sources it cites."""
+
+    def __init__(self, provider: ChatProvider) -> None:
+        self.provider = provider
+        self.name = f"llm:{provider.name}"
+        self.usage: dict[str, float] = {}
+
+    async def judge(self, claims: Sequence[Claim], passages: Sequence[Passage]) -> list[ClaimVerdict]:
+        lines = []
+        for i, claim in enumerate(claims, start=1):
+            cited = ", ".join(str(n) for n in claim.citations) or "none"
+            lines.append(f"Claim {i} (sources {cited}): {claim.text}")
+        used = sorted({n for c in claims for n in c.citations if 1 <= n <= len(passages)})
+        shown = [passages[n - 1] for n in used]
+        sources = render_sources(shown).replace('id="', 'id="_')  # renumber below
+        for position, number in enumerate(used, start=1):
+            sources = sources.replace(f'id="_{position}"', f'id="{number}"', 1)
+        messages = [
+            {"role": "system", "content": JUDGE_PROMPT},
+            {"role": "user", "content": f"Sources:\n\n{sources}\n\nClaims:\n" + "\n".join(lines)},
+        ]
+        for attempt in range(2):  # a malformed reply is retried once
+            reply = await with_retries(self.provider, messages)
+            self.usage = reply.usage
+            try:
+                return self._parse(reply.content, claims, passages)
+            except MalformedReply:
+                if attempt == 1:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @staticmethod
+    def _parse(content: str, claims: Sequence[Claim], passages: Sequence[Passage]) -> list[ClaimVerdict]:
+        text = content.strip()
+        fenced = re.match(r"^```(?:json)?\s*(.*?)\s*```$", text, re.DOTALL)
+        if fenced:
+            text = fenced.group(1)
+        try:
+            data = json.loads(text)
+            by_number = {int(v["claim"]): v for v in data["verdicts"]}
+        except (ValueError, KeyError, TypeError) as exc:
+            raise MalformedReply(f"judge reply is not the verdict JSON: {exc}") from exc
+        verdicts = []
+        for i, claim in enumerate(claims, start=1):
+            verdict = by_number.get(i, {})
+            cites_real_source = any(1 <= n <= len(passages) for n in claim.citations)
+            supported = bool(verdict.get("supported")) and cites_real_source
+            why = str(verdict.get("why", "")) if verdict else "the judge gave no verdict"
+            verdicts.append(ClaimVerdict(claim=claim.text, supported=supported, citations=claim.citations, why=why))
+        return verdicts
