@@ -16,7 +16,7 @@ from sourcerer.history import carry_terms, rewrite_with_llm, validate_history
 from sourcerer.models import Answer, Passage, Trace, TraceEntry
 from sourcerer.retrieval.base import as_passages, call_retriever
 from sourcerer.retrieval.embedders import local_embedder
-from sourcerer.retrieval.keyword import keyword_retriever
+from sourcerer.retrieval.hybrid import hybrid_retriever
 from sourcerer.synthesis.draft import Draft, MalformedReply, parse_reply
 from sourcerer.synthesis.extractive import ExtractiveSynthesizer
 from sourcerer.synthesis.prompt import build_messages
@@ -154,7 +154,8 @@ async def aask(
 
     via: Literal["passages", "retriever"] = "retriever" if retriever is not None else "passages"
     if retriever is None:
-        retriever = keyword_retriever(passages or [])
+        # Hybrid when an embedder is available (paraphrases, other languages), BM25 otherwise.
+        retriever = hybrid_retriever(passages or [])
     providers, extractive_last = resolve_chain(chat)
 
     query = question

@@ -95,11 +95,11 @@ def stem(word: str) -> str:
     It is deliberately conservative: it only has to map inflections of one word together, the same way for
     questions and passages. Non-ASCII words are returned unchanged.
     """
+    if word.endswith(("'s", "’s")):
+        word = word[:-2]
     if not word.isascii() or len(word) <= 3 or not word.isalpha():
         return word
     w = word
-    if w.endswith("'s") or w.endswith("’s"):
-        w = w[:-2]
     if w.endswith("ies") and len(w) > 4:
         w = w[:-3] + "y"
     elif w.endswith(("sses", "shes", "ches", "xes", "zes")):
@@ -158,7 +158,11 @@ _ABBREVIATIONS = frozenset(
     "mr mrs ms dr prof sr jr st vs etc e.g i.e no nos fig figs al approx dept est inc ltd co corp jan feb mar "
     "apr jun jul aug sep sept oct nov dec u.s u.k mt ft gen col lt sgt rev hon op cf ca".split()
 )
-_SENTENCE_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s)|[。！？!?]+[」』”)]*|[؟۔।॥]+")
+# A stop followed by whitespace; CJK, Arabic and Devanagari stops; and a full stop glued to the next
+# sentence ("...century.First for Women is") as left behind when paragraphs are joined without a space.
+_SENTENCE_END = re.compile(
+    r"[.!?…]+[\"'”’)\]]*(?=\s)|[。！？!?]+[」』”)]*|[؟۔।॥]+|(?<=[a-z0-9)\"”])\.(?=[A-Z][a-z])"
+)
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:

@@ -21,7 +21,7 @@ from sourcerer.synthesis.draft import MalformedReply
 from sourcerer.synthesis.prompt import JUDGE_PROMPT, render_sources
 from sourcerer.synthesis.providers import ChatProvider, with_retries
 from sourcerer.models import Passage
-from sourcerer.text import NEGATIONS, STOPWORDS, digit_numbers, normalize, numbers, sentence_spans, terms, words
+from sourcerer.text import NEGATIONS, STOPWORDS, digit_numbers, normalize, numbers, sentence_spans, terms
 
 
 @dataclass
@@ -102,15 +102,25 @@ def _names(claim: str) -> list[str]:
 
 
 def _negated(text: str) -> bool:
-    ws = words(text)
-    return any(w in NEGATIONS or w.endswith("n't") for w in ws)
+    """Whether the text negates: a lower-case negation word outside quotes ("Not That Easy" is a title)."""
+    unquoted = _QUOTED.sub(" ", text)
+    for match in re.finditer(r"[\w'’]+", unquoted):
+        word = match.group()
+        if word[0].isupper() and match.start() > 0:
+            continue
+        folded = word.casefold().replace("’", "'")
+        if folded in NEGATIONS or folded.endswith("n't"):
+            return True
+    return False
 
 
 @dataclass
 class LocalJudgeSettings:
-    min_coverage: float = 0.75  # share of the claim's content terms found in the cited text
-    min_similarity: float = 0.35  # calibrated e5 similarity to the best cited sentence, when coverage is partial
-    full_coverage: float = 1.0  # at or above this coverage, similarity is not needed
+    min_coverage: float = 1.0  # share of the claim's content terms found in the cited text
+    min_window_coverage: float = 1.0  # ...found together in adjacent sentences (relations between facts)
+    window: int = 1  # how many adjacent sentences a claim's facts may be spread over
+    min_similarity: float = 0.95  # calibrated e5 similarity that accepts a paraphrase
+    paraphrase_coverage: float = 0.8  # a paraphrase must still share this much with one sentence
 
 
 class LocalJudge:
@@ -157,7 +167,8 @@ class LocalJudge:
             name_terms = terms(name, keep_stopwords=True)
             if name_terms and not all(t in source_terms for t in name_terms):
                 return False, f"name not in source: {name}", 0.0
-        claim_terms = [t for t in dict.fromkeys(terms(claim))]
+        # Relation words (before, more, than, first...) are stopwords for search but decide a comparison.
+        claim_terms = list(dict.fromkeys(terms(claim) + [w for w in terms(claim, keep_stopwords=True) if w in RELATION_WORDS]))
         if not claim_terms:
             return True, "no content words to check", 1.0
         found = [t for t in claim_terms if t in source_terms]
@@ -165,14 +176,18 @@ class LocalJudge:
         best_sentence = self._best_sentence(claim, source)
         if _negated(claim) != _negated(best_sentence):
             return False, "negation differs from the source", coverage
+        window = _window_coverage(claim_terms, source, self.settings.window)
+        if coverage >= self.settings.min_coverage and window >= self.settings.min_window_coverage:
+            return True, "supported", coverage
+        # Words only partly match: a paraphrase is supported when its meaning matches one cited sentence.
+        if self.embedder is not None and window >= self.settings.paraphrase_coverage:
+            similarity = self._similarity(claim, source)
+            if similarity is not None and similarity >= self.settings.min_similarity:
+                return True, f"paraphrase of the source (similarity {similarity:.2f})", coverage
         if coverage < self.settings.min_coverage:
             missing = [t for t in claim_terms if t not in source_terms]
             return False, f"words not in source: {', '.join(missing[:6])}", coverage
-        if coverage < self.settings.full_coverage and self.embedder is not None:
-            similarity = self._similarity(claim, source)
-            if similarity is not None and similarity < self.settings.min_similarity:
-                return False, f"meaning differs from the source (similarity {similarity:.2f})", coverage
-        return True, "supported", coverage
+        return False, f"the claim joins facts the source states apart (sentence coverage {window:.2f})", coverage
 
     @staticmethod
     def _best_sentence(claim: str, source: str) -> str:
@@ -194,6 +209,30 @@ class LocalJudge:
         except Exception:  # noqa: BLE001 - similarity is optional; the lexical checks still stand
             return None
         return self.embedder.calibrate(float(np.max(matrix @ claim_vec)))
+
+
+RELATION_WORDS = frozenset(
+    "before after more less most least than first last earlier later older younger larger smaller bigger "
+    "higher lower longer shorter both only same different".split()
+)
+
+
+def _window_coverage(claim_terms: list[str], source: str, width: int = 2) -> float:
+    """Best share of the claim's terms found within `width` adjacent sentences of one paragraph.
+
+    A claim can use words that all occur in the source and still state something the source does not, by
+    joining facts about different things ("X is located in Y" when X and Y appear in unrelated sentences).
+    """
+    wanted = set(claim_terms)
+    best = 0.0
+    for paragraph in re.split(r"\n\s*\n", source):
+        sentence_terms = [set(terms(paragraph[s:e])) for s, e in sentence_spans(paragraph)]
+        for i in range(len(sentence_terms)):
+            window = set().union(*sentence_terms[i : i + width])
+            best = max(best, len(wanted & window) / len(wanted))
+            if best == 1.0:
+                return best
+    return best
 
 
 # --- LLM judge --------------------------------------------------------------------------------------

@@ -43,7 +43,7 @@ class HybridRetriever:
         passages: Iterable[Any],
         embedder: Embedder | CachedEmbedder | None = None,
         *,
-        semantic_floor: float = 0.5,
+        semantic_floor: float = 0.4,
     ) -> None:
         self.passages = as_passages(passages)
         self.bm25 = BM25([p.text for p in self.passages])
@@ -85,7 +85,7 @@ def hybrid_retriever(
     model: str | None = None,
     embedder: Embedder | CachedEmbedder | None = None,
     *,
-    semantic_floor: float = 0.5,
+    semantic_floor: float = 0.4,
 ) -> HybridRetriever:
     """A hybrid BM25 + embedding retriever over `passages` (keyword only when no embedder is available)."""
     if embedder is None:

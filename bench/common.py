@@ -1,0 +1,78 @@
+"""Shared helpers for the benchmarks: data paths, loading, tables, results files."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import statistics
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EVAL = Path(os.environ.get("SOURCERER_EVAL_DIR", ROOT.parent / "shared" / "eval"))
+RESULTS = ROOT / "bench" / "results"
+CACHE = ROOT / "bench" / ".cache"
+
+
+def use_bench_cache() -> None:
+    """Embeddings are cached on disk under bench/.cache so reruns are fast (the model is slow on 2 cores)."""
+    os.environ.setdefault("SOURCERER_HOME", str(CACHE))
+
+
+def read_jsonl(*paths: Path) -> list[dict]:
+    rows = []
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            rows.extend(json.loads(line) for line in handle if line.strip())
+    return rows
+
+
+def sample(rows: list, n: int, seed: int = 13) -> list:
+    if n >= len(rows):
+        return rows
+    return random.Random(seed).sample(rows, n)
+
+
+def table(title: str, header: list[str], rows: list[list]) -> str:
+    cells = [[str(c) for c in header]] + [[f"{c:.3f}" if isinstance(c, float) else str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(header))]
+    lines = [f"## {title}", ""]
+    lines.append("| " + " | ".join(c.ljust(w) for c, w in zip(cells[0], widths, strict=True)) + " |")
+    lines.append("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in cells[1:]:
+        lines.append("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def write_result(name: str, text: str, data: dict) -> None:
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / f"{name}.md").write_text(text, encoding="utf-8")
+    (RESULTS / f"{name}.json").write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
+    print(text)
+
+
+def roc_auc(positives: list[float], negatives: list[float]) -> float:
+    """Probability that a random positive scores above a random negative (ties count half)."""
+    ranked = sorted([(s, 1) for s in positives] + [(s, 0) for s in negatives])
+    rank_sum, i = 0.0, 0
+    while i < len(ranked):
+        j = i
+        while j < len(ranked) and ranked[j][0] == ranked[i][0]:
+            j += 1
+        average_rank = (i + j + 1) / 2  # 1-based average rank of the tie group
+        rank_sum += average_rank * sum(1 for k in range(i, j) if ranked[k][1] == 1)
+        i = j
+    n_pos, n_neg = len(positives), len(negatives)
+    return (rank_sum - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg) if n_pos and n_neg else float("nan")
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def mean(values: list[float]) -> float:
+    return statistics.fmean(values) if values else float("nan")

@@ -1,0 +1,96 @@
+"""Answer containment on XQuAD (en, ar, zh) with the extractive default.
+
+Each question gets its gold paragraph plus four random other paragraphs as passages. An answer (at most two
+sentences) counts when it contains a gold answer string. Refusals count as misses. Peer in the same run:
+the single sentence with the most question words.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+
+from bench.common import EVAL, mean, read_jsonl, sample, table, use_bench_cache, write_result
+
+LANGUAGES = ("en", "ar", "zh")
+
+
+def _passages(corpus: dict, gold: str, rng: random.Random) -> list[dict]:
+    others = rng.sample([pid for pid in corpus if pid != gold], 4)
+    ids = [gold, *others]
+    rng.shuffle(ids)
+    return [{"text": corpus[pid]["text"], "source": corpus[pid].get("title", pid), "id": pid} for pid in ids]
+
+
+def _qrels(lang: str) -> dict[str, str]:
+    rows = (EVAL / "xquad" / lang / "qrels" / "test.tsv").read_text(encoding="utf-8").splitlines()[1:]
+    return {r.split("\t")[0]: r.split("\t")[1] for r in rows if r.strip()}
+
+
+def _overlap_baseline(question: str, passages: list[dict]) -> str:
+    from sourcerer.text import sentences, terms
+
+    wanted = set(terms(question))
+    best, best_n = "", -1
+    for passage in passages:
+        for sentence in sentences(passage["text"]):
+            n = len(wanted & set(terms(sentence)))
+            if n > best_n:
+                best, best_n = sentence, n
+    return best
+
+
+def contains(answer: str, golds: list[str]) -> bool:
+    from sourcerer.citations import strip_markers
+
+    text = strip_markers(answer).casefold()
+    return any(g.strip().casefold() in text for g in golds if g.strip())
+
+
+def run(n: int) -> dict:
+    use_bench_cache()
+    from sourcerer import ask
+
+    data: dict = {}
+    rows_out = []
+    for lang in LANGUAGES:
+        corpus = {row["_id"]: row for row in read_jsonl(EVAL / "xquad" / lang / "corpus.jsonl")}
+        qrels = _qrels(lang)
+        queries = sample(read_jsonl(EVAL / "xquad" / lang / "queries.jsonl"), n)
+        rng = random.Random(7)
+        ours, answered, refused, baseline, ms = [], [], 0, [], []
+        for query in queries:
+            golds = query["metadata"]["answers"]
+            passages = _passages(corpus, qrels[query["_id"]], rng)
+            started = time.perf_counter()
+            answer = ask(query["text"], passages=passages, chat="extractive")
+            ms.append((time.perf_counter() - started) * 1000)
+            hit = (not answer.refused) and contains(answer.answer, golds)
+            ours.append(hit)
+            if answer.refused:
+                refused += 1
+            else:
+                answered.append(hit)
+            baseline.append(contains(_overlap_baseline(query["text"], passages), golds))
+        data[lang] = {
+            "containment": mean(ours),
+            "containment_when_answered": mean(answered),
+            "refused": refused / len(queries),
+            "baseline_most_question_words": mean(baseline),
+            "n": len(queries),
+        }
+        rows_out.append([lang, mean(ours), mean(answered), refused / len(queries), mean(baseline), mean(ms)])
+    text = table(
+        f"Answer containment — XQuAD, gold + 4 random paragraphs, {n} questions per language (target ≥ 0.85)",
+        ["lang", "sourcerer (refusal = miss)", "sourcerer, answered only", "refused", "baseline: most question words", "ms/question"],
+        rows_out,
+    )
+    write_result("containment", text, data)
+    return data
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--n", type=int, default=1190, help="questions per language (default all 1190)")
+    run(parser.parse_args().n)
