@@ -92,13 +92,13 @@ class ScoredSentence:
 class ExtractiveSettings:
     max_passages: int = 5
     max_sentences: int = 2
-    second_ratio: float = 0.9
+    second_ratio: float = 0.6  # a second sentence joins when it scores at least this share of the best
     # Operating points chosen on NoMIRACL en (see bench/refusal.py): refuse about half of the unanswerable
     # questions with at most 15% false refusals.
     min_answerability: float = 0.71  # with the embedding model
     min_answerability_lexical: float = 0.35  # without it
-    w_coverage: float = 0.5
-    w_similarity: float = 0.3
+    w_coverage: float = 0.4
+    w_similarity: float = 0.4
     w_type: float = 0.1
     w_context: float = 0.1
 

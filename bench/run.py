@@ -1,0 +1,21 @@
+"""Run every benchmark and print their tables (results also in bench/results/)."""
+
+from __future__ import annotations
+
+import argparse
+
+from bench import containment, refusal, speed, verification
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="small samples, for a smoke run")
+    quick = parser.parse_args().quick
+    verification.run(300 if quick else 2000)
+    refusal.run(50 if quick else 250)
+    containment.run(100 if quick else 1190)
+    speed.run(5 if quick else 30)
+
+
+if __name__ == "__main__":
+    main()
