@@ -32,6 +32,8 @@ class EmbedRetriever:
         return self._matrix @ query
 
     def scored(self, question: str) -> list[float]:
+        if not self.passages:
+            return []
         return [self.embedder.calibrate(float(c)) for c in self.similarities(question)]
 
     def __call__(self, question: str, k: int) -> list[Passage]:

@@ -13,8 +13,9 @@ It needs no model server. Each sentence of the top passages is scored on
 The best sentence answers; a second one joins it when it scores close to the first.
 
 Whether to answer at all is a separate decision. The **answerability** score is the mean of the calibrated
-similarity of the question to its best sentence and to its best passage (with the e5 model); without the
-model it is the best sentence's coverage. Shared words alone cannot decide it: hard negatives share many words with
+similarity of the question to its best sentence and to its best passage (with the e5 model; the best
+passage's retrieval score can be weighed in with `w_retrieval`); without the model it is the best
+sentence's coverage. Shared words alone cannot decide it: hard negatives share many words with
 the question (on NoMIRACL, word overlap separates answerable from unanswerable with ROC AUC 0.54 only,
 this score with 0.76). Under `min_answerability` the synthesiser declines and the answer is refused as
 `unsupported` — an honest "not in the sources" rather than the least-bad sentence.
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from sourcerer import config
 from sourcerer.models import CharSpan, Passage
 from sourcerer.retrieval.embedders import CachedEmbedder
 from sourcerer.synthesis.draft import Draft
@@ -95,7 +97,8 @@ class ExtractiveSettings:
     second_ratio: float = 0.6  # a second sentence joins when it scores at least this share of the best
     # Operating points chosen on NoMIRACL en (see bench/refusal.py): refuse about half of the unanswerable
     # questions with at most 15% false refusals.
-    min_answerability: float = 0.71  # with the embedding model
+    min_answerability: float = float(config.env("SOURCERER_MIN_ANSWERABILITY", "0.71") or 0.71)  # with the model
+    w_retrieval: float = 0.0  # weight of the retrieval score next to semantic similarity (1.0); see README
     min_answerability_lexical: float = 0.35  # without it
     w_coverage: float = 0.4
     w_similarity: float = 0.4
@@ -177,8 +180,15 @@ class ExtractiveSynthesizer:
             return max(x.coverage for x in scored), s.min_answerability_lexical
         best_passage = self.embedder.calibrate(float(cosines.max()))
         best_sentence = max(x.similarity for x in scored)
-        self.last_components = {"sentence_similarity": round(best_sentence, 4), "passage_similarity": round(best_passage, 4)}
-        return (best_sentence + best_passage) / 2, s.min_answerability
+        semantic = (best_sentence + best_passage) / 2
+        retrieved = [p.score for p in passages[: s.max_passages] if p.score is not None]
+        retrieval = max(retrieved) if retrieved else max(x.coverage for x in scored)
+        self.last_components = {
+            "sentence_similarity": round(best_sentence, 4),
+            "passage_similarity": round(best_passage, 4),
+            "retrieval_score": round(retrieval, 4),
+        }
+        return (semantic + s.w_retrieval * retrieval) / (1 + s.w_retrieval), s.min_answerability
 
     def synthesize(self, question: str, passages: Sequence[Passage]) -> Draft:
         s = self.settings
