@@ -42,6 +42,11 @@ def split_claims(answer: str) -> list[Claim]:
     for paragraph_no, paragraph in enumerate(re.split(r"\n\s*\n", answer)):
         for start, end in sentence_spans(paragraph):
             piece = paragraph[start:end]
+            leading = re.match(r"^(\s*\[\d+\])+", piece)
+            if leading and raw and raw[-1][2] == paragraph_no:
+                # "... days. [1] Returns ..." : the [1] closes the previous sentence
+                raw[-1][1].extend(int(n) for n in re.findall(r"\d+", leading.group()))
+                piece = piece[leading.end() :]
             markers = [int(m.group(1)) for m in MARKER.finditer(piece)]
             text = strip_markers(piece)
             if not re.search(r"\w", text):
@@ -85,19 +90,16 @@ _QUOTED = re.compile(r"[\"“«「『]([^\"”»」』]{2,})[\"”»」』]")
 
 
 def _names(claim: str) -> list[str]:
-    """Capitalised words of a claim that are not just its first word (which is capitalised anyway)."""
+    """Names in a claim: runs of capitalised words, except a plain first word (capitalised anyway)."""
     found = []
-    for m in re.finditer(r"\b[A-Z][\w\-'’]+", claim):
-        word = m.group()
-        if m.start() == 0 or claim[: m.start()].rstrip().endswith((".", "!", "?", ":", '"', "“")):
-            # sentence-initial: only a name when it is not a plain word
-            if word.casefold() in STOPWORDS or len(word) < 3:
-                continue
-            if word.isalpha() and word[1:].islower() and m.start() == 0:
-                continue
-        if word.casefold() in STOPWORDS:
-            continue
-        found.append(word)
+    for m in re.finditer(r"[A-Z][\w\-'’]*(?:\s+[A-Z][\w\-'’]*)*", claim):
+        parts = m.group().split()
+        sentence_initial = m.start() == 0 or claim[: m.start()].rstrip().endswith((".", "!", "?", ":"))
+        if sentence_initial and (parts[0].casefold() in STOPWORDS or parts[0][1:].islower()):
+            parts = parts[1:]
+        parts = [p for p in parts if p.casefold() not in STOPWORDS]
+        if parts and any(len(p) > 1 for p in parts):
+            found.append(" ".join(parts))
     return found
 
 

@@ -1,0 +1,57 @@
+"""Unicode-aware retrieval: Arabic, Chinese, Japanese and accented Latin, through the public API."""
+
+from sourcerer import ask, keyword_retriever
+from sourcerer.text import normalize, terms
+
+PASSAGES = [
+    {"text": "القاهرة هي عاصمة جمهورية مصر العربية وأكبر مدنها.", "source": "مصر"},
+    {"text": "北京是中华人民共和国的首都，也是政治和文化中心。", "source": "北京"},
+    {"text": "東京は日本の首都であり、世界最大の都市圏を持つ。", "source": "東京"},
+    {"text": "Le café de la gare ouvre à sept heures et ferme à midi.", "source": "Café"},
+    {"text": "Standard shipping takes 3 to 5 business days.", "source": "Shipping"},
+]
+
+
+def test_arabic_question_finds_arabic_passage_despite_letter_variants():
+    # question uses alef with hamza and teh marbuta differently from the passage
+    hits = keyword_retriever(PASSAGES)("ما هي عاصمة مصر؟", 3)
+    assert hits[0].source == "مصر"
+    assert normalize("عاصمةُ") == normalize("عاصمه")
+
+
+def test_chinese_question_finds_chinese_passage():
+    hits = keyword_retriever(PASSAGES)("中国的首都是哪里？", 3)
+    assert hits[0].source == "北京"
+
+
+def test_japanese_question_finds_japanese_passage():
+    hits = keyword_retriever(PASSAGES)("日本の首都はどこですか", 3)
+    assert hits[0].source == "東京"
+
+
+def test_accents_fold_for_latin_scripts():
+    hits = keyword_retriever(PASSAGES)("A quelle heure ouvre le CAFE de la gare ?", 3)
+    assert hits[0].source == "Café"
+    assert terms("Café") == terms("cafe")
+
+
+def test_cjk_runs_become_bigrams_and_thai_runs_character_bigrams():
+    assert terms("首都") == ["首都"]
+    assert terms("北京是") == ["北京", "京是"]
+    assert terms("ภาษา") == ["ภา", "าษ", "ษา"]
+
+
+def test_a_single_shared_common_word_scores_under_the_default_threshold():
+    passages = [{"text": f"Item {i}: the store policy covers item number {i}."} for i in range(8)]
+    passages.append({"text": "Standard shipping takes 3 to 5 business days."})
+    hits = keyword_retriever(passages)("Which store sells refurbished laptops with warranty?", 5)
+    assert hits and all(h.score < 0.2 for h in hits)
+
+
+def test_cited_answer_in_chinese_has_correct_marker_offsets():
+    answer = ask("中华人民共和国的首都是哪里？", passages=PASSAGES)
+    assert not answer.refused
+    citation = answer.citations[0]
+    assert citation.label == "北京"
+    start, end = citation.answer_spans[0]
+    assert answer.answer[start:end] == f"[{citation.index}]"

@@ -1,0 +1,78 @@
+"""Claim-level verification with the local judge: what it must catch and what it must let through."""
+
+import pytest
+
+from sourcerer.models import Passage
+from sourcerer.retrieval.embedders import local_embedder
+from sourcerer.verify import Claim, LocalJudge, split_claims
+
+SOURCE = (
+    "Marie Curie won the Nobel Prize in Physics in 1903 together with Pierre Curie and Henri Becquerel. "
+    "She was not allowed to attend the Sorbonne's men-only lectures. "
+    "The refund is issued within 5 business days."
+)
+
+
+@pytest.fixture(params=["with_model", "lexical_only"])
+def judge(request):
+    return LocalJudge(local_embedder() if request.param == "with_model" else None)
+
+
+def _supported(judge, claim):
+    return judge.check(Claim(text=claim, citations=[1]), [Passage(text=SOURCE)])
+
+
+def test_a_faithful_claim_is_supported(judge):
+    assert _supported(judge, "Marie Curie won the Nobel Prize in Physics in 1903.").supported
+
+
+def test_a_changed_number_is_caught(judge):
+    verdict = _supported(judge, "Marie Curie won the Nobel Prize in Physics in 1911.")
+    assert not verdict.supported and "1911" in verdict.why
+
+
+def test_a_swapped_name_is_caught(judge):
+    verdict = _supported(judge, "Marie Curie won the Nobel Prize in Physics in 1903 together with Albert Einstein.")
+    assert not verdict.supported and "Einstein" in verdict.why
+
+
+def test_a_dropped_negation_is_caught(judge):
+    verdict = _supported(judge, "She was allowed to attend the Sorbonne's men-only lectures.")
+    assert not verdict.supported and "negation" in verdict.why
+
+
+def test_an_added_negation_is_caught(judge):
+    verdict = _supported(judge, "The refund is not issued within 5 business days.")
+    assert not verdict.supported
+
+
+def test_facts_from_different_sentences_joined_are_caught(judge):
+    # every word occurs in the source, but not together
+    verdict = _supported(judge, "Pierre Curie issued the refund.")
+    assert not verdict.supported
+
+
+def test_a_claim_citing_nothing_is_unsupported(judge):
+    verdict = judge.check(Claim(text="Marie Curie won.", citations=[]), [Passage(text=SOURCE)])
+    assert not verdict.supported and verdict.why == "cites no source"
+
+
+def test_claims_only_see_the_passages_they_cite():
+    judge = LocalJudge(None)
+    passages = [Passage(text="The sky is blue."), Passage(text=SOURCE)]
+    verdict = judge.check(Claim(text="Marie Curie won the Nobel Prize in Physics in 1903.", citations=[1]), passages)
+    assert not verdict.supported
+
+
+def test_split_claims_attaches_trailing_markers_and_inherits_within_a_paragraph():
+    claims = split_claims("Shipping takes 3 to 5 days. [1] Returns are free and take 30 days [2]. Both apply. [1][2]")
+    assert [(c.text, c.citations) for c in claims] == [
+        ("Shipping takes 3 to 5 days.", [1]),
+        ("Returns are free and take 30 days.", [2]),
+        ("Both apply.", [1, 2]),
+    ]
+
+
+def test_split_claims_uncited_sentence_takes_the_next_marker():
+    claims = split_claims("Standard shipping is slow. It takes 3 to 5 days [1].")
+    assert [c.citations for c in claims] == [[1], [1]]
