@@ -1,0 +1,77 @@
+"""The `sourcerer` command line, run as a user runs it."""
+
+import json
+import subprocess
+import sys
+
+from sourcerer.cli import main
+
+from fakes import RETURNS, SHIPPING
+
+
+def _jsonl(tmp_path):
+    path = tmp_path / "policies.jsonl"
+    path.write_text(
+        json.dumps({"text": SHIPPING, "source": "Shipping Policy"}) + "\n" + json.dumps({"text": RETURNS, "source": "Returns Policy"}) + "\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_ask_prints_a_readable_cited_answer(tmp_path, capsys):
+    assert main(["ask", "How long does standard shipping take?", "--passages", str(_jsonl(tmp_path))]) == 0
+    out = capsys.readouterr().out
+    assert "A: Standard shipping takes 3 to 5 business days" in out
+    assert "[1] Shipping Policy" in out
+
+
+def test_ask_json_with_strict_verification(tmp_path, capsys):
+    code = main(["ask", "How long does standard shipping take?", "--passages", str(_jsonl(tmp_path)), "--verify", "strict", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert data["refused"] is False and data["faithfulness"]["faithful"] is True
+    assert data["citations"][0]["label"] == "Shipping Policy"
+
+
+def test_ask_over_a_folder_one_passage_per_paragraph(tmp_path, capsys):
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "shipping.txt").write_text(f"{SHIPPING}\n\nWe ship from Ohio.\n", encoding="utf-8")
+    (folder / "returns.md").write_text(RETURNS, encoding="utf-8")
+    main(["ask", "How long does standard shipping take?", "--passages", str(folder), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["citations"][0]["label"] == "shipping.txt"
+    assert data["citations"][0]["text"] == SHIPPING
+
+
+def test_a_refusal_prints_its_reason(tmp_path, capsys):
+    main(["ask", "Do you offer a lifetime warranty?", "--passages", str(_jsonl(tmp_path))])
+    assert "REFUSED (not_in_sources)" in capsys.readouterr().out
+
+
+def test_bad_passages_file_is_a_clear_error(tmp_path, capsys):
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"text": "ok"}\nnot json\n', encoding="utf-8")
+    assert main(["ask", "Anything?", "--passages", str(broken)]) == 2
+    assert "broken.jsonl:2: not valid JSON" in capsys.readouterr().err
+    assert main(["ask", "Anything?", "--passages", str(tmp_path / "missing.jsonl")]) == 2
+
+
+def test_demo_runs_end_to_end_as_a_subprocess(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-m", "sourcerer.cli", "demo"],
+        capture_output=True, text=True, timeout=300, env={"SOURCERER_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "A: Standard shipping takes 3 to 5 business days" in result.stdout
+    assert "REFUSED (not_in_sources)" in result.stdout or "REFUSED (unsupported)" in result.stdout
+    assert "REFUSED (unfaithful)" in result.stdout and "number not in source: 7" in result.stdout
+
+
+def test_help_is_useful(capsys):
+    try:
+        main(["ask", "--help"])
+    except SystemExit:
+        pass
+    out = capsys.readouterr().out
+    assert "--passages" in out and "--verify" in out and "strict" in out

@@ -1,0 +1,121 @@
+"""Retrievers: keyword, semantic, hybrid, custom sync/async callables, embedding cache and fallback."""
+
+import numpy as np
+import pytest
+
+from sourcerer import Passage, aask, ask, embed_retriever, hybrid_retriever, keyword_retriever
+from sourcerer.errors import ConfigurationError
+from sourcerer.retrieval.embedders import CachedEmbedder, OpenAIEmbedder
+
+
+def test_custom_sync_retriever_with_dicts(seed_passages):
+    calls = []
+
+    def retriever(question, k):
+        calls.append((question, k))
+        return [{**seed_passages[0], "score": 0.9}]
+
+    answer = ask("How long does standard shipping take?", retriever=retriever, k=3)
+    assert calls == [("How long does standard shipping take?", 3)]
+    assert answer.via == "retriever" and answer.citations[0].label == "Shipping Policy"
+
+
+async def _async_retriever(question, k):
+    return [Passage(text="Standard shipping takes 3 to 5 business days.", source="Shipping", score=0.8)]
+
+
+def test_custom_async_retriever_and_aask():
+    import asyncio
+
+    answer = asyncio.run(aask("How long does standard shipping take?", retriever=_async_retriever))
+    assert answer.citations[0].label == "Shipping"
+
+
+def test_ask_works_inside_a_running_event_loop(seed_passages):
+    import asyncio
+
+    async def main():
+        return ask("How long does standard shipping take?", passages=seed_passages)
+
+    assert asyncio.run(main()).refused is False
+
+
+def test_scores_are_in_unit_range_for_every_retriever(seed_passages):
+    for retriever in (keyword_retriever(seed_passages), embed_retriever(seed_passages), hybrid_retriever(seed_passages)):
+        hits = retriever("How long does standard shipping take?", 5)
+        assert hits and hits[0].source == "Shipping Policy"
+        assert all(0.0 <= h.score <= 1.0 for h in hits)
+
+
+def test_hybrid_finds_a_paraphrase_keyword_search_misses(seed_passages):
+    question = "How fast will my package arrive?"
+    assert keyword_retriever(seed_passages)(question, 5) == []
+    hits = hybrid_retriever(seed_passages)(question, 5)
+    assert hits[0].source == "Shipping Policy"
+
+
+class _Fails:
+    model_id = "test:broken"
+
+    def embed(self, texts, role):
+        from sourcerer.errors import EmbeddingError
+
+        raise EmbeddingError("model server down")
+
+    def calibrate(self, cosine):
+        return cosine
+
+
+def test_embedding_failure_falls_back_to_keyword_and_says_so(seed_passages):
+    retriever = hybrid_retriever(seed_passages, embedder=_Fails())
+    answer = ask("How long does standard shipping take?", retriever=retriever)
+    assert answer.refused is False
+    retrieve = answer.trace.stage("retrieve")
+    assert retrieve.detail["mode"] == "keyword"
+    assert any("embedding failed" in note for note in answer.trace.notes)
+
+
+def test_openai_embedder_talks_the_embeddings_wire_format_and_is_cached(server, tmp_path):
+    server.script((200, {"object": "list", "model": "emb", "data": [
+        {"object": "embedding", "index": 1, "embedding": [0.0, 1.0]},
+        {"object": "embedding", "index": 0, "embedding": [3.0, 4.0]},
+    ], "usage": {"prompt_tokens": 4, "total_tokens": 4}}))
+    embedder = CachedEmbedder(OpenAIEmbedder(endpoint=server.url + "/v1", model="emb", api_key="k"), tmp_path / "cache.db")
+
+    first = embedder.embed(["a", "b"], "passage")
+    again = embedder.embed(["b", "a"], "passage")
+
+    assert np.allclose(first, [[0.6, 0.8], [0.0, 1.0]])
+    assert np.allclose(again, first[::-1])
+    assert len(server.requests) == 1 and server.requests[0]["path"] == "/v1/embeddings"
+    assert server.requests[0]["body"] == {"model": "emb", "input": ["a", "b"]}
+    # a fresh process (new memory cache) reads the vectors from disk
+    reopened = CachedEmbedder(OpenAIEmbedder(endpoint=server.url + "/v1", model="emb"), tmp_path / "cache.db")
+    assert np.allclose(reopened.embed(["a"], "passage"), [[0.6, 0.8]])
+    assert len(server.requests) == 1 and reopened.hits == 1
+
+
+def test_unknown_embedder_is_a_configuration_error(monkeypatch, seed_passages):
+    monkeypatch.setenv("SOURCERER_EMBEDDER", "word2vec")
+    with pytest.raises(ConfigurationError, match="unknown embedder"):
+        embed_retriever(seed_passages)
+
+
+def test_unknown_chat_provider_is_a_configuration_error(seed_passages):
+    with pytest.raises(ConfigurationError):
+        ask("How long does standard shipping take?", passages=seed_passages, chat="gpt-17")
+
+
+def test_keyword_only_when_embedder_is_none(monkeypatch, seed_passages):
+    monkeypatch.setenv("SOURCERER_EMBEDDER", "none")
+    answer = ask("How long does standard shipping take?", passages=seed_passages)
+    assert answer.trace.stage("retrieve").detail["mode"] == "keyword"
+    assert answer.refused is False
+
+
+def test_history_without_llm_carries_the_previous_key_terms(seed_passages):
+    history = [{"role": "user", "text": "What is the standard shipping time?"}, {"role": "assistant", "text": "3 to 5 days."}]
+    answer = ask("and does it take long?", passages=seed_passages, history=history)
+    rewrite = answer.trace.stage("rewrite")
+    assert "shipping" in rewrite.detail["query"] and rewrite.detail["by"] == "carried key terms"
+    assert answer.citations and answer.citations[0].label == "Shipping Policy"
