@@ -83,7 +83,14 @@ def run(n: int) -> dict:
         rows_out.append([lang, mean(ours), mean(answered), refused / len(queries), mean(baseline), mean(ms)])
     text = table(
         f"Answer containment — XQuAD, gold + 4 random paragraphs, {n} questions per language (target ≥ 0.85)",
-        ["lang", "sourcerer (refusal = miss)", "sourcerer, answered only", "refused", "baseline: most question words", "ms/question"],
+        [
+            "lang",
+            "sourcerer (refusal = miss)",
+            "sourcerer, answered only",
+            "refused",
+            "baseline: most question words",
+            "ms/question",
+        ],
         rows_out,
     )
     write_result("containment", text, data)

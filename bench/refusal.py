@@ -55,7 +55,12 @@ def run(n: int) -> dict:
         rows_out,
     )
     text += f"\nRefusal reasons: {reasons}. ms/question: relevant {subsets['relevant'][1]:.0f}, non-relevant {subsets['non_relevant'][1]:.0f}\n"
-    data = {"refusal_rate_non_relevant": refusal_rate, "false_refusal_rate_relevant": false_refusal, "auc": auc, "reasons": reasons}
+    data = {
+        "refusal_rate_non_relevant": refusal_rate,
+        "false_refusal_rate_relevant": false_refusal,
+        "auc": auc,
+        "reasons": reasons,
+    }
     write_result("refusal", text, data)
     return data
 

@@ -22,7 +22,6 @@ SOURCERER_ENV = (
 )
 
 
-
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """No test sees the developer's keys; local state goes to one temporary home per session."""
@@ -42,5 +41,3 @@ def server() -> Iterator[ScriptedServer]:
     scripted = ScriptedServer()
     yield scripted
     scripted.close()
-
-

@@ -7,7 +7,6 @@ import boto3
 import numpy as np
 import pytest
 from botocore.stub import Stubber
-
 from sourcerer import ask
 from sourcerer.retrieval.embedders import BedrockTitanEmbedder
 from sourcerer.synthesis.providers import BedrockChat
@@ -70,9 +69,16 @@ def test_titan_embeddings_request_and_parse(runtime):
     vector = [0.0] * 1023 + [2.0]
     stubber.add_response(
         "invoke_model",
-        {"body": io.BytesIO(json.dumps({"embedding": vector, "inputTextTokenCount": 3}).encode()), "contentType": "application/json"},
-        {"modelId": "amazon.titan-embed-text-v2:0", "body": json.dumps({"inputText": "hello", "dimensions": 1024, "normalize": True}),
-         "contentType": "application/json", "accept": "application/json"},
+        {
+            "body": io.BytesIO(json.dumps({"embedding": vector, "inputTextTokenCount": 3}).encode()),
+            "contentType": "application/json",
+        },
+        {
+            "modelId": "amazon.titan-embed-text-v2:0",
+            "body": json.dumps({"inputText": "hello", "dimensions": 1024, "normalize": True}),
+            "contentType": "application/json",
+            "accept": "application/json",
+        },
     )
     embedder = BedrockTitanEmbedder(client=client)
 

@@ -4,15 +4,17 @@ import json
 import subprocess
 import sys
 
-from sourcerer.cli import main
-
 from fakes import RETURNS, SHIPPING
+from sourcerer.cli import main
 
 
 def _jsonl(tmp_path):
     path = tmp_path / "policies.jsonl"
     path.write_text(
-        json.dumps({"text": SHIPPING, "source": "Shipping Policy"}) + "\n" + json.dumps({"text": RETURNS, "source": "Returns Policy"}) + "\n",
+        json.dumps({"text": SHIPPING, "source": "Shipping Policy"})
+        + "\n"
+        + json.dumps({"text": RETURNS, "source": "Returns Policy"})
+        + "\n",
         encoding="utf-8",
     )
     return path
@@ -26,7 +28,9 @@ def test_ask_prints_a_readable_cited_answer(tmp_path, capsys):
 
 
 def test_ask_json_with_strict_verification(tmp_path, capsys):
-    code = main(["ask", "How long does standard shipping take?", "--passages", str(_jsonl(tmp_path)), "--verify", "strict", "--json"])
+    code = main(
+        ["ask", "How long does standard shipping take?", "--passages", str(_jsonl(tmp_path)), "--verify", "strict", "--json"]
+    )
     data = json.loads(capsys.readouterr().out)
     assert code == 0
     assert data["refused"] is False and data["faithfulness"]["faithful"] is True
@@ -60,7 +64,10 @@ def test_bad_passages_file_is_a_clear_error(tmp_path, capsys):
 def test_demo_runs_end_to_end_as_a_subprocess(tmp_path):
     result = subprocess.run(
         [sys.executable, "-m", "sourcerer.cli", "demo"],
-        capture_output=True, text=True, timeout=300, env={"SOURCERER_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"SOURCERER_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
     )
     assert result.returncode == 0, result.stderr
     assert "A: Standard shipping takes 3 to 5 business days" in result.stdout

@@ -1,7 +1,6 @@
 """The grounding endpoint path against a loopback server."""
 
 import pytest
-
 from sourcerer import ask
 from sourcerer.errors import ProviderError, VerificationUnavailable
 
@@ -9,11 +8,16 @@ QUESTION = "How long does standard shipping take?"
 
 
 def test_endpoint_answer_maps_onto_citations(server):
-    server.script((200, {
-        "text": "Standard shipping takes 3 to 5 business days [1].",
-        "citations": [{"index": 1, "source": "Shipping Policy", "text": "Standard shipping takes 3 to 5 business days."}],
-        "abstained": False,
-    }))
+    server.script(
+        (
+            200,
+            {
+                "text": "Standard shipping takes 3 to 5 business days [1].",
+                "citations": [{"index": 1, "source": "Shipping Policy", "text": "Standard shipping takes 3 to 5 business days."}],
+                "abstained": False,
+            },
+        )
+    )
 
     answer = ask(QUESTION, endpoint=server.url + "/ground", history=[{"role": "user", "text": "hi"}])
 

@@ -1,11 +1,9 @@
 """The OpenAI-compatible chat path against a fake server on 127.0.0.1 speaking the real wire format."""
 
 import pytest
-
+from fakes import SHIPPING, chat_completion, reply
 from sourcerer import ask
 from sourcerer.errors import ProviderError
-
-from fakes import SHIPPING, chat_completion, reply
 
 QUESTION = "How long does standard shipping take?"
 

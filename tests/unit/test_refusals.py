@@ -3,7 +3,6 @@
 import json
 
 import pytest
-
 from sourcerer import REFUSAL_REASONS, ask
 from sourcerer.synthesis.providers import ChatReply
 
@@ -88,5 +87,12 @@ def test_strict_verification_of_a_misquoting_model_is_unfaithful(seed_passages):
 
 def test_every_documented_reason_is_covered_here():
     assert set(REFUSAL_REASONS) == {
-        "no_question", "bad_k", "no_grounding", "not_in_sources", "below_threshold", "no_citation", "unsupported", "unfaithful",
+        "no_question",
+        "bad_k",
+        "no_grounding",
+        "not_in_sources",
+        "below_threshold",
+        "no_citation",
+        "unsupported",
+        "unfaithful",
     }

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from sourcerer import Passage, aask, ask, embed_retriever, hybrid_retriever, keyword_retriever
 from sourcerer.errors import ConfigurationError
 from sourcerer.retrieval.embedders import CachedEmbedder, OpenAIEmbedder
@@ -76,10 +75,20 @@ def test_embedding_failure_falls_back_to_keyword_and_says_so(seed_passages):
 
 
 def test_openai_embedder_talks_the_embeddings_wire_format_and_is_cached(server, tmp_path):
-    server.script((200, {"object": "list", "model": "emb", "data": [
-        {"object": "embedding", "index": 1, "embedding": [0.0, 1.0]},
-        {"object": "embedding", "index": 0, "embedding": [3.0, 4.0]},
-    ], "usage": {"prompt_tokens": 4, "total_tokens": 4}}))
+    server.script(
+        (
+            200,
+            {
+                "object": "list",
+                "model": "emb",
+                "data": [
+                    {"object": "embedding", "index": 1, "embedding": [0.0, 1.0]},
+                    {"object": "embedding", "index": 0, "embedding": [3.0, 4.0]},
+                ],
+                "usage": {"prompt_tokens": 4, "total_tokens": 4},
+            },
+        )
+    )
     embedder = CachedEmbedder(OpenAIEmbedder(endpoint=server.url + "/v1", model="emb", api_key="k"), tmp_path / "cache.db")
 
     first = embedder.embed(["a", "b"], "passage")

@@ -1,7 +1,6 @@
 """Claim-level verification with the local judge: what it must catch and what it must let through."""
 
 import pytest
-
 from sourcerer.models import Passage
 from sourcerer.retrieval.embedders import local_embedder
 from sourcerer.verify import Claim, LocalJudge, split_claims

@@ -1,7 +1,7 @@
 """Sourcerer: ask your documents — cited answers or an honest refusal, verified claim by claim.
 
-    from sourcerer import ask
-    ask("How long does standard shipping take?", passages=[{"text": "...", "source": "Shipping Policy"}])
+from sourcerer import ask
+ask("How long does standard shipping take?", passages=[{"text": "...", "source": "Shipping Policy"}])
 """
 
 from sourcerer.errors import (

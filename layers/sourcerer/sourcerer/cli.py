@@ -111,10 +111,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ask_p.add_argument("question", help="the question to answer")
     source = ask_p.add_mutually_exclusive_group()
-    source.add_argument("--passages", metavar="PATH", help=".jsonl of {text, source}, or a folder of text files (one passage per paragraph)")
+    source.add_argument(
+        "--passages", metavar="PATH", help=".jsonl of {text, source}, or a folder of text files (one passage per paragraph)"
+    )
     source.add_argument("--endpoint", metavar="URL", help="a grounding endpoint (default: SOURCERER_GROUNDING_URL)")
     ask_p.add_argument("--k", type=int, default=5, help="passages to retrieve (default 5)")
-    ask_p.add_argument("--min-score", type=float, default=0.2, help="refuse when the best passage scores under this (0-1, default 0.2)")
+    ask_p.add_argument(
+        "--min-score", type=float, default=0.2, help="refuse when the best passage scores under this (0-1, default 0.2)"
+    )
     ask_p.add_argument(
         "--verify",
         nargs="?",
@@ -125,8 +129,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="strict",
         help="check every claim against its cited passages; 'strict' refuses an unfaithful answer",
     )
-    ask_p.add_argument("--chat", choices=["extractive", "openai", "bedrock"], help="synthesiser (default: from the environment, extractive last)")
-    ask_p.add_argument("--judge", choices=["local", "llm"], help="verifier (default: llm when a chat model is configured, else local)")
+    ask_p.add_argument(
+        "--chat", choices=["extractive", "openai", "bedrock"], help="synthesiser (default: from the environment, extractive last)"
+    )
+    ask_p.add_argument(
+        "--judge", choices=["local", "llm"], help="verifier (default: llm when a chat model is configured, else local)"
+    )
     ask_p.add_argument("--json", action="store_true", help="print the full answer as JSON")
     ask_p.set_defaults(func=_cmd_ask)
 

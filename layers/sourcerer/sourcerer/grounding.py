@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import httpx
 
@@ -64,5 +63,3 @@ async def ask_endpoint(
     if not citations or not re.search(r"\w", text):
         return Answer.refusal("no_citation", via="endpoint", provider="endpoint"), passages
     return Answer(answer=text, refused=False, citations=citations, via="endpoint", provider="endpoint"), passages
-
-

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -133,17 +133,6 @@ class Trace(BaseModel):
         return next((s for s in self.stages if s.stage == name), None)
 
 
-REFUSAL_REASONS = (
-    "no_question",
-    "bad_k",
-    "no_grounding",
-    "not_in_sources",
-    "below_threshold",
-    "no_citation",
-    "unsupported",
-    "unfaithful",
-)
-
 RefusalReason = Literal[
     "no_question",
     "bad_k",
@@ -154,6 +143,7 @@ RefusalReason = Literal[
     "unsupported",
     "unfaithful",
 ]
+REFUSAL_REASONS: tuple[str, ...] = get_args(RefusalReason)
 
 REFUSAL_MESSAGES: dict[str, str] = {
     "no_question": "Please ask a question — the question was empty.",

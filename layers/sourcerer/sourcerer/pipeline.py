@@ -192,8 +192,7 @@ async def aask(
     started = time.perf_counter()
     # With history, the extractive synthesiser needs the standalone query (it has no conversation memory);
     # an LLM gets the original follow-up plus the conversation.
-    draft, notes = await synthesize(query if turns and not providers else question, grounded, providers,
-                                    extractive_last, turns)
+    draft, notes = await synthesize(query if turns and not providers else question, grounded, providers, extractive_last, turns)
     trace.notes.extend(notes)
     clock.stage("synthesize", started, units=draft.usage, detail={"provider": draft.provider, **draft.detail})
     common = {"via": via, "provider": draft.provider, "extractive": draft.provider == "extractive", "passages": grounded}

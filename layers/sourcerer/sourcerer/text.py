@@ -160,9 +160,7 @@ _ABBREVIATIONS = frozenset(
 )
 # A stop followed by whitespace; CJK, Arabic and Devanagari stops; and a full stop glued to the next
 # sentence ("...century.First for Women is") as left behind when paragraphs are joined without a space.
-_SENTENCE_END = re.compile(
-    r"[.!?…]+[\"'”’)\]]*(?=\s)|[。！？!?]+[」』”)]*|[؟۔।॥]+|(?<=[a-z0-9)\"”])\.(?=[A-Z][a-z])"
-)
+_SENTENCE_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s)|[。！？!?]+[」』”)]*|[؟۔।॥]+|(?<=[a-z0-9)\"”])\.(?=[A-Z][a-z])")
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -212,26 +210,53 @@ def sentences(text: str) -> list[str]:
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _NUMBER_WORDS = {
-    "zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
-    "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "thirteen": "13",
-    "fourteen": "14", "fifteen": "15", "sixteen": "16", "seventeen": "17", "eighteen": "18",
-    "nineteen": "19", "twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60",
-    "seventy": "70", "eighty": "80", "ninety": "90", "hundred": "100", "thousand": "1000",
-    "million": "1000000", "first": "1", "second": "2", "third": "3", "fourth": "4", "fifth": "5",
-    "once": "1", "twice": "2", "half": "0.5", "dozen": "12",
+    "zero": "0",
+    "one": "1",
+    "two": "2",
+    "three": "3",
+    "four": "4",
+    "five": "5",
+    "six": "6",
+    "seven": "7",
+    "eight": "8",
+    "nine": "9",
+    "ten": "10",
+    "eleven": "11",
+    "twelve": "12",
+    "thirteen": "13",
+    "fourteen": "14",
+    "fifteen": "15",
+    "sixteen": "16",
+    "seventeen": "17",
+    "eighteen": "18",
+    "nineteen": "19",
+    "twenty": "20",
+    "thirty": "30",
+    "forty": "40",
+    "fifty": "50",
+    "sixty": "60",
+    "seventy": "70",
+    "eighty": "80",
+    "ninety": "90",
+    "hundred": "100",
+    "thousand": "1000",
+    "million": "1000000",
+    "first": "1",
+    "second": "2",
+    "third": "3",
+    "fourth": "4",
+    "fifth": "5",
+    "once": "1",
+    "twice": "2",
+    "half": "0.5",
+    "dozen": "12",
 }
 
 
 def numbers(text: str) -> set[str]:
     """Numbers in `text`, as canonical strings (digits with thousands separators removed, number words)."""
-    found = set()
-    folded = normalize(text)
-    for m in _NUMBER.finditer(folded):
-        token = m.group()
-        if re.fullmatch(r"\d{1,3}(,\d{3})+", token):
-            token = token.replace(",", "")
-        found.add(token.rstrip(".,"))
-    for w in re.findall(r"[a-z]+", folded):
+    found = digit_numbers(text)
+    for w in re.findall(r"[a-z]+", normalize(text)):
         if w in _NUMBER_WORDS:
             found.add(_NUMBER_WORDS[w])
     return found

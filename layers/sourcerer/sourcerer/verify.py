@@ -15,12 +15,11 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from sourcerer.citations import MARKER, split_grouped_markers, strip_markers
-from sourcerer.models import ClaimVerdict, Faithfulness
+from sourcerer.models import ClaimVerdict, Faithfulness, Passage
 from sourcerer.retrieval.embedders import CachedEmbedder
 from sourcerer.synthesis.draft import MalformedReply
 from sourcerer.synthesis.prompt import JUDGE_PROMPT, render_sources
 from sourcerer.synthesis.providers import ChatProvider, with_retries
-from sourcerer.models import Passage
 from sourcerer.text import NEGATIONS, STOPWORDS, digit_numbers, normalize, numbers, sentence_spans, terms
 
 

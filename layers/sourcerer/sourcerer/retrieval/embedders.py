@@ -91,9 +91,7 @@ class OpenAIEmbedder:
         self.endpoint = endpoint or config.env("SOURCERER_EMBED_ENDPOINT")
         self.model = model or config.env("SOURCERER_EMBED_MODEL")
         if not self.endpoint or not self.model:
-            raise ConfigurationError(
-                "the openai embedder needs SOURCERER_EMBED_ENDPOINT and SOURCERER_EMBED_MODEL"
-            )
+            raise ConfigurationError("the openai embedder needs SOURCERER_EMBED_ENDPOINT and SOURCERER_EMBED_MODEL")
         if not self.endpoint.rstrip("/").endswith("/embeddings"):
             self.endpoint = self.endpoint.rstrip("/") + "/embeddings"
         self.model_id = f"openai:{self.model}"
@@ -218,7 +216,10 @@ class CachedEmbedder:
                 if db is not None:
                     db.executemany(
                         "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
-                        [(self.model_id, k[0], k[1], v.astype(np.float32).tobytes()) for k, v in zip(unique, vectors, strict=True)],
+                        [
+                            (self.model_id, k[0], k[1], v.astype(np.float32).tobytes())
+                            for k, v in zip(unique, vectors, strict=True)
+                        ],
                     )
                     db.commit()
             for i in missing:

@@ -67,17 +67,12 @@ class HybridRetriever:
             ranked = sorted(keyword.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
             return [self.passages[i].model_copy(update={"score": round(s, 6)}) for i, s in ranked]
 
-        candidates = [
-            i for i in range(len(self.passages)) if keyword.get(i, 0.0) > 0 or semantic[i] >= self.semantic_floor
-        ]
+        candidates = [i for i in range(len(self.passages)) if keyword.get(i, 0.0) > 0 or semantic[i] >= self.semantic_floor]
         kw_rank = sorted((i for i in candidates if keyword.get(i, 0.0) > 0), key=lambda i: (-keyword[i], i))
         sem_rank = sorted(candidates, key=lambda i: (-semantic[i], i))
         fused = rrf([kw_rank, sem_rank])
         order = sorted(candidates, key=lambda i: (-fused[i], i))[:k]
-        return [
-            self.passages[i].model_copy(update={"score": round((keyword.get(i, 0.0) + semantic[i]) / 2, 6)})
-            for i in order
-        ]
+        return [self.passages[i].model_copy(update={"score": round((keyword.get(i, 0.0) + semantic[i]) / 2, 6)}) for i in order]
 
 
 def hybrid_retriever(

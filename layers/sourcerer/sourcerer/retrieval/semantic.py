@@ -41,9 +41,7 @@ class EmbedRetriever:
             return []
         scores = self.scored(question)
         order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
-        return [
-            self.passages[i].model_copy(update={"score": round(scores[i], 6)}) for i in order[:k] if scores[i] > 0
-        ]
+        return [self.passages[i].model_copy(update={"score": round(scores[i], 6)}) for i in order[:k] if scores[i] > 0]
 
 
 def embed_retriever(

@@ -52,13 +52,17 @@ _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z\-]+")
 def answer_type(question: str) -> str | None:
     """What an English question asks for: number, time, person, place, or None when it cannot be told."""
     q = question.strip().casefold()
-    if re.search(r"\bhow (many|much|long|old|far|big|large|tall|high|often|fast)\b|\bwhat (percentage|percent|number|amount)\b", q):
+    if re.search(
+        r"\bhow (many|much|long|old|far|big|large|tall|high|often|fast)\b|\bwhat (percentage|percent|number|amount)\b", q
+    ):
         return "number"
     if re.search(r"\bwhen\b|\bwhat (year|date|day|month|time|century|decade)\b|\bwhich (year|date|century)\b", q):
         return "time"
     if re.search(r"^who\b|\bwho (is|was|were|are|did|does|has|had)\b|\bwhose\b|\bwhom\b", q):
         return "person"
-    if re.search(r"^where\b|\bwhere (is|was|are|were|did|does)\b|\bwhat (city|country|state|place)\b|\bin which (city|country|state)\b", q):
+    if re.search(
+        r"^where\b|\bwhere (is|was|are|were|did|does)\b|\bwhat (city|country|state|place)\b|\bin which (city|country|state)\b", q
+    ):
         return "place"
     return None
 
@@ -142,12 +146,7 @@ class ExtractiveSynthesizer:
         for i, (pi, start, end, text) in enumerate(pool):
             t_score = type_match(kind, text, question)
             sim = similarity[i] if similarity is not None else coverage[i]
-            score = (
-                s.w_coverage * coverage[i]
-                + s.w_similarity * sim
-                + s.w_type * t_score
-                + s.w_context * context[pi]
-            )
+            score = s.w_coverage * coverage[i] + s.w_similarity * sim + s.w_type * t_score + s.w_context * context[pi]
             scored.append(ScoredSentence(pi, start, end, text, coverage[i], sim, t_score, score))
         scored.sort(key=lambda x: (-x.score, x.passage, x.start))
         return scored
@@ -168,9 +167,7 @@ class ExtractiveSynthesizer:
             return None
         return [self.embedder.calibrate(float(c)) for c in cosines]
 
-    def answerability(
-        self, question: str, passages: Sequence[Passage], scored: list[ScoredSentence]
-    ) -> tuple[float, float]:
+    def answerability(self, question: str, passages: Sequence[Passage], scored: list[ScoredSentence]) -> tuple[float, float]:
         """(score, threshold): how likely the passages answer the question at all, and the bar to clear."""
         s = self.settings
         if not scored:
