@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
 import time
 
-from bench.common import EVAL, percentile, read_jsonl, sample, table, use_bench_cache, write_result
+from bench.common import EVAL, percentile, read_jsonl, sample, table, write_result
 
 
 def run(n: int) -> dict:
-    use_bench_cache()
+    # A fresh, empty embedding cache: "cold" calls really compute the passages' embeddings.
+    os.environ["SOURCERER_HOME"] = tempfile.mkdtemp(prefix="sourcerer-speed-")
     from sourcerer import ask
 
     rows = sample(read_jsonl(EVAL / "nomiracl" / "en.test.relevant.jsonl"), n + 2, seed=3)
@@ -18,11 +21,15 @@ def run(n: int) -> dict:
     for i in range(n):
         # 20 passages: this question's ten and the next question's ten (distractors)
         passages = [{"text": p["text"], "source": p["docid"]} for p in rows[i]["passages"] + rows[i + 1]["passages"]]
+        # cold: the first call over these passages computes their embeddings (e5 on the CPU)
+        started = time.perf_counter()
+        ask(rows[i]["query"], passages=passages, chat="extractive", judge="local", verify=True)
+        measurements["cold"].setdefault("ask(verify=True)", []).append((time.perf_counter() - started) * 1000)
+        # warm: the same passages again (embeddings cached): the pipeline's own overhead
         for label, kwargs in configs.items():
-            for phase in ("cold", "warm"):  # cold: first call (embeddings computed); warm: cached
-                started = time.perf_counter()
-                ask(rows[i]["query"], passages=passages, chat="extractive", judge="local", **kwargs)
-                measurements[phase].setdefault(label, []).append((time.perf_counter() - started) * 1000)
+            started = time.perf_counter()
+            ask(rows[i]["query"], passages=passages, chat="extractive", judge="local", **kwargs)
+            measurements["warm"].setdefault(label, []).append((time.perf_counter() - started) * 1000)
     rows_out, data = [], {}
     for phase, by_label in measurements.items():
         for label, values in by_label.items():
