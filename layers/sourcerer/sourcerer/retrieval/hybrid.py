@@ -24,6 +24,23 @@ def rrf(rankings: list[list[int]], k: int = RRF_K) -> dict[int, float]:
     return fused
 
 
+def fuse(
+    keyword: dict[Any, float], semantic: dict[Any, float], k: int, *, semantic_floor: float = 0.5
+) -> list[tuple[Any, float]]:
+    """Fuse keyword and semantic results: RRF (k=60) orders, the mean of the two scores is reported.
+
+    Used by the in-memory hybrid retriever and by every index adapter, so hybrid ranking is the same
+    locally and in the cloud. A candidate needs a keyword score > 0 or a semantic score of at least
+    `semantic_floor`; missing scores count as 0.
+    """
+    candidates = [c for c in dict.fromkeys([*keyword, *semantic]) if keyword.get(c, 0.0) > 0 or semantic.get(c, 0.0) >= semantic_floor]
+    kw_rank = sorted((c for c in candidates if keyword.get(c, 0.0) > 0), key=lambda c: (-keyword[c], c))
+    sem_rank = sorted((c for c in candidates if c in semantic), key=lambda c: (-semantic[c], c))
+    fused = rrf([kw_rank, sem_rank])
+    order = sorted(candidates, key=lambda c: (-fused.get(c, 0.0), c))[:k]
+    return [(c, (keyword.get(c, 0.0) + semantic.get(c, 0.0)) / 2) for c in order]
+
+
 class HybridRetriever:
     """BM25 + embeddings fused with RRF (k=60).
 
@@ -67,12 +84,8 @@ class HybridRetriever:
             ranked = sorted(keyword.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
             return [self.passages[i].model_copy(update={"score": round(s, 6)}) for i, s in ranked]
 
-        candidates = [i for i in range(len(self.passages)) if keyword.get(i, 0.0) > 0 or semantic[i] >= self.semantic_floor]
-        kw_rank = sorted((i for i in candidates if keyword.get(i, 0.0) > 0), key=lambda i: (-keyword[i], i))
-        sem_rank = sorted(candidates, key=lambda i: (-semantic[i], i))
-        fused = rrf([kw_rank, sem_rank])
-        order = sorted(candidates, key=lambda i: (-fused[i], i))[:k]
-        return [self.passages[i].model_copy(update={"score": round((keyword.get(i, 0.0) + semantic[i]) / 2, 6)}) for i in order]
+        fused = fuse(keyword, dict(enumerate(semantic)), k, semantic_floor=self.semantic_floor)
+        return [self.passages[i].model_copy(update={"score": round(score, 6)}) for i, score in fused]
 
 
 def hybrid_retriever(

@@ -1,0 +1,156 @@
+"""Shapes of the indexing side: documents in, hits out, ingest reports."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from sourcerer.models import Locator
+
+_SCOPE_SEGMENT = re.compile(r"^[\w.\-@]+$", re.UNICODE)
+
+
+def normalize_scope(scope: str | None, tenant: str) -> str:
+    """A scope path such as `acme/alpha/backend`: segments of letters, digits, `.`, `-`, `_`, `@`.
+
+    No scope means the tenant's root (`tenant`). Leading/trailing slashes are dropped; empty, `.` and `..`
+    segments are refused, so a scope can never be widened by its spelling.
+    """
+    if scope is None or not str(scope).strip("/ "):
+        return tenant
+    parts = str(scope).strip().strip("/").split("/")
+    for part in parts:
+        if part in ("", ".", "..") or not _SCOPE_SEGMENT.match(part):
+            raise ValueError(f"invalid scope {scope!r}: use segments of letters, digits, '.', '-', '_' or '@' joined by '/'")
+    return "/".join(parts)
+
+
+def scope_ancestors(scope: str) -> list[str]:
+    """`acme/alpha/backend` -> [`acme`, `acme/alpha`, `acme/alpha/backend`]."""
+    parts = scope.split("/")
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def validate_tenant(tenant: str) -> str:
+    if not isinstance(tenant, str) or not tenant or not _SCOPE_SEGMENT.match(tenant):
+        raise ValueError(f"invalid tenant {tenant!r}: letters, digits, '.', '-', '_' or '@'")
+    return tenant
+
+
+class Document(BaseModel):
+    """A document to ingest: `text` or `content` (bytes), plus where it came from and who may see it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source_uri: str = Field(min_length=1)
+    text: str | None = None
+    content: bytes | None = None
+    content_type: str | None = None
+    tenant: str = "local"
+    scope: str | None = None
+    acl: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    document_id: str | None = None
+
+    @field_validator("tenant")
+    @classmethod
+    def _tenant(cls, value: str) -> str:
+        return validate_tenant(value)
+
+    @field_validator("acl")
+    @classmethod
+    def _acl(cls, value: list[str]) -> list[str]:
+        cleaned = sorted({g.strip() for g in value if isinstance(g, str) and g.strip()})
+        return cleaned
+
+    @model_validator(mode="after")
+    def _content(self) -> Document:
+        if (self.text is None) == (self.content is None):
+            raise ValueError("give exactly one of text or content")
+        self.scope = normalize_scope(self.scope, self.tenant)
+        if self.document_id is None:
+            self.document_id = document_id_for(self.tenant, self.source_uri)
+        return self
+
+    def raw_bytes(self) -> bytes:
+        return self.content if self.content is not None else (self.text or "").encode("utf-8")
+
+    def content_hash(self) -> str:
+        """Changes when the content or anything that decides visibility or labels changes."""
+        h = hashlib.sha256(self.raw_bytes())
+        h.update(repr((self.scope, self.acl, sorted(self.metadata.items(), key=lambda kv: kv[0]))).encode())
+        return h.hexdigest()
+
+
+def document_id_for(tenant: str, source_uri: str) -> str:
+    """Stable id of a document: the same file ingested again is the same document."""
+    return "doc_" + hashlib.sha256(f"{tenant}\x00{source_uri}".encode()).hexdigest()[:20]
+
+
+def unit_id_for(tenant: str, document_id: str, position: int, text: str) -> str:
+    """Stable chunk id: a hash of (tenant, document id, position, text)."""
+    return "u_" + hashlib.sha256(f"{tenant}\x00{document_id}\x00{position}\x00{text}".encode()).hexdigest()[:24]
+
+
+class Chunk(BaseModel):
+    unit_id: str
+    document_id: str
+    position: int
+    text: str
+    label: str
+    locator: Locator
+    receipt: str
+
+
+class Hit(BaseModel):
+    unit_id: str
+    document_id: str
+    source_uri: str
+    label: str
+    text: str
+    score: float = Field(ge=0.0, le=1.0)
+    locator: Locator
+    receipt: str
+    scope: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    def as_passage(self) -> dict[str, Any]:
+        """The shape `ask()` takes: a passage carrying its id, locator and source."""
+        return {
+            "text": self.text,
+            "source": self.label,
+            "score": self.score,
+            "id": self.unit_id,
+            "source_uri": self.source_uri,
+            "locator": self.locator.model_dump(),
+            "metadata": {**self.metadata, "document_id": self.document_id, "scope": self.scope},
+        }
+
+
+IngestStatus = Literal["ingested", "unchanged", "replaced"]
+
+
+class FileOutcome(BaseModel):
+    path: str
+    status: Literal["ingested", "unchanged", "replaced", "skipped"]
+    document_id: str | None = None
+    chunks: int = 0
+    reason: str | None = None
+
+
+class IngestReport(BaseModel):
+    files: list[FileOutcome] = Field(default_factory=list)
+
+    def count(self, status: str) -> int:
+        return sum(1 for f in self.files if f.status == status)
+
+    @property
+    def chunks(self) -> int:
+        return sum(f.chunks for f in self.files if f.status in ("ingested", "replaced"))
+
+    def summary(self) -> str:
+        parts = [f"{self.count(s)} {s}" for s in ("ingested", "unchanged", "replaced", "skipped")]
+        return ", ".join(parts) + f"; {self.chunks} chunks written"

@@ -1,0 +1,329 @@
+"""Parsers: bytes in, text pieces out, each piece knowing where it came from in the original.
+
+A `Piece` is the smallest unit a chunk is built from (a sentence, a transcript cue) with its origin: line
+numbers for text and Markdown, a character span for HTML and JSON records, a page and word box for PDF, a
+time range for WebVTT and SRT. `section` marks boundaries chunks never cross (a Markdown heading, a PDF page,
+a JSON record); its label becomes the chunk label.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import PurePosixPath
+from typing import Any
+
+from sourcerer.text import sentence_spans
+
+
+class UnsupportedDocument(ValueError):
+    """The file type is unknown or the file cannot be read; the reason says which."""
+
+
+@dataclass
+class Piece:
+    text: str
+    locator: dict[str, Any]
+    section: str
+
+
+@dataclass
+class Parsed:
+    title: str
+    pieces: list[Piece]
+
+
+EXTENSIONS = {
+    ".txt": "text/plain",
+    ".text": "text/plain",
+    ".md": "text/markdown",
+    ".markdown": "text/markdown",
+    ".html": "text/html",
+    ".htm": "text/html",
+    ".pdf": "application/pdf",
+    ".vtt": "text/vtt",
+    ".srt": "application/x-subrip",
+    ".json": "application/json",
+    ".jsonl": "application/x-ndjson",
+    ".ndjson": "application/x-ndjson",
+}
+
+
+def content_type_for(source_uri: str, declared: str | None = None) -> str:
+    if declared:
+        return declared.split(";")[0].strip().lower()
+    suffix = PurePosixPath(source_uri.split("?")[0]).suffix.lower()
+    if suffix not in EXTENSIONS:
+        raise UnsupportedDocument(f"unsupported file type {suffix or '(none)'!r}")
+    return EXTENSIONS[suffix]
+
+
+def parse(raw: bytes, source_uri: str, content_type: str | None = None) -> Parsed:
+    kind = content_type_for(source_uri, content_type)
+    name = PurePosixPath(source_uri).name or source_uri
+    if kind == "application/pdf":
+        return _pdf(raw, name)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise UnsupportedDocument(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    if kind in ("text/plain",):
+        return Parsed(name, _text_pieces(text, name))
+    if kind == "text/markdown":
+        return _markdown(text, name)
+    if kind == "text/html":
+        return _html(text, name)
+    if kind == "text/vtt":
+        return Parsed(name, _cues(text, name, vtt=True))
+    if kind == "application/x-subrip":
+        return Parsed(name, _cues(text, name, vtt=False))
+    if kind == "application/json":
+        return _json(text, name, lines=False)
+    if kind == "application/x-ndjson":
+        return _json(text, name, lines=True)
+    raise UnsupportedDocument(f"unsupported content type {kind!r}")
+
+
+# --- plain text and Markdown: line locators -----------------------------------------------------------
+
+
+def _line_pieces(text: str, first_line: int, section: str) -> list[Piece]:
+    """Sentences of `text` (which starts at line `first_line`), each with its [start, end] lines."""
+    pieces = []
+    for start, end in sentence_spans(text):
+        line_start = first_line + text.count("\n", 0, start)
+        line_end = first_line + text.count("\n", 0, end)
+        pieces.append(Piece(" ".join(text[start:end].split()), {"kind": "lines", "start": line_start, "end": line_end}, section))
+    return pieces
+
+
+def _text_pieces(text: str, name: str) -> list[Piece]:
+    return _line_pieces(text, 1, name)
+
+
+_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+
+
+def _markdown(text: str, name: str) -> Parsed:
+    """Sections split at headings; each chunk is labelled with its heading path (`file.md › A › B`)."""
+    lines = text.split("\n")
+    path: list[str] = []
+    pieces: list[Piece] = []
+    block: list[str] = []
+    block_start = 1
+    in_fence = False
+
+    def flush(end_line: int) -> None:
+        body = "\n".join(block)
+        if body.strip():
+            label = " › ".join([name, *path])
+            pieces.extend(_line_pieces(_strip_markdown(body), block_start, label))
+
+    for number, line in enumerate(lines, start=1):
+        if line.strip().startswith("```"):
+            in_fence = not in_fence
+        heading = None if in_fence else _HEADING.match(line)
+        if heading:
+            flush(number - 1)
+            level = len(heading.group(1))
+            path = path[: level - 1] + [heading.group(2).strip()]
+            block, block_start = [], number + 1
+        else:
+            block.append(line)
+    flush(len(lines))
+    title = next((p for p in path[:1]), name)
+    return Parsed(title if pieces else name, pieces)
+
+
+def _strip_markdown(body: str) -> str:
+    """Drop link targets, emphasis and list markers but keep the line structure (line locators stay right)."""
+    body = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", body)
+    body = re.sub(r"(\*\*|__|\*|_|`)(\S(?:.*?\S)?)\1", r"\2", body)
+    body = re.sub(r"(?m)^\s*(?:[-*+]|\d+[.)])\s+", "", body)
+    return body
+
+
+# --- HTML: main content, char spans into the extracted text ---------------------------------------------
+
+_SKIP_TAGS = {"script", "style", "nav", "header", "footer", "aside", "noscript", "template", "svg", "form", "button"}
+_BLOCK_TAGS = {"p", "div", "section", "article", "main", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "br", "tr", "table", "blockquote", "pre", "dd", "dt"}
+
+
+class _HTMLText(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.skip = 0
+        self.parts: list[str] = []
+        self.main_parts: list[str] | None = None
+        self.main_depth = 0
+        self.title = ""
+        self._in_title = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _SKIP_TAGS or dict(attrs).get("role") in ("navigation", "banner", "contentinfo"):
+            self.skip += 1
+        if tag == "title":
+            self._in_title = True
+        if tag in ("main", "article") and self.main_parts is None:
+            self.main_parts, self.main_depth = [], 1
+        elif tag in ("main", "article") and self.main_depth:
+            self.main_depth += 1
+        if tag in _BLOCK_TAGS:
+            self._emit("\n\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _SKIP_TAGS and self.skip:
+            self.skip -= 1
+        if tag == "title":
+            self._in_title = False
+        if tag in ("main", "article") and self.main_depth:
+            self.main_depth -= 1
+        if tag in _BLOCK_TAGS:
+            self._emit("\n\n")
+
+    def handle_data(self, data: str) -> None:
+        if self._in_title:
+            self.title += data
+            return
+        if not self.skip:
+            self._emit(data)
+
+    def _emit(self, text: str) -> None:
+        self.parts.append(text)
+        if self.main_parts is not None and self.main_depth:
+            self.main_parts.append(text)
+
+
+def _html(text: str, name: str) -> Parsed:
+    parser = _HTMLText()
+    parser.feed(text)
+    parser.close()
+    chosen = parser.main_parts if parser.main_parts else parser.parts
+    extracted = re.sub(r"[ \t\r\f\v]+", " ", "".join(chosen))
+    extracted = re.sub(r"\s*\n\s*\n\s*", "\n\n", extracted).strip()
+    title = " ".join(parser.title.split()) or name
+    pieces = [
+        Piece(extracted[s:e].replace("\n", " "), {"kind": "char_span", "start": s, "end": e}, title)
+        for s, e in sentence_spans(extracted)
+    ]
+    return Parsed(title, pieces)
+
+
+# --- PDF: page and word boxes -------------------------------------------------------------------------
+
+
+def _pdf(raw: bytes, name: str) -> Parsed:
+    try:
+        import pdfplumber
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise UnsupportedDocument("PDF support needs the pdf extra: pip install 'sourcerer-answers[pdf]'") from exc
+    pieces: list[Piece] = []
+    title = name
+    try:
+        with pdfplumber.open(io.BytesIO(raw)) as pdf:
+            info_title = (pdf.metadata or {}).get("Title")
+            if isinstance(info_title, str) and info_title.strip():
+                title = info_title.strip()
+            for number, page in enumerate(pdf.pages, start=1):
+                words = page.extract_words(keep_blank_chars=False, use_text_flow=True)
+                text, spans = "", []
+                for word in words:
+                    if text:
+                        text += " "
+                    spans.append((len(text), len(text) + len(word["text"]), word))
+                    text += word["text"]
+                height = float(page.height)
+                for start, end in sentence_spans(text):
+                    covered = [w for s, e, w in spans if s < end and e > start]
+                    # PDF points with the origin at the bottom left, as PDF viewers expect
+                    box = [
+                        round(min(float(w["x0"]) for w in covered), 2),
+                        round(height - max(float(w["bottom"]) for w in covered), 2),
+                        round(max(float(w["x1"]) for w in covered), 2),
+                        round(height - min(float(w["top"]) for w in covered), 2),
+                    ] if covered else None
+                    pieces.append(Piece(text[start:end], {"kind": "page", "page": number, "box": box}, f"{title} p.{number}"))
+    except UnsupportedDocument:
+        raise
+    except Exception as exc:  # noqa: BLE001 - pdfminer raises many types for a broken file
+        raise UnsupportedDocument(f"unreadable PDF: {type(exc).__name__}: {exc}") from exc
+    return Parsed(title, pieces)
+
+
+# --- transcripts: WebVTT and SRT cues with time ranges ---------------------------------------------------
+
+_TIMING = re.compile(
+    r"(?:(\d+):)?(\d{1,2}):(\d{2})[.,](\d{3})\s*-->\s*(?:(\d+):)?(\d{1,2}):(\d{2})[.,](\d{3})"
+)
+
+
+def _ms(h: str | None, m: str, s: str, ms: str) -> int:
+    return ((int(h or 0) * 60 + int(m)) * 60 + int(s)) * 1000 + int(ms)
+
+
+def _cues(text: str, name: str, *, vtt: bool) -> list[Piece]:
+    text = text.replace("\r\n", "\n")
+    if vtt and not text.lstrip().startswith("WEBVTT"):
+        raise UnsupportedDocument("not a WebVTT file (no WEBVTT header)")
+    pieces = []
+    for block in re.split(r"\n\s*\n", text):
+        lines = [line for line in block.strip().split("\n") if line.strip()]
+        timing_at = next((i for i, line in enumerate(lines) if _TIMING.search(line)), None)
+        if timing_at is None:
+            continue  # header, NOTE or STYLE block, or a stray cue number
+        g = _TIMING.search(lines[timing_at]).groups()  # type: ignore[union-attr]
+        words = " ".join(re.sub(r"<[^>]+>", "", line) for line in lines[timing_at + 1 :]).strip()
+        if words:
+            pieces.append(Piece(words, {"kind": "time_range", "t_start_ms": _ms(*g[:4]), "t_end_ms": _ms(*g[4:])}, name))
+    if not pieces:
+        raise UnsupportedDocument("no timed cues found")
+    return pieces
+
+
+# --- JSON and JSONL records -------------------------------------------------------------------------
+
+TEXT_FIELDS = ("text", "content", "body", "passage")
+
+
+def _record_text(record: Any) -> tuple[str, str | None] | None:
+    if not isinstance(record, dict):
+        return None
+    for field in TEXT_FIELDS:
+        if isinstance(record.get(field), str) and record[field].strip():
+            title = record.get("title") or record.get("name") or record.get("id")
+            return record[field], str(title) if title is not None else None
+    return None
+
+
+def _json(text: str, name: str, *, lines: bool) -> Parsed:
+    records: list[tuple[int, Any]] = []
+    if lines:
+        for number, line in enumerate(text.split("\n"), start=1):
+            if line.strip():
+                try:
+                    records.append((number, json.loads(line)))
+                except json.JSONDecodeError as exc:
+                    raise UnsupportedDocument(f"line {number} is not valid JSON ({exc.msg})") from exc
+    else:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise UnsupportedDocument(f"not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+        items = data if isinstance(data, list) else [data]
+        records = [(i + 1, item) for i, item in enumerate(items)]
+    pieces: list[Piece] = []
+    for number, record in records:
+        found = _record_text(record)
+        if not found:
+            continue
+        body, title = found
+        section = f"{name} › {title}" if title else f"{name} #{number}"
+        for s, e in sentence_spans(body):
+            locator = {"kind": "lines", "start": number, "end": number} if lines else {"kind": "char_span", "start": s, "end": e}
+            pieces.append(Piece(body[s:e], locator, section))
+    if not pieces:
+        raise UnsupportedDocument(f"no record with a text field ({', '.join(TEXT_FIELDS)})")
+    return Parsed(name, pieces)
