@@ -80,3 +80,55 @@ def chat_completion(content: str, prompt_tokens: int = 120, completion_tokens: i
 
 def reply(answer: str, citations: list, refused: bool = False) -> str:
     return json.dumps({"answer": answer, "citations": citations, "refused": refused})
+
+
+class FakeOpenSearch:
+    """A loopback HTTP server that records what opensearch-py sends and answers from a routing table.
+
+    `routes[(METHOD, path)]` is a list of (status, body) answered in turn (the last one repeats). Request
+    bodies are recorded parsed: JSON objects, or lists of objects for NDJSON (_bulk, _msearch).
+    """
+
+    def __init__(self) -> None:
+        self.routes: dict[tuple[str, str], list[tuple[int, Any]]] = {}
+        self.requests: list[dict[str, Any]] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def _handle(self) -> None:
+                path, _, query = self.path.partition("?")
+                length = int(self.headers.get("Content-Length", 0) or 0)
+                raw = self.rfile.read(length).decode("utf-8") if length else ""
+                body: Any = None
+                if raw.strip():
+                    lines = [line for line in raw.split("\n") if line.strip()]
+                    body = json.loads(raw) if len(lines) == 1 and not path.endswith(("_bulk", "_msearch")) else [json.loads(line) for line in lines]
+                fake.requests.append({"method": self.command, "path": path, "query": query, "body": body})
+                answers = fake.routes.get((self.command, path)) or [(404, {"error": f"no route {self.command} {path}"})]
+                status, payload = answers.pop(0) if len(answers) > 1 else answers[0]
+                data = b"" if self.command == "HEAD" else json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                if data:
+                    self.wfile.write(data)
+
+            do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _handle  # noqa: N815
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def route(self, method: str, path: str, *answers: tuple[int, Any]) -> None:
+        self.routes[(method, path)] = list(answers)
+
+    def sent(self, method: str, path: str) -> list[dict[str, Any]]:
+        return [r for r in self.requests if r["method"] == method and r["path"] == path]
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,16 @@ def render(answer: Answer, *, question: str | None = None) -> str:
     return "\n".join(lines)
 
 
+def _groups(value: str | None) -> list[str]:
+    return [g.strip() for g in (value or "").split(",") if g.strip()]
+
+
+def _open(args: argparse.Namespace):
+    from sourcerer.store import open_index
+
+    return open_index(args.index)
+
+
 def _cmd_ask(args: argparse.Namespace) -> int:
     from sourcerer.pipeline import ask
 
@@ -74,6 +85,8 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         kwargs["passages"] = load_passages(args.passages)
     elif args.endpoint:
         kwargs["endpoint"] = args.endpoint
+    else:
+        kwargs["retriever"] = _open(args).retriever(tenant=args.tenant, scope=args.scope, groups=_groups(args.groups), k=args.k, mode=args.mode)
     if args.chat:
         kwargs["chat"] = args.chat
     if args.judge:
@@ -86,11 +99,99 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_ingest(args: argparse.Namespace) -> int:
+    index = _open(args)
+    files = [args.path] if Path(args.path).is_file() else [p for p in Path(args.path).rglob("*") if p.is_file()]
+    total, done, chunks = len(files), 0, 0
+    started = time.perf_counter()
+
+    def progress(path: str, written: int) -> None:
+        nonlocal done, chunks
+        done += 1
+        chunks += written
+        if not args.json:
+            width = 24
+            filled = int(width * done / max(total, 1))
+            bar = "█" * filled + "·" * (width - filled)
+            sys.stderr.write(f"\r[{bar}] {done}/{total} files, {chunks} chunks embedded and indexed  ")
+            sys.stderr.flush()
+
+    report = index.ingest_path(args.path, tenant=args.tenant, scope=args.scope, acl=_groups(args.acl), progress=progress)
+    if not args.json:
+        sys.stderr.write("\n")
+    if args.json:
+        print(json.dumps(report.model_dump(mode="json"), ensure_ascii=False, indent=2))
+    else:
+        print(f"{report.summary()} in {time.perf_counter() - started:.1f} s")
+        for outcome in report.files:
+            if outcome.status == "skipped":
+                print(f"  skipped {outcome.path}: {outcome.reason}")
+    return 0
+
+
+def _cmd_search(args: argparse.Namespace) -> int:
+    index = _open(args)
+    hits = index.search(args.query, tenant=args.tenant, scope=args.scope, groups=_groups(args.groups), k=args.k, mode=args.mode)
+    if args.json:
+        print(json.dumps({"hits": [h.model_dump(mode="json") for h in hits], "trace": getattr(index, "last_trace", {})}, ensure_ascii=False, indent=2))
+        return 0
+    if not hits:
+        print("no results")
+    for rank, hit in enumerate(hits, start=1):
+        loc = hit.locator.model_dump()
+        where = ", ".join(f"{k}={v}" for k, v in loc.items() if k != "kind" and v is not None)
+        print(f"{rank:>2}. {hit.score:.3f}  {hit.label}  ({hit.source_uri}, {loc['kind']} {where})")
+        print(f"    {hit.text[:200]}{'…' if len(hit.text) > 200 else ''}")
+    return 0
+
+
+def _cmd_documents(args: argparse.Namespace) -> int:
+    index = _open(args)
+    if args.action == "list":
+        docs = index.list_documents(args.tenant, args.scope)
+        if args.json:
+            print(json.dumps(docs, ensure_ascii=False, indent=2, default=str))
+        else:
+            for d in docs:
+                print(f"{d['document_id']}  {d['chunks']:>4} chunks  {d['scope']}  {d['source_uri']}")
+            print(f"{len(docs)} documents")
+        return 0
+    if not args.document_id:
+        raise SourcererError("documents delete needs a DOCUMENT_ID")
+    if index.delete_document(args.tenant, args.document_id):
+        print(f"deleted {args.document_id}")
+        return 0
+    print(f"sourcerer: error: no document {args.document_id} for tenant {args.tenant}", file=sys.stderr)
+    return 1
+
+
+def _cmd_opensearch(args: argparse.Namespace) -> int:
+    from sourcerer.store.opensearch import OpenSearchIndex, index_body
+
+    if args.action == "mapping":
+        print(json.dumps(index_body(args.dimension), indent=2))
+        return 0
+    index = _open(args)
+    if not isinstance(index, OpenSearchIndex):
+        raise SourcererError("opensearch init needs an OpenSearch index URL (--index or SOURCERER_INDEX)")
+    print(json.dumps(index.init()))
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from sourcerer.demo import run_demo
 
     run_demo()
     return 0
+
+
+def _index_options(parser: argparse.ArgumentParser, search: bool = True) -> None:
+    parser.add_argument("--index", metavar="URL", help="index URL (default SOURCERER_INDEX, else sqlite under SOURCERER_HOME)")
+    parser.add_argument("--tenant", default="local", help="tenant (default: local)")
+    parser.add_argument("--scope", help="scope path, e.g. acme/alpha (searches see it and everything below it)")
+    if search:
+        parser.add_argument("--groups", help="comma-separated ACL groups the caller holds")
+        parser.add_argument("--mode", choices=["hybrid", "keyword", "semantic"], default="hybrid", help="search mode (default hybrid)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -106,7 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
     ask_p = sub.add_parser(
         "ask",
         help="answer a question from passages or a grounding endpoint",
-        description="Answer QUESTION with enforced citations, or refuse with a reason.",
+        description="Answer QUESTION with enforced citations, or refuse with a reason. Grounding: --passages, "
+        "--endpoint, or (by default) the index, filtered by --tenant, --scope and --groups.",
         epilog='example: sourcerer ask "How long does shipping take?" --passages policies.jsonl --verify strict',
     )
     ask_p.add_argument("question", help="the question to answer")
@@ -114,7 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument(
         "--passages", metavar="PATH", help=".jsonl of {text, source}, or a folder of text files (one passage per paragraph)"
     )
-    source.add_argument("--endpoint", metavar="URL", help="a grounding endpoint (default: SOURCERER_GROUNDING_URL)")
+    source.add_argument("--endpoint", metavar="URL", help="a grounding endpoint")
     ask_p.add_argument("--k", type=int, default=5, help="passages to retrieve (default 5)")
     ask_p.add_argument(
         "--min-score", type=float, default=0.2, help="refuse when the best passage scores under this (0-1, default 0.2)"
@@ -136,7 +238,36 @@ def build_parser() -> argparse.ArgumentParser:
         "--judge", choices=["local", "llm"], help="verifier (default: llm when a chat model is configured, else local)"
     )
     ask_p.add_argument("--json", action="store_true", help="print the full answer as JSON")
+    _index_options(ask_p)
     ask_p.set_defaults(func=_cmd_ask)
+
+    ingest_p = sub.add_parser("ingest", help="ingest a file or folder into the index (txt md html pdf vtt srt json jsonl)",
+                              epilog="example: sourcerer ingest ./handbook --scope acme/alpha/backend --acl engineering")
+    ingest_p.add_argument("path", help="a file or a folder (searched recursively)")
+    ingest_p.add_argument("--acl", metavar="GROUPS", help="comma-separated groups allowed to see these documents (default: everyone)")
+    ingest_p.add_argument("--json", action="store_true", help="print the ingest report as JSON")
+    _index_options(ingest_p, search=False)
+    ingest_p.set_defaults(func=_cmd_ingest)
+
+    search_p = sub.add_parser("search", help="hybrid, keyword or semantic search over the index")
+    search_p.add_argument("query")
+    search_p.add_argument("--k", type=int, default=8, help="results (default 8)")
+    search_p.add_argument("--json", action="store_true", help="print hits as JSON")
+    _index_options(search_p)
+    search_p.set_defaults(func=_cmd_search)
+
+    docs_p = sub.add_parser("documents", help="list or delete ingested documents")
+    docs_p.add_argument("action", choices=["list", "delete"])
+    docs_p.add_argument("document_id", nargs="?", help="the document to delete")
+    docs_p.add_argument("--json", action="store_true")
+    _index_options(docs_p, search=False)
+    docs_p.set_defaults(func=_cmd_documents)
+
+    os_p = sub.add_parser("opensearch", help="create or update the OpenSearch index, or print its mapping")
+    os_p.add_argument("action", choices=["init", "mapping"])
+    os_p.add_argument("--dimension", type=int, default=384, help="vector dimension for `mapping` (default 384)")
+    os_p.add_argument("--index", metavar="URL", help="index URL (default SOURCERER_INDEX)")
+    os_p.set_defaults(func=_cmd_opensearch)
 
     demo_p = sub.add_parser("demo", help="answer sample questions over bundled passages and show the pipeline")
     demo_p.set_defaults(func=_cmd_demo)
@@ -148,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
-    except SourcererError as exc:
+    except (SourcererError, ValueError, FileNotFoundError) as exc:
         print(f"sourcerer: error: {exc}", file=sys.stderr)
         return 2
 

@@ -1,0 +1,135 @@
+"""The Index port and what every adapter shares: preparing documents, walking folders, retriever wrapping."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from sourcerer.store.chunking import ChunkSettings, chunk_pieces
+from sourcerer.store.models import Chunk, Document, FileOutcome, Hit, IngestReport
+from sourcerer.store.parsers import EXTENSIONS, UnsupportedDocument, parse
+
+Mode = Literal["hybrid", "keyword", "semantic"]
+MODES = ("hybrid", "keyword", "semantic")
+MAX_QUERY_CHARS = 4000  # longer queries are cut: no retriever gains from more, and FTS/kNN costs grow
+
+
+@runtime_checkable
+class Index(Protocol):
+    """A searchable store of chunks, isolated by tenant, filtered by scope path and ACL groups.
+
+    Semantics every adapter guarantees (the contract suite in tests/contract checks them):
+
+    * `ingest_document` is idempotent: the same content again is `unchanged`; changed content replaces all
+      of the document's old chunks (`replaced`) and search never sees a mix of old and new.
+    * `search(..., scope="acme/alpha")` sees chunks whose scope is `acme/alpha` or below it, never
+      `acme/alphabet`, and never another tenant's. A chunk with ACL groups is visible only to callers
+      holding one of them (`groups`); a chunk without ACL is visible to all callers of its scope.
+    * scores are in [0, 1]; keyword scores mean the same as the in-memory BM25 retriever's.
+    """
+
+    def ingest_document(self, doc: Document | Mapping[str, Any]) -> dict[str, Any]: ...
+
+    def ingest_path(self, path: str | Path, *, tenant: str = "local", scope: str | None = None, acl: Iterable[str] = (), metadata: Mapping[str, Any] | None = None, progress: Callable[[str, int], None] | None = None) -> IngestReport: ...
+
+    def delete_document(self, tenant: str, document_id: str) -> bool: ...
+
+    def list_documents(self, tenant: str, scope: str | None = None) -> list[dict[str, Any]]: ...
+
+    def get_chunks(self, tenant: str, ids: Iterable[str]) -> list[Hit]: ...
+
+    def search(self, query: str, *, tenant: str, scope: str | None = None, groups: Iterable[str] | None = None, k: int = 10, mode: Mode = "hybrid") -> list[Hit]: ...
+
+    def retriever(self, *, tenant: str, scope: str | None = None, groups: Iterable[str] | None = None, k: int = 8, mode: Mode = "hybrid") -> Callable[[str, int], list[dict[str, Any]]]: ...
+
+    def stats(self) -> dict[str, Any]: ...
+
+
+@dataclass
+class Prepared:
+    doc: Document
+    chunks: list[Chunk]
+    content_hash: str
+    label: str
+
+
+def as_document(doc: Document | Mapping[str, Any]) -> Document:
+    if isinstance(doc, Document):
+        return doc
+    data = dict(doc)
+    if isinstance(data.get("content"), str):
+        data["content"] = data["content"].encode("utf-8")
+    return Document.model_validate(data)
+
+
+def prepare(doc: Document, settings: ChunkSettings | None = None) -> Prepared:
+    """Parse and chunk a document (raises `UnsupportedDocument` with the reason)."""
+    assert doc.document_id is not None
+    parsed = parse(doc.raw_bytes(), doc.source_uri, doc.content_type)
+    chunks = chunk_pieces(parsed.pieces, tenant=doc.tenant, document_id=doc.document_id, settings=settings)
+    if not chunks:
+        raise UnsupportedDocument("no text found")
+    label = str(doc.metadata.get("title") or parsed.title)
+    return Prepared(doc=doc, chunks=chunks, content_hash=doc.content_hash(), label=label)
+
+
+def check_mode(mode: str) -> None:
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+
+
+def ingest_folder(
+    index: Index,
+    path: str | Path,
+    *,
+    tenant: str,
+    scope: str | None,
+    acl: Iterable[str],
+    metadata: Mapping[str, Any] | None,
+    progress: Callable[[str, int], None] | None = None,
+) -> IngestReport:
+    """Ingest a file or every file under a folder. Files that fail are reported with the reason; the rest go in."""
+    root = Path(path)
+    if not root.exists():
+        raise FileNotFoundError(f"no such file or folder: {root}")
+    files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts))
+    report = IngestReport()
+    for file in files:
+        shown = str(file)
+        if file.suffix.lower() not in EXTENSIONS:
+            report.files.append(FileOutcome(path=shown, status="skipped", reason=f"unsupported file type {file.suffix or '(none)'!r}"))
+            if progress:
+                progress(shown, 0)
+            continue
+        try:
+            result = index.ingest_document(
+                Document(
+                    source_uri=file.as_posix(),
+                    content=file.read_bytes(),
+                    tenant=tenant,
+                    scope=scope,
+                    acl=list(acl),
+                    metadata=dict(metadata or {}),
+                )
+            )
+            report.files.append(FileOutcome(path=shown, status=result["status"], document_id=result["document_id"], chunks=result["chunks"]))
+        except (UnsupportedDocument, OSError, ValueError) as exc:
+            report.files.append(FileOutcome(path=shown, status="skipped", reason=str(exc)))
+        if progress:
+            progress(shown, report.files[-1].chunks)
+    return report
+
+
+def make_retriever(index: Index, *, tenant: str, scope: str | None, groups: Iterable[str] | None, k: int, mode: Mode) -> Callable[[str, int], list[dict[str, Any]]]:
+    """A retriever for `ask()` bound to one tenant, scope and set of groups."""
+    check_mode(mode)
+    groups = list(groups or [])
+
+    def retrieve(question: str, limit: int | None = None) -> list[dict[str, Any]]:
+        hits = index.search(question, tenant=tenant, scope=scope, groups=groups, k=limit or k, mode=mode)
+        return [hit.as_passage() for hit in hits]
+
+    retrieve.index = index  # type: ignore[attr-defined]
+    return retrieve

@@ -1,0 +1,396 @@
+"""The `Index` port on Amazon OpenSearch Service, OpenSearch Serverless or a self-managed cluster.
+
+* One shared index (the pool model): every chunk carries `tenant`, `scope_ancestors` and `acl`, and every
+  search carries the caller's filter — inside the BM25 `bool.filter` and inside the k-NN `filter`
+  (efficient filtering), never as a post-filter.
+* BM25 runs over `terms`, a whitespace-analysed field fed by the library's own tokenizer, so lexical
+  matching is the same as in the SQLite index. The raw `text` is stored, not analysed.
+* Hybrid search is one `_msearch`: the BM25 query, the k-NN query and the term statistics used to normalise
+  BM25 scores into [0, 1]; results are fused in the library by the same RRF code as the SQLite index.
+* Serverless (`?aws=aoss`): no custom document ids on vector collections and no refresh API, so chunk ids
+  live in a `unit_id` field and writes become visible after the collection's refresh interval.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from sourcerer.errors import ConfigurationError, ProviderError
+from sourcerer.retrieval.embedders import CachedEmbedder, Embedder
+from sourcerer.retrieval.hybrid import fuse
+from sourcerer.store.base import MAX_QUERY_CHARS, Mode, as_document, check_mode, ingest_folder, make_retriever, prepare
+from sourcerer.store.chunking import ChunkSettings
+from sourcerer.store.models import Document, Hit, IngestReport, normalize_scope, scope_ancestors, validate_tenant
+from sourcerer.text import terms
+
+K1 = 1.2  # Lucene's BM25 default
+MAX_QUERY_TERMS = 64
+SOURCE_FIELDS = ["unit_id", "document_id", "source_uri", "label", "text", "locator", "receipt", "scope", "metadata", "content_hash", "ingested_at"]
+
+
+def index_body(dimension: int | None, *, shards: int = 1, replicas: int = 1) -> dict[str, Any]:
+    """Settings and mapping of a Sourcerer index (also committed as infra/opensearch/index.json)."""
+    properties: dict[str, Any] = {
+        "unit_id": {"type": "keyword"},
+        "document_id": {"type": "keyword"},
+        "tenant": {"type": "keyword"},
+        "scope": {"type": "keyword"},
+        "scope_ancestors": {"type": "keyword"},
+        "acl": {"type": "keyword"},
+        "public": {"type": "boolean"},
+        "source_uri": {"type": "keyword"},
+        "label": {"type": "keyword"},
+        "position": {"type": "integer"},
+        "text": {"type": "text", "index": False},
+        "terms": {"type": "text", "analyzer": "sourcerer_terms", "norms": True},
+        "locator": {"type": "object", "enabled": False},
+        "metadata": {"type": "object", "enabled": False},
+        "receipt": {"type": "keyword"},
+        "content_hash": {"type": "keyword"},
+        "ingested_at": {"type": "date"},
+    }
+    settings: dict[str, Any] = {
+        "index": {"number_of_shards": shards, "number_of_replicas": replicas},
+        "analysis": {"analyzer": {"sourcerer_terms": {"type": "custom", "tokenizer": "whitespace"}}},
+    }
+    if dimension:
+        settings["index"]["knn"] = True
+        properties["embedding"] = {
+            "type": "knn_vector",
+            "dimension": dimension,
+            "space_type": "cosinesimil",
+            "method": {"name": "hnsw", "engine": "faiss", "parameters": {"m": 16, "ef_construction": 128}},
+        }
+    return {"settings": settings, "mappings": {"dynamic": "strict", "properties": properties}}
+
+
+def access_filter(tenant: str, scope: str | None, groups: Iterable[str] | None) -> list[dict[str, Any]]:
+    """The filter every search carries: tenant, scope subtree (client-computed ancestors), ACL groups."""
+    clauses: list[dict[str, Any]] = [{"term": {"tenant": validate_tenant(tenant)}}]
+    if scope is not None:
+        clauses.append({"term": {"scope_ancestors": normalize_scope(scope, tenant)}})
+    groups = sorted(set(groups or []))
+    visible: list[dict[str, Any]] = [{"term": {"public": True}}]
+    if groups:
+        visible.append({"terms": {"acl": groups}})
+    clauses.append({"bool": {"should": visible, "minimum_should_match": 1}})
+    return clauses
+
+
+class OpenSearchIndex:
+    """The `Index` port on OpenSearch (see the module docstring). Constructing it connects nowhere."""
+
+    def __init__(
+        self,
+        *,
+        host: str,
+        port: int,
+        index: str,
+        use_ssl: bool = False,
+        http_auth: tuple[str, str] | None = None,
+        aws_service: str | None = None,
+        region: str | None = None,
+        embedder: Embedder | CachedEmbedder | None = None,
+        chunk_settings: ChunkSettings | None = None,
+        client: Any = None,
+        bulk_retries: int = 3,
+        backoff_s: float = 1.0,
+    ) -> None:
+        if aws_service not in (None, "es", "aoss"):
+            raise ConfigurationError("aws must be 'es' (OpenSearch Service domain) or 'aoss' (Serverless)")
+        self.host, self.port, self.index, self.use_ssl = host, port, index, use_ssl
+        self.http_auth, self.aws_service, self.region = http_auth, aws_service, region
+        self.serverless = aws_service == "aoss"
+        self.embedder = embedder
+        self.chunk_settings = chunk_settings
+        self.bulk_retries, self.backoff_s = bulk_retries, backoff_s
+        self._client = client
+        self.last_trace: dict[str, Any] = {}
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            try:
+                from opensearchpy import OpenSearch, Urllib3AWSV4SignerAuth, Urllib3HttpConnection
+            except ImportError as exc:  # pragma: no cover
+                raise ConfigurationError("OpenSearch needs opensearch-py: pip install 'sourcerer-answers[opensearch]'") from exc
+            auth: Any = self.http_auth
+            if self.aws_service:
+                import boto3
+
+                session = boto3.Session()
+                credentials = session.get_credentials()
+                if credentials is None:
+                    raise ConfigurationError("no AWS credentials found for SigV4 (default boto3 chain)")
+                auth = Urllib3AWSV4SignerAuth(credentials, self.region or session.region_name or "us-east-1", self.aws_service)
+            self._client = OpenSearch(
+                hosts=[{"host": self.host, "port": self.port}],
+                http_auth=auth,
+                use_ssl=self.use_ssl,
+                verify_certs=self.use_ssl,
+                connection_class=Urllib3HttpConnection,
+                http_compress=False,  # gzip before signing breaks SigV4 on Serverless
+                timeout=30,
+                max_retries=3,
+                retry_on_timeout=True,
+            )
+        return self._client
+
+    @property
+    def dimension(self) -> int | None:
+        if self.embedder is None:
+            return None
+        return len(self.embedder.embed(["dimension probe"], "passage")[0])
+
+    # --- index management -----------------------------------------------------------------------------
+
+    def init(self) -> dict[str, Any]:
+        """Create the index, or add new fields to an existing one (`sourcerer opensearch init`)."""
+        body = index_body(self.dimension)
+        if self.client.indices.exists(index=self.index):
+            current = self.client.indices.get_mapping(index=self.index)
+            props = next(iter(current.values()))["mappings"].get("properties", {})
+            if "embedding" in props and body["mappings"]["properties"].get("embedding", {}).get("dimension") != props["embedding"].get("dimension"):
+                raise ConfigurationError(
+                    f"index {self.index} holds {props['embedding'].get('dimension')}-d vectors; the configured embedder makes "
+                    f"{self.dimension}-d ones: use another index or the same embedding model"
+                )
+            self.client.indices.put_mapping(index=self.index, body={"properties": body["mappings"]["properties"]})
+            return {"index": self.index, "action": "updated"}
+        self.client.indices.create(index=self.index, body=body)
+        return {"index": self.index, "action": "created"}
+
+    # --- writing -----------------------------------------------------------------------------------
+
+    def _refresh(self) -> dict[str, Any]:
+        return {} if self.serverless else {"refresh": "wait_for"}
+
+    def _existing_hash(self, tenant: str, document_id: str) -> str | None:
+        response = self.client.search(
+            index=self.index,
+            body={"size": 1, "_source": ["content_hash"], "query": {"bool": {"filter": [{"term": {"tenant": tenant}}, {"term": {"document_id": document_id}}]}}},
+        )
+        hits = response["hits"]["hits"]
+        return hits[0]["_source"]["content_hash"] if hits else None
+
+    def bulk_lines(self, document: Document, prepared: Any, vectors: Any) -> list[dict[str, Any]]:
+        now = datetime.now(timezone.utc).isoformat()
+        lines: list[dict[str, Any]] = []
+        for i, chunk in enumerate(prepared.chunks):
+            action: dict[str, Any] = {"_index": self.index}
+            if not self.serverless:
+                action["_id"] = chunk.unit_id
+            source = {
+                "unit_id": chunk.unit_id,
+                "document_id": document.document_id,
+                "tenant": document.tenant,
+                "scope": document.scope,
+                "scope_ancestors": scope_ancestors(document.scope or document.tenant),
+                "acl": document.acl,
+                "public": not document.acl,
+                "source_uri": document.source_uri,
+                "label": chunk.label,
+                "position": chunk.position,
+                "text": chunk.text,
+                "terms": " ".join(terms(chunk.text)),
+                "locator": chunk.locator.model_dump(),
+                "metadata": document.metadata,
+                "receipt": chunk.receipt,
+                "content_hash": prepared.content_hash,
+                "ingested_at": now,
+            }
+            if vectors is not None:
+                source["embedding"] = [float(x) for x in vectors[i]]
+            lines += [{"index": action}, source]
+        return lines
+
+    def _bulk(self, lines: list[dict[str, Any]]) -> None:
+        """Send a bulk request; retry the items rejected with 429, fail loudly on any other item error."""
+        pending = lines
+        for attempt in range(self.bulk_retries + 1):
+            response = self.client.bulk(body=pending, **self._refresh())
+            if not response.get("errors"):
+                return
+            retry: list[dict[str, Any]] = []
+            for position, item in enumerate(response["items"]):
+                result = next(iter(item.values()))
+                status = result.get("status", 500)
+                if status == 429:
+                    retry += pending[2 * position : 2 * position + 2]
+                elif status >= 300:
+                    raise ProviderError(f"OpenSearch rejected a chunk: {result.get('error')}")
+            if not retry:
+                return
+            pending = retry
+            if attempt < self.bulk_retries:
+                time.sleep(self.backoff_s * 2**attempt)
+        raise ProviderError(f"OpenSearch kept rejecting {len(pending) // 2} chunks with 429 (too many requests)")
+
+    def ingest_document(self, doc: Document | Mapping[str, Any]) -> dict[str, Any]:
+        document = as_document(doc)
+        assert document.document_id is not None
+        content_hash = document.content_hash()
+        existing = self._existing_hash(document.tenant, document.document_id)
+        if existing == content_hash:
+            count = self.client.count(index=self.index, body={"query": {"bool": {"filter": [{"term": {"tenant": document.tenant}}, {"term": {"document_id": document.document_id}}]}}})["count"]
+            return {"document_id": document.document_id, "chunks": count, "status": "unchanged"}
+        prepared = prepare(document, self.chunk_settings)
+        vectors = self.embedder.embed([c.text for c in prepared.chunks], "passage") if self.embedder is not None else None
+        self._bulk(self.bulk_lines(document, prepared, vectors))
+        if existing is not None:
+            # new chunks first, then the old ones go: nothing is lost if this fails, and search hides the
+            # older version of a document while both are visible (see `_latest_only`)
+            self.client.delete_by_query(
+                index=self.index,
+                body={"query": {"bool": {
+                    "filter": [{"term": {"tenant": document.tenant}}, {"term": {"document_id": document.document_id}}],
+                    "must_not": [{"term": {"content_hash": content_hash}}],
+                }}},
+                **({} if self.serverless else {"refresh": True}),
+            )
+        return {"document_id": document.document_id, "chunks": len(prepared.chunks), "status": "replaced" if existing else "ingested"}
+
+    def delete_document(self, tenant: str, document_id: str) -> bool:
+        response = self.client.delete_by_query(
+            index=self.index,
+            body={"query": {"bool": {"filter": [{"term": {"tenant": tenant}}, {"term": {"document_id": document_id}}]}}},
+            **({} if self.serverless else {"refresh": True}),
+        )
+        return response.get("deleted", 0) > 0
+
+    def ingest_path(self, path: str | Path, *, tenant: str = "local", scope: str | None = None, acl: Iterable[str] = (), metadata: Mapping[str, Any] | None = None, progress: Callable[[str, int], None] | None = None) -> IngestReport:
+        return ingest_folder(self, path, tenant=tenant, scope=scope, acl=acl, metadata=metadata, progress=progress)
+
+    # --- reading -----------------------------------------------------------------------------------
+
+    def search_bodies(self, query: str, vector: list[float] | None, filters: list[dict[str, Any]], depth: int) -> list[dict[str, Any]]:
+        """The `_msearch` lines: BM25, k-NN (when a vector is given) and the term statistics for normalising."""
+        query_terms = list(dict.fromkeys(terms(query[:MAX_QUERY_CHARS])))[:MAX_QUERY_TERMS]
+        lines: list[dict[str, Any]] = []
+        if query_terms:
+            lines += [
+                {"index": self.index},
+                {"size": depth, "_source": SOURCE_FIELDS, "query": {"bool": {"must": {"match": {"terms": {"query": " ".join(query_terms)}}}, "filter": filters}}},
+                {"index": self.index},
+                {"size": 0, "track_total_hits": True, "query": {"match_all": {}},
+                 "aggs": {f"t{i}": {"filter": {"term": {"terms": t}}} for i, t in enumerate(query_terms)}},
+            ]
+        if vector is not None:
+            lines += [
+                {"index": self.index},
+                {"size": depth, "_source": SOURCE_FIELDS, "query": {"knn": {"embedding": {"vector": vector, "k": depth, "filter": {"bool": {"filter": filters}}}}}},
+            ]
+        return lines
+
+    def search(self, query: str, *, tenant: str, scope: str | None = None, groups: Iterable[str] | None = None, k: int = 10, mode: Mode = "hybrid") -> list[Hit]:
+        check_mode(mode)
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise ValueError("k must be a positive integer")
+        filters = access_filter(tenant, scope, groups)
+        self.last_trace = {"mode": mode}
+        if not isinstance(query, str) or not query.strip():
+            return []
+        if mode != "keyword" and self.embedder is None:
+            self.last_trace = {"mode": "keyword", "fallback": f"{mode} search on a keyword-only index runs as keyword"}
+            mode = "keyword"
+        vector = None
+        if mode != "keyword":
+            started = time.perf_counter()
+            vector = [float(x) for x in self.embedder.embed([query[:MAX_QUERY_CHARS]], "query")[0]]  # type: ignore[union-attr]
+            self.last_trace["query_embedding_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        depth = k if mode != "hybrid" else max(50, 4 * k)
+        lines = self.search_bodies(query, vector if mode != "keyword" else None, filters, depth)
+        if mode == "semantic":
+            lines = lines[-2:]
+        if not lines:
+            return []
+        responses = self.client.msearch(body=lines)["responses"]
+        for response in responses:
+            if "error" in response:  # _msearch reports failures per item with HTTP 200
+                raise ProviderError(f"OpenSearch search failed: {response['error']}")
+        sources: dict[str, dict[str, Any]] = {}
+        keyword: dict[str, float] = {}
+        semantic: dict[str, float] = {}
+        if mode != "semantic" and len(responses) >= 2:
+            stats = responses[1]
+            total = stats["hits"]["total"]["value"]
+            counts = [stats["aggregations"][f"t{i}"]["doc_count"] for i in range(len(stats["aggregations"]))]
+            # Lucene's BM25 gives idf * tf / (tf + k1 * norm): a term present once at average length scores
+            # idf / (1 + k1). Normalise by that over every query term, as the SQLite index does.
+            ceiling = sum(math.log(1 + (total - n + 0.5) / (n + 0.5)) for n in counts) / (1 + K1)
+            for hit in responses[0]["hits"]["hits"]:
+                sources[hit["_source"]["unit_id"]] = hit["_source"]
+                keyword[hit["_source"]["unit_id"]] = min(1.0, hit["_score"] / ceiling) if ceiling > 0 else 0.0
+        if mode != "keyword":
+            for hit in responses[-1]["hits"]["hits"]:
+                sources.setdefault(hit["_source"]["unit_id"], hit["_source"])
+                cosine = 2 * float(hit["_score"]) - 1  # cosinesimil scores are (1 + cos) / 2
+                semantic[hit["_source"]["unit_id"]] = self.embedder.calibrate(cosine)  # type: ignore[union-attr]
+        if mode == "keyword":
+            ranked = sorted(keyword.items(), key=lambda kv: (-kv[1], kv[0]))
+        elif mode == "semantic":
+            ranked = sorted(((u, s) for u, s in semantic.items() if s > 0), key=lambda kv: (-kv[1], kv[0]))
+        else:
+            ranked = fuse(keyword, semantic, len(sources), semantic_floor=0.4)
+        ranked = _latest_only(ranked, sources)[:k]
+        return [_hit(sources[u], s) for u, s in ranked]
+
+    def list_documents(self, tenant: str, scope: str | None = None) -> list[dict[str, Any]]:
+        filters = [{"term": {"tenant": validate_tenant(tenant)}}]
+        if scope is not None:
+            filters.append({"term": {"scope_ancestors": normalize_scope(scope, tenant)}})
+        response = self.client.search(index=self.index, body={
+            "size": 10000, "_source": ["document_id", "source_uri", "label", "scope", "acl", "metadata", "content_hash", "ingested_at"],
+            "query": {"bool": {"filter": filters}}, "collapse": {"field": "document_id"},
+            "aggs": {"chunks": {"terms": {"field": "document_id", "size": 10000}}},
+        })
+        counts = {b["key"]: b["doc_count"] for b in response.get("aggregations", {}).get("chunks", {}).get("buckets", [])}
+        out = []
+        for hit in response["hits"]["hits"]:
+            src = dict(hit["_source"])
+            src["chunks"] = counts.get(src["document_id"], 0)
+            out.append(src)
+        return sorted(out, key=lambda d: d["source_uri"])
+
+    def get_chunks(self, tenant: str, ids: Iterable[str]) -> list[Hit]:
+        ids = list(ids)
+        if not ids:
+            return []
+        response = self.client.search(index=self.index, body={
+            "size": len(ids), "_source": SOURCE_FIELDS,
+            "query": {"bool": {"filter": [{"term": {"tenant": validate_tenant(tenant)}}, {"terms": {"unit_id": ids}}]}},
+        })
+        by_id = {h["_source"]["unit_id"]: _hit(h["_source"], 0.0) for h in response["hits"]["hits"]}
+        return [by_id[u] for u in ids if u in by_id]
+
+    def retriever(self, *, tenant: str, scope: str | None = None, groups: Iterable[str] | None = None, k: int = 8, mode: Mode = "hybrid"):
+        return make_retriever(self, tenant=tenant, scope=scope, groups=groups, k=k, mode=mode)
+
+    def stats(self) -> dict[str, Any]:
+        count = self.client.count(index=self.index)["count"]
+        return {"backend": "opensearch", "index": self.index, "host": self.host, "serverless": self.serverless,
+                "chunks": count, "embed_model": self.embedder.model_id if self.embedder else "none"}
+
+
+def _latest_only(ranked: list[tuple[str, float]], sources: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, float]]:
+    """While a replaced document's old chunks are still visible (between refreshes), keep only its newest version."""
+    newest: dict[str, tuple[str, str]] = {}
+    for unit, _ in ranked:
+        src = sources[unit]
+        stamp = (str(src.get("ingested_at", "")), str(src.get("content_hash", "")))
+        if src["document_id"] not in newest or stamp > newest[src["document_id"]]:
+            newest[src["document_id"]] = stamp
+    return [(u, s) for u, s in ranked if (str(sources[u].get("ingested_at", "")), str(sources[u].get("content_hash", ""))) == newest[sources[u]["document_id"]]]
+
+
+def _hit(source: Mapping[str, Any], score: float) -> Hit:
+    return Hit(
+        unit_id=source["unit_id"], document_id=source["document_id"], source_uri=source["source_uri"], label=source["label"],
+        text=source["text"], score=round(min(1.0, max(0.0, score)), 6), locator=source["locator"], receipt=source["receipt"],
+        scope=source["scope"], metadata=source.get("metadata") or {},
+    )

@@ -1,0 +1,389 @@
+"""The embedded index: one SQLite file with FTS5 for BM25 and exact vector search in numpy.
+
+* Terms come from the library's tokenizer (`sourcerer.text.terms`), hex-encoded so FTS5's own tokenizer
+  cannot split or fold them differently: lexical matching is the same as the in-memory keyword retriever.
+* Vectors are stored with their chunks and searched exactly; the matrix is loaded lazily and reloaded when
+  the index's write version changes (also after writes from another process).
+* Every ingest is one transaction (`BEGIN IMMEDIATE`), WAL mode: readers never see half a document, and a
+  replaced document's old chunks disappear in the same commit its new ones appear.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sourcerer.errors import ConfigurationError
+from sourcerer.retrieval.embedders import CachedEmbedder, Embedder
+from sourcerer.retrieval.hybrid import fuse
+from sourcerer.store.base import MAX_QUERY_CHARS, Mode, as_document, check_mode, ingest_folder, make_retriever, prepare
+from sourcerer.store.chunking import ChunkSettings
+from sourcerer.store.models import Document, Hit, IngestReport, normalize_scope, scope_ancestors, validate_tenant
+from sourcerer.text import terms
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS documents (
+    tenant TEXT NOT NULL, document_id TEXT NOT NULL, source_uri TEXT NOT NULL, label TEXT NOT NULL,
+    scope TEXT NOT NULL, acl TEXT NOT NULL, metadata TEXT NOT NULL, content_type TEXT,
+    content_hash TEXT NOT NULL, chunks INTEGER NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL,
+    PRIMARY KEY (tenant, document_id)
+);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY, unit_id TEXT NOT NULL UNIQUE, tenant TEXT NOT NULL, document_id TEXT NOT NULL,
+    position INTEGER NOT NULL, text TEXT NOT NULL, label TEXT NOT NULL, scope TEXT NOT NULL, acl TEXT NOT NULL,
+    locator TEXT NOT NULL, receipt TEXT NOT NULL, n_terms INTEGER NOT NULL, vector BLOB
+);
+CREATE INDEX IF NOT EXISTS chunks_by_document ON chunks (tenant, document_id);
+CREATE TABLE IF NOT EXISTS chunk_scopes (scope TEXT NOT NULL, chunk INTEGER NOT NULL, PRIMARY KEY (scope, chunk)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS chunk_groups (grp TEXT NOT NULL, chunk INTEGER NOT NULL, PRIMARY KEY (grp, chunk)) WITHOUT ROWID;
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(terms, tokenize = 'ascii');
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
+"""
+MAX_QUERY_TERMS = 64
+K1, B = 1.2, 0.75  # the in-memory BM25's parameters
+
+
+def fts_token(term: str) -> str:
+    """Hex-encode a term: FTS5 then sees one opaque ASCII token, whatever the script."""
+    return "t" + term.encode("utf-8").hex()
+
+
+class SQLiteIndex:
+    """The `Index` port on one SQLite file (see the module docstring)."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        embedder: Embedder | CachedEmbedder | None = None,
+        chunk_settings: ChunkSettings | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self.embedder = embedder
+        self.chunk_settings = chunk_settings
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
+        self._vectors: tuple[int, np.ndarray, np.ndarray] | None = None  # (version, ids, matrix)
+        self.last_trace: dict[str, Any] = {}
+
+    # --- connection and schema ---------------------------------------------------------------------
+
+    @property
+    def model_id(self) -> str:
+        return self.embedder.model_id if self.embedder is not None else "none"
+
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(SCHEMA)
+            row = conn.execute("SELECT value FROM meta WHERE key='embed_model'").fetchone()
+            if row is None:
+                conn.execute("INSERT OR IGNORE INTO meta VALUES ('embed_model', ?), ('version', '0')", (self.model_id,))
+            elif row[0] != self.model_id:
+                conn.close()
+                raise ConfigurationError(
+                    f"index {self.path} was built with embedding model {row[0]!r}, not {self.model_id!r}: "
+                    f"set SOURCERER_EMBEDDER to match, or ingest into a new index"
+                )
+            self._conn = conn
+        return self._conn
+
+    def _version(self, db: sqlite3.Connection) -> int:
+        return int(db.execute("SELECT value FROM meta WHERE key='version'").fetchone()[0])
+
+    # --- writing -----------------------------------------------------------------------------------
+
+    def ingest_document(self, doc: Document | Mapping[str, Any]) -> dict[str, Any]:
+        document = as_document(doc)
+        db = self._db()
+        content_hash = document.content_hash()
+        with self._lock:
+            row = db.execute(
+                "SELECT content_hash, chunks FROM documents WHERE tenant=? AND document_id=?", (document.tenant, document.document_id)
+            ).fetchone()
+        if row is not None and row[0] == content_hash:
+            return {"document_id": document.document_id, "chunks": row[1], "status": "unchanged"}
+        prepared = prepare(document, self.chunk_settings)
+        vectors = self.embedder.embed([c.text for c in prepared.chunks], "passage") if self.embedder is not None else None
+        status = "replaced" if row is not None else "ingested"
+        now = time.time()
+        with self._lock:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                self._delete_chunks(db, document.tenant, document.document_id)
+                acl_json = json.dumps(document.acl)
+                for i, chunk in enumerate(prepared.chunks):
+                    vector = vectors[i].astype(np.float32).tobytes() if vectors is not None else None
+                    if vector is not None:
+                        db.execute("INSERT OR IGNORE INTO meta VALUES ('embed_dim', ?)", (str(len(vectors[i])),))
+                    chunk_terms = [fts_token(t) for t in terms(chunk.text)]
+                    cur = db.execute(
+                        "INSERT INTO chunks (unit_id, tenant, document_id, position, text, label, scope, acl, locator, receipt, n_terms, vector)"
+                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        (chunk.unit_id, document.tenant, document.document_id, chunk.position, chunk.text, chunk.label,
+                         document.scope, acl_json, chunk.locator.model_dump_json(), chunk.receipt, len(chunk_terms), vector),
+                    )
+                    rowid = cur.lastrowid
+                    db.execute("INSERT INTO chunks_fts (rowid, terms) VALUES (?, ?)", (rowid, " ".join(chunk_terms)))
+                    db.executemany("INSERT INTO chunk_scopes VALUES (?, ?)", [(s, rowid) for s in scope_ancestors(document.scope)])
+                    db.executemany("INSERT INTO chunk_groups VALUES (?, ?)", [(g, rowid) for g in document.acl])
+                db.execute(
+                    "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                    " ON CONFLICT (tenant, document_id) DO UPDATE SET source_uri=excluded.source_uri, label=excluded.label,"
+                    " scope=excluded.scope, acl=excluded.acl, metadata=excluded.metadata, content_type=excluded.content_type,"
+                    " content_hash=excluded.content_hash, chunks=excluded.chunks, updated_at=excluded.updated_at",
+                    (document.tenant, document.document_id, document.source_uri, prepared.label, document.scope, acl_json,
+                     json.dumps(document.metadata, ensure_ascii=False), document.content_type, content_hash, len(prepared.chunks), now, now),
+                )
+                db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='version'")
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return {"document_id": document.document_id, "chunks": len(prepared.chunks), "status": status}
+
+    @staticmethod
+    def _delete_chunks(db: sqlite3.Connection, tenant: str, document_id: str) -> int:
+        ids = [r[0] for r in db.execute("SELECT id FROM chunks WHERE tenant=? AND document_id=?", (tenant, document_id))]
+        for rowid in ids:
+            db.execute("DELETE FROM chunks_fts WHERE rowid=?", (rowid,))
+            db.execute("DELETE FROM chunk_scopes WHERE chunk=?", (rowid,))
+            db.execute("DELETE FROM chunk_groups WHERE chunk=?", (rowid,))
+        db.execute("DELETE FROM chunks WHERE tenant=? AND document_id=?", (tenant, document_id))
+        return len(ids)
+
+    def delete_document(self, tenant: str, document_id: str) -> bool:
+        db = self._db()
+        with self._lock:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                self._delete_chunks(db, tenant, document_id)
+                gone = db.execute("DELETE FROM documents WHERE tenant=? AND document_id=?", (tenant, document_id)).rowcount
+                db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='version'")
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return gone > 0
+
+    def ingest_path(
+        self,
+        path: str | Path,
+        *,
+        tenant: str = "local",
+        scope: str | None = None,
+        acl: Iterable[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+        progress: Callable[[str, int], None] | None = None,
+    ) -> IngestReport:
+        return ingest_folder(self, path, tenant=tenant, scope=scope, acl=acl, metadata=metadata, progress=progress)
+
+    # --- reading -----------------------------------------------------------------------------------
+
+    def list_documents(self, tenant: str, scope: str | None = None) -> list[dict[str, Any]]:
+        db = self._db()
+        sql = "SELECT document_id, source_uri, label, scope, acl, metadata, chunks, content_hash, created_at, updated_at FROM documents WHERE tenant=?"
+        args: list[Any] = [tenant]
+        if scope is not None:
+            scope = normalize_scope(scope, tenant)
+            sql += " AND (scope = ? OR substr(scope, 1, length(?) + 1) = ? || '/')"
+            args += [scope, scope, scope]
+        with self._lock:
+            rows = db.execute(sql + " ORDER BY source_uri", args).fetchall()
+        keys = ("document_id", "source_uri", "label", "scope", "acl", "metadata", "chunks", "content_hash", "created_at", "updated_at")
+        out = []
+        for row in rows:
+            item = dict(zip(keys, row, strict=True))
+            item["acl"] = json.loads(item["acl"])
+            item["metadata"] = json.loads(item["metadata"])
+            out.append(item)
+        return out
+
+    def get_chunks(self, tenant: str, ids: Iterable[str]) -> list[Hit]:
+        ids = list(ids)
+        if not ids:
+            return []
+        db = self._db()
+        marks = ",".join("?" * len(ids))
+        with self._lock:
+            rows = db.execute(f"SELECT id FROM chunks WHERE tenant=? AND unit_id IN ({marks})", [tenant, *ids]).fetchall()
+        hits = self._hits({r[0]: 0.0 for r in rows})
+        order = {u: i for i, u in enumerate(ids)}
+        return sorted(hits, key=lambda h: order[h.unit_id])
+
+    def _hits(self, scores: Mapping[int, float]) -> list[Hit]:
+        if not scores:
+            return []
+        db = self._db()
+        marks = ",".join("?" * len(scores))
+        with self._lock:
+            rows = db.execute(
+                "SELECT c.id, c.unit_id, c.document_id, d.source_uri, c.label, c.text, c.locator, c.receipt, c.scope, d.metadata"
+                f" FROM chunks c JOIN documents d ON d.tenant = c.tenant AND d.document_id = c.document_id WHERE c.id IN ({marks})",
+                list(scores),
+            ).fetchall()
+        by_id = {
+            r[0]: Hit(unit_id=r[1], document_id=r[2], source_uri=r[3], label=r[4], text=r[5], score=round(min(1.0, max(0.0, scores[r[0]])), 6),
+                      locator=json.loads(r[6]), receipt=r[7], scope=r[8], metadata=json.loads(r[9]))
+            for r in rows
+        }
+        return [by_id[i] for i in scores if i in by_id]
+
+    def _filter(self, tenant: str, scope: str | None, groups: Iterable[str] | None) -> tuple[str, list[Any]]:
+        """SQL that keeps only what this caller may see: the tenant, the scope subtree, the ACL groups."""
+        validate_tenant(tenant)
+        sql = "c.tenant = ?"
+        args: list[Any] = [tenant]
+        if scope is not None:
+            sql += " AND EXISTS (SELECT 1 FROM chunk_scopes s WHERE s.scope = ? AND s.chunk = c.id)"
+            args.append(normalize_scope(scope, tenant))
+        groups = sorted(set(groups or []))
+        if groups:
+            marks = ",".join("?" * len(groups))
+            sql += f" AND (c.acl = '[]' OR EXISTS (SELECT 1 FROM chunk_groups g WHERE g.grp IN ({marks}) AND g.chunk = c.id))"
+            args += groups
+        else:
+            sql += " AND c.acl = '[]'"
+        return sql, args
+
+    def _keyword(self, query: str, where: str, args: list[Any], limit: int, only: Iterable[int] | None = None) -> dict[int, float]:
+        """BM25 scores normalised like the in-memory retriever's (see `sourcerer.retrieval.keyword.BM25`).
+
+        FTS5 finds and pre-ranks the candidates; they are then scored with the library's BM25 formula
+        (IDF `log(1 + (N - n + .5) / (n + .5))`) because FTS5's own IDF collapses to ~0 for any term in more
+        than half of a small corpus, which would make normalised scores meaningless on small indexes.
+        """
+        query_terms = list(dict.fromkeys(terms(query[:MAX_QUERY_CHARS])))[:MAX_QUERY_TERMS]
+        if not query_terms:
+            return {}
+        db = self._db()
+        tokens = [fts_token(t) for t in query_terms]
+        match = " OR ".join(f'"{t}"' for t in tokens)
+        sql = f"SELECT c.id FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ? AND {where}"
+        params: list[Any] = [match, *args]
+        if only is not None:
+            only = list(only)
+            if not only:
+                return {}
+            sql += f" AND c.id IN ({','.join('?' * len(only))})"
+            params += only
+        with self._lock:
+            ids = [r[0] for r in db.execute(sql + " ORDER BY bm25(chunks_fts) LIMIT ?", [*params, 3 * limit + 30])]
+            if not ids:
+                return {}
+            total, total_terms = db.execute("SELECT count(*), coalesce(sum(n_terms), 0) FROM chunks").fetchone()
+            counts = dict(db.execute(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({','.join('?' * len(tokens))})", tokens).fetchall())
+            rows = db.execute(f"SELECT rowid, terms FROM chunks_fts WHERE rowid IN ({','.join('?' * len(ids))})", ids).fetchall()
+        avg_len = (total_terms / total) if total else 1.0
+        idf = {t: math.log(1 + (total - counts.get(t, 0) + 0.5) / (counts.get(t, 0) + 0.5)) for t in tokens}
+        ceiling = sum(idf.values())
+        scores: dict[int, float] = {}
+        for rowid, text in rows:
+            doc = text.split()
+            tf = Counter(doc)
+            norm = 1 - B + B * len(doc) / (avg_len or 1)
+            raw = sum(idf[t] * tf[t] * (K1 + 1) / (tf[t] + K1 * norm) for t in tokens if tf.get(t))
+            if raw > 0:
+                scores[rowid] = min(1.0, raw / ceiling)
+        return dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit])
+
+    def _matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        db = self._db()
+        with self._lock:
+            version = self._version(db)
+            if self._vectors is None or self._vectors[0] != version:
+                rows = db.execute("SELECT id, vector FROM chunks WHERE vector IS NOT NULL ORDER BY id").fetchall()
+                ids = np.array([r[0] for r in rows], dtype=np.int64)
+                matrix = np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows]) if rows else np.zeros((0, 1), np.float32)
+                self._vectors = (version, ids, matrix)
+            return self._vectors[1], self._vectors[2]
+
+    def _semantic(self, query: str, where: str, args: list[Any]) -> dict[int, float]:
+        assert self.embedder is not None
+        ids, matrix = self._matrix()
+        if not len(ids):
+            return {}
+        db = self._db()
+        with self._lock:
+            allowed = np.array([r[0] for r in db.execute(f"SELECT c.id FROM chunks c WHERE {where}", args)], dtype=np.int64)
+        mask = np.isin(ids, allowed)
+        if not mask.any():
+            return {}
+        started = time.perf_counter()
+        vector = self.embedder.embed([query[:MAX_QUERY_CHARS]], "query")[0]
+        self.last_trace["query_embedding_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        cosines = matrix[mask] @ vector
+        return {int(i): self.embedder.calibrate(float(c)) for i, c in zip(ids[mask], cosines, strict=True)}
+
+    def search(
+        self,
+        query: str,
+        *,
+        tenant: str,
+        scope: str | None = None,
+        groups: Iterable[str] | None = None,
+        k: int = 10,
+        mode: Mode = "hybrid",
+    ) -> list[Hit]:
+        check_mode(mode)
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise ValueError("k must be a positive integer")
+        where, args = self._filter(tenant, scope, groups)
+        self.last_trace = {"mode": mode}
+        if not isinstance(query, str) or not query.strip():
+            return []
+        if mode != "keyword" and self.embedder is None:
+            self.last_trace = {"mode": "keyword", "fallback": f"{mode} search on a keyword-only index runs as keyword"}
+            mode = "keyword"
+        if mode == "keyword":
+            scores = self._keyword(query, where, args, k)
+            return self._hits(dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]))
+        semantic = self._semantic(query, where, args)
+        if mode == "semantic":
+            ranked = sorted(((i, s) for i, s in semantic.items() if s > 0), key=lambda kv: (-kv[1], kv[0]))[:k]
+            return self._hits(dict(ranked))
+        depth = max(50, 4 * k)
+        keyword = self._keyword(query, where, args, depth)
+        top_semantic = dict(sorted(semantic.items(), key=lambda kv: (-kv[1], kv[0]))[:depth])
+        missing = [i for i in top_semantic if i not in keyword]
+        keyword.update(self._keyword(query, where, args, len(missing) or 1, only=missing))
+        candidates = {i: semantic.get(i, 0.0) for i in {*keyword, *top_semantic}}
+        return self._hits(dict(fuse(keyword, candidates, k, semantic_floor=0.4)))
+
+    def retriever(self, *, tenant: str, scope: str | None = None, groups: Iterable[str] | None = None, k: int = 8, mode: Mode = "hybrid"):
+        return make_retriever(self, tenant=tenant, scope=scope, groups=groups, k=k, mode=mode)
+
+    def stats(self) -> dict[str, Any]:
+        db = self._db()
+        with self._lock:
+            meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+            documents = db.execute("SELECT count(*) FROM documents").fetchone()[0]
+            chunks = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            tenants = db.execute("SELECT count(DISTINCT tenant) FROM documents").fetchone()[0]
+        return {
+            "backend": "sqlite",
+            "path": str(self.path),
+            "documents": documents,
+            "chunks": chunks,
+            "tenants": tenants,
+            "embed_model": meta.get("embed_model"),
+            "embed_dim": int(meta["embed_dim"]) if "embed_dim" in meta else None,
+            "bytes": self.path.stat().st_size if self.path.exists() else 0,
+        }
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None

@@ -1,0 +1,159 @@
+"""One contract every `Index` adapter passes. Subclass `IndexContract` and provide an `index` fixture."""
+
+from __future__ import annotations
+
+import pytest
+
+from sourcerer import ask
+from sourcerer.models import receipt_of
+from sourcerer.store.models import Hit
+
+FAILOVER = (
+    "# Operations handbook\n\n## Failover\n\n"
+    "During the March drill, the failover cutover from the primary region to the standby region completed in 42 seconds.\n"
+    "The database replica lag stayed under two seconds throughout.\n\n"
+    "## Billing\n\nInvoices are sent on the first business day of each month.\n"
+)
+
+
+def _doc(uri, text, **kw):
+    return {"source_uri": uri, "text": text, "tenant": kw.pop("tenant", "acme"), **kw}
+
+
+class IndexContract:
+    @pytest.fixture
+    def index(self):  # pragma: no cover - provided by subclasses
+        raise NotImplementedError
+
+    # --- ingest, search, delete ---------------------------------------------------------------------
+
+    def test_ingest_then_search_returns_located_receipted_hits(self, index):
+        result = index.ingest_document(_doc("handbook/ops.md", FAILOVER, scope="acme/alpha/backend", metadata={"title": "Ops"}))
+        assert result["status"] == "ingested" and result["chunks"] >= 2
+
+        hits = index.search("failover cutover time", tenant="acme", scope="acme/alpha", k=3)
+
+        top = hits[0]
+        assert isinstance(top, Hit)
+        assert "42 seconds" in top.text
+        assert top.document_id == result["document_id"]
+        assert top.source_uri == "handbook/ops.md"
+        assert top.label == "ops.md › Operations handbook › Failover"
+        assert top.receipt == receipt_of(top.text)
+        assert top.locator.kind == "lines" and top.locator.start == 5
+        assert top.scope == "acme/alpha/backend"
+        assert top.metadata == {"title": "Ops"}
+        assert all(0.0 <= h.score <= 1.0 for h in hits)
+
+    @pytest.mark.parametrize("mode", ["keyword", "semantic", "hybrid"])
+    def test_every_mode_ranks_the_answer_first(self, index, mode):
+        index.ingest_document(_doc("ops.md", FAILOVER))
+        index.ingest_document(_doc("menu.md", "# Cafeteria\n\nThe cafeteria serves lunch from noon until two.\n"))
+        hits = index.search("how long did the failover cutover take", tenant="acme", k=5, mode=mode)
+        assert hits and "failover" in hits[0].text
+
+    def test_reingesting_unchanged_content_changes_nothing(self, index):
+        first = index.ingest_document(_doc("ops.md", FAILOVER))
+        before = [h.unit_id for h in index.search("failover", tenant="acme", k=10, mode="keyword")]
+        again = index.ingest_document(_doc("ops.md", FAILOVER))
+        after = [h.unit_id for h in index.search("failover", tenant="acme", k=10, mode="keyword")]
+        assert again == {"document_id": first["document_id"], "chunks": first["chunks"], "status": "unchanged"}
+        assert before == after
+        assert len(index.list_documents("acme")) == 1
+
+    def test_changed_content_replaces_every_old_chunk(self, index):
+        first = index.ingest_document(_doc("ops.md", FAILOVER))
+        old_ids = [h.unit_id for h in index.search("failover cutover", tenant="acme", k=10, mode="keyword")]
+        changed = FAILOVER.replace("42 seconds", "97 seconds")
+        second = index.ingest_document(_doc("ops.md", changed))
+        assert second["status"] == "replaced" and second["document_id"] == first["document_id"]
+        texts = [h.text for h in index.search("failover cutover seconds", tenant="acme", k=10)]
+        assert any("97 seconds" in t for t in texts)
+        assert not any("42 seconds" in t for t in texts)
+        changed_ids = {h.unit_id for h in index.get_chunks("acme", old_ids)}
+        assert all("42 seconds" not in h.text for h in index.get_chunks("acme", old_ids))
+        assert len(changed_ids) < len(old_ids) or not old_ids
+
+    def test_delete_removes_the_document_and_its_chunks(self, index):
+        result = index.ingest_document(_doc("ops.md", FAILOVER))
+        assert index.delete_document("acme", result["document_id"]) is True
+        assert index.search("failover", tenant="acme", k=5) == []
+        assert index.list_documents("acme") == []
+        assert index.delete_document("acme", result["document_id"]) is False
+
+    # --- isolation ---------------------------------------------------------------------------------
+
+    def test_scope_sees_its_subtree_never_a_prefix_look_alike(self, index):
+        index.ingest_document(_doc("a.md", "The alpha team owns the failover runbook.", scope="acme/alpha"))
+        index.ingest_document(_doc("b.md", "The backend failover takes 42 seconds.", scope="acme/alpha/backend"))
+        index.ingest_document(_doc("c.md", "The alphabet team owns the failover poster.", scope="acme/alphabet"))
+        for mode in ("keyword", "semantic", "hybrid"):
+            scopes = {h.scope for h in index.search("failover", tenant="acme", scope="acme/alpha", k=10, mode=mode)}
+            assert scopes <= {"acme/alpha", "acme/alpha/backend"} and "acme/alpha/backend" in scopes
+        assert {d["scope"] for d in index.list_documents("acme", "acme/alpha")} == {"acme/alpha", "acme/alpha/backend"}
+
+    def test_tenants_never_see_each_other(self, index):
+        index.ingest_document(_doc("ops.md", FAILOVER, tenant="acme", scope="acme"))
+        index.ingest_document(_doc("ops.md", FAILOVER.replace("42", "13"), tenant="globex", scope="acme"))
+        for mode in ("keyword", "semantic", "hybrid"):
+            texts = [h.text for h in index.search("failover cutover", tenant="globex", k=10, mode=mode)]
+            assert texts and all("42 seconds" not in t for t in texts)
+        assert [d["source_uri"] for d in index.list_documents("globex")] == ["ops.md"]
+        hit = index.search("failover", tenant="acme", k=1)[0]
+        assert index.get_chunks("globex", [hit.unit_id]) == []
+
+    def test_acl_groups_gate_visibility(self, index):
+        index.ingest_document(_doc("secret.md", "The failover password rotates weekly.", acl=["engineering"]))
+        index.ingest_document(_doc("public.md", "The failover drill is announced by email."))
+        for mode in ("keyword", "semantic", "hybrid"):
+            def sources(groups, mode=mode):
+                return {h.source_uri for h in index.search("failover", tenant="acme", groups=groups, k=10, mode=mode)}
+
+            assert sources(None) == {"public.md"}
+            assert sources(["sales"]) == {"public.md"}
+            assert sources(["engineering"]) == {"public.md", "secret.md"}
+
+    # --- hostile and unusual queries -----------------------------------------------------------------
+
+    @pytest.mark.parametrize("query", ["", "   ", "the of and"])
+    def test_empty_or_stopword_queries_return_nothing_in_keyword_mode(self, index, query):
+        index.ingest_document(_doc("ops.md", FAILOVER))
+        assert index.search(query, tenant="acme", k=5, mode="keyword") == []
+
+    def test_operator_characters_are_just_text(self, index):
+        index.ingest_document(_doc("ops.md", FAILOVER))
+        for query in ['"failover', "failover*", "-failover", "failover NEAR cutover", "title:failover", "a OR b AND (c", "^~{}[]\\/!"]:
+            hits = index.search(query, tenant="acme", k=3)
+            assert isinstance(hits, list)
+        assert "failover" in index.search('title:"failover" AND -cutover*', tenant="acme", k=3, mode="keyword")[0].text
+
+    def test_huge_query_is_cut_not_fatal(self, index):
+        index.ingest_document(_doc("ops.md", FAILOVER))
+        hits = index.search("failover cutover " + "lorem ipsum " * 5000, tenant="acme", k=3)
+        assert hits and "failover" in hits[0].text
+
+    def test_unicode_documents_and_queries(self, index):
+        index.ingest_document(_doc("zh.txt", "北京是中华人民共和国的首都。上海是最大的城市。"))
+        index.ingest_document(_doc("ar.txt", "القاهرة هي عاصمة جمهورية مصر العربية."))
+        index.ingest_document(_doc("fr.txt", "Le café de la gare ouvre à sept heures."))
+        assert index.search("中国的首都", tenant="acme", k=1, mode="keyword")[0].source_uri == "zh.txt"
+        assert index.search("ما هي عاصمة مصر", tenant="acme", k=1, mode="keyword")[0].source_uri == "ar.txt"
+        assert index.search("CAFE gare", tenant="acme", k=1, mode="keyword")[0].source_uri == "fr.txt"
+
+    def test_bad_k_and_mode_are_errors(self, index):
+        with pytest.raises(ValueError):
+            index.search("failover", tenant="acme", k=0)
+        with pytest.raises(ValueError):
+            index.search("failover", tenant="acme", mode="fuzzy")
+
+    # --- the retriever for ask() -----------------------------------------------------------------------
+
+    def test_retriever_grounds_a_cited_answer(self, index):
+        index.ingest_document(_doc("handbook/ops.md", FAILOVER, scope="acme/alpha/backend"))
+        answer = ask("How long did the failover cutover take?", retriever=index.retriever(tenant="acme", scope="acme/alpha"), verify="strict")
+        assert answer.refused is False, answer.trace
+        citation = answer.citations[0]
+        assert "42 seconds" in citation.text
+        assert citation.unit_id and citation.source_uri == "handbook/ops.md"
+        assert citation.locator.kind == "lines"
+        assert answer.faithfulness.faithful is True

@@ -1,0 +1,67 @@
+"""The SQLite adapter against the Index contract, plus what only a file-backed index can show."""
+
+import pytest
+from index_contract import FAILOVER, IndexContract
+
+from sourcerer.errors import ConfigurationError
+from sourcerer.retrieval.embedders import local_embedder
+from sourcerer.store import open_index
+from sourcerer.store.sqlite import SQLiteIndex
+
+
+class TestSQLiteIndex(IndexContract):
+    @pytest.fixture
+    def index(self, tmp_path):
+        index = SQLiteIndex(tmp_path / "index.db", embedder=local_embedder())
+        yield index
+        index.close()
+
+
+def test_opening_with_another_embedding_model_is_a_configuration_error(tmp_path):
+    SQLiteIndex(tmp_path / "i.db", embedder=local_embedder()).ingest_document({"source_uri": "a.txt", "text": FAILOVER})
+    with pytest.raises(ConfigurationError, match="built with embedding model"):
+        SQLiteIndex(tmp_path / "i.db", embedder=None).search("failover", tenant="local")
+
+
+def test_keyword_only_index_runs_semantic_as_keyword_and_says_so(tmp_path):
+    index = SQLiteIndex(tmp_path / "k.db", embedder=None)
+    index.ingest_document({"source_uri": "a.txt", "text": FAILOVER})
+    hits = index.search("failover cutover", tenant="local", mode="hybrid")
+    assert hits and index.last_trace["mode"] == "keyword" and "keyword-only" in index.last_trace["fallback"]
+
+
+def test_a_failed_ingest_leaves_the_previous_version_whole(tmp_path):
+    class Exploding:
+        model_id = "test:exploding"
+        calls = 0
+
+        def embed(self, texts, role):
+            import numpy as np
+
+            Exploding.calls += 1
+            if Exploding.calls > 1:
+                raise RuntimeError("embedder died mid-ingest")
+            return np.ones((len(texts), 4), dtype=np.float32) / 2
+
+        def calibrate(self, cosine):
+            return cosine
+
+    index = SQLiteIndex(tmp_path / "x.db", embedder=Exploding())
+    index.ingest_document({"source_uri": "a.txt", "text": FAILOVER})
+    with pytest.raises(RuntimeError):
+        index.ingest_document({"source_uri": "a.txt", "text": FAILOVER.replace("42", "97")})
+    texts = [h.text for h in index.search("failover", tenant="local", mode="keyword")]
+    assert any("42 seconds" in t for t in texts) and not any("97" in t for t in texts)
+
+
+def test_open_index_urls(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert open_index("sqlite:///rel/index.db", embedder="none").path.as_posix() == "rel/index.db"
+    assert open_index(f"sqlite:///{tmp_path}/abs.db", embedder="none").path == tmp_path / "abs.db"
+    monkeypatch.setenv("SOURCERER_HOME", str(tmp_path / "home"))
+    assert open_index(embedder="none").path == tmp_path / "home" / "index.db"
+    with pytest.raises(ConfigurationError):
+        open_index("mysql://x/y")
+    os_index = open_index("opensearch+https://user:p%40ss@search.example.com/docs?aws=aoss&region=eu-west-1", embedder="none")
+    assert (os_index.host, os_index.port, os_index.index, os_index.serverless, os_index.region) == ("search.example.com", 443, "docs", True, "eu-west-1")
+    assert os_index.http_auth == ("user", "p@ss")
