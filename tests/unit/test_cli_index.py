@@ -1,0 +1,80 @@
+"""`sourcerer ingest / search / documents / ask` over the embedded index, as a user runs them."""
+
+import json
+
+import pytest
+
+from sourcerer.cli import main
+
+HANDBOOK = {
+    "ops.md": (
+        "# Operations\n\n## Failover\n\nDuring the March drill, the failover cutover from the primary region to the standby "
+        "region completed in 42 seconds.\nThe database replica lag stayed under two seconds throughout.\n"
+    ),
+    "people.md": "# People\n\nEngineers get a laptop on their first day.\n",
+    "broken.json": "{not json",
+    "image.png": "\x89PNG",
+}
+
+
+@pytest.fixture
+def handbook(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCERER_HOME", str(tmp_path / "home"))
+    folder = tmp_path / "handbook"
+    folder.mkdir()
+    for name, text in HANDBOOK.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def _run(capsys, *argv):
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_ingest_shows_progress_and_a_summary_with_reasons(handbook, capsys):
+    code, out, err = _run(capsys, "ingest", str(handbook), "--scope", "acme/alpha/backend", "--acl", "engineering", "--tenant", "acme")
+    assert code == 0
+    assert "4/4 files" in err
+    assert out.startswith("2 ingested, 0 unchanged, 0 replaced, 2 skipped")
+    assert "broken.json: not valid JSON" in out and "image.png: unsupported file type '.png'" in out
+    code, out, _ = _run(capsys, "ingest", str(handbook), "--scope", "acme/alpha/backend", "--acl", "engineering", "--tenant", "acme")
+    assert out.startswith("0 ingested, 2 unchanged")
+
+
+def test_search_json_respects_scope_and_groups(handbook, capsys):
+    _run(capsys, "ingest", str(handbook), "--scope", "acme/alpha/backend", "--acl", "engineering", "--tenant", "acme")
+    _, out, _ = _run(capsys, "search", "failover cutover time", "--tenant", "acme", "--scope", "acme/alpha", "--groups", "engineering", "--json")
+    hits = json.loads(out)["hits"]
+    assert hits[0]["source_uri"].endswith("ops.md") and hits[0]["locator"]["kind"] == "lines"
+    _, out, _ = _run(capsys, "search", "failover cutover time", "--tenant", "acme", "--scope", "acme/alpha", "--json")
+    assert json.loads(out)["hits"] == []  # no group, no ACL'd documents
+    _, out, _ = _run(capsys, "search", "failover", "--tenant", "acme", "--scope", "acme/alphabet", "--groups", "engineering")
+    assert out.strip() == "no results"
+
+
+def test_ask_over_the_index_with_strict_verification(handbook, capsys):
+    _run(capsys, "ingest", str(handbook), "--scope", "acme/alpha/backend", "--tenant", "acme")
+    code, out, _ = _run(capsys, "ask", "How long did the failover cutover take?", "--tenant", "acme", "--scope", "acme/alpha", "--verify", "strict", "--json")
+    answer = json.loads(out)
+    assert code == 0 and answer["refused"] is False
+    assert "42 seconds" in answer["answer"]
+    assert answer["citations"][0]["unit_id"].startswith("u_")
+    assert answer["faithfulness"]["faithful"] is True
+
+
+def test_documents_list_and_delete(handbook, capsys):
+    _run(capsys, "ingest", str(handbook), "--scope", "acme/alpha", "--tenant", "acme")
+    _, out, _ = _run(capsys, "documents", "list", "--tenant", "acme", "--scope", "acme/alpha", "--json")
+    docs = json.loads(out)
+    assert sorted(d["source_uri"].split("/")[-1] for d in docs) == ["ops.md", "people.md"]
+    code, out, _ = _run(capsys, "documents", "delete", docs[0]["document_id"], "--tenant", "acme")
+    assert code == 0 and "deleted" in out
+    code, _, err = _run(capsys, "documents", "delete", docs[0]["document_id"], "--tenant", "acme")
+    assert code == 1 and "no document" in err
+
+
+def test_bad_scope_is_a_clear_error(handbook, capsys):
+    code, _, err = _run(capsys, "search", "x", "--scope", "acme/../globex")
+    assert code == 2 and "invalid scope" in err

@@ -1,0 +1,183 @@
+"""The OpenSearch adapter's exact requests, sent by the real opensearch-py client to a loopback server."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from fakes import FakeOpenSearch
+
+from sourcerer.errors import ProviderError
+from sourcerer.models import receipt_of
+from sourcerer.store.models import scope_ancestors
+from sourcerer.store.opensearch import OpenSearchIndex, access_filter, index_body
+from sourcerer.text import terms
+
+ROOT = Path(__file__).resolve().parents[2]
+TEXT = "The failover cutover took 42 seconds."
+
+
+class FourD:
+    """A deterministic 4-d embedder so request bodies can be asserted exactly."""
+
+    model_id = "test:4d"
+
+    def embed(self, texts, role):
+        return np.array([[0.5, 0.5, 0.5, 0.5]] * len(texts), dtype=np.float32)
+
+    def calibrate(self, cosine):
+        return max(0.0, min(1.0, cosine))
+
+
+@pytest.fixture
+def cluster():
+    fake = FakeOpenSearch()
+    yield fake
+    fake.close()
+
+
+def _index(cluster, **kw):
+    return OpenSearchIndex(host="127.0.0.1", port=cluster.port, index="docs", embedder=FourD(), backoff_s=0.0, **kw)
+
+
+def _no_existing(cluster):
+    cluster.route("POST", "/docs/_search", (200, {"hits": {"total": {"value": 0}, "hits": []}}))
+
+
+def test_committed_mapping_matches_the_code():
+    assert json.loads((ROOT / "infra/opensearch/index.json").read_text()) == index_body(384)
+
+
+def test_init_creates_the_index_with_the_embedder_dimension(cluster):
+    cluster.route("HEAD", "/docs", (404, {}))
+    cluster.route("PUT", "/docs", (200, {"acknowledged": True}))
+    assert _index(cluster).init() == {"index": "docs", "action": "created"}
+    body = cluster.sent("PUT", "/docs")[0]["body"]
+    assert body == index_body(4)
+    assert body["mappings"]["properties"]["embedding"]["dimension"] == 4
+    assert body["settings"]["index"]["knn"] is True
+
+
+def test_init_updates_an_existing_index(cluster):
+    cluster.route("HEAD", "/docs", (200, {}))
+    cluster.route("GET", "/docs/_mapping", (200, {"docs": {"mappings": {"properties": {"embedding": {"dimension": 4}}}}}))
+    cluster.route("PUT", "/docs/_mapping", (200, {"acknowledged": True}))
+    assert _index(cluster).init()["action"] == "updated"
+    assert cluster.sent("PUT", "/docs/_mapping")[0]["body"] == {"properties": index_body(4)["mappings"]["properties"]}
+
+
+def test_ingest_sends_one_bulk_with_ids_terms_vectors_and_filters(cluster):
+    _no_existing(cluster)
+    cluster.route("POST", "/_bulk", (200, {"errors": False, "items": [{"index": {"status": 201}}]}))
+    result = _index(cluster).ingest_document({"source_uri": "ops.txt", "text": TEXT, "tenant": "acme", "scope": "acme/alpha/backend", "acl": ["eng"]})
+
+    assert result["status"] == "ingested" and result["chunks"] == 1
+    lookup = cluster.sent("POST", "/docs/_search")[0]["body"]
+    assert lookup["query"]["bool"]["filter"] == [{"term": {"tenant": "acme"}}, {"term": {"document_id": result["document_id"]}}]
+    bulk = cluster.sent("POST", "/_bulk")[0]
+    assert "refresh=wait_for" in bulk["query"]
+    action, source = bulk["body"]
+    assert action == {"index": {"_index": "docs", "_id": source["unit_id"]}}
+    assert source["tenant"] == "acme" and source["scope"] == "acme/alpha/backend"
+    assert source["scope_ancestors"] == ["acme", "acme/alpha", "acme/alpha/backend"] == scope_ancestors("acme/alpha/backend")
+    assert source["acl"] == ["eng"] and source["public"] is False
+    assert source["terms"] == " ".join(terms(TEXT))
+    assert source["text"] == TEXT and source["receipt"] == receipt_of(TEXT)
+    assert source["locator"] == {"kind": "lines", "start": 1, "end": 1}
+    assert source["embedding"] == [0.5, 0.5, 0.5, 0.5]
+
+
+def test_serverless_sends_no_document_ids_and_never_refreshes(cluster):
+    _no_existing(cluster)
+    cluster.route("POST", "/_bulk", (200, {"errors": False, "items": [{"index": {"status": 201}}]}))
+    _index(cluster, aws_service=None).ingest_document({"source_uri": "a.txt", "text": TEXT})
+    serverless = _index(cluster)
+    serverless.serverless = True
+    serverless.ingest_document({"source_uri": "b.txt", "text": TEXT})
+    bulk = cluster.sent("POST", "/_bulk")[-1]
+    assert bulk["body"][0] == {"index": {"_index": "docs"}}
+    assert "refresh" not in bulk["query"]
+
+
+def test_bulk_items_rejected_with_429_are_retried_alone(cluster):
+    _no_existing(cluster)
+    text = " ".join(f"Sentence {i} is about failover drills number {i}." for i in range(60))
+    cluster.route(
+        "POST", "/_bulk",
+        (200, {"errors": True, "items": [{"index": {"status": 201}}, {"index": {"status": 429, "error": {"type": "es_rejected_execution_exception"}}}]}),
+        (200, {"errors": False, "items": [{"index": {"status": 201}}]}),
+    )
+    index = _index(cluster)
+    index.chunk_settings = None
+    result = index.ingest_document({"source_uri": "long.txt", "text": text})
+    first, retry = cluster.sent("POST", "/_bulk")
+    assert result["chunks"] == len(first["body"]) // 2 >= 2
+    assert retry["body"] == first["body"][2:4]
+
+
+def test_other_bulk_item_errors_fail_loudly(cluster):
+    _no_existing(cluster)
+    cluster.route("POST", "/_bulk", (200, {"errors": True, "items": [{"index": {"status": 400, "error": {"type": "mapper_parsing_exception"}}}]}))
+    with pytest.raises(ProviderError, match="mapper_parsing_exception"):
+        _index(cluster).ingest_document({"source_uri": "a.txt", "text": TEXT})
+
+
+def test_changed_document_indexes_new_chunks_then_deletes_old_ones(cluster):
+    cluster.route("POST", "/docs/_search", (200, {"hits": {"hits": [{"_source": {"content_hash": "old"}}]}}))
+    cluster.route("POST", "/_bulk", (200, {"errors": False, "items": [{"index": {"status": 201}}]}))
+    cluster.route("POST", "/docs/_delete_by_query", (200, {"deleted": 3}))
+    result = _index(cluster).ingest_document({"source_uri": "a.txt", "text": TEXT, "tenant": "acme"})
+    assert result["status"] == "replaced"
+    order = [r["path"] for r in cluster.requests]
+    assert order.index("/_bulk") < order.index("/docs/_delete_by_query")
+    query = cluster.sent("POST", "/docs/_delete_by_query")[0]["body"]["query"]["bool"]
+    assert query["filter"] == [{"term": {"tenant": "acme"}}, {"term": {"document_id": result["document_id"]}}]
+    assert query["must_not"] == [{"term": {"content_hash": cluster.sent("POST", "/_bulk")[0]["body"][1]["content_hash"]}}]
+
+
+def _source(unit, text, doc="d1"):
+    return {"unit_id": unit, "document_id": doc, "source_uri": f"{doc}.txt", "label": doc, "text": text, "locator": {"kind": "lines", "start": 1, "end": 1},
+            "receipt": receipt_of(text), "scope": "acme/alpha", "metadata": {}, "content_hash": "h", "ingested_at": "2026-11-30T00:00:00+00:00"}
+
+
+def test_hybrid_search_is_one_msearch_with_the_filter_inside_both_queries(cluster):
+    cluster.route("POST", "/_msearch", (200, {"responses": [
+        {"hits": {"hits": [{"_score": 2.0, "_source": _source("u1", "failover cutover", "d1")}]}},
+        {"hits": {"total": {"value": 10}}, "aggregations": {"t0": {"doc_count": 1}, "t1": {"doc_count": 1}}},
+        {"hits": {"hits": [{"_score": 0.9, "_source": _source("u2", "switch to standby", "d2")}, {"_score": 0.8, "_source": _source("u1", "failover cutover", "d1")}]}},
+    ]}))
+    hits = _index(cluster).search("failover cutover", tenant="acme", scope="acme/alpha", groups=["eng"], k=5)
+
+    lines = cluster.sent("POST", "/_msearch")[0]["body"]
+    filters = access_filter("acme", "acme/alpha", ["eng"])
+    assert filters == [
+        {"term": {"tenant": "acme"}},
+        {"term": {"scope_ancestors": "acme/alpha"}},
+        {"bool": {"should": [{"term": {"public": True}}, {"terms": {"acl": ["eng"]}}], "minimum_should_match": 1}},
+    ]
+    assert lines[0] == lines[2] == lines[4] == {"index": "docs"}
+    assert lines[1]["query"] == {"bool": {"must": {"match": {"terms": {"query": "failover cutover"}}}, "filter": filters}}
+    assert lines[3]["aggs"] == {"t0": {"filter": {"term": {"terms": "failover"}}}, "t1": {"filter": {"term": {"terms": "cutover"}}}}
+    assert lines[5]["query"] == {"knn": {"embedding": {"vector": [0.5, 0.5, 0.5, 0.5], "k": 50, "filter": {"bool": {"filter": filters}}}}}
+    assert lines[1]["size"] == lines[5]["size"] == 50
+    assert [h.unit_id for h in hits] == ["u1", "u2"]  # u1 is in both lists: RRF puts it first
+    assert all(0 <= h.score <= 1 for h in hits)
+
+
+def test_a_failed_msearch_item_is_a_provider_error(cluster):
+    cluster.route("POST", "/_msearch", (200, {"responses": [{"error": {"type": "search_phase_execution_exception"}}, {}, {}]}))
+    with pytest.raises(ProviderError, match="search_phase_execution_exception"):
+        _index(cluster).search("failover", tenant="acme")
+
+
+def test_keyword_search_without_acl_groups_sees_only_public_chunks(cluster):
+    cluster.route("POST", "/_msearch", (200, {"responses": [{"hits": {"hits": []}}, {"hits": {"total": {"value": 0}}, "aggregations": {"t0": {"doc_count": 0}}}]}))
+    assert _index(cluster).search("failover", tenant="acme", mode="keyword") == []
+    lines = cluster.sent("POST", "/_msearch")[0]["body"]
+    assert len(lines) == 4
+    assert lines[1]["query"]["bool"]["filter"][-1] == {"bool": {"should": [{"term": {"public": True}}], "minimum_should_match": 1}}
+
+
+def test_constructing_the_adapter_connects_nowhere():
+    index = OpenSearchIndex(host="127.0.0.1", port=9, index="docs")
+    assert index._client is None

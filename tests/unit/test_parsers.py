@@ -1,0 +1,137 @@
+"""Parsers and chunking: every format maps its text back to where it came from."""
+
+import io
+import json
+
+import pytest
+
+from sourcerer.store.base import prepare
+from sourcerer.store.chunking import ChunkSettings, chunk_pieces
+from sourcerer.store.models import Document
+from sourcerer.store.parsers import UnsupportedDocument, parse
+
+
+def _chunks(uri, data, **kw):
+    doc = Document(source_uri=uri, content=data if isinstance(data, bytes) else data.encode(), **kw)
+    return prepare(doc).chunks
+
+
+def test_markdown_keeps_heading_path_and_line_numbers():
+    md = "# Guide\n\nIntro line.\n\n## Setup\n\nInstall **the** tool.\nThen run it.\n\n```\n# not a heading\n```\n"
+    chunks = _chunks("docs/guide.md", md)
+    assert [c.label for c in chunks] == ["guide.md › Guide", "guide.md › Guide › Setup"]
+    setup = chunks[1]
+    assert setup.text.startswith("Install the tool. Then run it.")
+    assert (setup.locator.kind, setup.locator.start) == ("lines", 7)
+    assert md.split("\n")[setup.locator.start - 1].startswith("Install")
+
+
+def test_plain_text_lines():
+    chunks = _chunks("notes.txt", "First sentence here.\nSecond one on line two.\n")
+    assert chunks[0].locator.model_dump() == {"kind": "lines", "start": 1, "end": 2}
+
+
+def test_html_main_content_without_scripts_or_navigation():
+    html = """<html><head><title>Refunds</title><script>var x = "evil";</script></head><body>
+    <nav>Home | Products | Contact</nav><main><h1>Refund policy</h1><p>Refunds take 5 business days.</p></main>
+    <footer>Copyright</footer></body></html>"""
+    parsed = parse(html.encode(), "refunds.html")
+    text = " ".join(p.text for p in parsed.pieces)
+    assert parsed.title == "Refunds"
+    assert "Refunds take 5 business days." in text
+    assert "evil" not in text and "Products" not in text and "Copyright" not in text
+    assert parsed.pieces[0].locator["kind"] == "char_span"
+
+
+def _pdf_bytes():
+    from reportlab.lib.pagesizes import letter
+    from reportlab.pdfgen import canvas
+
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=letter)
+    pdf.setTitle("Runbook")
+    pdf.drawString(72, 700, "Page one says hello.")
+    pdf.showPage()
+    pdf.drawString(100, 500, "The failover cutover took 42 seconds.")
+    pdf.showPage()
+    pdf.save()
+    return buffer.getvalue()
+
+
+def test_pdf_pages_and_word_boxes():
+    chunks = _chunks("runbook.pdf", _pdf_bytes())
+    second = next(c for c in chunks if "42 seconds" in c.text)
+    assert second.locator.kind == "page" and second.locator.page == 2
+    x0, y0, x1, y1 = second.locator.box
+    assert 99 <= x0 <= 101 and 495 <= y0 <= 502 and x1 > x0 + 100 and y1 > y0
+    assert second.label == "Runbook p.2"
+
+
+def test_webvtt_and_srt_cues_have_time_ranges():
+    vtt = "WEBVTT\n\n00:00:01.000 --> 00:00:04.500\nWelcome to the drill.\n\n00:01:00.000 --> 00:01:03.250\n<v Ana>The cutover took 42 seconds.\n"
+    srt = "1\n00:00:01,000 --> 00:00:04,500\nWelcome to the drill.\n\n2\n01:00:00,000 --> 01:00:02,000\nBye.\n"
+    vtt_chunks = chunk_pieces(parse(vtt.encode(), "talk.vtt").pieces, tenant="t", document_id="d", settings=ChunkSettings(max_words=6, overlap_pieces=0))
+    assert [c.locator.model_dump() for c in vtt_chunks] == [
+        {"kind": "time_range", "t_start_ms": 1000, "t_end_ms": 4500},
+        {"kind": "time_range", "t_start_ms": 60000, "t_end_ms": 63250},
+    ]
+    assert vtt_chunks[1].text == "The cutover took 42 seconds."
+    srt_pieces = parse(srt.encode(), "talk.srt").pieces
+    assert srt_pieces[1].locator == {"kind": "time_range", "t_start_ms": 3600000, "t_end_ms": 3602000}
+
+
+def test_json_and_jsonl_records():
+    jsonl = "\n".join(json.dumps(r) for r in [{"title": "A", "text": "Alpha text."}, {"id": 7, "body": "Beta text."}, {"n": 1}])
+    chunks = _chunks("records.jsonl", jsonl)
+    assert [(c.label, c.locator.model_dump()) for c in chunks] == [
+        ("records.jsonl › A", {"kind": "lines", "start": 1, "end": 1}),
+        ("records.jsonl › 7", {"kind": "lines", "start": 2, "end": 2}),
+    ]
+    assert _chunks("one.json", json.dumps({"content": "Gamma text."}))[0].text == "Gamma text."
+
+
+@pytest.mark.parametrize(
+    "uri,data,reason",
+    [
+        ("x.docx", b"PK..", "unsupported file type"),
+        ("bad.pdf", b"%PDF-1.4 garbage", "unreadable PDF"),
+        ("bad.json", b"{nope", "not valid JSON"),
+        ("bad.vtt", b"hello", "WebVTT"),
+        ("latin1.txt", "café".encode("latin-1"), "not UTF-8"),
+        ("empty.txt", b"   \n", "no text"),
+    ],
+)
+def test_broken_or_unknown_files_say_why(uri, data, reason):
+    with pytest.raises(UnsupportedDocument, match=reason):
+        _chunks(uri, data)
+
+
+def test_chunks_are_sentence_windows_with_overlap_and_stable_ids():
+    text = " ".join(f"Sentence number {i} talks about topic {i}." for i in range(40))
+    settings = ChunkSettings(max_words=40, overlap_pieces=1)
+    doc = Document(source_uri="long.txt", text=text)
+    first = chunk_pieces(parse(text.encode(), "long.txt").pieces, tenant="t", document_id=doc.document_id, settings=settings)
+    again = chunk_pieces(parse(text.encode(), "long.txt").pieces, tenant="t", document_id=doc.document_id, settings=settings)
+    assert len(first) > 3
+    assert all(c.text.endswith(".") for c in first)  # never cut inside a sentence
+    assert first[1].text.split(". ")[0] + "." == first[0].text.split(". ")[-1]  # one sentence of overlap
+    assert [c.unit_id for c in first] == [c.unit_id for c in again]
+
+
+def test_ingest_path_reports_every_file(tmp_path):
+    from sourcerer.store.sqlite import SQLiteIndex
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nAlpha beta gamma.\n")
+    (docs / "b.exe").write_bytes(b"\x00\x01")
+    (docs / "c.json").write_text("{broken")
+    index = SQLiteIndex(tmp_path / "i.db", embedder=None)
+    report = index.ingest_path(docs, tenant="acme", scope="acme/alpha")
+    outcome = {f.path.split("/")[-1]: (f.status, f.reason) for f in report.files}
+    assert outcome["a.md"] == ("ingested", None)
+    assert outcome["b.exe"][0] == "skipped" and "unsupported file type" in outcome["b.exe"][1]
+    assert outcome["c.json"][0] == "skipped" and "not valid JSON" in outcome["c.json"][1]
+    assert report.summary() == "1 ingested, 0 unchanged, 0 replaced, 2 skipped; 1 chunks written"
+    again = index.ingest_path(docs, tenant="acme", scope="acme/alpha")
+    assert [f.status for f in again.files if f.path.endswith("a.md")] == ["unchanged"]
