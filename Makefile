@@ -9,7 +9,7 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[local,aws,dev,bench]"
+	$(BIN)/pip install --quiet -e ".[local,aws,pdf,opensearch,dev,bench]"
 	touch $(STAMP)
 
 install: $(STAMP)

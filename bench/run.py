@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from bench import containment, refusal, speed, verification
+from bench import containment, refusal, retrieval, speed, verification
 
 
 def main() -> None:
@@ -15,6 +15,7 @@ def main() -> None:
     refusal.run(50 if quick else 250)
     containment.run(100 if quick else 1190)
     speed.run(5 if quick else 30)
+    retrieval.run(30 if quick else None)
 
 
 if __name__ == "__main__":

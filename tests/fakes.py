@@ -102,7 +102,11 @@ class FakeOpenSearch:
                 body: Any = None
                 if raw.strip():
                     lines = [line for line in raw.split("\n") if line.strip()]
-                    body = json.loads(raw) if len(lines) == 1 and not path.endswith(("_bulk", "_msearch")) else [json.loads(line) for line in lines]
+                    body = (
+                        json.loads(raw)
+                        if len(lines) == 1 and not path.endswith(("_bulk", "_msearch"))
+                        else [json.loads(line) for line in lines]
+                    )
                 fake.requests.append({"method": self.command, "path": path, "query": query, "body": body})
                 answers = fake.routes.get((self.command, path)) or [(404, {"error": f"no route {self.command} {path}"})]
                 status, payload = answers.pop(0) if len(answers) > 1 else answers[0]

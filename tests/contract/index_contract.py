@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from sourcerer import ask
 from sourcerer.models import receipt_of
 from sourcerer.store.models import Hit
@@ -106,6 +105,7 @@ class IndexContract:
         index.ingest_document(_doc("secret.md", "The failover password rotates weekly.", acl=["engineering"]))
         index.ingest_document(_doc("public.md", "The failover drill is announced by email."))
         for mode in ("keyword", "semantic", "hybrid"):
+
             def sources(groups, mode=mode):
                 return {h.source_uri for h in index.search("failover", tenant="acme", groups=groups, k=10, mode=mode)}
 
@@ -122,7 +122,15 @@ class IndexContract:
 
     def test_operator_characters_are_just_text(self, index):
         index.ingest_document(_doc("ops.md", FAILOVER))
-        for query in ['"failover', "failover*", "-failover", "failover NEAR cutover", "title:failover", "a OR b AND (c", "^~{}[]\\/!"]:
+        for query in [
+            '"failover',
+            "failover*",
+            "-failover",
+            "failover NEAR cutover",
+            "title:failover",
+            "a OR b AND (c",
+            "^~{}[]\\/!",
+        ]:
             hits = index.search(query, tenant="acme", k=3)
             assert isinstance(hits, list)
         assert "failover" in index.search('title:"failover" AND -cutover*', tenant="acme", k=3, mode="keyword")[0].text
@@ -150,7 +158,11 @@ class IndexContract:
 
     def test_retriever_grounds_a_cited_answer(self, index):
         index.ingest_document(_doc("handbook/ops.md", FAILOVER, scope="acme/alpha/backend"))
-        answer = ask("How long did the failover cutover take?", retriever=index.retriever(tenant="acme", scope="acme/alpha"), verify="strict")
+        answer = ask(
+            "How long did the failover cutover take?",
+            retriever=index.retriever(tenant="acme", scope="acme/alpha"),
+            verify="strict",
+        )
         assert answer.refused is False, answer.trace
         citation = answer.citations[0]
         assert "42 seconds" in citation.text

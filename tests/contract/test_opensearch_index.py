@@ -11,14 +11,15 @@ import uuid
 
 import pytest
 from index_contract import IndexContract
-
 from sourcerer.retrieval.embedders import local_embedder
 
 URL = os.environ.get("OPENSEARCH_URL")
 
 
 @pytest.mark.integration
-@pytest.mark.skipif(not URL, reason="set OPENSEARCH_URL=opensearch://host:9200 to run the Index contract against a real OpenSearch")
+@pytest.mark.skipif(
+    not URL, reason="set OPENSEARCH_URL=opensearch://host:9200 to run the Index contract against a real OpenSearch"
+)
 class TestOpenSearchIndex(IndexContract):
     @pytest.fixture
     def index(self):

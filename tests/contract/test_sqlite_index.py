@@ -2,7 +2,6 @@
 
 import pytest
 from index_contract import FAILOVER, IndexContract
-
 from sourcerer.errors import ConfigurationError
 from sourcerer.retrieval.embedders import local_embedder
 from sourcerer.store import open_index
@@ -63,5 +62,11 @@ def test_open_index_urls(tmp_path, monkeypatch):
     with pytest.raises(ConfigurationError):
         open_index("mysql://x/y")
     os_index = open_index("opensearch+https://user:p%40ss@search.example.com/docs?aws=aoss&region=eu-west-1", embedder="none")
-    assert (os_index.host, os_index.port, os_index.index, os_index.serverless, os_index.region) == ("search.example.com", 443, "docs", True, "eu-west-1")
+    assert (os_index.host, os_index.port, os_index.index, os_index.serverless, os_index.region) == (
+        "search.example.com",
+        443,
+        "docs",
+        True,
+        "eu-west-1",
+    )
     assert os_index.http_auth == ("user", "p@ss")

@@ -3,7 +3,6 @@
 import json
 
 import pytest
-
 from sourcerer.cli import main
 
 HANDBOOK = {
@@ -34,18 +33,33 @@ def _run(capsys, *argv):
 
 
 def test_ingest_shows_progress_and_a_summary_with_reasons(handbook, capsys):
-    code, out, err = _run(capsys, "ingest", str(handbook), "--scope", "acme/alpha/backend", "--acl", "engineering", "--tenant", "acme")
+    code, out, err = _run(
+        capsys, "ingest", str(handbook), "--scope", "acme/alpha/backend", "--acl", "engineering", "--tenant", "acme"
+    )
     assert code == 0
     assert "4/4 files" in err
     assert out.startswith("2 ingested, 0 unchanged, 0 replaced, 2 skipped")
     assert "broken.json: not valid JSON" in out and "image.png: unsupported file type '.png'" in out
-    code, out, _ = _run(capsys, "ingest", str(handbook), "--scope", "acme/alpha/backend", "--acl", "engineering", "--tenant", "acme")
+    code, out, _ = _run(
+        capsys, "ingest", str(handbook), "--scope", "acme/alpha/backend", "--acl", "engineering", "--tenant", "acme"
+    )
     assert out.startswith("0 ingested, 2 unchanged")
 
 
 def test_search_json_respects_scope_and_groups(handbook, capsys):
     _run(capsys, "ingest", str(handbook), "--scope", "acme/alpha/backend", "--acl", "engineering", "--tenant", "acme")
-    _, out, _ = _run(capsys, "search", "failover cutover time", "--tenant", "acme", "--scope", "acme/alpha", "--groups", "engineering", "--json")
+    _, out, _ = _run(
+        capsys,
+        "search",
+        "failover cutover time",
+        "--tenant",
+        "acme",
+        "--scope",
+        "acme/alpha",
+        "--groups",
+        "engineering",
+        "--json",
+    )
     hits = json.loads(out)["hits"]
     assert hits[0]["source_uri"].endswith("ops.md") and hits[0]["locator"]["kind"] == "lines"
     _, out, _ = _run(capsys, "search", "failover cutover time", "--tenant", "acme", "--scope", "acme/alpha", "--json")
@@ -56,7 +70,18 @@ def test_search_json_respects_scope_and_groups(handbook, capsys):
 
 def test_ask_over_the_index_with_strict_verification(handbook, capsys):
     _run(capsys, "ingest", str(handbook), "--scope", "acme/alpha/backend", "--tenant", "acme")
-    code, out, _ = _run(capsys, "ask", "How long did the failover cutover take?", "--tenant", "acme", "--scope", "acme/alpha", "--verify", "strict", "--json")
+    code, out, _ = _run(
+        capsys,
+        "ask",
+        "How long did the failover cutover take?",
+        "--tenant",
+        "acme",
+        "--scope",
+        "acme/alpha",
+        "--verify",
+        "strict",
+        "--json",
+    )
     answer = json.loads(out)
     assert code == 0 and answer["refused"] is False
     assert "42 seconds" in answer["answer"]

@@ -6,7 +6,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from fakes import FakeOpenSearch
-
 from sourcerer.errors import ProviderError
 from sourcerer.models import receipt_of
 from sourcerer.store.models import scope_ancestors
@@ -69,7 +68,9 @@ def test_init_updates_an_existing_index(cluster):
 def test_ingest_sends_one_bulk_with_ids_terms_vectors_and_filters(cluster):
     _no_existing(cluster)
     cluster.route("POST", "/_bulk", (200, {"errors": False, "items": [{"index": {"status": 201}}]}))
-    result = _index(cluster).ingest_document({"source_uri": "ops.txt", "text": TEXT, "tenant": "acme", "scope": "acme/alpha/backend", "acl": ["eng"]})
+    result = _index(cluster).ingest_document(
+        {"source_uri": "ops.txt", "text": TEXT, "tenant": "acme", "scope": "acme/alpha/backend", "acl": ["eng"]}
+    )
 
     assert result["status"] == "ingested" and result["chunks"] == 1
     lookup = cluster.sent("POST", "/docs/_search")[0]["body"]
@@ -103,8 +104,18 @@ def test_bulk_items_rejected_with_429_are_retried_alone(cluster):
     _no_existing(cluster)
     text = " ".join(f"Sentence {i} is about failover drills number {i}." for i in range(60))
     cluster.route(
-        "POST", "/_bulk",
-        (200, {"errors": True, "items": [{"index": {"status": 201}}, {"index": {"status": 429, "error": {"type": "es_rejected_execution_exception"}}}]}),
+        "POST",
+        "/_bulk",
+        (
+            200,
+            {
+                "errors": True,
+                "items": [
+                    {"index": {"status": 201}},
+                    {"index": {"status": 429, "error": {"type": "es_rejected_execution_exception"}}},
+                ],
+            },
+        ),
         (200, {"errors": False, "items": [{"index": {"status": 201}}]}),
     )
     index = _index(cluster)
@@ -117,7 +128,11 @@ def test_bulk_items_rejected_with_429_are_retried_alone(cluster):
 
 def test_other_bulk_item_errors_fail_loudly(cluster):
     _no_existing(cluster)
-    cluster.route("POST", "/_bulk", (200, {"errors": True, "items": [{"index": {"status": 400, "error": {"type": "mapper_parsing_exception"}}}]}))
+    cluster.route(
+        "POST",
+        "/_bulk",
+        (200, {"errors": True, "items": [{"index": {"status": 400, "error": {"type": "mapper_parsing_exception"}}}]}),
+    )
     with pytest.raises(ProviderError, match="mapper_parsing_exception"):
         _index(cluster).ingest_document({"source_uri": "a.txt", "text": TEXT})
 
@@ -136,16 +151,43 @@ def test_changed_document_indexes_new_chunks_then_deletes_old_ones(cluster):
 
 
 def _source(unit, text, doc="d1"):
-    return {"unit_id": unit, "document_id": doc, "source_uri": f"{doc}.txt", "label": doc, "text": text, "locator": {"kind": "lines", "start": 1, "end": 1},
-            "receipt": receipt_of(text), "scope": "acme/alpha", "metadata": {}, "content_hash": "h", "ingested_at": "2026-11-30T00:00:00+00:00"}
+    return {
+        "unit_id": unit,
+        "document_id": doc,
+        "source_uri": f"{doc}.txt",
+        "label": doc,
+        "text": text,
+        "locator": {"kind": "lines", "start": 1, "end": 1},
+        "receipt": receipt_of(text),
+        "scope": "acme/alpha",
+        "metadata": {},
+        "content_hash": "h",
+        "ingested_at": "2026-11-30T00:00:00+00:00",
+    }
 
 
 def test_hybrid_search_is_one_msearch_with_the_filter_inside_both_queries(cluster):
-    cluster.route("POST", "/_msearch", (200, {"responses": [
-        {"hits": {"hits": [{"_score": 2.0, "_source": _source("u1", "failover cutover", "d1")}]}},
-        {"hits": {"total": {"value": 10}}, "aggregations": {"t0": {"doc_count": 1}, "t1": {"doc_count": 1}}},
-        {"hits": {"hits": [{"_score": 0.9, "_source": _source("u2", "switch to standby", "d2")}, {"_score": 0.8, "_source": _source("u1", "failover cutover", "d1")}]}},
-    ]}))
+    cluster.route(
+        "POST",
+        "/_msearch",
+        (
+            200,
+            {
+                "responses": [
+                    {"hits": {"hits": [{"_score": 2.0, "_source": _source("u1", "failover cutover", "d1")}]}},
+                    {"hits": {"total": {"value": 10}}, "aggregations": {"t0": {"doc_count": 1}, "t1": {"doc_count": 1}}},
+                    {
+                        "hits": {
+                            "hits": [
+                                {"_score": 0.9, "_source": _source("u2", "switch to standby", "d2")},
+                                {"_score": 0.8, "_source": _source("u1", "failover cutover", "d1")},
+                            ]
+                        }
+                    },
+                ]
+            },
+        ),
+    )
     hits = _index(cluster).search("failover cutover", tenant="acme", scope="acme/alpha", groups=["eng"], k=5)
 
     lines = cluster.sent("POST", "/_msearch")[0]["body"]
@@ -157,8 +199,13 @@ def test_hybrid_search_is_one_msearch_with_the_filter_inside_both_queries(cluste
     ]
     assert lines[0] == lines[2] == lines[4] == {"index": "docs"}
     assert lines[1]["query"] == {"bool": {"must": {"match": {"terms": {"query": "failover cutover"}}}, "filter": filters}}
-    assert lines[3]["aggs"] == {"t0": {"filter": {"term": {"terms": "failover"}}}, "t1": {"filter": {"term": {"terms": "cutover"}}}}
-    assert lines[5]["query"] == {"knn": {"embedding": {"vector": [0.5, 0.5, 0.5, 0.5], "k": 50, "filter": {"bool": {"filter": filters}}}}}
+    assert lines[3]["aggs"] == {
+        "t0": {"filter": {"term": {"terms": "failover"}}},
+        "t1": {"filter": {"term": {"terms": "cutover"}}},
+    }
+    assert lines[5]["query"] == {
+        "knn": {"embedding": {"vector": [0.5, 0.5, 0.5, 0.5], "k": 50, "filter": {"bool": {"filter": filters}}}}
+    }
     assert lines[1]["size"] == lines[5]["size"] == 50
     assert [h.unit_id for h in hits] == ["u1", "u2"]  # u1 is in both lists: RRF puts it first
     assert all(0 <= h.score <= 1 for h in hits)
@@ -171,11 +218,20 @@ def test_a_failed_msearch_item_is_a_provider_error(cluster):
 
 
 def test_keyword_search_without_acl_groups_sees_only_public_chunks(cluster):
-    cluster.route("POST", "/_msearch", (200, {"responses": [{"hits": {"hits": []}}, {"hits": {"total": {"value": 0}}, "aggregations": {"t0": {"doc_count": 0}}}]}))
+    cluster.route(
+        "POST",
+        "/_msearch",
+        (
+            200,
+            {"responses": [{"hits": {"hits": []}}, {"hits": {"total": {"value": 0}}, "aggregations": {"t0": {"doc_count": 0}}}]},
+        ),
+    )
     assert _index(cluster).search("failover", tenant="acme", mode="keyword") == []
     lines = cluster.sent("POST", "/_msearch")[0]["body"]
     assert len(lines) == 4
-    assert lines[1]["query"]["bool"]["filter"][-1] == {"bool": {"should": [{"term": {"public": True}}], "minimum_should_match": 1}}
+    assert lines[1]["query"]["bool"]["filter"][-1] == {
+        "bool": {"should": [{"term": {"public": True}}], "minimum_should_match": 1}
+    }
 
 
 def test_constructing_the_adapter_connects_nowhere():

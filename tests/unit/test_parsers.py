@@ -4,7 +4,6 @@ import io
 import json
 
 import pytest
-
 from sourcerer.store.base import prepare
 from sourcerer.store.chunking import ChunkSettings, chunk_pieces
 from sourcerer.store.models import Document
@@ -70,7 +69,9 @@ def test_pdf_pages_and_word_boxes():
 def test_webvtt_and_srt_cues_have_time_ranges():
     vtt = "WEBVTT\n\n00:00:01.000 --> 00:00:04.500\nWelcome to the drill.\n\n00:01:00.000 --> 00:01:03.250\n<v Ana>The cutover took 42 seconds.\n"
     srt = "1\n00:00:01,000 --> 00:00:04,500\nWelcome to the drill.\n\n2\n01:00:00,000 --> 01:00:02,000\nBye.\n"
-    vtt_chunks = chunk_pieces(parse(vtt.encode(), "talk.vtt").pieces, tenant="t", document_id="d", settings=ChunkSettings(max_words=6, overlap_pieces=0))
+    vtt_chunks = chunk_pieces(
+        parse(vtt.encode(), "talk.vtt").pieces, tenant="t", document_id="d", settings=ChunkSettings(max_words=6, overlap_pieces=0)
+    )
     assert [c.locator.model_dump() for c in vtt_chunks] == [
         {"kind": "time_range", "t_start_ms": 1000, "t_end_ms": 4500},
         {"kind": "time_range", "t_start_ms": 60000, "t_end_ms": 63250},

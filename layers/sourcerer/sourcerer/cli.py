@@ -86,7 +86,9 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     elif args.endpoint:
         kwargs["endpoint"] = args.endpoint
     else:
-        kwargs["retriever"] = _open(args).retriever(tenant=args.tenant, scope=args.scope, groups=_groups(args.groups), k=args.k, mode=args.mode)
+        kwargs["retriever"] = _open(args).retriever(
+            tenant=args.tenant, scope=args.scope, groups=_groups(args.groups), k=args.k, mode=args.mode
+        )
     if args.chat:
         kwargs["chat"] = args.chat
     if args.judge:
@@ -133,7 +135,13 @@ def _cmd_search(args: argparse.Namespace) -> int:
     index = _open(args)
     hits = index.search(args.query, tenant=args.tenant, scope=args.scope, groups=_groups(args.groups), k=args.k, mode=args.mode)
     if args.json:
-        print(json.dumps({"hits": [h.model_dump(mode="json") for h in hits], "trace": getattr(index, "last_trace", {})}, ensure_ascii=False, indent=2))
+        print(
+            json.dumps(
+                {"hits": [h.model_dump(mode="json") for h in hits], "trace": getattr(index, "last_trace", {})},
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
         return 0
     if not hits:
         print("no results")
@@ -191,7 +199,9 @@ def _index_options(parser: argparse.ArgumentParser, search: bool = True) -> None
     parser.add_argument("--scope", help="scope path, e.g. acme/alpha (searches see it and everything below it)")
     if search:
         parser.add_argument("--groups", help="comma-separated ACL groups the caller holds")
-        parser.add_argument("--mode", choices=["hybrid", "keyword", "semantic"], default="hybrid", help="search mode (default hybrid)")
+        parser.add_argument(
+            "--mode", choices=["hybrid", "keyword", "semantic"], default="hybrid", help="search mode (default hybrid)"
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -241,10 +251,15 @@ def build_parser() -> argparse.ArgumentParser:
     _index_options(ask_p)
     ask_p.set_defaults(func=_cmd_ask)
 
-    ingest_p = sub.add_parser("ingest", help="ingest a file or folder into the index (txt md html pdf vtt srt json jsonl)",
-                              epilog="example: sourcerer ingest ./handbook --scope acme/alpha/backend --acl engineering")
+    ingest_p = sub.add_parser(
+        "ingest",
+        help="ingest a file or folder into the index (txt md html pdf vtt srt json jsonl)",
+        epilog="example: sourcerer ingest ./handbook --scope acme/alpha/backend --acl engineering",
+    )
     ingest_p.add_argument("path", help="a file or a folder (searched recursively)")
-    ingest_p.add_argument("--acl", metavar="GROUPS", help="comma-separated groups allowed to see these documents (default: everyone)")
+    ingest_p.add_argument(
+        "--acl", metavar="GROUPS", help="comma-separated groups allowed to see these documents (default: everyone)"
+    )
     ingest_p.add_argument("--json", action="store_true", help="print the ingest report as JSON")
     _index_options(ingest_p, search=False)
     ingest_p.set_defaults(func=_cmd_ingest)

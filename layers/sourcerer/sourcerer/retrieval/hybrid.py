@@ -33,7 +33,9 @@ def fuse(
     locally and in the cloud. A candidate needs a keyword score > 0 or a semantic score of at least
     `semantic_floor`; missing scores count as 0.
     """
-    candidates = [c for c in dict.fromkeys([*keyword, *semantic]) if keyword.get(c, 0.0) > 0 or semantic.get(c, 0.0) >= semantic_floor]
+    candidates = [
+        c for c in dict.fromkeys([*keyword, *semantic]) if keyword.get(c, 0.0) > 0 or semantic.get(c, 0.0) >= semantic_floor
+    ]
     kw_rank = sorted((c for c in candidates if keyword.get(c, 0.0) > 0), key=lambda c: (-keyword[c], c))
     sem_rank = sorted((c for c in candidates if c in semantic), key=lambda c: (-semantic[c], c))
     fused = rrf([kw_rank, sem_rank])

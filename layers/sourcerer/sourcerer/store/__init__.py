@@ -1,13 +1,12 @@
 """Indexes: ingest documents, search them by tenant, scope and ACL, and hand `ask()` a retriever.
 
-    from sourcerer.store import open_index
-    index = open_index()   # SOURCERER_INDEX, default sqlite under SOURCERER_HOME
+from sourcerer.store import open_index
+index = open_index()   # SOURCERER_INDEX, default sqlite under SOURCERER_HOME
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
 from sourcerer import config
@@ -66,5 +65,3 @@ def open_index(url: str | None = None, embedder: Embedder | CachedEmbedder | str
             embedder=chosen,
         )
     raise ConfigurationError(f"unknown index URL {url!r}: use sqlite:///... or opensearch://host:port/index")
-
-

@@ -32,7 +32,16 @@ class Index(Protocol):
 
     def ingest_document(self, doc: Document | Mapping[str, Any]) -> dict[str, Any]: ...
 
-    def ingest_path(self, path: str | Path, *, tenant: str = "local", scope: str | None = None, acl: Iterable[str] = (), metadata: Mapping[str, Any] | None = None, progress: Callable[[str, int], None] | None = None) -> IngestReport: ...
+    def ingest_path(
+        self,
+        path: str | Path,
+        *,
+        tenant: str = "local",
+        scope: str | None = None,
+        acl: Iterable[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+        progress: Callable[[str, int], None] | None = None,
+    ) -> IngestReport: ...
 
     def delete_document(self, tenant: str, document_id: str) -> bool: ...
 
@@ -40,9 +49,20 @@ class Index(Protocol):
 
     def get_chunks(self, tenant: str, ids: Iterable[str]) -> list[Hit]: ...
 
-    def search(self, query: str, *, tenant: str, scope: str | None = None, groups: Iterable[str] | None = None, k: int = 10, mode: Mode = "hybrid") -> list[Hit]: ...
+    def search(
+        self,
+        query: str,
+        *,
+        tenant: str,
+        scope: str | None = None,
+        groups: Iterable[str] | None = None,
+        k: int = 10,
+        mode: Mode = "hybrid",
+    ) -> list[Hit]: ...
 
-    def retriever(self, *, tenant: str, scope: str | None = None, groups: Iterable[str] | None = None, k: int = 8, mode: Mode = "hybrid") -> Callable[[str, int], list[dict[str, Any]]]: ...
+    def retriever(
+        self, *, tenant: str, scope: str | None = None, groups: Iterable[str] | None = None, k: int = 8, mode: Mode = "hybrid"
+    ) -> Callable[[str, int], list[dict[str, Any]]]: ...
 
     def stats(self) -> dict[str, Any]: ...
 
@@ -75,6 +95,21 @@ def prepare(doc: Document, settings: ChunkSettings | None = None) -> Prepared:
     return Prepared(doc=doc, chunks=chunks, content_hash=doc.content_hash(), label=label)
 
 
+def plan_search(query: Any, k: Any, mode: str, has_embedder: bool) -> tuple[str | None, dict[str, Any]]:
+    """Validate a search and decide how it runs: (mode to run, or None for an empty query; trace).
+
+    A `semantic` or `hybrid` search on an index without embeddings runs as `keyword` and says so.
+    """
+    check_mode(mode)
+    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+        raise ValueError("k must be a positive integer")
+    if not isinstance(query, str) or not query.strip():
+        return None, {"mode": mode}
+    if mode != "keyword" and not has_embedder:
+        return "keyword", {"mode": "keyword", "fallback": f"{mode} search on a keyword-only index runs as keyword"}
+    return mode, {"mode": mode}
+
+
 def check_mode(mode: str) -> None:
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
@@ -94,12 +129,20 @@ def ingest_folder(
     root = Path(path)
     if not root.exists():
         raise FileNotFoundError(f"no such file or folder: {root}")
-    files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts))
+    files = (
+        [root]
+        if root.is_file()
+        else sorted(
+            p for p in root.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+        )
+    )
     report = IngestReport()
     for file in files:
         shown = str(file)
         if file.suffix.lower() not in EXTENSIONS:
-            report.files.append(FileOutcome(path=shown, status="skipped", reason=f"unsupported file type {file.suffix or '(none)'!r}"))
+            report.files.append(
+                FileOutcome(path=shown, status="skipped", reason=f"unsupported file type {file.suffix or '(none)'!r}")
+            )
             if progress:
                 progress(shown, 0)
             continue
@@ -114,7 +157,9 @@ def ingest_folder(
                     metadata=dict(metadata or {}),
                 )
             )
-            report.files.append(FileOutcome(path=shown, status=result["status"], document_id=result["document_id"], chunks=result["chunks"]))
+            report.files.append(
+                FileOutcome(path=shown, status=result["status"], document_id=result["document_id"], chunks=result["chunks"])
+            )
         except (UnsupportedDocument, OSError, ValueError) as exc:
             report.files.append(FileOutcome(path=shown, status="skipped", reason=str(exc)))
         if progress:
@@ -122,7 +167,9 @@ def ingest_folder(
     return report
 
 
-def make_retriever(index: Index, *, tenant: str, scope: str | None, groups: Iterable[str] | None, k: int, mode: Mode) -> Callable[[str, int], list[dict[str, Any]]]:
+def make_retriever(
+    index: Index, *, tenant: str, scope: str | None, groups: Iterable[str] | None, k: int, mode: Mode
+) -> Callable[[str, int], list[dict[str, Any]]]:
     """A retriever for `ask()` bound to one tenant, scope and set of groups."""
     check_mode(mode)
     groups = list(groups or [])

@@ -40,15 +40,21 @@ def merge_locators(locators: list[dict[str, Any]]) -> dict[str, Any]:
     if kind in ("lines", "char_span"):
         return {"kind": kind, "start": min(x["start"] for x in locators), "end": max(x["end"] for x in locators)}
     if kind == "time_range":
-        return {"kind": kind, "t_start_ms": min(x["t_start_ms"] for x in locators), "t_end_ms": max(x["t_end_ms"] for x in locators)}
+        return {
+            "kind": kind,
+            "t_start_ms": min(x["t_start_ms"] for x in locators),
+            "t_end_ms": max(x["t_end_ms"] for x in locators),
+        }
     boxes = [x["box"] for x in locators if x.get("box")]
-    box = [min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes)] if boxes else None
+    box = (
+        [min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes)]
+        if boxes
+        else None
+    )
     return {"kind": "page", "page": first["page"], "box": box}
 
 
-def chunk_pieces(
-    pieces: list[Piece], *, tenant: str, document_id: str, settings: ChunkSettings | None = None
-) -> list[Chunk]:
+def chunk_pieces(pieces: list[Piece], *, tenant: str, document_id: str, settings: ChunkSettings | None = None) -> list[Chunk]:
     """Group consecutive pieces of one section into windows of at most `max_words` (a single longer piece
     is kept whole rather than split inside a sentence)."""
     s = settings or ChunkSettings()

@@ -23,14 +23,26 @@ from typing import Any
 from sourcerer.errors import ConfigurationError, ProviderError
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder
 from sourcerer.retrieval.hybrid import fuse
-from sourcerer.store.base import MAX_QUERY_CHARS, Mode, as_document, check_mode, ingest_folder, make_retriever, prepare
+from sourcerer.store.base import MAX_QUERY_CHARS, Mode, as_document, ingest_folder, make_retriever, plan_search, prepare
 from sourcerer.store.chunking import ChunkSettings
 from sourcerer.store.models import Document, Hit, IngestReport, normalize_scope, scope_ancestors, validate_tenant
 from sourcerer.text import terms
 
 K1 = 1.2  # Lucene's BM25 default
 MAX_QUERY_TERMS = 64
-SOURCE_FIELDS = ["unit_id", "document_id", "source_uri", "label", "text", "locator", "receipt", "scope", "metadata", "content_hash", "ingested_at"]
+SOURCE_FIELDS = [
+    "unit_id",
+    "document_id",
+    "source_uri",
+    "label",
+    "text",
+    "locator",
+    "receipt",
+    "scope",
+    "metadata",
+    "content_hash",
+    "ingested_at",
+]
 
 
 def index_body(dimension: int | None, *, shards: int = 1, replicas: int = 1) -> dict[str, Any]:
@@ -155,7 +167,9 @@ class OpenSearchIndex:
         if self.client.indices.exists(index=self.index):
             current = self.client.indices.get_mapping(index=self.index)
             props = next(iter(current.values()))["mappings"].get("properties", {})
-            if "embedding" in props and body["mappings"]["properties"].get("embedding", {}).get("dimension") != props["embedding"].get("dimension"):
+            if "embedding" in props and body["mappings"]["properties"].get("embedding", {}).get("dimension") != props[
+                "embedding"
+            ].get("dimension"):
                 raise ConfigurationError(
                     f"index {self.index} holds {props['embedding'].get('dimension')}-d vectors; the configured embedder makes "
                     f"{self.dimension}-d ones: use another index or the same embedding model"
@@ -173,7 +187,11 @@ class OpenSearchIndex:
     def _existing_hash(self, tenant: str, document_id: str) -> str | None:
         response = self.client.search(
             index=self.index,
-            body={"size": 1, "_source": ["content_hash"], "query": {"bool": {"filter": [{"term": {"tenant": tenant}}, {"term": {"document_id": document_id}}]}}},
+            body={
+                "size": 1,
+                "_source": ["content_hash"],
+                "query": {"bool": {"filter": [{"term": {"tenant": tenant}}, {"term": {"document_id": document_id}}]}},
+            },
         )
         hits = response["hits"]["hits"]
         return hits[0]["_source"]["content_hash"] if hits else None
@@ -237,7 +255,16 @@ class OpenSearchIndex:
         content_hash = document.content_hash()
         existing = self._existing_hash(document.tenant, document.document_id)
         if existing == content_hash:
-            count = self.client.count(index=self.index, body={"query": {"bool": {"filter": [{"term": {"tenant": document.tenant}}, {"term": {"document_id": document.document_id}}]}}})["count"]
+            count = self.client.count(
+                index=self.index,
+                body={
+                    "query": {
+                        "bool": {
+                            "filter": [{"term": {"tenant": document.tenant}}, {"term": {"document_id": document.document_id}}]
+                        }
+                    }
+                },
+            )["count"]
             return {"document_id": document.document_id, "chunks": count, "status": "unchanged"}
         prepared = prepare(document, self.chunk_settings)
         vectors = self.embedder.embed([c.text for c in prepared.chunks], "passage") if self.embedder is not None else None
@@ -247,13 +274,21 @@ class OpenSearchIndex:
             # older version of a document while both are visible (see `_latest_only`)
             self.client.delete_by_query(
                 index=self.index,
-                body={"query": {"bool": {
-                    "filter": [{"term": {"tenant": document.tenant}}, {"term": {"document_id": document.document_id}}],
-                    "must_not": [{"term": {"content_hash": content_hash}}],
-                }}},
+                body={
+                    "query": {
+                        "bool": {
+                            "filter": [{"term": {"tenant": document.tenant}}, {"term": {"document_id": document.document_id}}],
+                            "must_not": [{"term": {"content_hash": content_hash}}],
+                        }
+                    }
+                },
                 **({} if self.serverless else {"refresh": True}),
             )
-        return {"document_id": document.document_id, "chunks": len(prepared.chunks), "status": "replaced" if existing else "ingested"}
+        return {
+            "document_id": document.document_id,
+            "chunks": len(prepared.chunks),
+            "status": "replaced" if existing else "ingested",
+        }
 
     def delete_document(self, tenant: str, document_id: str) -> bool:
         response = self.client.delete_by_query(
@@ -263,41 +298,68 @@ class OpenSearchIndex:
         )
         return response.get("deleted", 0) > 0
 
-    def ingest_path(self, path: str | Path, *, tenant: str = "local", scope: str | None = None, acl: Iterable[str] = (), metadata: Mapping[str, Any] | None = None, progress: Callable[[str, int], None] | None = None) -> IngestReport:
+    def ingest_path(
+        self,
+        path: str | Path,
+        *,
+        tenant: str = "local",
+        scope: str | None = None,
+        acl: Iterable[str] = (),
+        metadata: Mapping[str, Any] | None = None,
+        progress: Callable[[str, int], None] | None = None,
+    ) -> IngestReport:
         return ingest_folder(self, path, tenant=tenant, scope=scope, acl=acl, metadata=metadata, progress=progress)
 
     # --- reading -----------------------------------------------------------------------------------
 
-    def search_bodies(self, query: str, vector: list[float] | None, filters: list[dict[str, Any]], depth: int) -> list[dict[str, Any]]:
+    def search_bodies(
+        self, query: str, vector: list[float] | None, filters: list[dict[str, Any]], depth: int
+    ) -> list[dict[str, Any]]:
         """The `_msearch` lines: BM25, k-NN (when a vector is given) and the term statistics for normalising."""
         query_terms = list(dict.fromkeys(terms(query[:MAX_QUERY_CHARS])))[:MAX_QUERY_TERMS]
         lines: list[dict[str, Any]] = []
         if query_terms:
             lines += [
                 {"index": self.index},
-                {"size": depth, "_source": SOURCE_FIELDS, "query": {"bool": {"must": {"match": {"terms": {"query": " ".join(query_terms)}}}, "filter": filters}}},
+                {
+                    "size": depth,
+                    "_source": SOURCE_FIELDS,
+                    "query": {"bool": {"must": {"match": {"terms": {"query": " ".join(query_terms)}}}, "filter": filters}},
+                },
                 {"index": self.index},
-                {"size": 0, "track_total_hits": True, "query": {"match_all": {}},
-                 "aggs": {f"t{i}": {"filter": {"term": {"terms": t}}} for i, t in enumerate(query_terms)}},
+                {
+                    "size": 0,
+                    "track_total_hits": True,
+                    "query": {"match_all": {}},
+                    "aggs": {f"t{i}": {"filter": {"term": {"terms": t}}} for i, t in enumerate(query_terms)},
+                },
             ]
         if vector is not None:
             lines += [
                 {"index": self.index},
-                {"size": depth, "_source": SOURCE_FIELDS, "query": {"knn": {"embedding": {"vector": vector, "k": depth, "filter": {"bool": {"filter": filters}}}}}},
+                {
+                    "size": depth,
+                    "_source": SOURCE_FIELDS,
+                    "query": {"knn": {"embedding": {"vector": vector, "k": depth, "filter": {"bool": {"filter": filters}}}}},
+                },
             ]
         return lines
 
-    def search(self, query: str, *, tenant: str, scope: str | None = None, groups: Iterable[str] | None = None, k: int = 10, mode: Mode = "hybrid") -> list[Hit]:
-        check_mode(mode)
-        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-            raise ValueError("k must be a positive integer")
+    def search(
+        self,
+        query: str,
+        *,
+        tenant: str,
+        scope: str | None = None,
+        groups: Iterable[str] | None = None,
+        k: int = 10,
+        mode: Mode = "hybrid",
+    ) -> list[Hit]:
         filters = access_filter(tenant, scope, groups)
-        self.last_trace = {"mode": mode}
-        if not isinstance(query, str) or not query.strip():
+        planned, self.last_trace = plan_search(query, k, mode, self.embedder is not None)
+        if planned is None:
             return []
-        if mode != "keyword" and self.embedder is None:
-            self.last_trace = {"mode": "keyword", "fallback": f"{mode} search on a keyword-only index runs as keyword"}
-            mode = "keyword"
+        mode = planned  # type: ignore[assignment]
         vector = None
         if mode != "keyword":
             started = time.perf_counter()
@@ -344,11 +406,16 @@ class OpenSearchIndex:
         filters = [{"term": {"tenant": validate_tenant(tenant)}}]
         if scope is not None:
             filters.append({"term": {"scope_ancestors": normalize_scope(scope, tenant)}})
-        response = self.client.search(index=self.index, body={
-            "size": 10000, "_source": ["document_id", "source_uri", "label", "scope", "acl", "metadata", "content_hash", "ingested_at"],
-            "query": {"bool": {"filter": filters}}, "collapse": {"field": "document_id"},
-            "aggs": {"chunks": {"terms": {"field": "document_id", "size": 10000}}},
-        })
+        response = self.client.search(
+            index=self.index,
+            body={
+                "size": 10000,
+                "_source": ["document_id", "source_uri", "label", "scope", "acl", "metadata", "content_hash", "ingested_at"],
+                "query": {"bool": {"filter": filters}},
+                "collapse": {"field": "document_id"},
+                "aggs": {"chunks": {"terms": {"field": "document_id", "size": 10000}}},
+            },
+        )
         counts = {b["key"]: b["doc_count"] for b in response.get("aggregations", {}).get("chunks", {}).get("buckets", [])}
         out = []
         for hit in response["hits"]["hits"]:
@@ -361,20 +428,32 @@ class OpenSearchIndex:
         ids = list(ids)
         if not ids:
             return []
-        response = self.client.search(index=self.index, body={
-            "size": len(ids), "_source": SOURCE_FIELDS,
-            "query": {"bool": {"filter": [{"term": {"tenant": validate_tenant(tenant)}}, {"terms": {"unit_id": ids}}]}},
-        })
+        response = self.client.search(
+            index=self.index,
+            body={
+                "size": len(ids),
+                "_source": SOURCE_FIELDS,
+                "query": {"bool": {"filter": [{"term": {"tenant": validate_tenant(tenant)}}, {"terms": {"unit_id": ids}}]}},
+            },
+        )
         by_id = {h["_source"]["unit_id"]: _hit(h["_source"], 0.0) for h in response["hits"]["hits"]}
         return [by_id[u] for u in ids if u in by_id]
 
-    def retriever(self, *, tenant: str, scope: str | None = None, groups: Iterable[str] | None = None, k: int = 8, mode: Mode = "hybrid"):
+    def retriever(
+        self, *, tenant: str, scope: str | None = None, groups: Iterable[str] | None = None, k: int = 8, mode: Mode = "hybrid"
+    ):
         return make_retriever(self, tenant=tenant, scope=scope, groups=groups, k=k, mode=mode)
 
     def stats(self) -> dict[str, Any]:
         count = self.client.count(index=self.index)["count"]
-        return {"backend": "opensearch", "index": self.index, "host": self.host, "serverless": self.serverless,
-                "chunks": count, "embed_model": self.embedder.model_id if self.embedder else "none"}
+        return {
+            "backend": "opensearch",
+            "index": self.index,
+            "host": self.host,
+            "serverless": self.serverless,
+            "chunks": count,
+            "embed_model": self.embedder.model_id if self.embedder else "none",
+        }
 
 
 def _latest_only(ranked: list[tuple[str, float]], sources: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, float]]:
@@ -385,12 +464,23 @@ def _latest_only(ranked: list[tuple[str, float]], sources: Mapping[str, Mapping[
         stamp = (str(src.get("ingested_at", "")), str(src.get("content_hash", "")))
         if src["document_id"] not in newest or stamp > newest[src["document_id"]]:
             newest[src["document_id"]] = stamp
-    return [(u, s) for u, s in ranked if (str(sources[u].get("ingested_at", "")), str(sources[u].get("content_hash", ""))) == newest[sources[u]["document_id"]]]
+    return [
+        (u, s)
+        for u, s in ranked
+        if (str(sources[u].get("ingested_at", "")), str(sources[u].get("content_hash", ""))) == newest[sources[u]["document_id"]]
+    ]
 
 
 def _hit(source: Mapping[str, Any], score: float) -> Hit:
     return Hit(
-        unit_id=source["unit_id"], document_id=source["document_id"], source_uri=source["source_uri"], label=source["label"],
-        text=source["text"], score=round(min(1.0, max(0.0, score)), 6), locator=source["locator"], receipt=source["receipt"],
-        scope=source["scope"], metadata=source.get("metadata") or {},
+        unit_id=source["unit_id"],
+        document_id=source["document_id"],
+        source_uri=source["source_uri"],
+        label=source["label"],
+        text=source["text"],
+        score=round(min(1.0, max(0.0, score)), 6),
+        locator=source["locator"],
+        receipt=source["receipt"],
+        scope=source["scope"],
+        metadata=source.get("metadata") or {},
     )

@@ -149,7 +149,29 @@ def _strip_markdown(body: str) -> str:
 # --- HTML: main content, char spans into the extracted text ---------------------------------------------
 
 _SKIP_TAGS = {"script", "style", "nav", "header", "footer", "aside", "noscript", "template", "svg", "form", "button"}
-_BLOCK_TAGS = {"p", "div", "section", "article", "main", "li", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "br", "tr", "table", "blockquote", "pre", "dd", "dt"}
+_BLOCK_TAGS = {
+    "p",
+    "div",
+    "section",
+    "article",
+    "main",
+    "li",
+    "ul",
+    "ol",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "br",
+    "tr",
+    "table",
+    "blockquote",
+    "pre",
+    "dd",
+    "dt",
+}
 
 
 class _HTMLText(HTMLParser):
@@ -239,12 +261,16 @@ def _pdf(raw: bytes, name: str) -> Parsed:
                 for start, end in sentence_spans(text):
                     covered = [w for s, e, w in spans if s < end and e > start]
                     # PDF points with the origin at the bottom left, as PDF viewers expect
-                    box = [
-                        round(min(float(w["x0"]) for w in covered), 2),
-                        round(height - max(float(w["bottom"]) for w in covered), 2),
-                        round(max(float(w["x1"]) for w in covered), 2),
-                        round(height - min(float(w["top"]) for w in covered), 2),
-                    ] if covered else None
+                    box = (
+                        [
+                            round(min(float(w["x0"]) for w in covered), 2),
+                            round(height - max(float(w["bottom"]) for w in covered), 2),
+                            round(max(float(w["x1"]) for w in covered), 2),
+                            round(height - min(float(w["top"]) for w in covered), 2),
+                        ]
+                        if covered
+                        else None
+                    )
                     pieces.append(Piece(text[start:end], {"kind": "page", "page": number, "box": box}, f"{title} p.{number}"))
     except UnsupportedDocument:
         raise
@@ -255,9 +281,7 @@ def _pdf(raw: bytes, name: str) -> Parsed:
 
 # --- transcripts: WebVTT and SRT cues with time ranges ---------------------------------------------------
 
-_TIMING = re.compile(
-    r"(?:(\d+):)?(\d{1,2}):(\d{2})[.,](\d{3})\s*-->\s*(?:(\d+):)?(\d{1,2}):(\d{2})[.,](\d{3})"
-)
+_TIMING = re.compile(r"(?:(\d+):)?(\d{1,2}):(\d{2})[.,](\d{3})\s*-->\s*(?:(\d+):)?(\d{1,2}):(\d{2})[.,](\d{3})")
 
 
 def _ms(h: str | None, m: str, s: str, ms: str) -> int:

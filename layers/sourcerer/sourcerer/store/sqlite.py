@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
 import sqlite3
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -25,7 +25,7 @@ import numpy as np
 from sourcerer.errors import ConfigurationError
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder
 from sourcerer.retrieval.hybrid import fuse
-from sourcerer.store.base import MAX_QUERY_CHARS, Mode, as_document, check_mode, ingest_folder, make_retriever, prepare
+from sourcerer.store.base import MAX_QUERY_CHARS, Mode, as_document, ingest_folder, make_retriever, plan_search, prepare
 from sourcerer.store.chunking import ChunkSettings
 from sourcerer.store.models import Document, Hit, IngestReport, normalize_scope, scope_ancestors, validate_tenant
 from sourcerer.text import terms
@@ -111,7 +111,8 @@ class SQLiteIndex:
         content_hash = document.content_hash()
         with self._lock:
             row = db.execute(
-                "SELECT content_hash, chunks FROM documents WHERE tenant=? AND document_id=?", (document.tenant, document.document_id)
+                "SELECT content_hash, chunks FROM documents WHERE tenant=? AND document_id=?",
+                (document.tenant, document.document_id),
             ).fetchone()
         if row is not None and row[0] == content_hash:
             return {"document_id": document.document_id, "chunks": row[1], "status": "unchanged"}
@@ -132,20 +133,46 @@ class SQLiteIndex:
                     cur = db.execute(
                         "INSERT INTO chunks (unit_id, tenant, document_id, position, text, label, scope, acl, locator, receipt, n_terms, vector)"
                         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                        (chunk.unit_id, document.tenant, document.document_id, chunk.position, chunk.text, chunk.label,
-                         document.scope, acl_json, chunk.locator.model_dump_json(), chunk.receipt, len(chunk_terms), vector),
+                        (
+                            chunk.unit_id,
+                            document.tenant,
+                            document.document_id,
+                            chunk.position,
+                            chunk.text,
+                            chunk.label,
+                            document.scope,
+                            acl_json,
+                            chunk.locator.model_dump_json(),
+                            chunk.receipt,
+                            len(chunk_terms),
+                            vector,
+                        ),
                     )
                     rowid = cur.lastrowid
                     db.execute("INSERT INTO chunks_fts (rowid, terms) VALUES (?, ?)", (rowid, " ".join(chunk_terms)))
-                    db.executemany("INSERT INTO chunk_scopes VALUES (?, ?)", [(s, rowid) for s in scope_ancestors(document.scope)])
+                    db.executemany(
+                        "INSERT INTO chunk_scopes VALUES (?, ?)", [(s, rowid) for s in scope_ancestors(document.scope)]
+                    )
                     db.executemany("INSERT INTO chunk_groups VALUES (?, ?)", [(g, rowid) for g in document.acl])
                 db.execute(
                     "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                     " ON CONFLICT (tenant, document_id) DO UPDATE SET source_uri=excluded.source_uri, label=excluded.label,"
                     " scope=excluded.scope, acl=excluded.acl, metadata=excluded.metadata, content_type=excluded.content_type,"
                     " content_hash=excluded.content_hash, chunks=excluded.chunks, updated_at=excluded.updated_at",
-                    (document.tenant, document.document_id, document.source_uri, prepared.label, document.scope, acl_json,
-                     json.dumps(document.metadata, ensure_ascii=False), document.content_type, content_hash, len(prepared.chunks), now, now),
+                    (
+                        document.tenant,
+                        document.document_id,
+                        document.source_uri,
+                        prepared.label,
+                        document.scope,
+                        acl_json,
+                        json.dumps(document.metadata, ensure_ascii=False),
+                        document.content_type,
+                        content_hash,
+                        len(prepared.chunks),
+                        now,
+                        now,
+                    ),
                 )
                 db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='version'")
                 db.execute("COMMIT")
@@ -202,7 +229,18 @@ class SQLiteIndex:
             args += [scope, scope, scope]
         with self._lock:
             rows = db.execute(sql + " ORDER BY source_uri", args).fetchall()
-        keys = ("document_id", "source_uri", "label", "scope", "acl", "metadata", "chunks", "content_hash", "created_at", "updated_at")
+        keys = (
+            "document_id",
+            "source_uri",
+            "label",
+            "scope",
+            "acl",
+            "metadata",
+            "chunks",
+            "content_hash",
+            "created_at",
+            "updated_at",
+        )
         out = []
         for row in rows:
             item = dict(zip(keys, row, strict=True))
@@ -235,8 +273,18 @@ class SQLiteIndex:
                 list(scores),
             ).fetchall()
         by_id = {
-            r[0]: Hit(unit_id=r[1], document_id=r[2], source_uri=r[3], label=r[4], text=r[5], score=round(min(1.0, max(0.0, scores[r[0]])), 6),
-                      locator=json.loads(r[6]), receipt=r[7], scope=r[8], metadata=json.loads(r[9]))
+            r[0]: Hit(
+                unit_id=r[1],
+                document_id=r[2],
+                source_uri=r[3],
+                label=r[4],
+                text=r[5],
+                score=round(min(1.0, max(0.0, scores[r[0]])), 6),
+                locator=json.loads(r[6]),
+                receipt=r[7],
+                scope=r[8],
+                metadata=json.loads(r[9]),
+            )
             for r in rows
         }
         return [by_id[i] for i in scores if i in by_id]
@@ -258,7 +306,9 @@ class SQLiteIndex:
             sql += " AND c.acl = '[]'"
         return sql, args
 
-    def _keyword(self, query: str, where: str, args: list[Any], limit: int, only: Iterable[int] | None = None) -> dict[int, float]:
+    def _keyword(
+        self, query: str, where: str, args: list[Any], limit: int, only: Iterable[int] | None = None
+    ) -> dict[int, float]:
         """BM25 scores normalised like the in-memory retriever's (see `sourcerer.retrieval.keyword.BM25`).
 
         FTS5 finds and pre-ranks the candidates; they are then scored with the library's BM25 formula
@@ -284,7 +334,9 @@ class SQLiteIndex:
             if not ids:
                 return {}
             total, total_terms = db.execute("SELECT count(*), coalesce(sum(n_terms), 0) FROM chunks").fetchone()
-            counts = dict(db.execute(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({','.join('?' * len(tokens))})", tokens).fetchall())
+            counts = dict(
+                db.execute(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({','.join('?' * len(tokens))})", tokens).fetchall()
+            )
             rows = db.execute(f"SELECT rowid, terms FROM chunks_fts WHERE rowid IN ({','.join('?' * len(ids))})", ids).fetchall()
         avg_len = (total_terms / total) if total else 1.0
         idf = {t: math.log(1 + (total - counts.get(t, 0) + 0.5) / (counts.get(t, 0) + 0.5)) for t in tokens}
@@ -306,7 +358,9 @@ class SQLiteIndex:
             if self._vectors is None or self._vectors[0] != version:
                 rows = db.execute("SELECT id, vector FROM chunks WHERE vector IS NOT NULL ORDER BY id").fetchall()
                 ids = np.array([r[0] for r in rows], dtype=np.int64)
-                matrix = np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows]) if rows else np.zeros((0, 1), np.float32)
+                matrix = (
+                    np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows]) if rows else np.zeros((0, 1), np.float32)
+                )
                 self._vectors = (version, ids, matrix)
             return self._vectors[1], self._vectors[2]
 
@@ -337,16 +391,11 @@ class SQLiteIndex:
         k: int = 10,
         mode: Mode = "hybrid",
     ) -> list[Hit]:
-        check_mode(mode)
-        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-            raise ValueError("k must be a positive integer")
         where, args = self._filter(tenant, scope, groups)
-        self.last_trace = {"mode": mode}
-        if not isinstance(query, str) or not query.strip():
+        planned, self.last_trace = plan_search(query, k, mode, self.embedder is not None)
+        if planned is None:
             return []
-        if mode != "keyword" and self.embedder is None:
-            self.last_trace = {"mode": "keyword", "fallback": f"{mode} search on a keyword-only index runs as keyword"}
-            mode = "keyword"
+        mode = planned  # type: ignore[assignment]
         if mode == "keyword":
             scores = self._keyword(query, where, args, k)
             return self._hits(dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]))
@@ -362,7 +411,9 @@ class SQLiteIndex:
         candidates = {i: semantic.get(i, 0.0) for i in {*keyword, *top_semantic}}
         return self._hits(dict(fuse(keyword, candidates, k, semantic_floor=0.4)))
 
-    def retriever(self, *, tenant: str, scope: str | None = None, groups: Iterable[str] | None = None, k: int = 8, mode: Mode = "hybrid"):
+    def retriever(
+        self, *, tenant: str, scope: str | None = None, groups: Iterable[str] | None = None, k: int = 8, mode: Mode = "hybrid"
+    ):
         return make_retriever(self, tenant=tenant, scope=scope, groups=groups, k=k, mode=mode)
 
     def stats(self) -> dict[str, Any]:
