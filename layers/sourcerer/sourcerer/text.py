@@ -89,10 +89,20 @@ NEGATIONS = frozenset(
 )
 
 
-def stem(word: str) -> str:
-    """A light, deterministic English stemmer: plural, -ing, -ed and -ly endings.
+# Common derivational endings, folded before the inflectional ones (only on long words, keeping a stem of
+# at least four letters): "regulation"/"regulate", "activity"/"active", "effectively"/"effective".
+_DERIVATIONAL = (
+    ("ational", "ate"), ("ization", "ize"), ("ations", "ate"), ("ation", "ate"), ("nesses", ""), ("ness", ""),
+    ("ments", ""), ("ment", ""), ("ities", ""), ("ity", ""), ("ively", ""), ("ive", ""), ("ically", "ic"),
+    ("ical", "ic"), ("fully", ""), ("ful", ""), ("ously", ""), ("ous", ""), ("ences", "ent"), ("ence", "ent"),
+    ("ances", "ant"), ("ance", "ant"), ("izes", "ize"), ("ized", "ize"), ("izing", "ize"),
+)
 
-    It is deliberately conservative: it only has to map inflections of one word together, the same way for
+
+def stem(word: str) -> str:
+    """A light, deterministic English stemmer: common derivational endings, plural, -ing, -ed and -ly.
+
+    It is deliberately conservative: it only has to map related forms of one word together, the same way for
     questions and passages. Non-ASCII words are returned unchanged.
     """
     if word.endswith(("'s", "’s")):
@@ -100,6 +110,11 @@ def stem(word: str) -> str:
     if not word.isascii() or len(word) <= 3 or not word.isalpha():
         return word
     w = word
+    if len(w) > 6:
+        for suffix, replacement in _DERIVATIONAL:
+            if w.endswith(suffix) and len(w) - len(suffix) >= 4:
+                w = w[: -len(suffix)] + replacement
+                break
     if w.endswith("ies") and len(w) > 4:
         w = w[:-3] + "y"
     elif w.endswith(("sses", "shes", "ches", "xes", "zes")):

@@ -25,6 +25,7 @@ import numpy as np
 from sourcerer.errors import ConfigurationError
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder
 from sourcerer.retrieval.hybrid import fuse
+from sourcerer.retrieval.keyword import B, K1
 from sourcerer.store.base import MAX_QUERY_CHARS, Mode, as_document, ingest_folder, make_retriever, plan_search, prepare
 from sourcerer.store.chunking import ChunkSettings
 from sourcerer.store.models import Document, Hit, IngestReport, normalize_scope, scope_ancestors, validate_tenant
@@ -50,7 +51,6 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(terms, tokenize = 'asci
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
 """
 MAX_QUERY_TERMS = 64
-K1, B = 1.2, 0.75  # the in-memory BM25's parameters
 
 
 def fts_token(term: str) -> str:
