@@ -186,6 +186,66 @@ def _cmd_opensearch(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_tenants(args: argparse.Namespace) -> int:
+    from sourcerer.ledger import open_ledger
+    from sourcerer.store.models import validate_tenant
+
+    tenant = open_ledger().create_tenant(validate_tenant(args.tenant), args.tier)
+    print(json.dumps(tenant) if args.json else f"tenant {tenant['tenant']} on tier {tenant['tier']}")
+    return 0
+
+
+def _cmd_keys(args: argparse.Namespace) -> int:
+    from sourcerer.ledger import open_ledger
+    from sourcerer.tenancy import new_key
+
+    ledger = open_ledger()
+    if args.action == "create":
+        if args.tier:
+            ledger.create_tenant(args.tenant, args.tier)
+        tenant = ledger.get_tenant(args.tenant)
+        if tenant is None:
+            raise SourcererError(f"no tenant {args.tenant}: pass --tier or run `sourcerer tenants create` first")
+        key, record = new_key(args.tenant, _groups(args.scopes), _groups(args.perms), _groups(args.groups))
+        ledger.put_key(record)
+        shown = {
+            "key": key,
+            "key_id": record.key_id,
+            "tenant": record.tenant,
+            "tier": tenant["tier"],
+            "scopes": record.scopes,
+            "perms": record.perms,
+            "groups": record.groups,
+        }
+        if args.json:
+            print(json.dumps(shown))
+        else:
+            print(
+                f"{key}\n(shown once; key id {record.key_id}, tenant {record.tenant}, tier {tenant['tier']}, "
+                f"scopes {', '.join(record.scopes)}, perms {', '.join(record.perms)})"
+            )
+        return 0
+    if args.action == "list":
+        if not args.tenant:
+            raise SourcererError("keys list needs --tenant")
+        tier = (ledger.get_tenant(args.tenant) or {}).get("tier")
+        keys = [{**k.public(), "tier": tier} for k in ledger.list_keys(args.tenant)]
+        if args.json:
+            print(json.dumps(keys))
+        else:
+            for k in keys:
+                state = "revoked" if k["revoked"] else "active"
+                print(f"{k['key_id']}  {state:7}  {','.join(k['perms']):16}  {','.join(k['scopes'])}")
+        return 0
+    if not args.key_id:
+        raise SourcererError("keys revoke needs a KEY_ID")
+    if ledger.revoke_key(args.key_id):
+        print(f"revoked {args.key_id}")
+        return 0
+    print(f"sourcerer: error: no key {args.key_id}", file=sys.stderr)
+    return 1
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from sourcerer.demo import run_demo
 
@@ -283,6 +343,28 @@ def build_parser() -> argparse.ArgumentParser:
     os_p.add_argument("--dimension", type=int, default=384, help="vector dimension for `mapping` (default 384)")
     os_p.add_argument("--index", metavar="URL", help="index URL (default SOURCERER_INDEX)")
     os_p.set_defaults(func=_cmd_opensearch)
+
+    tenants_p = sub.add_parser("tenants", help="create a tenant or change its tier (free, pro, enterprise)")
+    tenants_p.add_argument("action", choices=["create"])
+    tenants_p.add_argument("--tenant", required=True)
+    tenants_p.add_argument("--tier", choices=["free", "pro", "enterprise"], default="free")
+    tenants_p.add_argument("--json", action="store_true")
+    tenants_p.set_defaults(func=_cmd_tenants)
+
+    keys_p = sub.add_parser(
+        "keys",
+        help="create, list or revoke API keys (stored only as hashes)",
+        epilog="example: sourcerer keys create --tenant acme --tier pro --scopes acme/alpha --perms read,write",
+    )
+    keys_p.add_argument("action", choices=["create", "list", "revoke"])
+    keys_p.add_argument("key_id", nargs="?", help="the key to revoke")
+    keys_p.add_argument("--tenant", help="the key's tenant")
+    keys_p.add_argument("--tier", choices=["free", "pro", "enterprise"], help="create the tenant on this tier (or change it)")
+    keys_p.add_argument("--scopes", help="comma-separated scope paths the key may reach (default: the whole tenant)")
+    keys_p.add_argument("--perms", default="read", help="comma-separated permissions: read, write, admin (default read)")
+    keys_p.add_argument("--groups", help="comma-separated ACL groups the key holds")
+    keys_p.add_argument("--json", action="store_true")
+    keys_p.set_defaults(func=_cmd_keys)
 
     demo_p = sub.add_parser("demo", help="answer sample questions over bundled passages and show the pipeline")
     demo_p.set_defaults(func=_cmd_demo)

@@ -92,10 +92,31 @@ NEGATIONS = frozenset(
 # Common derivational endings, folded before the inflectional ones (only on long words, keeping a stem of
 # at least four letters): "regulation"/"regulate", "activity"/"active", "effectively"/"effective".
 _DERIVATIONAL = (
-    ("ational", "ate"), ("ization", "ize"), ("ations", "ate"), ("ation", "ate"), ("nesses", ""), ("ness", ""),
-    ("ments", ""), ("ment", ""), ("ities", ""), ("ity", ""), ("ively", ""), ("ive", ""), ("ically", "ic"),
-    ("ical", "ic"), ("fully", ""), ("ful", ""), ("ously", ""), ("ous", ""), ("ences", "ent"), ("ence", "ent"),
-    ("ances", "ant"), ("ance", "ant"), ("izes", "ize"), ("ized", "ize"), ("izing", "ize"),
+    ("ational", "ate"),
+    ("ization", "ize"),
+    ("ations", "ate"),
+    ("ation", "ate"),
+    ("nesses", ""),
+    ("ness", ""),
+    ("ments", ""),
+    ("ment", ""),
+    ("ities", ""),
+    ("ity", ""),
+    ("ively", ""),
+    ("ive", ""),
+    ("ically", "ic"),
+    ("ical", "ic"),
+    ("fully", ""),
+    ("ful", ""),
+    ("ously", ""),
+    ("ous", ""),
+    ("ences", "ent"),
+    ("ence", "ent"),
+    ("ances", "ant"),
+    ("ance", "ant"),
+    ("izes", "ize"),
+    ("ized", "ize"),
+    ("izing", "ize"),
 )
 
 

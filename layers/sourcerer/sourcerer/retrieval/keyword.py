@@ -11,7 +11,6 @@ from sourcerer.models import Passage
 from sourcerer.retrieval.base import as_passages
 from sourcerer.text import terms
 
-
 K1 = 0.8  # term-frequency saturation; 0.8 / 0.5 measured best on SciFact with this tokenizer (bench/)
 B = 0.5  # length normalisation
 

@@ -25,7 +25,7 @@ import numpy as np
 from sourcerer.errors import ConfigurationError
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder
 from sourcerer.retrieval.hybrid import fuse
-from sourcerer.retrieval.keyword import B, K1
+from sourcerer.retrieval.keyword import K1, B
 from sourcerer.store.base import MAX_QUERY_CHARS, Mode, as_document, ingest_folder, make_retriever, plan_search, prepare
 from sourcerer.store.chunking import ChunkSettings
 from sourcerer.store.models import Document, Hit, IngestReport, normalize_scope, scope_ancestors, validate_tenant

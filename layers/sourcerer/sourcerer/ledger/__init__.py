@@ -1,0 +1,24 @@
+"""The ledger: tenants and tiers, API keys (hashed), monthly quota counters and per-request usage records.
+
+`open_ledger()` picks the adapter: DynamoDB when `SOURCERER_TABLE` names a table, else SQLite under
+`SOURCERER_HOME` (`ledger.db`).
+"""
+
+from __future__ import annotations
+
+from sourcerer import config
+from sourcerer.ledger.base import Ledger, UsageRecord
+
+
+def open_ledger(table: str | None = None) -> Ledger:
+    table = table or config.env("SOURCERER_TABLE")
+    if table:
+        from sourcerer.ledger.dynamodb import DynamoDBLedger
+
+        return DynamoDBLedger(table)
+    from sourcerer.ledger.sqlite import SQLiteLedger
+
+    return SQLiteLedger(config.home() / "ledger.db")
+
+
+__all__ = ["Ledger", "UsageRecord", "open_ledger"]

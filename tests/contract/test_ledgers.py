@@ -1,0 +1,47 @@
+"""The SQLite and DynamoDB (moto) ledgers against one contract; the quota race on SQLite."""
+
+import threading
+
+import boto3
+import pytest
+from ledger_contract import LedgerContract
+from moto import mock_aws
+from sourcerer.ledger.dynamodb import DynamoDBLedger, table_definition
+from sourcerer.ledger.sqlite import SQLiteLedger
+
+
+class TestSQLiteLedger(LedgerContract):
+    @pytest.fixture
+    def ledger(self, tmp_path):
+        return SQLiteLedger(tmp_path / "ledger.db")
+
+
+class TestDynamoDBLedger(LedgerContract):
+    @pytest.fixture
+    def ledger(self, monkeypatch):
+        monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+        with mock_aws():
+            resource = boto3.resource("dynamodb")
+            resource.create_table(**table_definition("sourcerer-ledger"))
+            yield DynamoDBLedger("sourcerer-ledger", resource=resource)
+
+
+def test_quota_is_exact_when_20_requests_race_for_the_last_5_units(tmp_path):
+    ledger = SQLiteLedger(tmp_path / "ledger.db")
+    assert ledger.consume("acme", "queries", 95, 100, "2026-11")
+    results: list[bool] = []
+    barrier = threading.Barrier(20)
+
+    def request():
+        barrier.wait()
+        results.append(ledger.consume("acme", "queries", 1, 100, "2026-11"))
+
+    threads = [threading.Thread(target=request) for _ in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results.count(True) == 5
+    assert ledger.usage("acme", "2026-11") == {"queries": 100}
