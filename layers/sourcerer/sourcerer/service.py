@@ -1,0 +1,295 @@
+"""The service's logic, shared by the Lambda handlers and `sourcerer serve`: authenticate, authorise,
+meter, act, record usage. Nothing here knows about HTTP or Lambda events; errors are typed
+(`sourcerer.tenancy.TenancyError` subclasses carry their HTTP status) so the transport maps them in one place.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from sourcerer import config
+from sourcerer.ledger.base import Ledger, UsageRecord
+from sourcerer.pipeline import ask
+from sourcerer.store.base import Index
+from sourcerer.store.models import Document
+from sourcerer.tenancy import (
+    TIERS,
+    Context,
+    Forbidden,
+    NotFound,
+    QuotaExceeded,
+    TenancyError,
+    Unauthorized,
+    UpgradeRequired,
+    hash_key,
+    month_of,
+    seconds_to_next_month,
+)
+
+MAX_DOCUMENT_BYTES = 5 * 1024 * 1024
+
+
+class PayloadTooLarge(TenancyError):
+    status, code = 413, "payload_too_large"
+
+
+# --- request models (the API's own shapes; the domain models live in the library) ------------------
+
+
+class DocumentRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    source_uri: str = Field(min_length=1, max_length=2048)
+    text: str | None = None
+    content_base64: str | None = None
+    content_type: str | None = None
+    acl: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_content(self) -> DocumentRequest:
+        if (self.text is None) == (self.content_base64 is None):
+            raise ValueError("give exactly one of text or content_base64")
+        return self
+
+
+class SearchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    q: str = Field(min_length=1, max_length=4000)
+    top_k: int = Field(default=8, ge=1, le=100)
+    mode: Literal["hybrid", "keyword", "semantic"] = "hybrid"
+    filters: dict[str, Any] | None = Field(default=None, description="reserved; only {} is accepted today")
+
+
+class AnswerRequest(SearchRequest):
+    verify: bool | Literal["strict"] = False
+    history: list[dict[str, str]] = Field(default_factory=list)
+    min_score: float = Field(default=0.2, ge=0.0, le=1.0)
+
+
+# --- prices ---------------------------------------------------------------------------------------
+
+DEFAULT_PRICES = {"query": 0.0, "chunk": 0.0, "llm_input_per_1k": 0.0005, "llm_output_per_1k": 0.0015}
+
+
+def prices() -> dict[str, float]:
+    """The price table behind `est_cost_usd`: defaults, overridden by `SOURCERER_PRICES` (a JSON object)."""
+    table = dict(DEFAULT_PRICES)
+    raw = config.env("SOURCERER_PRICES")
+    if raw:
+        table.update({k: float(v) for k, v in json.loads(raw).items()})
+    return table
+
+
+def estimate_cost(units: dict[str, float]) -> float:
+    p = prices()
+    return round(
+        units.get("queries", 0) * p["query"]
+        + units.get("chunks", 0) * p["chunk"]
+        + units.get("llm_tokens_in", 0) / 1000 * p["llm_input_per_1k"]
+        + units.get("llm_tokens_out", 0) / 1000 * p["llm_output_per_1k"],
+        8,
+    )
+
+
+@dataclass
+class Service:
+    index: Index
+    ledger: Ledger
+    clock: Any = field(default=time.time)
+
+    # --- who is calling ---------------------------------------------------------------------------
+
+    def authenticate(self, authorization: str | None) -> Context:
+        if not authorization or not authorization.startswith("Bearer ") or not authorization[7:].strip():
+            raise Unauthorized("missing API key: send Authorization: Bearer <key>")
+        record = self.ledger.find_key(hash_key(authorization[7:].strip()))
+        if record is None:
+            raise Unauthorized("unknown API key")
+        if record.revoked:
+            raise Unauthorized("this API key was revoked")
+        tenant = self.ledger.get_tenant(record.tenant)
+        if tenant is None:
+            raise Unauthorized("this API key's tenant no longer exists")
+        return Context(
+            tenant=record.tenant,
+            tier=TIERS[tenant["tier"]],
+            key_id=record.key_id,
+            scopes=record.scopes,
+            perms=list(record.perms),
+            groups=record.groups,
+        )
+
+    def _meter(self, ctx: Context, unit: str, amount: int) -> None:
+        now = self.clock()
+        if not self.ledger.consume(ctx.tenant, unit, amount, ctx.tier.limit(unit), month_of(now)):
+            raise QuotaExceeded(
+                f"monthly {unit} quota of the {ctx.tier.name} tier is used up", retry_after_s=seconds_to_next_month(now)
+            )
+
+    def _record(self, ctx: Context, route: str, request_id: str, units: dict[str, float]) -> float:
+        cost = estimate_cost(units)
+        self.ledger.record_usage(
+            UsageRecord(
+                tenant=ctx.tenant, route=route, request_id=request_id, units=units, est_cost_usd=cost, timestamp=self.clock()
+            )
+        )
+        return cost
+
+    # --- documents ------------------------------------------------------------------------------
+
+    def ingest(self, ctx: Context, scope: str | None, request: DocumentRequest, request_id: str | None = None) -> dict[str, Any]:
+        ctx.require("write")
+        target = ctx.narrow(scope)
+        if len(target) != 1:
+            raise TenancyError("this key grants several scopes: say which one with X-Sourcerer-Scope or ?scope=")
+        if request.content_base64 is not None:
+            try:
+                content = base64.b64decode(request.content_base64, validate=True)
+            except (binascii.Error, ValueError) as exc:
+                raise TenancyError("content_base64 is not valid base64") from exc
+        else:
+            content = (request.text or "").encode("utf-8")
+        if len(content) > MAX_DOCUMENT_BYTES:
+            raise PayloadTooLarge(f"documents are limited to {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB")
+        acl = sorted(set(request.acl))
+        if acl and not set(acl) <= set(ctx.groups) and "admin" not in ctx.perms:
+            raise Forbidden("a key can only restrict documents to ACL groups it holds")
+        document = Document(
+            source_uri=request.source_uri,
+            content=content,
+            content_type=request.content_type,
+            tenant=ctx.tenant,
+            scope=target[0],
+            acl=acl,
+            metadata=request.metadata,
+        )
+        from sourcerer.store.base import prepare
+
+        chunks = len(prepare(document).chunks)  # raises UnsupportedDocument (400) before any quota is used
+        self._meter(ctx, "chunks", chunks)
+        result = self.index.ingest_document(document)
+        if result["status"] == "unchanged":  # nothing was written: give the units back
+            self.ledger.consume(ctx.tenant, "chunks", -chunks, None, month_of(self.clock()))
+        else:
+            self._record(ctx, "POST /v1/documents", request_id or uuid.uuid4().hex, {"chunks": chunks})
+        return {**result, "context": ctx.echo(target)}
+
+    def list_documents(self, ctx: Context, scope: str | None) -> dict[str, Any]:
+        ctx.require("read")
+        scopes = ctx.narrow(scope)
+        docs: dict[str, dict[str, Any]] = {}
+        for s in scopes:
+            for d in self.index.list_documents(ctx.tenant, s):
+                if not d.get("acl") or set(d["acl"]) & set(ctx.groups) or "admin" in ctx.perms:
+                    docs[d["document_id"]] = d
+        return {"documents": sorted(docs.values(), key=lambda d: d["source_uri"]), "context": ctx.echo(scopes)}
+
+    def delete_document(self, ctx: Context, scope: str | None, document_id: str) -> dict[str, Any]:
+        ctx.require("write")
+        scopes = ctx.narrow(scope)
+        visible = {d["document_id"] for s in scopes for d in self.index.list_documents(ctx.tenant, s)}
+        if document_id not in visible or not self.index.delete_document(ctx.tenant, document_id):
+            raise NotFound(f"no document {document_id} in this key's scopes")
+        return {"document_id": document_id, "deleted": True, "context": ctx.echo(scopes)}
+
+    # --- search and answer ------------------------------------------------------------------------
+
+    def _hits(self, ctx: Context, scopes: list[str], request: SearchRequest) -> list[Any]:
+        if request.filters:
+            raise TenancyError("filters are not supported yet; scope the request with X-Sourcerer-Scope instead")
+        if request.top_k > ctx.tier.max_top_k:
+            raise TenancyError(f"top_k is limited to {ctx.tier.max_top_k} on the {ctx.tier.name} tier")
+        merged: dict[str, Any] = {}
+        for s in scopes:
+            for hit in self.index.search(
+                request.q, tenant=ctx.tenant, scope=s, groups=ctx.groups, k=request.top_k, mode=request.mode
+            ):
+                if hit.unit_id not in merged or hit.score > merged[hit.unit_id].score:
+                    merged[hit.unit_id] = hit
+        return sorted(merged.values(), key=lambda h: (-h.score, h.unit_id))[: request.top_k]
+
+    def search(self, ctx: Context, scope: str | None, request: SearchRequest, request_id: str | None = None) -> dict[str, Any]:
+        started = time.perf_counter()
+        ctx.require("read")
+        scopes = ctx.narrow(scope)
+        self._meter(ctx, "queries", 1)
+        hits = self._hits(ctx, scopes, request)
+        ms = round((time.perf_counter() - started) * 1000, 3)
+        cost = self._record(ctx, "POST /v1/search", request_id or uuid.uuid4().hex, {"queries": 1})
+        trace = {
+            "stages": [
+                {"stage": "search", "ms": ms, "units": {"hits": len(hits)}, "detail": getattr(self.index, "last_trace", {})}
+            ],
+            "total_ms": ms,
+            "est_cost_usd": cost,
+            "cache": {},
+        }
+        return {"hits": [h.model_dump(mode="json") for h in hits], "trace": trace, "context": ctx.echo(scopes)}
+
+    def answer(self, ctx: Context, scope: str | None, request: AnswerRequest, request_id: str | None = None) -> dict[str, Any]:
+        ctx.require("read")
+        if not ctx.tier.answer_access:
+            raise UpgradeRequired(f"answers need the pro tier; this tenant is on {ctx.tier.name}", required_tier="pro")
+        scopes = ctx.narrow(scope)
+        self._meter(ctx, "queries", 1)
+        hits = self._hits(ctx, scopes, request)
+        answer = ask(
+            request.q,
+            retriever=lambda q, k: [h.as_passage() for h in hits],
+            k=request.top_k,
+            min_score=request.min_score,
+            verify=request.verify,
+            history=request.history or None,
+        )
+        synth = answer.trace.stage("synthesize")
+        units: dict[str, float] = {"queries": 1}
+        if synth is not None:
+            units["llm_tokens_in"] = synth.units.get("input_tokens", 0.0)
+            units["llm_tokens_out"] = synth.units.get("output_tokens", 0.0)
+        answer.trace.est_cost_usd = self._record(ctx, "POST /v1/answer", request_id or uuid.uuid4().hex, units)
+        body = {
+            "text": answer.answer,
+            "refused": answer.refused,
+            "reason": answer.reason,
+            "citations": [
+                {
+                    "index": c.index,
+                    "unit_id": c.unit_id,
+                    "source_uri": c.source_uri,
+                    "label": c.label,
+                    "locator": c.locator.model_dump(),
+                    "receipt": c.receipt,
+                    "answer_spans": c.answer_spans,
+                }
+                for c in answer.citations
+            ],
+            "faithfulness": answer.faithfulness.model_dump(mode="json") if answer.faithfulness else None,
+            "extractive": answer.extractive,
+            "provider": answer.provider,
+        }
+        return {
+            "answer": body,
+            "hits": [h.model_dump(mode="json") for h in hits],
+            "trace": answer.trace.model_dump(mode="json"),
+            "context": ctx.echo(scopes),
+        }
+
+    def usage(self, ctx: Context) -> dict[str, Any]:
+        ctx.require("read")
+        month = month_of(self.clock())
+        used = self.ledger.usage(ctx.tenant, month)
+        return {
+            "month": month,
+            "tier": ctx.tier.name,
+            "units": {u: {"used": used.get(u, 0), "quota": ctx.tier.limit(u)} for u in ("queries", "chunks")},
+        }

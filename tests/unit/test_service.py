@@ -1,0 +1,119 @@
+"""The service logic behind the HTTP API: auth, scopes, tiers, quotas, usage — without HTTP."""
+
+import base64
+
+import pytest
+from sourcerer.ledger.sqlite import SQLiteLedger
+from sourcerer.service import AnswerRequest, DocumentRequest, PayloadTooLarge, SearchRequest, Service
+from sourcerer.store.sqlite import SQLiteIndex
+from sourcerer.tenancy import Forbidden, QuotaExceeded, TenancyError, Unauthorized, UpgradeRequired, month_of, new_key
+
+RUNBOOK = (
+    "# Failover\n\nDuring the March drill, the failover cutover from the primary region to the standby region completed "
+    "in 42 seconds.\nThe database replica lag stayed under two seconds throughout.\n"
+)
+
+
+@pytest.fixture
+def service(tmp_path):
+    from sourcerer.retrieval.embedders import local_embedder
+
+    return Service(
+        index=SQLiteIndex(tmp_path / "index.db", embedder=local_embedder()), ledger=SQLiteLedger(tmp_path / "ledger.db")
+    )
+
+
+def _key(service, tenant="acme", tier="pro", scopes=("acme/alpha",), perms=("read", "write"), groups=()):
+    service.ledger.create_tenant(tenant, tier)
+    key, record = new_key(tenant, list(scopes), list(perms), list(groups))
+    service.ledger.put_key(record)
+    return key, service.authenticate(f"Bearer {key}")
+
+
+def test_missing_unknown_and_revoked_keys_are_unauthorized(service):
+    key, ctx = _key(service)
+    for header in (None, "", "Basic abc", "Bearer ", "Bearer sk_nope"):
+        with pytest.raises(Unauthorized):
+            service.authenticate(header)
+    service.ledger.revoke_key(ctx.key_id)
+    with pytest.raises(Unauthorized, match="revoked"):
+        service.authenticate(f"Bearer {key}")
+
+
+def test_ingest_search_answer_delete_round_trip(service):
+    _, ctx = _key(service)
+    first = service.ingest(ctx, "acme/alpha/backend", DocumentRequest(source_uri="runbook.md", text=RUNBOOK))
+    again = service.ingest(ctx, "acme/alpha/backend", DocumentRequest(source_uri="runbook.md", text=RUNBOOK))
+    assert (first["status"], again["status"]) == ("ingested", "unchanged")
+    assert service.usage(ctx)["units"]["chunks"]["used"] == first["chunks"]  # the unchanged re-ingest cost nothing
+
+    found = service.search(ctx, None, SearchRequest(q="failover cutover time"))
+    assert "42 seconds" in found["hits"][0]["text"]
+    assert found["context"] == {"tenant": "acme", "tier": "pro", "scopes": ["acme/alpha"], "perms": ["read", "write"]}
+
+    answered = service.answer(ctx, "acme/alpha", AnswerRequest(q="How long did the failover cutover take?", verify="strict"))
+    assert answered["answer"]["refused"] is False
+    citation = answered["answer"]["citations"][0]
+    assert set(citation) >= {"index", "unit_id", "source_uri", "label", "locator", "receipt"}
+    assert answered["answer"]["faithfulness"]["faithful"] is True
+
+    service.delete_document(ctx, None, first["document_id"])
+    assert service.search(ctx, None, SearchRequest(q="failover"))["hits"] == []
+    usage = service.usage(ctx)
+    assert usage["units"]["queries"] == {"used": 3, "quota": 50_000}
+    assert [r.route for r in service.ledger.usage_records("acme")] == [
+        "POST /v1/documents",
+        "POST /v1/search",
+        "POST /v1/answer",
+        "POST /v1/search",
+    ]
+
+
+def test_scopes_outside_the_grant_and_other_tenants_are_invisible(service):
+    _, acme = _key(service)
+    _, globex = _key(service, tenant="globex", scopes=("globex",))
+    service.ingest(acme, "acme/alpha", DocumentRequest(source_uri="a.md", text=RUNBOOK))
+    with pytest.raises(Forbidden):
+        service.search(acme, "acme/alphabet", SearchRequest(q="failover"))
+    assert service.search(globex, None, SearchRequest(q="failover cutover"))["hits"] == []
+
+
+def test_free_tier_gets_upgrade_required_for_answers(service):
+    _, ctx = _key(service, tier="free", perms=("read",))
+    with pytest.raises(UpgradeRequired) as caught:
+        service.answer(ctx, None, AnswerRequest(q="anything"))
+    assert caught.value.status == 402 and caught.value.required_tier == "pro"
+
+
+def test_quota_exhaustion_is_429_with_retry_after(service):
+    _, ctx = _key(service, tier="free", perms=("read",))
+    service.ledger.consume("acme", "queries", 999, None, month_of())
+    service.search(ctx, None, SearchRequest(q="failover"))
+    with pytest.raises(QuotaExceeded) as caught:
+        service.search(ctx, None, SearchRequest(q="failover"))
+    assert caught.value.status == 429 and caught.value.retry_after_s > 0
+
+
+def test_bad_documents_are_clear_errors(service):
+    _, ctx = _key(service, groups=("engineering",))
+    with pytest.raises(PayloadTooLarge):
+        service.ingest(ctx, None, DocumentRequest(source_uri="big.txt", text="x" * (5 * 1024 * 1024 + 1)))
+    with pytest.raises(TenancyError, match="base64"):
+        service.ingest(ctx, None, DocumentRequest(source_uri="a.txt", content_base64="!!!"))
+    with pytest.raises(Forbidden, match="ACL groups it holds"):
+        service.ingest(ctx, None, DocumentRequest(source_uri="a.txt", text="hi there", acl=["finance"]))
+    ok = service.ingest(
+        ctx,
+        None,
+        DocumentRequest(source_uri="a.txt", content_base64=base64.b64encode(b"Hello world.").decode(), acl=["engineering"]),
+    )
+    assert ok["status"] == "ingested"
+    _, reader = _key(service, tenant="acme", perms=("read",))
+    with pytest.raises(Forbidden):
+        service.ingest(reader, None, DocumentRequest(source_uri="b.txt", text="nope"))
+
+
+def test_top_k_above_the_tier_limit_is_refused(service):
+    _, ctx = _key(service, tier="free", perms=("read",))
+    with pytest.raises(TenancyError, match="top_k is limited to 10"):
+        service.search(ctx, None, SearchRequest(q="x", top_k=11))
