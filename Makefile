@@ -4,18 +4,24 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench bench-quick lint install clean
+.PHONY: demo serve test bench bench-quick lint openapi install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[local,aws,pdf,opensearch,dev,bench]"
+	$(BIN)/pip install --quiet -e ".[local,aws,pdf,opensearch,service,dev,bench]"
 	touch $(STAMP)
 
 install: $(STAMP)
 
 demo: $(STAMP)  ## answer sample questions over bundled passages (no key, no network)
 	SOURCERER_HOME=$${SOURCERER_HOME:-.sourcerer} $(BIN)/sourcerer demo
+
+serve: $(STAMP)  ## the HTTP API on http://127.0.0.1:8080 (embedded stores; prints a local admin key once)
+	SOURCERER_HOME=$${SOURCERER_HOME:-.sourcerer} $(BIN)/sourcerer serve --port $${PORT:-8080}
+
+openapi: $(STAMP)  ## regenerate docs/openapi.json from the code (a test fails when it drifts)
+	$(BIN)/python -c "from sourcerer.api import openapi_spec; open('docs/openapi.json', 'w').write(openapi_spec() + '\n')"
 
 test: $(STAMP)  ## the test suite (no network beyond 127.0.0.1)
 	$(BIN)/python -m pytest -q

@@ -246,6 +246,30 @@ def _cmd_keys(args: argparse.Namespace) -> int:
     return 1
 
 
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from sourcerer.ledger import open_ledger
+    from sourcerer.serve import make_server
+    from sourcerer.tenancy import new_key
+
+    ledger = open_ledger()
+    if not args.no_admin_key:
+        tenant = args.tenant
+        if ledger.get_tenant(tenant) is None:
+            ledger.create_tenant(tenant, "enterprise")
+        key, record = new_key(tenant, [tenant], ["read", "write", "admin"])
+        ledger.put_key(record)
+        print(f"local admin key for tenant {tenant} (shown once): {key}")
+    server = make_server(args.host, args.port)
+    print(f"Sourcerer API on http://{args.host}:{server.server_address[1]}  (Ctrl-C stops it)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from sourcerer.demo import run_demo
 
@@ -365,6 +389,13 @@ def build_parser() -> argparse.ArgumentParser:
     keys_p.add_argument("--groups", help="comma-separated ACL groups the key holds")
     keys_p.add_argument("--json", action="store_true")
     keys_p.set_defaults(func=_cmd_keys)
+
+    serve_p = sub.add_parser("serve", help="run the HTTP API locally against the embedded index and ledger")
+    serve_p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, loopback only)")
+    serve_p.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free one)")
+    serve_p.add_argument("--tenant", default="local", help="tenant of the admin key printed at start (default local)")
+    serve_p.add_argument("--no-admin-key", action="store_true", help="do not create and print a local admin key")
+    serve_p.set_defaults(func=_cmd_serve)
 
     demo_p = sub.add_parser("demo", help="answer sample questions over bundled passages and show the pipeline")
     demo_p.set_defaults(func=_cmd_demo)

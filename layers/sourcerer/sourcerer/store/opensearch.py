@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -43,6 +44,23 @@ SOURCE_FIELDS = [
     "content_hash",
     "ingested_at",
 ]
+
+
+def _translated(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Turn opensearch-py's transport and connection errors into `ProviderError` (a 503 at the API)."""
+
+    @functools.wraps(method)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            from opensearchpy.exceptions import OpenSearchException
+        except ImportError:  # pragma: no cover
+            return method(*args, **kwargs)
+        try:
+            return method(*args, **kwargs)
+        except OpenSearchException as exc:
+            raise ProviderError(f"OpenSearch request failed: {type(exc).__name__}: {str(exc)[:300]}") from exc
+
+    return wrapper
 
 
 def index_body(dimension: int | None, *, shards: int = 1, replicas: int = 1) -> dict[str, Any]:
@@ -161,6 +179,7 @@ class OpenSearchIndex:
 
     # --- index management -----------------------------------------------------------------------------
 
+    @_translated
     def init(self) -> dict[str, Any]:
         """Create the index, or add new fields to an existing one (`sourcerer opensearch init`)."""
         body = index_body(self.dimension)
@@ -249,6 +268,7 @@ class OpenSearchIndex:
                 time.sleep(self.backoff_s * 2**attempt)
         raise ProviderError(f"OpenSearch kept rejecting {len(pending) // 2} chunks with 429 (too many requests)")
 
+    @_translated
     def ingest_document(self, doc: Document | Mapping[str, Any]) -> dict[str, Any]:
         document = as_document(doc)
         assert document.document_id is not None
@@ -290,6 +310,7 @@ class OpenSearchIndex:
             "status": "replaced" if existing else "ingested",
         }
 
+    @_translated
     def delete_document(self, tenant: str, document_id: str) -> bool:
         response = self.client.delete_by_query(
             index=self.index,
@@ -345,6 +366,7 @@ class OpenSearchIndex:
             ]
         return lines
 
+    @_translated
     def search(
         self,
         query: str,
@@ -402,6 +424,7 @@ class OpenSearchIndex:
         ranked = _latest_only(ranked, sources)[:k]
         return [_hit(sources[u], s) for u, s in ranked]
 
+    @_translated
     def list_documents(self, tenant: str, scope: str | None = None) -> list[dict[str, Any]]:
         filters = [{"term": {"tenant": validate_tenant(tenant)}}]
         if scope is not None:
@@ -424,6 +447,7 @@ class OpenSearchIndex:
             out.append(src)
         return sorted(out, key=lambda d: d["source_uri"])
 
+    @_translated
     def get_chunks(self, tenant: str, ids: Iterable[str]) -> list[Hit]:
         ids = list(ids)
         if not ids:
@@ -444,6 +468,7 @@ class OpenSearchIndex:
     ):
         return make_retriever(self, tenant=tenant, scope=scope, groups=groups, k=k, mode=mode)
 
+    @_translated
     def stats(self) -> dict[str, Any]:
         count = self.client.count(index=self.index)["count"]
         return {

@@ -1,0 +1,17 @@
+"""Ingest function: POST, GET and DELETE /v1/documents (write permissions)."""
+
+from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.logging import correlation_paths
+from sourcerer.api import build_app, documents
+
+logger = Logger()
+tracer = Tracer()
+metrics = Metrics()
+app = build_app(documents)
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_REST)
+@metrics.log_metrics
+@tracer.capture_lambda_handler(capture_response=False)
+def lambda_handler(event, context):
+    return app.resolve(event, context)

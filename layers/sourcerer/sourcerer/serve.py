@@ -1,0 +1,110 @@
+"""`sourcerer serve`: the same API on a laptop, against the embedded index and ledger.
+
+Each HTTP request becomes an API Gateway (REST, proxy) event and goes through the very resolver the Lambda
+functions use, so local and cloud behaviour cannot drift.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+MAX_BODY_BYTES = 8 * 1024 * 1024  # a little over the document limit once base64 and JSON are counted
+
+
+class LocalContext:
+    """The few Lambda context attributes Powertools reads."""
+
+    function_name = "sourcerer-local"
+    function_version = "$LATEST"
+    invoked_function_arn = "arn:aws:lambda:local:000000000000:function:sourcerer-local"
+    memory_limit_in_mb = 1024
+    log_group_name = "local"
+    log_stream_name = "local"
+
+    def __init__(self) -> None:
+        self.aws_request_id = uuid.uuid4().hex
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 30_000
+
+
+def to_event(
+    method: str, raw_path: str, headers: dict[str, str], body: str | None, source_ip: str = "127.0.0.1"
+) -> dict[str, Any]:
+    """An API Gateway REST proxy event for one HTTP request."""
+    parts = urlsplit(raw_path)
+    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+    multi: dict[str, list[str]] = {}
+    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+        multi.setdefault(key, []).append(value)
+    request_id = uuid.uuid4().hex
+    return {
+        "resource": parts.path,
+        "path": parts.path,
+        "httpMethod": method,
+        "headers": headers,
+        "multiValueHeaders": {k: [v] for k, v in headers.items()},
+        "queryStringParameters": query or None,
+        "multiValueQueryStringParameters": multi or None,
+        "pathParameters": None,
+        "stageVariables": None,
+        "requestContext": {
+            "requestId": request_id,
+            "stage": "local",
+            "httpMethod": method,
+            "path": parts.path,
+            "resourcePath": parts.path,
+            "identity": {"sourceIp": source_ip},
+        },
+        "body": body,
+        "isBase64Encoded": False,
+    }
+
+
+def make_server(host: str = "127.0.0.1", port: int = 8080) -> ThreadingHTTPServer:
+    from sourcerer.api import build_app
+
+    app = build_app()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def _handle(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > MAX_BODY_BYTES:
+                self._send(413, {"error": {"code": "payload_too_large", "message": "request body too large"}}, {})
+                self.close_connection = True
+                return
+            body = self.rfile.read(length).decode("utf-8", "replace") if length else None
+            event = to_event(self.command, self.path, {k: v for k, v in self.headers.items()}, body, self.client_address[0])
+            try:
+                result = app.resolve(event, LocalContext())
+            except Exception:  # noqa: BLE001 - never a stack trace to a client
+                self._send(500, {"error": {"code": "internal", "message": "internal error"}}, {})
+                return
+            headers = dict(result.get("headers") or {})
+            for key, values in (result.get("multiValueHeaders") or {}).items():
+                headers[key] = values[-1]
+            self._send(result["statusCode"], result.get("body") or "", headers)
+
+        def _send(self, status: int, body: Any, headers: dict[str, str]) -> None:
+            data = (body if isinstance(body, str) else json.dumps(body)).encode("utf-8")
+            self.send_response(status)
+            headers.setdefault("Content-Type", "application/json")
+            for key, value in headers.items():
+                if key.lower() not in ("content-length", "connection"):
+                    self.send_header(key, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_POST = do_DELETE = do_PUT = do_PATCH = _handle  # noqa: N815
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            pass
+
+    return ThreadingHTTPServer((host, port), Handler)

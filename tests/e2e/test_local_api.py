@@ -1,0 +1,157 @@
+"""End to end: start `sourcerer serve` on a free port and drive it over HTTP, as a client would."""
+
+from __future__ import annotations
+
+import base64
+import concurrent.futures
+import os
+import re
+import subprocess
+import sys
+
+import httpx
+import pytest
+from sourcerer.ledger.sqlite import SQLiteLedger
+from sourcerer.tenancy import month_of, new_key
+
+RUNBOOK = (
+    "# Failover\n\nDuring the March drill, the failover cutover from the primary region to the standby region completed "
+    "in 42 seconds.\nThe database replica lag stayed under two seconds throughout.\n"
+)
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory):
+    home = tmp_path_factory.mktemp("serve-home")
+    env = {**os.environ, "SOURCERER_HOME": str(home), "POWERTOOLS_TRACE_DISABLED": "true", "POWERTOOLS_METRICS_NAMESPACE": "test"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sourcerer.cli", "serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    url = None
+    for _ in range(5):
+        line = process.stdout.readline()
+        match = re.search(r"http://127\.0\.0\.1:\d+", line)
+        if match:
+            url = match.group()
+            break
+    assert url, process.stderr.read()
+    ledger = SQLiteLedger(home / "ledger.db")
+
+    def key(tenant="acme", tier="pro", scopes=("acme/alpha",), perms=("read", "write"), groups=()):
+        ledger.create_tenant(tenant, tier)
+        secret, record = new_key(tenant, list(scopes), list(perms), list(groups))
+        ledger.put_key(record)
+        return {"Authorization": f"Bearer {secret}"}, record
+
+    with httpx.Client(base_url=url, timeout=60) as client:
+        yield client, key, ledger
+    process.terminate()
+    process.wait(timeout=10)
+
+
+def test_health_and_openapi(api):
+    client, _, _ = api
+    assert client.get("/health").json()["status"] == "ok"
+    spec = client.get("/openapi.json").json()
+    assert {"/v1/documents", "/v1/search", "/v1/answer", "/v1/usage"} <= set(spec["paths"])
+
+
+def test_ingest_search_answer_delete(api):
+    client, key, _ = api
+    headers, _ = key()
+    created = client.post(
+        "/v1/documents",
+        headers={**headers, "X-Sourcerer-Scope": "acme/alpha/backend"},
+        json={"source_uri": "runbook.md", "text": RUNBOOK},
+    )
+    assert created.status_code == 200 and created.json()["status"] == "ingested"
+    again = client.post(
+        "/v1/documents?scope=acme/alpha/backend", headers=headers, json={"source_uri": "runbook.md", "text": RUNBOOK}
+    )
+    assert again.json()["status"] == "unchanged"
+
+    found = client.post("/v1/search", headers=headers, json={"q": "failover cutover", "top_k": 3, "mode": "hybrid"}).json()
+    assert "42 seconds" in found["hits"][0]["text"] and found["context"]["scopes"] == ["acme/alpha"]
+
+    answered = client.post(
+        "/v1/answer",
+        headers={**headers, "X-Sourcerer-Scope": "acme/alpha"},
+        json={"q": "How long did the failover cutover take?", "top_k": 8, "verify": "strict"},
+    ).json()
+    assert answered["answer"]["refused"] is False
+    assert answered["answer"]["citations"][0]["source_uri"] == "runbook.md"
+    assert answered["answer"]["faithfulness"]["faithful"] is True
+
+    document_id = created.json()["document_id"]
+    assert client.delete(f"/v1/documents/{document_id}", headers=headers).status_code == 200
+    assert client.post("/v1/search", headers=headers, json={"q": "failover cutover"}).json()["hits"] == []
+    assert client.delete(f"/v1/documents/{document_id}", headers=headers).status_code == 404
+
+
+def test_tenants_and_look_alike_scopes_are_isolated(api):
+    client, key, _ = api
+    acme, _ = key(scopes=("acme/alpha",))
+    alphabet, _ = key(scopes=("acme/alphabet",))
+    globex, _ = key(tenant="globex", scopes=("globex",))
+    client.post(
+        "/v1/documents?scope=acme/alpha",
+        headers=acme,
+        json={"source_uri": "iso.md", "text": "The isolation drill passed at noon."},
+    )
+    assert client.post("/v1/search", headers=globex, json={"q": "isolation drill"}).json()["hits"] == []
+    assert client.post("/v1/search", headers=alphabet, json={"q": "isolation drill"}).json()["hits"] == []
+    assert client.post("/v1/search?scope=acme/alphabet", headers=acme, json={"q": "isolation drill"}).status_code == 403
+
+
+def _error(response, status, code):
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert body["error"]["code"] == code and body["error"]["message"]
+    assert "Traceback" not in response.text
+    return body
+
+
+def test_every_error_status_as_a_client_reaches_it(api):
+    client, key, ledger = api
+    headers, record = key()
+    _error(client.post("/v1/search", headers=headers, json={"q": "x", "scope": "acme"}), 400, "scope_in_body")
+    _error(client.post("/v1/search", headers=headers, content="not json"), 400, "invalid_body")
+    _error(client.post("/v1/search", json={"q": "x"}), 401, "unauthorized")
+    _error(client.post("/v1/search", headers={"Authorization": "Bearer sk_unknown"}, json={"q": "x"}), 401, "unauthorized")
+    free, _ = key(tenant="freeco", tier="free", scopes=("freeco",))
+    body = _error(client.post("/v1/answer", headers=free, json={"q": "x"}), 402, "upgrade_required")
+    assert body["error"]["required_tier"] == "pro"
+    _error(client.post("/v1/search?scope=acme/beta", headers=headers, json={"q": "x"}), 403, "forbidden")
+    reader, _ = key(perms=("read",))
+    _error(client.post("/v1/documents", headers=reader, json={"source_uri": "a.txt", "text": "hi"}), 403, "forbidden")
+    _error(client.get("/v1/nothing", headers=headers), 404, "not_found")
+    big = base64.b64encode(b"x" * (5 * 1024 * 1024 + 10)).decode()
+    _error(
+        client.post("/v1/documents", headers=headers, json={"source_uri": "big.txt", "content_base64": big}),
+        413,
+        "payload_too_large",
+    )
+    _error(client.post("/v1/search", headers=headers, json={"q": "x", "top_k": 0}), 422, "validation_error")
+    _error(
+        client.post("/v1/documents", headers=headers, json={"source_uri": "a.docx", "text": "hi"}), 400, "unsupported_document"
+    )
+    ledger.revoke_key(record.key_id)
+    _error(client.post("/v1/search", headers=headers, json={"q": "x"}), 401, "unauthorized")
+
+
+def test_quota_is_exact_when_20_requests_race_for_the_last_5_units(api):
+    client, key, ledger = api
+    headers, _ = key(tenant="racer", tier="free", scopes=("racer",), perms=("read",))
+    assert ledger.consume("racer", "queries", 995, None, month_of())
+    with concurrent.futures.ThreadPoolExecutor(max_workers=20) as pool:
+        statuses = list(pool.map(lambda _: client.post("/v1/search", headers=headers, json={"q": "anything"}), range(20)))
+    codes = sorted(r.status_code for r in statuses)
+    assert codes.count(200) == 5 and codes.count(429) == 15
+    limited = next(r for r in statuses if r.status_code == 429)
+    assert int(limited.headers["Retry-After"]) > 0 and limited.json()["error"]["code"] == "quota_exceeded"
+    usage = client.get("/v1/usage", headers=headers).json()
+    assert usage["units"]["queries"] == {"used": 1000, "quota": 1000}
