@@ -33,7 +33,8 @@ bench-quick: $(STAMP)
 	$(BIN)/python -m bench.run --quick
 
 lint: $(STAMP)
-	$(BIN)/ruff check layers tests bench
+	$(BIN)/ruff check layers tests bench functions
+	$(BIN)/cfn-lint template.yaml
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

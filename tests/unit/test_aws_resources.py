@@ -1,0 +1,164 @@
+"""The SAM template (cfn-lint), the ledger table built from it, and the S3 -> SQS ingest function under moto."""
+
+import copy
+import importlib.util
+import json
+from pathlib import Path
+
+import boto3
+import pytest
+from moto import mock_aws
+from sourcerer.ledger.dynamodb import DynamoDBLedger
+from sourcerer.ledger.sqlite import SQLiteLedger
+from sourcerer.store.sqlite import SQLiteIndex
+
+ROOT = Path(__file__).resolve().parents[2]
+RUNBOOK = b"# Failover\n\nThe failover cutover from the primary region to the standby region completed in 42 seconds.\n"
+
+
+def _template():
+    from cfnlint.decode import decode
+
+    template, errors = decode(str(ROOT / "template.yaml"))
+    assert not errors
+    return template
+
+
+def test_template_passes_cfn_lint():
+    from cfnlint.api import lint_all
+
+    problems = lint_all((ROOT / "template.yaml").read_text())
+    assert [str(p) for p in problems if p.rule.id[0] in "EW"] == []  # errors and warnings; informational notes aside
+
+
+def test_every_api_route_in_the_spec_has_a_function_event():
+    spec = json.loads((ROOT / "docs" / "openapi.json").read_text())
+    routed = set()
+    for resource in _template()["Resources"].values():
+        for event in resource.get("Properties", {}).get("Events", {}).values():
+            if event["Type"] == "Api":
+                routed.add((event["Properties"]["Path"], event["Properties"]["Method"]))
+    assert {(path, method) for path, ops in spec["paths"].items() for method in ops} == routed
+
+
+@pytest.fixture
+def aws(monkeypatch):
+    for name, value in {
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+    }.items():
+        monkeypatch.setenv(name, value)
+    with mock_aws():
+        yield
+
+
+def test_ledger_table_from_the_template_works_under_moto(aws):
+    props = _template()["Resources"]["LedgerTable"]["Properties"]
+    client = boto3.client("dynamodb")
+    client.create_table(
+        TableName="ledger",
+        AttributeDefinitions=props["AttributeDefinitions"],
+        KeySchema=props["KeySchema"],
+        BillingMode=props["BillingMode"],
+    )
+    client.update_time_to_live(
+        TableName="ledger",
+        TimeToLiveSpecification={"AttributeName": props["TimeToLiveSpecification"]["AttributeName"], "Enabled": True},
+    )
+    ledger = DynamoDBLedger("ledger", resource=boto3.resource("dynamodb"))
+    ledger.create_tenant("acme", "pro")
+    assert ledger.consume("acme", "queries", 1, 1, "2026-11") and not ledger.consume("acme", "queries", 1, 1, "2026-11")
+
+
+def _s3_function(monkeypatch, tmp_path):
+    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+    monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "test")
+    from sourcerer import api
+    from sourcerer.service import Service
+
+    service = Service(index=SQLiteIndex(tmp_path / "index.db", embedder=None), ledger=SQLiteLedger(tmp_path / "ledger.db"))
+    monkeypatch.setattr(api, "get_service", lambda: service)
+    spec = importlib.util.spec_from_file_location("function_ingest_s3", ROOT / "functions" / "ingest" / "s3.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module, "get_service", lambda: service)
+    return module, service
+
+
+def _event(name, bucket, key, version):
+    event = json.loads((ROOT / "events" / name).read_text())
+    body = json.loads(event["Records"][0]["body"])
+    body["Records"][0]["s3"]["bucket"]["name"] = bucket
+    body["Records"][0]["s3"]["object"]["key"] = key
+    body["Records"][0]["s3"]["object"]["versionId"] = version
+    event["Records"][0]["body"] = json.dumps(body)
+    return event
+
+
+class Context:
+    function_name = "ingest-s3"
+    memory_limit_in_mb = 1024
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:ingest-s3"
+    aws_request_id = "req-1"
+
+
+def test_s3_uploads_are_ingested_once_and_deleted_on_removal(aws, monkeypatch, tmp_path):
+    function, service = _s3_function(monkeypatch, tmp_path)
+    s3 = boto3.client("s3")
+    s3.create_bucket(Bucket="docs")
+    s3.put_bucket_versioning(Bucket="docs", VersioningConfiguration={"Status": "Enabled"})
+    version = s3.put_object(Bucket="docs", Key="tenants/acme/alpha/backend/runbook.md", Body=RUNBOOK)["VersionId"]
+    service.ledger.create_tenant("acme", "pro")
+    created = _event("sqs_s3_object_created.json", "docs", "tenants/acme/alpha/backend/runbook.md", version)
+
+    assert function.lambda_handler(created, Context()) == {"batchItemFailures": []}
+    assert function.lambda_handler(copy.deepcopy(created), Context()) == {"batchItemFailures": []}  # a retried event
+    hits = service.index.search("failover cutover", tenant="acme", scope="acme/alpha", k=10, mode="keyword")
+    assert (
+        len(hits) == 1
+        and hits[0].source_uri == "s3://docs/tenants/acme/alpha/backend/runbook.md"
+        and hits[0].scope == "acme/alpha/backend"
+    )
+    assert service.ledger.usage("acme", __import__("sourcerer.tenancy", fromlist=["month_of"]).month_of())["chunks"] == 1
+
+    removed = _event("sqs_s3_object_removed.json", "docs", "tenants/acme/alpha/backend/runbook.md", version)
+    assert function.lambda_handler(removed, Context()) == {"batchItemFailures": []}
+    assert service.index.search("failover cutover", tenant="acme", k=10, mode="keyword") == []
+
+
+@pytest.mark.parametrize("key", ["uploads/runbook.md", "tenants/ghost/alpha/runbook.md", "tenants/acme/../globex/x.md"])
+def test_objects_outside_the_layout_or_tenants_go_to_the_dlq(aws, monkeypatch, tmp_path, key):
+    function, service = _s3_function(monkeypatch, tmp_path)
+    s3 = boto3.client("s3")
+    s3.create_bucket(Bucket="docs")
+    s3.put_object(Bucket="docs", Key=key, Body=RUNBOOK)
+    s3.put_object(Bucket="docs", Key="tenants/acme/ok.md", Body=RUNBOOK)
+    service.ledger.create_tenant("acme", "pro")
+    bad = _event("sqs_s3_object_created.json", "docs", key, None)
+    good = _event("sqs_s3_object_created.json", "docs", "tenants/acme/ok.md", None)
+    good["Records"][0]["messageId"] = "good-message"
+    batch = {"Records": [good["Records"][0], bad["Records"][0]]}
+
+    result = function.lambda_handler(batch, Context())
+
+    # only the bad message is reported failed: SQS retries it, then moves it to the dead-letter queue
+    assert result == {"batchItemFailures": [{"itemIdentifier": bad["Records"][0]["messageId"]}]}
+    assert [d["source_uri"] for d in service.index.list_documents("acme")] == ["s3://docs/tenants/acme/ok.md"]
+    assert service.index.list_documents("ghost") == [] and service.index.list_documents("globex") == []
+
+
+def test_search_event_from_events_folder_reaches_the_handler(monkeypatch, tmp_path):
+    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+    monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "test")
+    monkeypatch.setenv("SOURCERER_HOME", str(tmp_path))
+    from sourcerer.api import get_service
+
+    get_service.cache_clear()
+    spec = importlib.util.spec_from_file_location("function_search", ROOT / "functions" / "search" / "app.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    event = json.loads((ROOT / "events" / "apigw_search.json").read_text())
+    response = module.lambda_handler(event, Context())
+    assert response["statusCode"] == 401 and json.loads(response["body"])["error"]["code"] == "unauthorized"
+    get_service.cache_clear()
