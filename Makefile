@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo serve test bench bench-quick lint openapi install clean
+.PHONY: demo serve test bench bench-quick lint openapi build install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,3 +38,7 @@ lint: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
+
+build:  ## sam build (installs the AWS SAM CLI into .venv-sam on first use)
+	test -x .venv-sam/bin/sam || ($(PYTHON) -m venv .venv-sam && .venv-sam/bin/pip install --quiet aws-sam-cli)
+	.venv-sam/bin/sam build

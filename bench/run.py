@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from bench import containment, refusal, retrieval, speed, verification
+from bench import containment, refusal, retrieval, service, speed, verification
 
 
 def main() -> None:
@@ -16,6 +16,7 @@ def main() -> None:
     containment.run(100 if quick else 1190)
     speed.run(5 if quick else 30)
     retrieval.run(30 if quick else None)
+    service.run(300 if quick else None)
 
 
 if __name__ == "__main__":

@@ -271,9 +271,12 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from sourcerer.demo import run_demo
+    from sourcerer.demo import run_demo, run_http_demo
 
     run_demo()
+    if not args.library_only:
+        print()
+        run_http_demo()
     return 0
 
 
@@ -397,7 +400,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve_p.add_argument("--no-admin-key", action="store_true", help="do not create and print a local admin key")
     serve_p.set_defaults(func=_cmd_serve)
 
-    demo_p = sub.add_parser("demo", help="answer sample questions over bundled passages and show the pipeline")
+    demo_p = sub.add_parser("demo", help="answer sample questions over bundled passages, then over the local HTTP API")
+    demo_p.add_argument("--library-only", action="store_true", help="skip the HTTP part")
     demo_p.set_defaults(func=_cmd_demo)
     return parser
 

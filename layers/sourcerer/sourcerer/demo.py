@@ -63,3 +63,64 @@ def run_demo() -> None:
     question = "How long does standard shipping take?"
     answer = ask(question, passages=passages, chat=CarelessModel(), verify="strict", judge="local")
     print(render(answer, question=question))
+
+
+def run_http_demo() -> None:
+    """The service on loopback: ingest the bundled handbook, then ask over HTTP, then stop the server."""
+    import threading
+    from importlib import resources
+
+    import httpx
+
+    from sourcerer.ledger import open_ledger
+    from sourcerer.serve import make_server
+    from sourcerer.tenancy import new_key
+
+    ledger = open_ledger()
+    ledger.create_tenant("acme", "pro")
+    key, record = new_key("acme", ["acme/alpha"], ["read", "write"])
+    ledger.put_key(record)
+    server = make_server("127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    headers = {"Authorization": f"Bearer {key}", "X-Sourcerer-Scope": "acme/alpha/backend"}
+    print(f"━━ The HTTP API on {base} (tenant acme, pro tier, scope acme/alpha) ━━\n")
+    try:
+        with httpx.Client(base_url=base, timeout=120) as client:
+            for doc in sorted(resources.files("sourcerer").joinpath("data/handbook").iterdir(), key=lambda p: p.name):
+                result = client.post(
+                    "/v1/documents",
+                    headers=headers,
+                    json={"source_uri": f"handbook/{doc.name}", "text": doc.read_text(encoding="utf-8")},
+                ).json()
+                print(f"POST /v1/documents handbook/{doc.name} -> {result.get('status')}, {result.get('chunks')} chunks")
+            print()
+            for question, verify in [
+                ("How long did the failover cutover take?", "strict"),
+                ("What is our parental leave policy?", False),
+            ]:
+                response = client.post("/v1/answer", headers=headers, json={"q": question, "top_k": 8, "verify": verify})
+                body = response.json()
+                answer = body["answer"]
+                print(f"POST /v1/answer {{q: {question!r}, verify: {verify!r}}} -> HTTP {response.status_code}")
+                if answer["refused"]:
+                    print(f"   REFUSED ({answer['reason']}): {answer['text']}")
+                else:
+                    print(f"   A: {answer['text']}")
+                    for c in answer["citations"]:
+                        print(
+                            f"   [{c['index']}] {c['label']} ({c['source_uri']}, {c['locator']['kind']} {c['locator'].get('start')}-{c['locator'].get('end')}, {c['receipt'][:19]}…)"
+                        )
+                    if answer["faithfulness"]:
+                        print(
+                            f"   strict verification: faithful={answer['faithfulness']['faithful']} score={answer['faithfulness']['score']}"
+                        )
+                print(f"   ({body['trace']['total_ms']:.0f} ms, context {body['context']})\n")
+            outside = client.post("/v1/search", headers={**headers, "X-Sourcerer-Scope": "acme/alphabet"}, json={"q": "failover"})
+            print(f"POST /v1/search with scope acme/alphabet -> HTTP {outside.status_code} {outside.json()['error']['code']}")
+            usage = client.get("/v1/usage", headers=headers).json()
+            print(f"GET /v1/usage -> {usage['units']}")
+    finally:
+        server.shutdown()
+        server.server_close()
+        print("\nserver stopped")
