@@ -24,8 +24,21 @@ class TestDynamoDBLedger(LedgerContract):
         monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
         with mock_aws():
             resource = boto3.resource("dynamodb")
-            resource.create_table(**table_definition("sourcerer-ledger"))
+            resource.create_table(**table_from_template("sourcerer-ledger"))
             yield DynamoDBLedger("sourcerer-ledger", resource=resource)
+
+
+def table_from_template(name):
+    """The ledger table exactly as template.yaml declares it, so the tests cannot drift from the infrastructure."""
+    from pathlib import Path
+
+    from cfnlint.decode import decode
+
+    template, _ = decode(str(Path(__file__).resolve().parents[2] / "template.yaml"))
+    props = template["Resources"]["LedgerTable"]["Properties"]
+    definition = {k: props[k] for k in ("AttributeDefinitions", "KeySchema", "BillingMode")}
+    assert definition == {k: v for k, v in table_definition(name).items() if k != "TableName"}
+    return {"TableName": name, **definition}
 
 
 def test_quota_is_exact_when_20_requests_race_for_the_last_5_units(tmp_path):

@@ -148,6 +148,71 @@ def test_objects_outside_the_layout_or_tenants_go_to_the_dlq(aws, monkeypatch, t
     assert service.index.list_documents("ghost") == [] and service.index.list_documents("globex") == []
 
 
+def test_search_event_against_the_dynamodb_ledger_under_moto(aws, monkeypatch, tmp_path):
+    from sourcerer.api import get_service
+    from sourcerer.tenancy import new_key
+    from test_ledgers import table_from_template
+
+    boto3.resource("dynamodb").create_table(**table_from_template("ledger"))
+    monkeypatch.setenv("SOURCERER_TABLE", "ledger")
+    monkeypatch.setenv("SOURCERER_HOME", str(tmp_path))
+    monkeypatch.setenv("SOURCERER_EMBEDDER", "none")
+    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+    monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "test")
+    get_service.cache_clear()
+    ledger = DynamoDBLedger("ledger", resource=boto3.resource("dynamodb"))
+    ledger.create_tenant("acme", "pro")
+    key, record = new_key("acme", ["acme/alpha"], ["read"])
+    ledger.put_key(record)
+    spec = importlib.util.spec_from_file_location("function_search_moto", ROOT / "functions" / "search" / "app.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    event = json.loads((ROOT / "events" / "apigw_search.json").read_text())
+    event["headers"]["Authorization"] = event["multiValueHeaders"]["Authorization"][0] = f"Bearer {key}"
+
+    response = module.lambda_handler(event, Context())
+
+    assert response["statusCode"] == 200, response["body"]
+    body = json.loads(response["body"])
+    assert body["hits"] == [] and body["context"]["scopes"] == ["acme/alpha"]
+    stored = ledger.usage_records("acme")
+    assert [(r.route, r.request_id, r.units) for r in stored] == [
+        ("POST /v1/search", event["requestContext"]["requestId"], {"queries": 1.0})
+    ]
+    get_service.cache_clear()
+
+
+def test_a_down_backend_is_a_503_without_internals(monkeypatch, tmp_path):
+    from sourcerer.api import get_service
+    from sourcerer.ledger.sqlite import SQLiteLedger
+    from sourcerer.tenancy import new_key
+
+    monkeypatch.setenv("SOURCERER_HOME", str(tmp_path))
+    monkeypatch.setenv("SOURCERER_INDEX", "opensearch://127.0.0.1:9/docs")  # nothing listens on port 9
+    monkeypatch.setenv("SOURCERER_EMBEDDER", "none")
+    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+    monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "test")
+    get_service.cache_clear()
+    ledger = SQLiteLedger(tmp_path / "ledger.db")
+    ledger.create_tenant("acme", "pro")
+    key, record = new_key("acme", [], ["read"])
+    ledger.put_key(record)
+    spec = importlib.util.spec_from_file_location("function_search_down", ROOT / "functions" / "search" / "app.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    from sourcerer.serve import to_event
+
+    response = module.lambda_handler(
+        to_event("POST", "/v1/search", {"Authorization": f"Bearer {key}"}, json.dumps({"q": "failover"})), Context()
+    )
+    assert response["statusCode"] == 503
+    assert json.loads(response["body"])["error"]["code"] == "backend_unavailable" and "127.0.0.1" not in response["body"]
+    from sourcerer.tenancy import month_of
+
+    assert ledger.usage("acme", month_of()) == {"queries": 0}  # the failed request was not counted
+    get_service.cache_clear()
+
+
 def test_search_event_from_events_folder_reaches_the_handler(monkeypatch, tmp_path):
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "test")

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import json
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -136,6 +138,15 @@ class Service:
                 f"monthly {unit} quota of the {ctx.tier.name} tier is used up", retry_after_s=seconds_to_next_month(now)
             )
 
+    @contextlib.contextmanager
+    def _refund_on_failure(self, ctx: Context, unit: str, amount: int) -> Iterator[None]:
+        """A request that fails on our side (bad input, a backend down) does not count against the quota."""
+        try:
+            yield
+        except Exception:
+            self.ledger.consume(ctx.tenant, unit, -amount, None, month_of(self.clock()))
+            raise
+
     def _record(self, ctx: Context, route: str, request_id: str, units: dict[str, float]) -> float:
         cost = estimate_cost(units)
         self.ledger.record_usage(
@@ -223,7 +234,8 @@ class Service:
         ctx.require("read")
         scopes = ctx.narrow(scope)
         self._meter(ctx, "queries", 1)
-        hits = self._hits(ctx, scopes, request)
+        with self._refund_on_failure(ctx, "queries", 1):
+            hits = self._hits(ctx, scopes, request)
         ms = round((time.perf_counter() - started) * 1000, 3)
         cost = self._record(ctx, "POST /v1/search", request_id or uuid.uuid4().hex, {"queries": 1})
         trace = {
@@ -242,7 +254,8 @@ class Service:
             raise UpgradeRequired(f"answers need the pro tier; this tenant is on {ctx.tier.name}", required_tier="pro")
         scopes = ctx.narrow(scope)
         self._meter(ctx, "queries", 1)
-        hits = self._hits(ctx, scopes, request)
+        with self._refund_on_failure(ctx, "queries", 1):
+            hits = self._hits(ctx, scopes, request)
         answer = ask(
             request.q,
             retriever=lambda q, k: [h.as_passage() for h in hits],

@@ -7,6 +7,8 @@ tenant and carries granted scopes, permissions (`read`, `write`, `admin`) and op
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -34,11 +36,26 @@ class Tier(BaseModel):
         return {"queries": self.monthly_queries, "chunks": self.monthly_chunks}[unit]
 
 
-TIERS: dict[str, Tier] = {
+DEFAULT_TIERS: dict[str, Tier] = {
     "free": Tier(name="free", monthly_queries=1_000, monthly_chunks=10_000, answer_access=False, max_top_k=10),
     "pro": Tier(name="pro", monthly_queries=50_000, monthly_chunks=500_000, answer_access=True, max_top_k=50),
     "enterprise": Tier(name="enterprise", monthly_queries=None, monthly_chunks=None, answer_access=True, max_top_k=100),
 }
+
+
+def load_tiers(raw: str | None = None) -> dict[str, Tier]:
+    """The defaults, with fields overridden per tier by `SOURCERER_TIERS`, e.g. `{"pro": {"monthly_queries": 100000}}`."""
+    tiers = dict(DEFAULT_TIERS)
+    raw = raw if raw is not None else os.environ.get("SOURCERER_TIERS")
+    if raw:
+        for name, fields in json.loads(raw).items():
+            if name not in tiers:
+                raise ValueError(f"unknown tier {name!r} in SOURCERER_TIERS")
+            tiers[name] = tiers[name].model_copy(update=fields)
+    return tiers
+
+
+TIERS: dict[str, Tier] = load_tiers()
 
 
 class TenancyError(SourcererError):
