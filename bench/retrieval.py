@@ -105,15 +105,18 @@ def scifact(limit_queries: int | None) -> tuple[str, dict]:
     latency: dict[str, list[float]] = {m: [] for m in MODES}
     embed_ms: list[float] = []
     for mode in MODES:
-        ndcg, recall = [], []
+        # latency of a typical search (k=10), query embedding reported separately (it is cached on reruns)
         for qid in test_ids:
             started = time.perf_counter()
-            hits = index.search(queries[qid], tenant="scifact", k=150, mode=mode)
+            index.search(queries[qid], tenant="scifact", k=10, mode=mode)
             elapsed = (time.perf_counter() - started) * 1000
             query_embedding = index.last_trace.get("query_embedding_ms", 0.0) if mode != "keyword" else 0.0
             latency[mode].append(elapsed - query_embedding)
             if mode == "semantic":
                 embed_ms.append(query_embedding)
+        ndcg, recall = [], []
+        for qid in test_ids:
+            hits = index.search(queries[qid], tenant="scifact", k=150, mode=mode)  # deep enough for Recall@100
             ranked = _doc_ranking(hits, 100)
             ndcg.append(ndcg_at(ranked, qrels[qid]))
             recall.append(recall_at(ranked, qrels[qid], 100))
@@ -174,7 +177,7 @@ def scifact(limit_queries: int | None) -> tuple[str, dict]:
     )
     text += "\n" + table("Ingest throughput — SciFact into a fresh SQLite index", ["index", "docs/s", "chunks/s"], ingest_rows)
     text += "\n" + table(
-        "Search latency (ms, excluding query embedding; targets p50: keyword ≤ 5, hybrid ≤ 25)",
+        "Search latency, k=10 (ms, excluding query embedding; targets p50: keyword ≤ 5, hybrid ≤ 25)",
         ["mode", "p50", "p95"],
         latency_rows,
     )

@@ -10,6 +10,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from sourcerer.store.chunking import ChunkSettings, chunk_pieces
 from sourcerer.store.models import Chunk, Document, FileOutcome, Hit, IngestReport
 from sourcerer.store.parsers import EXTENSIONS, UnsupportedDocument, parse
+from sourcerer.text import terms
 
 Mode = Literal["hybrid", "keyword", "semantic"]
 MODES = ("hybrid", "keyword", "semantic")
@@ -73,6 +74,16 @@ class Prepared:
     chunks: list[Chunk]
     content_hash: str
     label: str
+    title: str = ""  # a real title (metadata or the document's own), never just the file name
+
+
+def index_terms(chunk: Chunk, title: str) -> list[str]:
+    """The BM25 terms of a chunk: its own text, plus the document title when the chunk does not contain it
+    (a later chunk of a long document is still about what its title says)."""
+    own = terms(chunk.text)
+    if title and title not in chunk.text:
+        own += terms(title)
+    return own
 
 
 def as_document(doc: Document | Mapping[str, Any]) -> Document:
@@ -92,7 +103,9 @@ def prepare(doc: Document, settings: ChunkSettings | None = None) -> Prepared:
     if not chunks:
         raise UnsupportedDocument("no text found")
     label = str(doc.metadata.get("title") or parsed.title)
-    return Prepared(doc=doc, chunks=chunks, content_hash=doc.content_hash(), label=label)
+    file_name = doc.source_uri.rstrip("/").rsplit("/", 1)[-1]
+    title = label if label != file_name else ""
+    return Prepared(doc=doc, chunks=chunks, content_hash=doc.content_hash(), label=label, title=title)
 
 
 def plan_search(query: Any, k: Any, mode: str, has_embedder: bool) -> tuple[str | None, dict[str, Any]]:

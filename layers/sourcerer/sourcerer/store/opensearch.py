@@ -24,7 +24,16 @@ from typing import Any
 from sourcerer.errors import ConfigurationError, ProviderError
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder
 from sourcerer.retrieval.hybrid import fuse
-from sourcerer.store.base import MAX_QUERY_CHARS, Mode, as_document, ingest_folder, make_retriever, plan_search, prepare
+from sourcerer.store.base import (
+    MAX_QUERY_CHARS,
+    Mode,
+    as_document,
+    index_terms,
+    ingest_folder,
+    make_retriever,
+    plan_search,
+    prepare,
+)
 from sourcerer.store.chunking import ChunkSettings
 from sourcerer.store.models import Document, Hit, IngestReport, normalize_scope, scope_ancestors, validate_tenant
 from sourcerer.text import terms
@@ -234,7 +243,7 @@ class OpenSearchIndex:
                 "label": chunk.label,
                 "position": chunk.position,
                 "text": chunk.text,
-                "terms": " ".join(terms(chunk.text)),
+                "terms": " ".join(index_terms(chunk, prepared.title)),
                 "locator": chunk.locator.model_dump(),
                 "metadata": document.metadata,
                 "receipt": chunk.receipt,

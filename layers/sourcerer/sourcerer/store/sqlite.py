@@ -26,7 +26,16 @@ from sourcerer.errors import ConfigurationError
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder
 from sourcerer.retrieval.hybrid import fuse
 from sourcerer.retrieval.keyword import K1, B
-from sourcerer.store.base import MAX_QUERY_CHARS, Mode, as_document, ingest_folder, make_retriever, plan_search, prepare
+from sourcerer.store.base import (
+    MAX_QUERY_CHARS,
+    Mode,
+    as_document,
+    index_terms,
+    ingest_folder,
+    make_retriever,
+    plan_search,
+    prepare,
+)
 from sourcerer.store.chunking import ChunkSettings
 from sourcerer.store.models import Document, Hit, IngestReport, normalize_scope, scope_ancestors, validate_tenant
 from sourcerer.text import terms
@@ -73,6 +82,8 @@ class SQLiteIndex:
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         self._vectors: tuple[int, np.ndarray, np.ndarray] | None = None  # (version, ids, matrix)
+        self._stats: tuple[int, tuple[int, int]] | None = None
+        self._masks: dict[tuple[Any, ...], tuple[int, np.ndarray]] = {}  # visible rows per caller filter
         self.last_trace: dict[str, Any] = {}
 
     # --- connection and schema ---------------------------------------------------------------------
@@ -129,7 +140,7 @@ class SQLiteIndex:
                     vector = vectors[i].astype(np.float32).tobytes() if vectors is not None else None
                     if vector is not None:
                         db.execute("INSERT OR IGNORE INTO meta VALUES ('embed_dim', ?)", (str(len(vectors[i])),))
-                    chunk_terms = [fts_token(t) for t in terms(chunk.text)]
+                    chunk_terms = [fts_token(t) for t in index_terms(chunk, prepared.title)]
                     cur = db.execute(
                         "INSERT INTO chunks (unit_id, tenant, document_id, position, text, label, scope, acl, locator, receipt, n_terms, vector)"
                         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -330,10 +341,10 @@ class SQLiteIndex:
             sql += f" AND c.id IN ({','.join('?' * len(only))})"
             params += only
         with self._lock:
-            ids = [r[0] for r in db.execute(sql + " ORDER BY bm25(chunks_fts) LIMIT ?", [*params, 3 * limit + 30])]
+            ids = [r[0] for r in db.execute(sql + " ORDER BY bm25(chunks_fts) LIMIT ?", [*params, 2 * limit + 20])]
             if not ids:
                 return {}
-            total, total_terms = db.execute("SELECT count(*), coalesce(sum(n_terms), 0) FROM chunks").fetchone()
+            total, total_terms = self._corpus_stats(db)
             counts = dict(
                 db.execute(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({','.join('?' * len(tokens))})", tokens).fetchall()
             )
@@ -351,6 +362,14 @@ class SQLiteIndex:
                 scores[rowid] = min(1.0, raw / ceiling)
         return dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit])
 
+    def _corpus_stats(self, db: sqlite3.Connection) -> tuple[int, int]:
+        """(chunks, total terms), cached until the next write."""
+        version = self._version(db)
+        if self._stats is None or self._stats[0] != version:
+            total, total_terms = db.execute("SELECT count(*), coalesce(sum(n_terms), 0) FROM chunks").fetchone()
+            self._stats = (version, (total, total_terms))
+        return self._stats[1]
+
     def _matrix(self) -> tuple[np.ndarray, np.ndarray]:
         db = self._db()
         with self._lock:
@@ -364,22 +383,43 @@ class SQLiteIndex:
                 self._vectors = (version, ids, matrix)
             return self._vectors[1], self._vectors[2]
 
-    def _semantic(self, query: str, where: str, args: list[Any]) -> dict[int, float]:
+    def _visible(self, ids: np.ndarray, where: str, args: list[Any]) -> np.ndarray:
+        """Boolean mask of the rows this caller may see, cached per filter until the next write."""
+        db = self._db()
+        with self._lock:
+            version = self._version(db)
+            key = (where, *args)
+            cached = self._masks.get(key)
+            if cached is None or cached[0] != version:
+                allowed = np.array([r[0] for r in db.execute(f"SELECT c.id FROM chunks c WHERE {where}", args)], dtype=np.int64)
+                if len(self._masks) > 256:
+                    self._masks.clear()
+                cached = self._masks[key] = (version, np.isin(ids, allowed))
+            return cached[1]
+
+    def _semantic(self, query: str, where: str, args: list[Any], depth: int, also: Iterable[int] = ()) -> dict[int, float]:
+        """Calibrated similarity of the `depth` nearest visible chunks, plus of the chunks in `also`."""
         assert self.embedder is not None
         ids, matrix = self._matrix()
         if not len(ids):
             return {}
-        db = self._db()
-        with self._lock:
-            allowed = np.array([r[0] for r in db.execute(f"SELECT c.id FROM chunks c WHERE {where}", args)], dtype=np.int64)
-        mask = np.isin(ids, allowed)
+        mask = self._visible(ids, where, args)
         if not mask.any():
             return {}
         started = time.perf_counter()
         vector = self.embedder.embed([query[:MAX_QUERY_CHARS]], "query")[0]
         self.last_trace["query_embedding_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        visible_ids = ids[mask]
         cosines = matrix[mask] @ vector
-        return {int(i): self.embedder.calibrate(float(c)) for i, c in zip(ids[mask], cosines, strict=True)}
+        top = np.argpartition(-cosines, min(depth, len(cosines) - 1))[:depth] if len(cosines) > depth else np.arange(len(cosines))
+        wanted = {int(visible_ids[i]): float(cosines[i]) for i in top}
+        extra = [i for i in also if i not in wanted]
+        if extra:
+            positions = np.searchsorted(visible_ids, extra)
+            for rowid, position in zip(extra, positions, strict=True):
+                if position < len(visible_ids) and visible_ids[position] == rowid:
+                    wanted[rowid] = float(cosines[position])
+        return {rowid: self.embedder.calibrate(c) for rowid, c in wanted.items()}
 
     def search(
         self,
@@ -399,17 +439,16 @@ class SQLiteIndex:
         if mode == "keyword":
             scores = self._keyword(query, where, args, k)
             return self._hits(dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]))
-        semantic = self._semantic(query, where, args)
         if mode == "semantic":
+            semantic = self._semantic(query, where, args, k)
             ranked = sorted(((i, s) for i, s in semantic.items() if s > 0), key=lambda kv: (-kv[1], kv[0]))[:k]
             return self._hits(dict(ranked))
         depth = max(50, 4 * k)
         keyword = self._keyword(query, where, args, depth)
-        top_semantic = dict(sorted(semantic.items(), key=lambda kv: (-kv[1], kv[0]))[:depth])
-        missing = [i for i in top_semantic if i not in keyword]
+        semantic = self._semantic(query, where, args, depth, also=keyword)
+        missing = [i for i in semantic if i not in keyword]
         keyword.update(self._keyword(query, where, args, len(missing) or 1, only=missing))
-        candidates = {i: semantic.get(i, 0.0) for i in {*keyword, *top_semantic}}
-        return self._hits(dict(fuse(keyword, candidates, k, semantic_floor=0.4)))
+        return self._hits(dict(fuse(keyword, semantic, k, semantic_floor=0.4)))
 
     def retriever(
         self, *, tenant: str, scope: str | None = None, groups: Iterable[str] | None = None, k: int = 8, mode: Mode = "hybrid"
