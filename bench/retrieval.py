@@ -112,8 +112,6 @@ def scifact(limit_queries: int | None) -> tuple[str, dict]:
             elapsed = (time.perf_counter() - started) * 1000
             query_embedding = index.last_trace.get("query_embedding_ms", 0.0) if mode != "keyword" else 0.0
             latency[mode].append(elapsed - query_embedding)
-            if mode == "semantic":
-                embed_ms.append(query_embedding)
         ndcg, recall = [], []
         for qid in test_ids:
             hits = index.search(queries[qid], tenant="scifact", k=150, mode=mode)  # deep enough for Recall@100
@@ -168,8 +166,13 @@ def scifact(limit_queries: int | None) -> tuple[str, dict]:
         ["multilingual-e5-small (published)", 0.677, ""],
         ["BM25 + BGE-base RRF (published)", 0.742, ""],
     ]
+    raw_model = LocalE5Embedder()  # uncached: what embedding a new query costs
+    for qid in test_ids[:100]:
+        started = time.perf_counter()
+        raw_model.embed([queries[qid]], "query")
+        embed_ms.append((time.perf_counter() - started) * 1000)
     latency_rows = [[m, percentile(latency[m], 50), percentile(latency[m], 95)] for m in MODES]
-    latency_rows.append(["query embedding (e5, separately)", percentile(embed_ms, 50), percentile(embed_ms, 95)])
+    latency_rows.append(["query embedding (e5 on the CPU, uncached)", percentile(embed_ms, 50), percentile(embed_ms, 95)])
     text = table(
         f"Retrieval — SciFact, {len(test_ids)} test queries, {len(corpus)} abstracts (targets: keyword ≥ 0.68, hybrid ≥ 0.72)",
         ["system", "nDCG@10", "Recall@100"],

@@ -332,16 +332,9 @@ class SQLiteIndex:
         db = self._db()
         tokens = [fts_token(t) for t in query_terms]
         match = " OR ".join(f'"{t}"' for t in tokens)
-        sql = f"SELECT c.id FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ? AND {where}"
-        params: list[Any] = [match, *args]
-        if only is not None:
-            only = list(only)
-            if not only:
-                return {}
-            sql += f" AND c.id IN ({','.join('?' * len(only))})"
-            params += only
+        wanted = limit + 10
         with self._lock:
-            ids = [r[0] for r in db.execute(sql + " ORDER BY bm25(chunks_fts) LIMIT ?", [*params, 2 * limit + 20])]
+            ids = self._candidates(db, match, where, args, wanted, None if only is None else list(only))
             if not ids:
                 return {}
             total, total_terms = self._corpus_stats(db)
@@ -361,6 +354,38 @@ class SQLiteIndex:
             if raw > 0:
                 scores[rowid] = min(1.0, raw / ceiling)
         return dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit])
+
+    def _candidates(
+        self, db: sqlite3.Connection, match: str, where: str, args: list[Any], wanted: int, only: list[int] | None
+    ) -> list[int]:
+        """Up to `wanted` visible chunks matching `match`, best BM25 first.
+
+        FTS5 ranks fastest on its own, so the top rows are taken from it first and then filtered by what the
+        caller may see; only when too few survive (a small tenant in a big index) does the join query run.
+        """
+        if only is not None:
+            if not only:
+                return []
+            marks = ",".join("?" * len(only))
+            sql = (
+                f"SELECT c.id FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ? AND {where}"
+                f" AND c.id IN ({marks}) ORDER BY bm25(chunks_fts) LIMIT ?"
+            )
+            return [r[0] for r in db.execute(sql, [match, *args, *only, wanted])]
+        for depth in (wanted, 8 * wanted):
+            top = [
+                r[0]
+                for r in db.execute(
+                    "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY bm25(chunks_fts) LIMIT ?", (match, depth)
+                )
+            ]
+            marks = ",".join("?" * len(top)) or "NULL"
+            visible = {r[0] for r in db.execute(f"SELECT c.id FROM chunks c WHERE c.id IN ({marks}) AND {where}", [*top, *args])}
+            kept = [i for i in top if i in visible]
+            if len(kept) >= wanted or len(top) < depth:
+                return kept[:wanted]
+        sql = f"SELECT c.id FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ? AND {where} ORDER BY bm25(chunks_fts) LIMIT ?"
+        return [r[0] for r in db.execute(sql, [match, *args, wanted])]
 
     def _corpus_stats(self, db: sqlite3.Connection) -> tuple[int, int]:
         """(chunks, total terms), cached until the next write."""
