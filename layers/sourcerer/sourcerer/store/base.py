@@ -86,6 +86,12 @@ def index_terms(chunk: Chunk, title: str) -> list[str]:
     return own
 
 
+def embedding_text(chunk: Chunk, title: str) -> str:
+    """What is embedded for a chunk: its text, headed by the document title when the chunk lacks it, so a
+    later chunk of a long document still carries what the document is about."""
+    return f"{title}\n{chunk.text}" if title and title not in chunk.text else chunk.text
+
+
 def as_document(doc: Document | Mapping[str, Any]) -> Document:
     if isinstance(doc, Document):
         return doc
