@@ -151,7 +151,7 @@ def run(corpus_limit: int | None = None) -> dict:
     app = build_app()
     for route, bodies in (("/v1/search", search_bodies), ("/v1/answer", answer_bodies)):
         latencies = []
-        for body in bodies[:40]:
+        for body in bodies[700:740]:  # questions the HTTP runs did not embed yet: both pay the query embedding
             event = to_event("POST", route, {"Authorization": f"Bearer {key}"}, json.dumps(body))
             t = time.perf_counter()
             app.resolve(event, LocalContext())

@@ -7,6 +7,7 @@ functions use, so local and cloud behaviour cannot drift.
 from __future__ import annotations
 
 import json
+import socket
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -72,6 +73,12 @@ def make_server(host: str = "127.0.0.1", port: int = 8080) -> ThreadingHTTPServe
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+
+        def setup(self) -> None:
+            super().setup()
+            # headers and body leave in separate writes; without TCP_NODELAY, Nagle's algorithm and delayed
+            # ACKs add ~40 ms to every keep-alive response
+            self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
         def _handle(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
