@@ -297,7 +297,11 @@ class OpenSearchIndex:
             )["count"]
             return {"document_id": document.document_id, "chunks": count, "status": "unchanged"}
         prepared = prepare(document, self.chunk_settings)
-        vectors = self.embedder.embed([embedding_text(c, prepared.title) for c in prepared.chunks], "passage") if self.embedder is not None else None
+        vectors = (
+            self.embedder.embed([embedding_text(c, prepared.title) for c in prepared.chunks], "passage")
+            if self.embedder is not None
+            else None
+        )
         self._bulk(self.bulk_lines(document, prepared, vectors))
         if existing is not None:
             # new chunks first, then the old ones go: nothing is lost if this fails, and search hides the

@@ -129,7 +129,11 @@ class SQLiteIndex:
         if row is not None and row[0] == content_hash:
             return {"document_id": document.document_id, "chunks": row[1], "status": "unchanged"}
         prepared = prepare(document, self.chunk_settings)
-        vectors = self.embedder.embed([embedding_text(c, prepared.title) for c in prepared.chunks], "passage") if self.embedder is not None else None
+        vectors = (
+            self.embedder.embed([embedding_text(c, prepared.title) for c in prepared.chunks], "passage")
+            if self.embedder is not None
+            else None
+        )
         status = "replaced" if row is not None else "ingested"
         now = time.time()
         with self._lock:
