@@ -297,13 +297,13 @@ def build_parser() -> argparse.ArgumentParser:
         description="Ask your documents: a cited answer, or a refusal with its reason.",
         epilog="Environment: SOURCERER_API_KEY / OPENROUTER_API_KEY, SOURCERER_MODEL, SOURCERER_ENDPOINT, "
         "SOURCERER_BEDROCK_MODEL, SOURCERER_PROVIDERS, SOURCERER_EMBEDDER, SOURCERER_GROUNDING_URL, "
-        "SOURCERER_HOME. See README.md.",
+        "SOURCERER_INDEX, SOURCERER_TABLE, SOURCERER_HOME. See README.md.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
     ask_p = sub.add_parser(
         "ask",
-        help="answer a question from passages or a grounding endpoint",
+        help="answer a question from the index, passages or a grounding endpoint",
         description="Answer QUESTION with enforced citations, or refuse with a reason. Grounding: --passages, "
         "--endpoint, or (by default) the index, filtered by --tenant, --scope and --groups.",
         epilog='example: sourcerer ask "How long does shipping take?" --passages policies.jsonl --verify strict',
