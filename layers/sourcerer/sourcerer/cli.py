@@ -102,9 +102,10 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 
 
 def _cmd_ingest(args: argparse.Namespace) -> int:
+    from sourcerer.store.base import files_under
+
     index = _open(args)
-    files = [args.path] if Path(args.path).is_file() else [p for p in Path(args.path).rglob("*") if p.is_file()]
-    total, done, chunks = len(files), 0, 0
+    total, done, chunks = len(files_under(args.path)), 0, 0
     started = time.perf_counter()
 
     def progress(path: str, written: int) -> None:

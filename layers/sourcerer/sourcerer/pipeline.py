@@ -14,7 +14,7 @@ from sourcerer.errors import ConfigurationError, ProviderError, VerificationUnav
 from sourcerer.grounding import ask_endpoint
 from sourcerer.history import carry_terms, rewrite_with_llm, validate_history
 from sourcerer.models import Answer, Passage, Trace, TraceEntry
-from sourcerer.retrieval.base import as_passages, call_retriever
+from sourcerer.retrieval.base import call_retriever
 from sourcerer.retrieval.embedders import local_embedder
 from sourcerer.retrieval.hybrid import hybrid_retriever
 from sourcerer.synthesis.draft import Draft, MalformedReply, parse_reply
@@ -255,4 +255,4 @@ def ask(question: str, **kwargs: Any) -> Answer:
         return pool.submit(asyncio.run, coroutine).result()
 
 
-__all__ = ["aask", "ask", "as_passages"]
+__all__ = ["aask", "ask"]

@@ -15,7 +15,7 @@ from urllib.parse import unquote_plus
 
 from sourcerer.errors import SourcererError
 from sourcerer.ledger.base import Ledger, UsageRecord
-from sourcerer.store.base import Index, prepare
+from sourcerer.store.base import Index
 from sourcerer.store.models import Document, document_id_for, normalize_scope, validate_tenant
 from sourcerer.tenancy import TIERS, month_of
 
@@ -87,15 +87,15 @@ def handle_record(record: dict[str, Any], *, index: Index, ledger: Ledger, s3: A
         scope=ref.scope,
         metadata={"title": ref.key.rsplit("/", 1)[-1], "s3_version": ref.version_id or ""},
     )
-    chunks = len(prepare(document).chunks)
     limit = TIERS[tenant["tier"]].limit("chunks")
-    if not ledger.consume(ref.tenant, "chunks", chunks, limit, month_of()):
-        raise RejectedObject(f"tenant {ref.tenant!r} is over its monthly chunk quota; {ref.key!r} not ingested")
-    result = index.ingest_document(document)
-    if result["status"] == "unchanged":
-        ledger.consume(ref.tenant, "chunks", -chunks, None, month_of())
-    else:
+
+    def admit(chunks: int) -> None:  # only new or changed content is metered; a retried event is unchanged
+        if not ledger.consume(ref.tenant, "chunks", chunks, limit, month_of()):
+            raise RejectedObject(f"tenant {ref.tenant!r} is over its monthly chunk quota; {ref.key!r} not ingested")
+
+    result = index.ingest_document(document, admit=admit)
+    if result["status"] != "unchanged":
         ledger.record_usage(
-            UsageRecord(tenant=ref.tenant, route="s3:ObjectCreated", request_id=request_id, units={"chunks": chunks})
+            UsageRecord(tenant=ref.tenant, route="s3:ObjectCreated", request_id=request_id, units={"chunks": result["chunks"]})
         )
     return {**result, "key": ref.key}

@@ -188,17 +188,22 @@ class Service:
             acl=acl,
             metadata=request.metadata,
         )
-        from sourcerer.store.base import prepare
+        metered = 0
 
-        chunks = len(prepare(document).chunks)  # raises UnsupportedDocument (400) before any quota is used
-        self._meter(ctx, "chunks", chunks)
+        def admit(chunks: int) -> None:  # new or changed content only; unsupported files fail before this
+            nonlocal metered
+            self._meter(ctx, "chunks", chunks)
+            metered = chunks
+
         tokens_before = self._embedding_tokens()
-        with self._refund_on_failure(ctx, "chunks", chunks):
-            result = self.index.ingest_document(document)
-        if result["status"] == "unchanged":  # nothing was written: give the units back
-            self.ledger.consume(ctx.tenant, "chunks", -chunks, None, month_of(self.clock()))
-        else:
-            units = {"chunks": chunks, "embedding_tokens": self._embedding_tokens() - tokens_before}
+        try:
+            result = self.index.ingest_document(document, admit=admit)
+        except Exception:
+            if metered:  # the write failed after the quota was taken: give it back
+                self.ledger.consume(ctx.tenant, "chunks", -metered, None, month_of(self.clock()))
+            raise
+        if result["status"] != "unchanged":
+            units = {"chunks": result["chunks"], "embedding_tokens": self._embedding_tokens() - tokens_before}
             self._record(ctx, "POST /v1/documents", request_id or uuid.uuid4().hex, units)
         return {**result, "context": ctx.echo(target)}
 

@@ -93,10 +93,6 @@ class NotFound(TenancyError):
     status, code = 404, "not_found"
 
 
-class Conflict(TenancyError):
-    status, code = 409, "conflict"
-
-
 def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
 

@@ -183,11 +183,6 @@ def terms(text: str, *, keep_stopwords: bool = False) -> list[str]:
     return list(iter_terms(text, keep_stopwords=keep_stopwords))
 
 
-def words(text: str) -> list[str]:
-    """Normalised surface words (no stemming, stopwords kept), used for negation and entity checks."""
-    return [m.group().replace("’", "'") for m in _TOKEN.finditer(normalize(text))]
-
-
 # --- sentences --------------------------------------------------------------------------------------
 
 _ABBREVIATIONS = frozenset(

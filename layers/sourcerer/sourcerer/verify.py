@@ -174,10 +174,11 @@ class LocalJudge:
             return True, "no content words to check", 1.0
         found = [t for t in claim_terms if t in source_terms]
         coverage = len(found) / len(claim_terms)
-        best_sentence = self._best_sentence(claim, source)
+        sentences = _source_sentences(source)
+        best_sentence = _best_sentence(terms(claim), sentences)
         if _negated(claim) != _negated(best_sentence):
             return False, "negation differs from the source", coverage
-        window = _window_coverage(claim_terms, source, self.settings.window)
+        window = _window_coverage(claim_terms, sentences, self.settings.window)
         if coverage >= self.settings.min_coverage and window >= self.settings.min_window_coverage:
             return True, "supported", coverage
         # Words only partly match: a paraphrase is supported when its meaning matches one cited sentence.
@@ -189,17 +190,6 @@ class LocalJudge:
             missing = [t for t in claim_terms if t not in source_terms]
             return False, f"words not in source: {', '.join(missing[:6])}", coverage
         return False, f"the claim joins facts the source states apart (sentence coverage {window:.2f})", coverage
-
-    @staticmethod
-    def _best_sentence(claim: str, source: str) -> str:
-        claim_terms = set(terms(claim))
-        best, best_overlap = "", -1
-        for start, end in sentence_spans(source):
-            sentence = source[start:end]
-            overlap = len(claim_terms & set(terms(sentence)))
-            if overlap > best_overlap:
-                best, best_overlap = sentence, overlap
-        return best
 
     def _similarity(self, claim: str, source: str) -> float | None:
         assert self.embedder is not None
@@ -218,7 +208,27 @@ RELATION_WORDS = frozenset(
 )
 
 
-def _window_coverage(claim_terms: list[str], source: str, width: int = 2) -> float:
+def _source_sentences(source: str) -> list[tuple[int, str, set[str]]]:
+    """(paragraph number, sentence, its terms) for every sentence of the cited text, computed once per claim."""
+    out = []
+    for number, paragraph in enumerate(re.split(r"\n\s*\n", source)):
+        for start, end in sentence_spans(paragraph):
+            out.append((number, paragraph[start:end], set(terms(paragraph[start:end]))))
+    return out
+
+
+def _best_sentence(claim_terms: Sequence[str], sentences: Sequence[tuple[int, str, set[str]]]) -> str:
+    """The cited sentence sharing most terms with the claim (its negation is compared with the claim's)."""
+    wanted = set(claim_terms)
+    best, best_overlap = "", -1
+    for _, sentence, sentence_terms in sentences:
+        overlap = len(wanted & sentence_terms)
+        if overlap > best_overlap:
+            best, best_overlap = sentence, overlap
+    return best
+
+
+def _window_coverage(claim_terms: list[str], sentences: Sequence[tuple[int, str, set[str]]], width: int = 2) -> float:
     """Best share of the claim's terms found within `width` adjacent sentences of one paragraph.
 
     A claim can use words that all occur in the source and still state something the source does not, by
@@ -226,13 +236,11 @@ def _window_coverage(claim_terms: list[str], source: str, width: int = 2) -> flo
     """
     wanted = set(claim_terms)
     best = 0.0
-    for paragraph in re.split(r"\n\s*\n", source):
-        sentence_terms = [set(terms(paragraph[s:e])) for s, e in sentence_spans(paragraph)]
-        for i in range(len(sentence_terms)):
-            window = set().union(*sentence_terms[i : i + width])
-            best = max(best, len(wanted & window) / len(wanted))
-            if best == 1.0:
-                return best
+    for i, (paragraph, _, _) in enumerate(sentences):
+        window = set().union(*(t for p, _, t in sentences[i : i + width] if p == paragraph))
+        best = max(best, len(wanted & window) / len(wanted))
+        if best == 1.0:
+            break
     return best
 
 
@@ -253,10 +261,7 @@ class LLMJudge:
             cited = ", ".join(str(n) for n in claim.citations) or "none"
             lines.append(f"Claim {i} (sources {cited}): {claim.text}")
         used = sorted({n for c in claims for n in c.citations if 1 <= n <= len(passages)})
-        shown = [passages[n - 1] for n in used]
-        sources = render_sources(shown).replace('id="', 'id="_')  # renumber below
-        for position, number in enumerate(used, start=1):
-            sources = sources.replace(f'id="_{position}"', f'id="{number}"', 1)
+        sources = render_sources([passages[n - 1] for n in used], numbers=used)
         messages = [
             {"role": "system", "content": JUDGE_PROMPT},
             {"role": "user", "content": f"Sources:\n\n{sources}\n\nClaims:\n" + "\n".join(lines)},

@@ -19,6 +19,7 @@ CREATE TABLE IF NOT EXISTS counters (tenant TEXT NOT NULL, month TEXT NOT NULL, 
     PRIMARY KEY (tenant, month, unit));
 CREATE TABLE IF NOT EXISTS usage (tenant TEXT NOT NULL, timestamp REAL NOT NULL, request_id TEXT NOT NULL, record TEXT NOT NULL,
     expires_at INTEGER NOT NULL, PRIMARY KEY (tenant, timestamp, request_id));
+CREATE INDEX IF NOT EXISTS usage_by_expiry ON usage (expires_at);
 """
 
 

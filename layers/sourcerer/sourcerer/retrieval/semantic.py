@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from sourcerer.errors import ConfigurationError, EmbeddingError
+from sourcerer.errors import ConfigurationError
 from sourcerer.models import Passage
 from sourcerer.retrieval.base import as_passages
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, make_embedder
@@ -62,4 +62,4 @@ def embed_retriever(
     return EmbedRetriever(passages, embedder)
 
 
-__all__ = ["EmbedRetriever", "EmbeddingError", "embed_retriever"]
+__all__ = ["EmbedRetriever", "embed_retriever"]

@@ -13,6 +13,9 @@ from sourcerer.store.parsers import EXTENSIONS, UnsupportedDocument, parse
 from sourcerer.text import terms
 
 Mode = Literal["hybrid", "keyword", "semantic"]
+# Called with the chunk count of a new or changed document after parsing and before anything is written; it
+# may raise to stop the write (a quota check). Unchanged documents never reach it.
+Admit = Callable[[int], None]
 MODES = ("hybrid", "keyword", "semantic")
 MAX_QUERY_CHARS = 4000  # longer queries are cut: no retriever gains from more, and FTS/kNN costs grow
 
@@ -24,14 +27,15 @@ class Index(Protocol):
     Semantics every adapter guarantees (the contract suite in tests/contract checks them):
 
     * `ingest_document` is idempotent: the same content again is `unchanged`; changed content replaces all
-      of the document's old chunks (`replaced`) and search never sees a mix of old and new.
+      of the document's old chunks (`replaced`) and search never sees a mix of old and new. `admit`, when
+      given, sees the chunk count of new content before the write and may refuse it by raising.
     * `search(..., scope="acme/alpha")` sees chunks whose scope is `acme/alpha` or below it, never
       `acme/alphabet`, and never another tenant's. A chunk with ACL groups is visible only to callers
       holding one of them (`groups`); a chunk without ACL is visible to all callers of its scope.
     * scores are in [0, 1]; keyword scores mean the same as the in-memory BM25 retriever's.
     """
 
-    def ingest_document(self, doc: Document | Mapping[str, Any]) -> dict[str, Any]: ...
+    def ingest_document(self, doc: Document | Mapping[str, Any], *, admit: Admit | None = None) -> dict[str, Any]: ...
 
     def ingest_path(
         self,
@@ -134,6 +138,18 @@ def check_mode(mode: str) -> None:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
 
 
+def files_under(path: str | Path) -> list[Path]:
+    """The file itself, or every file below a folder (hidden files and folders left out), sorted."""
+    root = Path(path)
+    if not root.exists():
+        raise FileNotFoundError(f"no such file or folder: {root}")
+    if root.is_file():
+        return [root]
+    return sorted(
+        p for p in root.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
+
+
 def ingest_folder(
     index: Index,
     path: str | Path,
@@ -145,18 +161,8 @@ def ingest_folder(
     progress: Callable[[str, int], None] | None = None,
 ) -> IngestReport:
     """Ingest a file or every file under a folder. Files that fail are reported with the reason; the rest go in."""
-    root = Path(path)
-    if not root.exists():
-        raise FileNotFoundError(f"no such file or folder: {root}")
-    files = (
-        [root]
-        if root.is_file()
-        else sorted(
-            p for p in root.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
-        )
-    )
     report = IngestReport()
-    for file in files:
+    for file in files_under(path):
         shown = str(file)
         if file.suffix.lower() not in EXTENSIONS:
             report.files.append(

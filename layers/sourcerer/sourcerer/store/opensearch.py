@@ -26,6 +26,7 @@ from sourcerer.retrieval.embedders import CachedEmbedder, Embedder
 from sourcerer.retrieval.hybrid import fuse
 from sourcerer.store.base import (
     MAX_QUERY_CHARS,
+    Admit,
     Mode,
     as_document,
     embedding_text,
@@ -181,8 +182,8 @@ class OpenSearchIndex:
             )
         return self._client
 
-    @property
-    def dimension(self) -> int | None:
+    def _dimension(self) -> int | None:
+        """The embedder's vector size, found by embedding one probe text."""
         if self.embedder is None:
             return None
         return len(self.embedder.embed(["dimension probe"], "passage")[0])
@@ -192,7 +193,8 @@ class OpenSearchIndex:
     @_translated
     def init(self) -> dict[str, Any]:
         """Create the index, or add new fields to an existing one (`sourcerer opensearch init`)."""
-        body = index_body(self.dimension)
+        dimension = self._dimension()
+        body = index_body(dimension)
         if self.client.indices.exists(index=self.index):
             current = self.client.indices.get_mapping(index=self.index)
             props = next(iter(current.values()))["mappings"].get("properties", {})
@@ -201,7 +203,7 @@ class OpenSearchIndex:
             ].get("dimension"):
                 raise ConfigurationError(
                     f"index {self.index} holds {props['embedding'].get('dimension')}-d vectors; the configured embedder makes "
-                    f"{self.dimension}-d ones: use another index or the same embedding model"
+                    f"{dimension}-d ones: use another index or the same embedding model"
                 )
             self.client.indices.put_mapping(index=self.index, body={"properties": body["mappings"]["properties"]})
             return {"index": self.index, "action": "updated"}
@@ -279,7 +281,7 @@ class OpenSearchIndex:
         raise ProviderError(f"OpenSearch kept rejecting {len(pending) // 2} chunks with 429 (too many requests)")
 
     @_translated
-    def ingest_document(self, doc: Document | Mapping[str, Any]) -> dict[str, Any]:
+    def ingest_document(self, doc: Document | Mapping[str, Any], *, admit: Admit | None = None) -> dict[str, Any]:
         document = as_document(doc)
         assert document.document_id is not None
         content_hash = document.content_hash()
@@ -297,6 +299,8 @@ class OpenSearchIndex:
             )["count"]
             return {"document_id": document.document_id, "chunks": count, "status": "unchanged"}
         prepared = prepare(document, self.chunk_settings)
+        if admit is not None:
+            admit(len(prepared.chunks))
         vectors = (
             self.embedder.embed([embedding_text(c, prepared.title) for c in prepared.chunks], "passage")
             if self.embedder is not None

@@ -28,6 +28,7 @@ from sourcerer.retrieval.hybrid import fuse
 from sourcerer.retrieval.keyword import K1, B
 from sourcerer.store.base import (
     MAX_QUERY_CHARS,
+    Admit,
     Mode,
     as_document,
     embedding_text,
@@ -117,7 +118,7 @@ class SQLiteIndex:
 
     # --- writing -----------------------------------------------------------------------------------
 
-    def ingest_document(self, doc: Document | Mapping[str, Any]) -> dict[str, Any]:
+    def ingest_document(self, doc: Document | Mapping[str, Any], *, admit: Admit | None = None) -> dict[str, Any]:
         document = as_document(doc)
         db = self._db()
         content_hash = document.content_hash()
@@ -129,6 +130,8 @@ class SQLiteIndex:
         if row is not None and row[0] == content_hash:
             return {"document_id": document.document_id, "chunks": row[1], "status": "unchanged"}
         prepared = prepare(document, self.chunk_settings)
+        if admit is not None:
+            admit(len(prepared.chunks))
         vectors = (
             self.embedder.embed([embedding_text(c, prepared.title) for c in prepared.chunks], "passage")
             if self.embedder is not None
@@ -140,11 +143,11 @@ class SQLiteIndex:
             db.execute("BEGIN IMMEDIATE")
             try:
                 self._delete_chunks(db, document.tenant, document.document_id)
+                if vectors is not None and len(vectors):
+                    db.execute("INSERT OR IGNORE INTO meta VALUES ('embed_dim', ?)", (str(vectors.shape[1]),))
                 acl_json = json.dumps(document.acl)
                 for i, chunk in enumerate(prepared.chunks):
                     vector = vectors[i].astype(np.float32).tobytes() if vectors is not None else None
-                    if vector is not None:
-                        db.execute("INSERT OR IGNORE INTO meta VALUES ('embed_dim', ?)", (str(len(vectors[i])),))
                     chunk_terms = [fts_token(t) for t in index_terms(chunk, prepared.title)]
                     cur = db.execute(
                         "INSERT INTO chunks (unit_id, tenant, document_id, position, text, label, scope, acl, locator, receipt, n_terms, vector)"
@@ -198,14 +201,11 @@ class SQLiteIndex:
         return {"document_id": document.document_id, "chunks": len(prepared.chunks), "status": status}
 
     @staticmethod
-    def _delete_chunks(db: sqlite3.Connection, tenant: str, document_id: str) -> int:
-        ids = [r[0] for r in db.execute("SELECT id FROM chunks WHERE tenant=? AND document_id=?", (tenant, document_id))]
-        for rowid in ids:
-            db.execute("DELETE FROM chunks_fts WHERE rowid=?", (rowid,))
-            db.execute("DELETE FROM chunk_scopes WHERE chunk=?", (rowid,))
-            db.execute("DELETE FROM chunk_groups WHERE chunk=?", (rowid,))
+    def _delete_chunks(db: sqlite3.Connection, tenant: str, document_id: str) -> None:
+        of_document = "SELECT id FROM chunks WHERE tenant=? AND document_id=?"
+        for table, column in (("chunks_fts", "rowid"), ("chunk_scopes", "chunk"), ("chunk_groups", "chunk")):
+            db.execute(f"DELETE FROM {table} WHERE {column} IN ({of_document})", (tenant, document_id))
         db.execute("DELETE FROM chunks WHERE tenant=? AND document_id=?", (tenant, document_id))
-        return len(ids)
 
     def delete_document(self, tenant: str, document_id: str) -> bool:
         db = self._db()

@@ -13,9 +13,8 @@ It needs no model server. Each sentence of the top passages is scored on
 The best sentence answers; a second one joins it when it scores close to the first.
 
 Whether to answer at all is a separate decision. The **answerability** score is the mean of the calibrated
-similarity of the question to its best sentence and to its best passage (with the e5 model; the best
-passage's retrieval score can be weighed in with `w_retrieval`); without the model it is the best
-sentence's coverage. Shared words alone cannot decide it: hard negatives share many words with
+similarity of the question to its best sentence and to its best passage (with the e5 model); without the
+model it is the best sentence's coverage. Shared words alone cannot decide it: hard negatives share many words with
 the question (on NoMIRACL, word overlap separates answerable from unanswerable with ROC AUC 0.54 only,
 this score with 0.76). Under `min_answerability` the synthesiser declines and the answer is refused as
 `unsupported` — an honest "not in the sources" rather than the least-bad sentence.
@@ -102,7 +101,6 @@ class ExtractiveSettings:
     # Operating points chosen on NoMIRACL en (see bench/refusal.py): refuse about half of the unanswerable
     # questions with at most 15% false refusals.
     min_answerability: float = float(config.env("SOURCERER_MIN_ANSWERABILITY", "0.71") or 0.71)  # with the model
-    w_retrieval: float = 0.0  # weight of the retrieval score next to semantic similarity (1.0); see README
     min_answerability_lexical: float = 0.35  # without it
     w_coverage: float = 0.4
     w_similarity: float = 0.4
@@ -118,7 +116,6 @@ class ExtractiveSynthesizer:
     def __init__(self, embedder: CachedEmbedder | None = None, settings: ExtractiveSettings | None = None) -> None:
         self.embedder = embedder
         self.settings = settings or ExtractiveSettings()
-        self.last_components: dict[str, float] = {}
 
     def score_sentences(self, question: str, passages: Sequence[Passage]) -> list[ScoredSentence]:
         s = self.settings
@@ -167,37 +164,33 @@ class ExtractiveSynthesizer:
             return None
         return [self.embedder.calibrate(float(c)) for c in cosines]
 
-    def answerability(self, question: str, passages: Sequence[Passage], scored: list[ScoredSentence]) -> tuple[float, float]:
-        """(score, threshold): how likely the passages answer the question at all, and the bar to clear."""
+    def answerability(
+        self, question: str, passages: Sequence[Passage], scored: list[ScoredSentence]
+    ) -> tuple[float, float, dict[str, float]]:
+        """(score, threshold, components): how likely the passages answer the question at all, the bar to
+        clear, and what the score is made of (for the trace)."""
         s = self.settings
         if not scored:
-            return 0.0, s.min_answerability
+            return 0.0, s.min_answerability, {}
         cosines = self._cosines(question, [p.text for p in passages[: s.max_passages]])
         if self.embedder is None or cosines is None:
-            return max(x.coverage for x in scored), s.min_answerability_lexical
+            return max(x.coverage for x in scored), s.min_answerability_lexical, {}
         best_passage = self.embedder.calibrate(float(cosines.max()))
         best_sentence = max(x.similarity for x in scored)
-        semantic = (best_sentence + best_passage) / 2
-        retrieved = [p.score for p in passages[: s.max_passages] if p.score is not None]
-        retrieval = max(retrieved) if retrieved else max(x.coverage for x in scored)
-        self.last_components = {
-            "sentence_similarity": round(best_sentence, 4),
-            "passage_similarity": round(best_passage, 4),
-            "retrieval_score": round(retrieval, 4),
-        }
-        return (semantic + s.w_retrieval * retrieval) / (1 + s.w_retrieval), s.min_answerability
+        components = {"sentence_similarity": round(best_sentence, 4), "passage_similarity": round(best_passage, 4)}
+        return (best_sentence + best_passage) / 2, s.min_answerability, components
 
     def synthesize(self, question: str, passages: Sequence[Passage]) -> Draft:
         s = self.settings
         scored = self.score_sentences(question, passages)
-        answerable, threshold = self.answerability(question, passages, scored)
+        answerable, threshold, components = self.answerability(question, passages, scored)
         if not scored or answerable < threshold:
             return Draft(
                 answer="The sources do not contain an answer to this question.",
                 citations=[],
                 refused=True,
                 provider=self.name,
-                detail={"answerability": round(answerable, 4), "min_answerability": threshold, **self.last_components},
+                detail={"answerability": round(answerable, 4), "min_answerability": threshold, **components},
             )
         chosen = [scored[0]]
         for candidate in scored[1:]:
@@ -208,7 +201,7 @@ class ExtractiveSynthesizer:
             }:
                 chosen.append(candidate)
         # Keep source order within a passage so two sentences read naturally.
-        chosen.sort(key=lambda c: (passages_rank(c), c.start))
+        chosen.sort(key=lambda c: (c.passage, c.start))
         parts, spans, cited = [], {}, []
         for c in chosen:
             number = c.passage + 1
@@ -228,13 +221,9 @@ class ExtractiveSynthesizer:
                 "answerability": round(answerable, 4),
                 "min_answerability": threshold,
                 "sentences": len(chosen),
-                **self.last_components,
+                **components,
             },
         )
-
-
-def passages_rank(sentence: ScoredSentence) -> int:
-    return sentence.passage
 
 
 def _ensure_stop(text: str) -> str:

@@ -25,9 +25,10 @@ def _fence(text: str) -> str:
     return text.replace("</source>", "<\\/source>").replace("<source", "<\\source")
 
 
-def render_sources(passages: Sequence[Passage]) -> str:
+def render_sources(passages: Sequence[Passage], numbers: Sequence[int] | None = None) -> str:
+    """Passages fenced as numbered `<source>` blocks (numbered 1..n unless `numbers` says otherwise)."""
     blocks = []
-    for number, passage in enumerate(passages, start=1):
+    for number, passage in zip(numbers or range(1, len(passages) + 1), passages, strict=True):
         label = _fence(passage.source or passage.source_uri or f"source {number}").replace('"', "'")
         blocks.append(f'<source id="{number}" title="{label}">\n{_fence(passage.text)}\n</source>')
     return "\n\n".join(blocks)
