@@ -75,3 +75,12 @@ def test_split_claims_attaches_trailing_markers_and_inherits_within_a_paragraph(
 def test_split_claims_uncited_sentence_takes_the_next_marker():
     claims = split_claims("Standard shipping is slow. It takes 3 to 5 days [1].")
     assert [c.citations for c in claims] == [[1], [1]]
+
+
+def test_a_comparison_the_source_states_is_supported_and_an_invented_one_is_not():
+    judge = LocalJudge(None)
+    stated = [Passage(text="The Acura CL was introduced before the Acura TL.")]
+    dated = [Passage(text="For Against was formed in 1984. Aaroh was formed in 1990.")]
+    assert judge.check(Claim(text="The Acura CL was introduced before the Acura TL.", citations=[1]), stated).supported
+    verdict = judge.check(Claim(text="Aaroh was formed before For Against.", citations=[1]), dated)
+    assert not verdict.supported and "befor" in verdict.why

@@ -20,7 +20,7 @@ from sourcerer.retrieval.embedders import CachedEmbedder
 from sourcerer.synthesis.draft import MalformedReply
 from sourcerer.synthesis.prompt import JUDGE_PROMPT, render_sources
 from sourcerer.synthesis.providers import ChatProvider, with_retries
-from sourcerer.text import NEGATIONS, STOPWORDS, digit_numbers, normalize, numbers, sentence_spans, terms
+from sourcerer.text import NEGATIONS, STOPWORDS, digit_numbers, normalize, numbers, sentence_spans, stem, terms
 
 
 @dataclass
@@ -169,7 +169,7 @@ class LocalJudge:
             if name_terms and not all(t in source_terms for t in name_terms):
                 return False, f"name not in source: {name}", 0.0
         # Relation words (before, more, than, first...) are stopwords for search but decide a comparison.
-        claim_terms = list(dict.fromkeys(terms(claim) + [w for w in terms(claim, keep_stopwords=True) if w in RELATION_WORDS]))
+        claim_terms = _checked_terms(claim)
         if not claim_terms:
             return True, "no content words to check", 1.0
         found = [t for t in claim_terms if t in source_terms]
@@ -206,6 +206,12 @@ RELATION_WORDS = frozenset(
     "before after more less most least than first last earlier later older younger larger smaller bigger "
     "higher lower longer shorter both only same different".split()
 )
+RELATION_TERMS = frozenset(stem(w) for w in RELATION_WORDS)  # as the tokenizer emits them ("before" -> "befor")
+
+
+def _checked_terms(text: str) -> list[str]:
+    """Content terms plus relation words (stopwords for search, but they decide a comparison)."""
+    return list(dict.fromkeys(terms(text) + [t for t in terms(text, keep_stopwords=True) if t in RELATION_TERMS]))
 
 
 def _source_sentences(source: str) -> list[tuple[int, str, set[str]]]:
@@ -213,7 +219,7 @@ def _source_sentences(source: str) -> list[tuple[int, str, set[str]]]:
     out = []
     for number, paragraph in enumerate(re.split(r"\n\s*\n", source)):
         for start, end in sentence_spans(paragraph):
-            out.append((number, paragraph[start:end], set(terms(paragraph[start:end]))))
+            out.append((number, paragraph[start:end], set(_checked_terms(paragraph[start:end]))))
     return out
 
 
