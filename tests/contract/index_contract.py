@@ -73,6 +73,24 @@ class IndexContract:
         assert all("42 seconds" not in h.text for h in index.get_chunks("acme", old_ids))
         assert len(changed_ids) < len(old_ids) or not old_ids
 
+    def test_document_chunks_follow_the_document_in_order(self, index):
+        """What an audit reads: the current chunks of one document, by position; nothing once it is gone."""
+        first = index.ingest_document(_doc("ops.md", FAILOVER))
+        chunks = index.document_chunks("acme", first["document_id"])
+        assert [c.position for c in chunks] == list(range(first["chunks"]))
+        assert all(c.receipt == receipt_of(c.text) for c in chunks)
+        assert index.get_chunks("acme", [chunks[-1].unit_id])[0].position == chunks[-1].position
+        assert index.document_chunks("globex", first["document_id"]) == []  # never across tenants
+
+        index.ingest_document(_doc("ops.md", FAILOVER.replace("42 seconds", "97 seconds")))
+        changed = index.document_chunks("acme", first["document_id"])
+        assert any("97 seconds" in c.text for c in changed) and not any("42 seconds" in c.text for c in changed)
+        unchanged_receipts = {c.receipt for c in chunks} & {c.receipt for c in changed}
+        assert unchanged_receipts and len(unchanged_receipts) < len(chunks)  # only the edited chunk's receipt moved
+
+        index.delete_document("acme", first["document_id"])
+        assert index.document_chunks("acme", first["document_id"]) == []
+
     def test_delete_removes_the_document_and_its_chunks(self, index):
         result = index.ingest_document(_doc("ops.md", FAILOVER))
         assert index.delete_document("acme", result["document_id"]) is True

@@ -5,8 +5,62 @@ from __future__ import annotations
 import time
 
 import pytest
-from sourcerer.ledger.base import UsageRecord
+from sourcerer.ledger.base import (
+    AnswerRecord,
+    CitationCheck,
+    Finding,
+    LoggedCitation,
+    UsageRecord,
+    new_answer_id,
+    sha256_of,
+)
+from sourcerer.models import receipt_of
 from sourcerer.tenancy import TenancyError, hash_key, new_key
+
+
+def answer_record(tenant="acme", created_at=None, **fields):
+    created_at = time.time() if created_at is None else created_at
+    text = "Failover took 42 seconds [1]."
+    return AnswerRecord(
+        answer_id=new_answer_id(created_at),
+        tenant=tenant,
+        scopes=[f"{tenant}/alpha"],
+        key_id="key_1",
+        question="How long did failover take?",
+        question_sha256=sha256_of("How long did failover take?"),
+        answer=text,
+        answer_sha256=sha256_of(text),
+        citations=[
+            LoggedCitation(
+                index=1,
+                unit_id="u_1",
+                document_id="doc_1",
+                position=0,
+                source_uri="ops.md",
+                label="ops.md",
+                locator={"kind": "lines", "start": 3, "end": 4},
+                receipt=receipt_of("The failover took 42 seconds."),
+            )
+        ],
+        provider="extractive",
+        extractive=True,
+        created_at=created_at,
+        expires_at=int(created_at + 90 * 86400),
+        **fields,
+    )
+
+
+def finding_for(record, status="ok", checked_at=None, **fields):
+    return Finding(
+        answer_id=record.answer_id,
+        tenant=record.tenant,
+        scopes=record.scopes,
+        status=status,
+        citations=[CitationCheck(index=1, unit_id="u_1", receipt=record.citations[0].receipt, status="intact")],
+        checked_at=time.time() if checked_at is None else checked_at,
+        expires_at=record.expires_at,
+        **fields,
+    )
 
 
 class LedgerContract:
@@ -69,3 +123,70 @@ class LedgerContract:
         assert records[1].units["llm_tokens_in"] == 120 and records[1].est_cost_usd == 0.002
         assert records[0].expires_at > now + 365 * 24 * 3600  # kept about a year, then the TTL removes it
         assert [r.request_id for r in ledger.usage_records("acme", since=now - 15)] == ["r2"]
+
+    # --- tenant settings ---------------------------------------------------------------------------
+
+    def test_tenant_settings_default_then_change(self, ledger):
+        ledger.create_tenant("acme", "pro")
+        ledger.create_tenant("globex", "free")
+        assert ledger.get_tenant("acme")["settings"] == {"store_text": True}
+        assert ledger.update_tenant_settings("acme", {"store_text": False})["settings"] == {"store_text": False}
+        assert ledger.create_tenant("acme", "enterprise")["settings"] == {"store_text": False}  # a tier change keeps them
+        assert ledger.list_tenants() == ["acme", "globex"]
+        with pytest.raises(ValueError):
+            ledger.update_tenant_settings("acme", {"store_txt": False})
+        with pytest.raises(TenancyError):
+            ledger.update_tenant_settings("initech", {"store_text": False})
+
+    # --- answer log and findings ---------------------------------------------------------------------
+
+    def test_answers_are_kept_per_tenant_and_read_by_time(self, ledger):
+        now = time.time()
+        old, new = answer_record(created_at=now - 3600), answer_record(created_at=now - 60)
+        other = answer_record(tenant="globex", created_at=now - 60)
+        for record in (new, old, other):
+            ledger.put_answer(record)
+        assert ledger.get_answer("acme", new.answer_id) == new
+        assert ledger.get_answer("globex", new.answer_id) is None  # never across tenants
+        assert [a.answer_id for a in ledger.answers("acme")] == [old.answer_id, new.answer_id]
+        assert [a.answer_id for a in ledger.answers("acme", since=now - 600)] == [new.answer_id]
+        assert [a.answer_id for a in ledger.answers("acme", since=0, until=now - 600)] == [old.answer_id]
+
+    def test_expired_answers_are_never_returned(self, ledger):
+        record = answer_record(created_at=time.time() - 100)
+        record.expires_at = int(time.time()) - 10
+        ledger.put_answer(record)
+        assert ledger.get_answer("acme", record.answer_id) is None
+        assert list(ledger.answers("acme")) == []
+
+    def test_a_finding_is_recorded_once_and_moves_the_answers_status(self, ledger):
+        record = answer_record()
+        ledger.put_answer(record)
+        first = finding_for(record, "ok", checked_at=time.time() - 30)
+        assert ledger.record_finding(first) is True
+        assert ledger.record_finding(finding_for(record, "ok")) is False  # the same finding again: nothing new
+        assert ledger.get_answer("acme", record.answer_id).audit == first
+
+        changed = finding_for(record, "source_changed", checked_at=time.time() - 20)
+        assert ledger.record_finding(changed) is True
+        back = finding_for(record, "ok", checked_at=time.time() - 10)  # the document was restored
+        assert ledger.record_finding(back) is True
+        assert ledger.get_answer("acme", record.answer_id).audit == back
+
+        assert [f.status for f in ledger.findings("acme")] == ["ok", "source_changed", "ok"]
+        assert [f.status for f in ledger.findings("acme", status="source_changed")] == ["source_changed"]
+        assert [f.checked_at for f in ledger.findings("acme", since=changed.checked_at)] == [changed.checked_at, back.checked_at]
+        assert ledger.findings("acme")[1] == changed
+        assert ledger.findings("globex") == []
+
+    def test_a_finding_for_an_unknown_answer_is_not_recorded(self, ledger):
+        record = answer_record()
+        assert ledger.record_finding(finding_for(record)) is False
+        assert ledger.findings("acme") == []
+
+    def test_answers_are_read_across_pages(self, ledger):
+        now = time.time()
+        records = [answer_record(created_at=now - 1000 + i) for i in range(230)]
+        for record in records:
+            ledger.put_answer(record)
+        assert [a.answer_id for a in ledger.answers("acme")] == [r.answer_id for r in records]

@@ -227,3 +227,65 @@ def test_search_event_from_events_folder_reaches_the_handler(monkeypatch, tmp_pa
     response = module.lambda_handler(event, Context())
     assert response["statusCode"] == 401 and json.loads(response["body"])["error"]["code"] == "unauthorized"
     get_service.cache_clear()
+
+
+class AuditContext(Context):
+    function_name = "audit"
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:audit"
+
+    def get_remaining_time_in_millis(self):
+        return 600_000
+
+
+def test_schedule_event_audits_answers_in_the_dynamodb_ledger_under_moto(aws, monkeypatch, tmp_path, capsys):
+    from sourcerer.api import get_service
+    from sourcerer.service import AnswerRequest, DocumentRequest
+    from sourcerer.tenancy import new_key
+    from test_ledgers import table_from_template
+
+    boto3.resource("dynamodb").create_table(**table_from_template("ledger"))
+    monkeypatch.setenv("SOURCERER_TABLE", "ledger")
+    monkeypatch.setenv("SOURCERER_HOME", str(tmp_path))
+    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+    monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "Sourcerer")
+    get_service.cache_clear()
+    service = get_service()
+    service.ledger.create_tenant("acme", "pro")
+    key, record = new_key("acme", ["acme"], ["read", "write"])
+    service.ledger.put_key(record)
+    ctx = service.authenticate(f"Bearer {key}")
+    runbook = (
+        "# Failover\n\nDuring the March drill, the failover cutover from the primary region to the standby region "
+        "completed in 42 seconds.\nThe database replica lag stayed under two seconds throughout.\n"
+    )
+    service.ingest(ctx, None, DocumentRequest(source_uri="runbook.md", text=runbook))
+    billing = "# Billing\n\nInvoices are sent on the first business day of each month.\nPayment is due within 30 days.\n"
+    service.ingest(ctx, None, DocumentRequest(source_uri="billing.md", text=billing))
+    answered = service.answer(ctx, None, AnswerRequest(q="How long did the failover cutover take?"))
+    assert not answered["answer"]["refused"], answered["answer"]
+    changed = answered["answer_id"]
+    kept = service.answer(ctx, None, AnswerRequest(q="When are invoices sent?"))["answer_id"]
+    service.ingest(ctx, None, DocumentRequest(source_uri="runbook.md", text=runbook.replace("42 seconds", "97 seconds")))
+    spec = importlib.util.spec_from_file_location("function_audit_moto", ROOT / "functions" / "audit" / "app.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    event = json.loads((ROOT / "events" / "schedule_audit.json").read_text())
+    capsys.readouterr()
+
+    first = module.lambda_handler(event, AuditContext())
+    emitted = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"_aws"' in line]
+    again = module.lambda_handler(copy.deepcopy(event), AuditContext())
+
+    assert first["answers_checked"] == 2 and first["complete"] and first["errors"] == []
+    assert first["new_findings"] == {"ok": 1, "source_changed": 1, "source_deleted": 0, "unfaithful": 0, "error": 0}
+    assert again["findings"] == first["findings"] and sum(again["new_findings"].values()) == 0  # idempotent
+    ledger = DynamoDBLedger("ledger", resource=boto3.resource("dynamodb"))
+    assert {f.answer_id: f.status for f in ledger.findings("acme")} == {changed: "source_changed", kept: "ok"}
+    assert ledger.get_answer("acme", changed).audit.status == "source_changed"
+    # Powertools Metrics (CloudWatch embedded metric format): answers checked, and findings by status
+    names = {m["Name"] for e in emitted for d in e["_aws"]["CloudWatchMetrics"] for m in d["Metrics"]}
+    assert {"AnswersChecked", "Findings", "NewFindings"} <= names
+    new_by_status = {e["status"]: e["NewFindings"] for e in emitted if "NewFindings" in e}
+    assert new_by_status == {"ok": [1.0], "source_changed": [1.0], "source_deleted": [0.0], "unfaithful": [0.0], "error": [0.0]}
+    assert next(e for e in emitted if "AnswersChecked" in e)["AnswersChecked"] == [2.0]
+    get_service.cache_clear()

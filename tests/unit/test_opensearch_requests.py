@@ -237,3 +237,19 @@ def test_keyword_search_without_acl_groups_sees_only_public_chunks(cluster):
 def test_constructing_the_adapter_connects_nowhere():
     index = OpenSearchIndex(host="127.0.0.1", port=9, index="docs")
     assert index._client is None
+
+
+def test_document_chunks_reads_one_document_in_order_and_keeps_only_the_newest_version(cluster):
+    old = {**_source("u_old", "The cutover took 42 seconds."), "position": 0, "ingested_at": "2026-11-29T00:00:00+00:00"}
+    new = [
+        {**_source("u_b", "Replica lag stayed low."), "position": 1},
+        {**_source("u_a", "The cutover took 97 seconds."), "position": 0},
+    ]
+    cluster.route("POST", "/docs/_search", (200, {"hits": {"hits": [{"_source": s} for s in (old, *new)]}}))
+
+    chunks = _index(cluster).document_chunks("acme", "d1")
+
+    body = cluster.sent("POST", "/docs/_search")[0]["body"]
+    assert body["query"] == {"bool": {"filter": [{"term": {"tenant": "acme"}}, {"term": {"document_id": "d1"}}]}}
+    assert body["sort"] == [{"position": "asc"}] and "position" in body["_source"]
+    assert [(c.unit_id, c.position) for c in chunks] == [("u_a", 0), ("u_b", 1)]  # mid-replacement: old chunk hidden

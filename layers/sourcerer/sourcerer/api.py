@@ -17,6 +17,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Query
 
 from sourcerer import __version__
+from sourcerer.audit import parse_since
 from sourcerer.errors import ConfigurationError, ProviderError
 from sourcerer.ledger import open_ledger
 from sourcerer.service import AnswerRequest, DocumentRequest, SearchRequest, Service
@@ -130,6 +131,34 @@ def post_answer(
 ) -> dict[str, Any]:
     service = get_service()
     return service.answer(service.authenticate(authorization), x_scope or scope, request, _request_id(answers))
+
+
+@answers.get(
+    "/v1/answers/<answer_id>",
+    summary="A logged answer, its citations with receipts, and its latest audit finding",
+    tags=["answer"],
+    responses=error_responses(401, 403, 404),
+)
+def get_answer(
+    answer_id: str, authorization: AuthHeader = None, x_scope: ScopeHeader = None, scope: ScopeQuery = None
+) -> dict[str, Any]:
+    service = get_service()
+    return service.get_answer(service.authenticate(authorization), x_scope or scope, answer_id)
+
+
+@answers.get("/v1/audits", summary="Audit findings (admin)", tags=["audits"], responses=error_responses(400, 401, 403))
+def get_audits(
+    authorization: AuthHeader = None,
+    x_scope: ScopeHeader = None,
+    scope: ScopeQuery = None,
+    since: Annotated[
+        str | None, Query(description="ISO 8601 time, epoch seconds or an age such as 7d (default: the audit window)")
+    ] = None,
+    status: Annotated[str | None, Query(description="ok, source_changed, source_deleted, unfaithful or error")] = None,
+) -> dict[str, Any]:
+    service = get_service()
+    ctx = service.authenticate(authorization)
+    return service.audits(ctx, x_scope or scope, parse_since(since, service.clock()), status)
 
 
 def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None, **extra: Any) -> Response:

@@ -191,9 +191,48 @@ def _cmd_tenants(args: argparse.Namespace) -> int:
     from sourcerer.ledger import open_ledger
     from sourcerer.store.models import validate_tenant
 
-    tenant = open_ledger().create_tenant(validate_tenant(args.tenant), args.tier)
-    print(json.dumps(tenant) if args.json else f"tenant {tenant['tenant']} on tier {tenant['tier']}")
+    ledger = open_ledger()
+    if args.action == "create":
+        tenant = ledger.create_tenant(validate_tenant(args.tenant), args.tier or "free")
+    else:
+        if args.store_text is None and args.tier is None:
+            raise SourcererError("tenants set needs --tier or --store-text")
+        if ledger.get_tenant(args.tenant) is None:
+            raise SourcererError(f"no tenant {args.tenant}: run `sourcerer tenants create` first")
+        if args.tier:
+            ledger.create_tenant(args.tenant, args.tier)
+        if args.store_text is not None:
+            ledger.update_tenant_settings(args.tenant, {"store_text": args.store_text == "true"})
+        tenant = ledger.get_tenant(args.tenant) or {}
+    settings = ", ".join(f"{k}={json.dumps(v)}" for k, v in tenant["settings"].items())
+    print(json.dumps(tenant) if args.json else f"tenant {tenant['tenant']} on tier {tenant['tier']} ({settings})")
     return 0
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    import time
+
+    from sourcerer.audit import Auditor, parse_since
+    from sourcerer.ledger import open_ledger
+
+    since = parse_since(args.since, time.time())
+    report = Auditor(_open(args), open_ledger()).run(since, tenants=[args.tenant] if args.tenant else None)
+    if args.json:
+        print(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
+    else:
+        for f in report.as_json():
+            mark = "new " if f["new"] else "    "
+            print(f"{mark}{f['status']:15} {f['tenant']:12} {f['answer_id']}  {f['detail']}")
+        new = report.by_status(only_new=True)
+        counts = ", ".join(f"{n} {s}" for s, n in report.by_status().items() if n)
+        print(
+            f"{report.answers_checked} answers checked ({counts or 'none'}); {len(report.recorded)} new findings"
+            + (f" ({', '.join(f'{n} {s}' for s, n in new.items() if n)})" if report.recorded else "")
+            + f"; {report.refusals_skipped} refusals skipped"
+        )
+    for error in report.errors:
+        print(f"sourcerer: audit: {error}", file=sys.stderr)
+    return 0 if report.complete and not report.errors else 1
 
 
 def _cmd_keys(args: argparse.Namespace) -> int:
@@ -372,12 +411,42 @@ def build_parser() -> argparse.ArgumentParser:
     os_p.add_argument("--index", metavar="URL", help="index URL (default SOURCERER_INDEX)")
     os_p.set_defaults(func=_cmd_opensearch)
 
-    tenants_p = sub.add_parser("tenants", help="create a tenant or change its tier (free, pro, enterprise)")
-    tenants_p.add_argument("action", choices=["create"])
+    tenants_p = sub.add_parser(
+        "tenants",
+        help="create a tenant, or change its tier or settings",
+        epilog="example: sourcerer tenants set --tenant acme --store-text false",
+    )
+    tenants_p.add_argument("action", choices=["create", "set"], help="create (tier defaults to free) or set")
     tenants_p.add_argument("--tenant", required=True)
-    tenants_p.add_argument("--tier", choices=["free", "pro", "enterprise"], default="free")
+    tenants_p.add_argument("--tier", choices=["free", "pro", "enterprise"])
+    tenants_p.add_argument(
+        "--store-text",
+        choices=["true", "false"],
+        help="keep question and answer text in the answer log (default true); false keeps only their SHA-256 hashes",
+    )
     tenants_p.add_argument("--json", action="store_true")
     tenants_p.set_defaults(func=_cmd_tenants)
+
+    audit_p = sub.add_parser(
+        "audit",
+        help="re-check logged answers against their sources now (ok, source_changed, source_deleted, unfaithful)",
+        description="Re-check the answers logged since --since: every citation's receipt against the index as it is "
+        "now, then every claim with the configured judge. One finding per answer is stored in the ledger; a finding "
+        "the same as the answer's latest is not stored again, so re-running is safe. Exit status 1 when an answer "
+        "or tenant could not be checked.",
+        epilog="example: sourcerer audit --since 7d --tenant acme --json",
+    )
+    audit_p.add_argument(
+        "--since",
+        help="answers created since: ISO 8601 time, epoch seconds or an age like 7d, 12h "
+        "(default SOURCERER_AUDIT_WINDOW_DAYS, 30 days)",
+    )
+    audit_p.add_argument("--tenant", help="audit one tenant (default: every tenant)")
+    audit_p.add_argument("--index", metavar="URL", help="index URL (default SOURCERER_INDEX, else sqlite under SOURCERER_HOME)")
+    audit_p.add_argument(
+        "--json", action="store_true", help="print the findings as a JSON list of {answer_id, tenant, status, claims, ...}"
+    )
+    audit_p.set_defaults(func=_cmd_audit)
 
     keys_p = sub.add_parser(
         "keys",

@@ -18,7 +18,17 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from sourcerer import config
-from sourcerer.ledger.base import Ledger, UsageRecord
+from sourcerer.ledger.base import (
+    FINDING_STATUSES,
+    AnswerRecord,
+    Finding,
+    Ledger,
+    LoggedCitation,
+    UsageRecord,
+    new_answer_id,
+    sha256_of,
+)
+from sourcerer.models import Answer
 from sourcerer.pipeline import ask
 from sourcerer.store.base import Index
 from sourcerer.store.models import Document
@@ -29,6 +39,7 @@ from sourcerer.tenancy import (
     NotFound,
     QuotaExceeded,
     TenancyError,
+    TenantSettings,
     Unauthorized,
     UpgradeRequired,
     hash_key,
@@ -129,6 +140,7 @@ class Service:
             scopes=record.scopes,
             perms=list(record.perms),
             groups=record.groups,
+            settings=TenantSettings.model_validate(tenant.get("settings") or {}),
         )
 
     def _meter(self, ctx: Context, unit: str, amount: int) -> None:
@@ -271,14 +283,17 @@ class Service:
         tokens_before = self._embedding_tokens()
         with self._refund_on_failure(ctx, "queries", 1):
             hits = self._hits(ctx, scopes, request)
-        answer = ask(
-            request.q,
-            retriever=lambda q, k: [h.as_passage() for h in hits],
-            k=request.top_k,
-            min_score=request.min_score,
-            verify=request.verify,
-            history=request.history or None,
-        )
+        with self._refund_on_failure(ctx, "queries", 1):
+            answer = ask(
+                request.q,
+                retriever=lambda q, k: [h.as_passage() for h in hits],
+                k=request.top_k,
+                min_score=request.min_score,
+                verify=request.verify,
+                history=request.history or None,
+            )
+            # an answer that cannot be logged cannot be audited later: it is not served
+            record = self._log_answer(ctx, scopes, request.q, answer, hits)
         synth = answer.trace.stage("synthesize")
         units: dict[str, float] = {"queries": 1, "embedding_tokens": self._embedding_tokens() - tokens_before}
         if synth is not None:
@@ -306,11 +321,80 @@ class Service:
             "provider": answer.provider,
         }
         return {
+            "answer_id": record.answer_id,
             "answer": body,
             "hits": [h.model_dump(mode="json") for h in hits],
             "trace": answer.trace.model_dump(mode="json"),
             "context": ctx.echo(scopes),
         }
+
+    # --- the answer log and audits -------------------------------------------------------------------
+
+    def _log_answer(self, ctx: Context, scopes: list[str], question: str, answer: Answer, hits: list[Any]) -> AnswerRecord:
+        now = self.clock()
+        by_unit = {h.unit_id: h for h in hits}
+        keep_text = ctx.settings.store_text
+        faithfulness = answer.faithfulness
+        if faithfulness is not None and not keep_text:  # claim texts are answer text: keep only the verdict
+            faithfulness = faithfulness.model_copy(update={"unsupported": [], "claims": []})
+        record = AnswerRecord(
+            answer_id=new_answer_id(now),
+            tenant=ctx.tenant,
+            scopes=scopes,
+            key_id=ctx.key_id,
+            groups=ctx.groups,
+            question=question if keep_text else None,
+            question_sha256=sha256_of(question),
+            answer=answer.answer if keep_text else None,
+            answer_sha256=sha256_of(answer.answer),
+            text_stored=keep_text,
+            refused=answer.refused,
+            reason=answer.reason,
+            citations=[
+                LoggedCitation(
+                    index=c.index,
+                    unit_id=c.unit_id,
+                    document_id=by_unit[c.unit_id].document_id if c.unit_id in by_unit else None,
+                    position=by_unit[c.unit_id].position if c.unit_id in by_unit else None,
+                    source_uri=c.source_uri,
+                    label=c.label,
+                    locator=c.locator,
+                    receipt=c.receipt,
+                )
+                for c in answer.citations
+            ],
+            faithfulness=faithfulness,
+            provider=answer.provider,
+            extractive=answer.extractive,
+            created_at=now,
+            expires_at=int(now + ctx.tier.answer_retention_days * 86400),
+        )
+        self.ledger.put_answer(record)
+        return record
+
+    def get_answer(self, ctx: Context, scope: str | None, answer_id: str) -> dict[str, Any]:
+        """A logged answer, to a key of the same tenant that may read its scopes and holds the ACL groups of the
+        key that asked (the answer may quote chunks only those groups see); else 404, saying nothing more."""
+        ctx.require("read")
+        scopes = ctx.narrow(scope)
+        record = self.ledger.get_answer(ctx.tenant, answer_id)
+        if (
+            record is None
+            or not ctx.may_read(record.scopes, scopes)
+            or not ("admin" in ctx.perms or set(record.groups) <= set(ctx.groups))
+        ):
+            raise NotFound(f"no answer {answer_id} in this key's scopes")
+        body = record.model_dump(mode="json", exclude={"groups", "audit"})
+        body["audit"] = _audit_view(record.audit)
+        return {"answer": body, "context": ctx.echo(scopes)}
+
+    def audits(self, ctx: Context, scope: str | None, since: float, status: str | None) -> dict[str, Any]:
+        ctx.require("admin")
+        if status is not None and status not in FINDING_STATUSES:
+            raise TenancyError(f"status must be one of {', '.join(FINDING_STATUSES)}")
+        scopes = ctx.narrow(scope)
+        findings = [f for f in self.ledger.findings(ctx.tenant, since=since, status=status) if ctx.may_read(f.scopes, scopes)]
+        return {"findings": [_audit_view(f) for f in findings], "context": ctx.echo(scopes)}
 
     def usage(self, ctx: Context) -> dict[str, Any]:
         ctx.require("read")
@@ -321,3 +405,10 @@ class Service:
             "tier": ctx.tier.name,
             "units": {u: {"used": used.get(u, 0), "quota": ctx.tier.limit(u)} for u in ("queries", "chunks")},
         }
+
+
+def _audit_view(finding: Finding | None) -> dict[str, Any]:
+    """A finding as the API shows it; an answer never audited shows `not_audited`."""
+    if finding is None:
+        return {"status": "not_audited"}
+    return finding.model_dump(mode="json", exclude={"fingerprint", "expires_at"})

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from sourcerer.errors import SourcererError
 from sourcerer.store.models import normalize_scope, validate_tenant
@@ -31,15 +31,22 @@ class Tier(BaseModel):
     monthly_chunks: int | None = Field(description="chunks ingested per month; None is unlimited")
     answer_access: bool
     max_top_k: int
+    answer_retention_days: int = Field(ge=1, description="how long the answer log and its audit findings are kept")
 
     def limit(self, unit: str) -> int | None:
         return {"queries": self.monthly_queries, "chunks": self.monthly_chunks}[unit]
 
 
 DEFAULT_TIERS: dict[str, Tier] = {
-    "free": Tier(name="free", monthly_queries=1_000, monthly_chunks=10_000, answer_access=False, max_top_k=10),
-    "pro": Tier(name="pro", monthly_queries=50_000, monthly_chunks=500_000, answer_access=True, max_top_k=50),
-    "enterprise": Tier(name="enterprise", monthly_queries=None, monthly_chunks=None, answer_access=True, max_top_k=100),
+    "free": Tier(
+        name="free", monthly_queries=1_000, monthly_chunks=10_000, answer_access=False, max_top_k=10, answer_retention_days=30
+    ),
+    "pro": Tier(
+        name="pro", monthly_queries=50_000, monthly_chunks=500_000, answer_access=True, max_top_k=50, answer_retention_days=90
+    ),
+    "enterprise": Tier(
+        name="enterprise", monthly_queries=None, monthly_chunks=None, answer_access=True, max_top_k=100, answer_retention_days=400
+    ),
 }
 
 
@@ -56,6 +63,18 @@ def load_tiers(raw: str | None = None) -> dict[str, Tier]:
 
 
 TIERS: dict[str, Tier] = load_tiers()
+
+
+class TenantSettings(BaseModel):
+    """Per-tenant choices an operator sets with `sourcerer tenants set`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    store_text: bool = Field(
+        default=True,
+        description="keep question and answer text in the answer log; false keeps only their SHA-256 hashes "
+        "(audits then check receipts but cannot re-verify claims)",
+    )
 
 
 class TenancyError(SourcererError):
@@ -151,6 +170,7 @@ class Context:
     scopes: list[str]
     perms: list[str]
     groups: list[str] = field(default_factory=list)
+    settings: TenantSettings = field(default_factory=lambda: TenantSettings())
 
     def require(self, perm: str) -> None:
         if perm not in self.perms and "admin" not in self.perms:
@@ -167,6 +187,10 @@ class Context:
         if not any(within(scope, grant) for grant in self.scopes):
             raise Forbidden(f"scope {scope!r} is outside this key's grants")
         return [scope]
+
+    def may_read(self, scopes: list[str], granted: list[str]) -> bool:
+        """Whether every scope in `scopes` lies within one of `granted` (the scopes this request narrowed to)."""
+        return bool(scopes) and all(any(within(s, g) for g in granted) for s in scopes)
 
     def echo(self, scopes: list[str]) -> dict:
         return {"tenant": self.tenant, "tier": self.tier.name, "scopes": scopes, "perms": self.perms}

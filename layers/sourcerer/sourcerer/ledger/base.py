@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import secrets
 import time
-from typing import Any, Protocol, runtime_checkable
+from collections.abc import Iterator
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from sourcerer.models import Faithfulness, Locator
 from sourcerer.tenancy import KeyRecord
 
 USAGE_TTL_S = 400 * 24 * 3600  # request records are kept a little over a year, then expire
@@ -27,6 +32,108 @@ class UsageRecord(BaseModel):
         return int(self.timestamp + USAGE_TTL_S)
 
 
+def sha256_of(text: str) -> str:
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def new_answer_id(created_at: float) -> str:
+    """`ans_` + milliseconds (12 hex digits) + 10 random hex digits: unique, and sorted by creation time, so
+    "answers since T" is a key range in both ledgers."""
+    return f"ans_{int(created_at * 1000):012x}{secrets.token_hex(5)}"
+
+
+def answer_id_floor(timestamp: float) -> str:
+    """The smallest answer id created at or after `timestamp`."""
+    return f"ans_{max(0, int(timestamp * 1000)):012x}"
+
+
+# --- the answer log ---------------------------------------------------------------------------------
+
+
+class LoggedCitation(BaseModel):
+    """A citation as the log keeps it: enough to find the cited chunk again and prove whether it changed."""
+
+    index: int
+    unit_id: str | None = None
+    document_id: str | None = None
+    position: int | None = None
+    source_uri: str | None = None
+    label: str = ""
+    locator: Locator
+    receipt: str = Field(description="sha256: of the exact cited chunk text at answer time")
+
+
+FindingStatus = Literal["ok", "source_changed", "source_deleted", "unfaithful", "error"]
+FINDING_STATUSES: tuple[str, ...] = ("ok", "source_changed", "source_deleted", "unfaithful", "error")
+
+
+class CitationCheck(BaseModel):
+    """What an audit found for one citation."""
+
+    index: int
+    unit_id: str | None = None
+    receipt: str
+    status: Literal["intact", "moved", "changed", "deleted"]
+    current_receipt: str | None = None
+    current_unit_id: str | None = None
+    detail: str = ""
+
+
+class ClaimCheck(BaseModel):
+    """A claim an audit is concerned about (None as the text when the tenant keeps hashes only)."""
+
+    claim: str | None
+    citations: list[int] = Field(default_factory=list)
+    why: str = ""
+
+
+class Finding(BaseModel):
+    """One audit verdict on one answer. `fingerprint` covers everything but the time, so an audit that finds
+    the same thing again records nothing new."""
+
+    answer_id: str
+    tenant: str
+    scopes: list[str] = Field(default_factory=list)
+    status: FindingStatus
+    claims: list[ClaimCheck] = Field(default_factory=list)
+    citations: list[CitationCheck] = Field(default_factory=list)
+    checked_at: float
+    judge: str | None = None
+    detail: str = ""
+    expires_at: int
+    fingerprint: str = ""
+
+    def model_post_init(self, _: Any) -> None:
+        if not self.fingerprint:
+            evidence = self.model_dump(mode="json", include={"answer_id", "status", "claims", "citations", "judge", "detail"})
+            self.fingerprint = hashlib.sha256(json.dumps(evidence, sort_keys=True).encode()).hexdigest()[:32]
+
+
+class AnswerRecord(BaseModel):
+    """One served answer (or refusal). With the tenant's `store_text: false`, `question` and `answer` are None
+    and only their hashes are kept; claim texts are then dropped from `faithfulness` too."""
+
+    answer_id: str
+    tenant: str
+    scopes: list[str]
+    key_id: str | None = None
+    groups: list[str] = Field(default_factory=list, description="ACL groups of the key that asked")
+    question: str | None = None
+    question_sha256: str
+    answer: str | None = None
+    answer_sha256: str
+    text_stored: bool = True
+    refused: bool = False
+    reason: str | None = None
+    citations: list[LoggedCitation] = Field(default_factory=list)
+    faithfulness: Faithfulness | None = None
+    provider: str = "none"
+    extractive: bool = False
+    created_at: float
+    expires_at: int
+    audit: Finding | None = Field(default=None, description="the latest audit finding, kept on the answer itself")
+
+
 @runtime_checkable
 class Ledger(Protocol):
     """Tenants, keys, quotas and usage. Every adapter passes tests/contract/ledger_contract.py.
@@ -34,11 +141,20 @@ class Ledger(Protocol):
     * `consume` is exact under concurrency: it adds `amount` to this month's counter only if the result stays
       within `limit` (None: unlimited) and says whether it did.
     * keys are found by the hash of the key, never stored in clear.
+    * `record_finding` is idempotent: it writes the finding and moves the answer's latest audit status only when
+      the finding differs from the answer's latest one (by fingerprint), atomically, and says whether it did.
+    * answers and findings past their `expires_at` are never returned.
     """
 
     def create_tenant(self, tenant: str, tier: str) -> dict[str, Any]: ...
 
-    def get_tenant(self, tenant: str) -> dict[str, Any] | None: ...
+    def get_tenant(self, tenant: str) -> dict[str, Any] | None:
+        """`{tenant, tier, created_at, settings}` (settings as `TenantSettings` fields), or None."""
+        ...
+
+    def update_tenant_settings(self, tenant: str, settings: dict[str, Any]) -> dict[str, Any]: ...
+
+    def list_tenants(self) -> list[str]: ...
 
     def put_key(self, record: KeyRecord) -> None: ...
 
@@ -55,3 +171,17 @@ class Ledger(Protocol):
     def record_usage(self, record: UsageRecord) -> None: ...
 
     def usage_records(self, tenant: str, since: float = 0.0) -> list[UsageRecord]: ...
+
+    def put_answer(self, record: AnswerRecord) -> None: ...
+
+    def get_answer(self, tenant: str, answer_id: str) -> AnswerRecord | None: ...
+
+    def answers(self, tenant: str, since: float = 0.0, until: float | None = None) -> Iterator[AnswerRecord]:
+        """The tenant's answers created in [since, until), oldest first, read page by page."""
+        ...
+
+    def record_finding(self, finding: Finding) -> bool: ...
+
+    def findings(self, tenant: str, since: float = 0.0, status: str | None = None) -> list[Finding]:
+        """The tenant's findings checked at or after `since`, oldest first, optionally of one status."""
+        ...

@@ -2,12 +2,19 @@
 
 | item | pk | sk | attributes |
 |---|---|---|---|
-| tenant | `TENANT#{tenant}` | `META` | `tier`, `created_at` |
+| tenant | `TENANT#{tenant}` | `META` | `tier`, `created_at`, `settings` (JSON) |
+| tenant registry | `TENANTS` | `{tenant}` | (lets the audit list tenants without a scan) |
 | key (lookup by hash) | `KEY#{sha256 of key}` | `META` | the key record (never the key) |
 | key (listing, revoking) | `TENANT#{tenant}` | `KEY#{key_id}` | `key_hash` and the public fields |
 | key id index | `KEYID#{key_id}` | `META` | `key_hash`, `tenant` |
 | monthly counter | `TENANT#{tenant}` | `USAGE#{yyyy-mm}#{unit}` | `used` |
 | request record | `TENANT#{tenant}` | `REQ#{timestamp}#{request_id}` | route, units, `est_cost_usd`, `expires_at` (TTL) |
+| answer | `TENANT#{tenant}` | `ANSWER#{answer_id}` | `record` (JSON), `created_at`, `audit` (latest finding, JSON), `audit_fp`, `expires_at` (TTL) |
+| audit finding | `TENANT#{tenant}` | `AUDIT#{checked_at}#{answer_id}` | `record` (JSON), `status`, `expires_at` (TTL) |
+
+Answer ids start with their creation time, so "answers since T" is one key range. A finding is written in one
+transaction with a conditional update of its answer (`audit_fp <> :fingerprint`), so re-running an audit
+records nothing twice, even when two runs overlap.
 
 Quotas are exact under concurrency because each increment is one conditional `UpdateItem`
 (`used + amount <= limit`), never a read followed by a write.
@@ -16,11 +23,12 @@ Quotas are exact under concurrency because each increment is one conditional `Up
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
-from sourcerer.ledger.base import UsageRecord
-from sourcerer.tenancy import TIERS, KeyRecord, TenancyError
+from sourcerer.ledger.base import AnswerRecord, Finding, UsageRecord, answer_id_floor
+from sourcerer.tenancy import TIERS, KeyRecord, TenancyError, TenantSettings
 
 
 def table_definition(name: str) -> dict[str, Any]:
@@ -57,6 +65,15 @@ class DynamoDBLedger:
             "TransactionCanceledException",
         )
 
+    def _query(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        """Every item of a query, page after page."""
+        while True:
+            page = self.table.query(**kwargs)
+            yield from page["Items"]
+            if "LastEvaluatedKey" not in page:
+                return
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
     def create_tenant(self, tenant: str, tier: str) -> dict[str, Any]:
         if tier not in TIERS:
             raise TenancyError(f"tier must be one of {', '.join(TIERS)}")
@@ -65,11 +82,37 @@ class DynamoDBLedger:
             UpdateExpression="SET tier = :tier, created_at = if_not_exists(created_at, :now)",
             ExpressionAttributeValues={":tier": tier, ":now": Decimal(str(time.time()))},
         )
+        self.table.put_item(Item={"pk": "TENANTS", "sk": tenant})
         return self.get_tenant(tenant) or {}
 
     def get_tenant(self, tenant: str) -> dict[str, Any] | None:
         item = self.table.get_item(Key={"pk": f"TENANT#{tenant}", "sk": "META"}).get("Item")
-        return {"tenant": tenant, "tier": item["tier"], "created_at": float(item["created_at"])} if item else None
+        if not item:
+            return None
+        settings = TenantSettings.model_validate_json(item["settings"]) if item.get("settings") else TenantSettings()
+        return {
+            "tenant": tenant,
+            "tier": item["tier"],
+            "created_at": float(item["created_at"]),
+            "settings": settings.model_dump(),
+        }
+
+    def update_tenant_settings(self, tenant: str, settings: dict[str, Any]) -> dict[str, Any]:
+        current = self.get_tenant(tenant)
+        if current is None:
+            raise TenancyError(f"no tenant {tenant}")
+        merged = TenantSettings.model_validate({**current["settings"], **settings})
+        self.table.update_item(
+            Key={"pk": f"TENANT#{tenant}", "sk": "META"},
+            UpdateExpression="SET settings = :s",
+            ExpressionAttributeValues={":s": merged.model_dump_json()},
+        )
+        return self.get_tenant(tenant) or {}
+
+    def list_tenants(self) -> list[str]:
+        from boto3.dynamodb.conditions import Key
+
+        return sorted(item["sk"] for item in self._query(KeyConditionExpression=Key("pk").eq("TENANTS")))
 
     def put_key(self, record: KeyRecord) -> None:
         data = record.model_dump_json()
@@ -183,3 +226,88 @@ class DynamoDBLedger:
             KeyConditionExpression=Key("pk").eq(f"TENANT#{tenant}") & Key("sk").between(f"REQ#{since:017.6f}", "REQ#~")
         )["Items"]
         return [UsageRecord.model_validate_json(i["record"]) for i in items]
+
+    # --- the answer log and audit findings -------------------------------------------------------------
+
+    def put_answer(self, record: AnswerRecord) -> None:
+        self.table.put_item(
+            Item={
+                "pk": f"TENANT#{record.tenant}",
+                "sk": f"ANSWER#{record.answer_id}",
+                "record": record.model_dump_json(exclude={"audit"}),
+                "created_at": Decimal(str(record.created_at)),
+                "expires_at": record.expires_at,
+            }
+        )
+
+    @staticmethod
+    def _answer(item: dict[str, Any]) -> AnswerRecord | None:
+        if int(item["expires_at"]) < time.time():  # TTL deletes lazily: an expired item may still be read
+            return None
+        record = AnswerRecord.model_validate_json(item["record"])
+        record.audit = Finding.model_validate_json(item["audit"]) if item.get("audit") else None
+        return record
+
+    def get_answer(self, tenant: str, answer_id: str) -> AnswerRecord | None:
+        item = self.table.get_item(Key={"pk": f"TENANT#{tenant}", "sk": f"ANSWER#{answer_id}"}).get("Item")
+        return self._answer(item) if item else None
+
+    def answers(self, tenant: str, since: float = 0.0, until: float | None = None) -> Iterator[AnswerRecord]:
+        from boto3.dynamodb.conditions import Key
+
+        upper = f"ANSWER#{answer_id_floor(until)}" if until is not None else "ANSWER#~"
+        items = self._query(
+            KeyConditionExpression=Key("pk").eq(f"TENANT#{tenant}") & Key("sk").between(f"ANSWER#{answer_id_floor(since)}", upper)
+        )
+        for item in items:
+            record = self._answer(item)
+            if record is not None and since <= record.created_at and (until is None or record.created_at < until):
+                yield record
+
+    def record_finding(self, finding: Finding) -> bool:
+        try:
+            self.table.meta.client.transact_write_items(
+                TransactItems=[
+                    {
+                        "Update": {
+                            "TableName": self.table_name,
+                            "Key": {"pk": f"TENANT#{finding.tenant}", "sk": f"ANSWER#{finding.answer_id}"},
+                            "UpdateExpression": "SET audit = :f, audit_fp = :fp",
+                            "ConditionExpression": "attribute_exists(pk) AND (attribute_not_exists(audit_fp) OR audit_fp <> :fp)",
+                            "ExpressionAttributeValues": {":f": finding.model_dump_json(), ":fp": finding.fingerprint},
+                        }
+                    },
+                    {
+                        "Put": {
+                            "TableName": self.table_name,
+                            "Item": {
+                                "pk": f"TENANT#{finding.tenant}",
+                                "sk": f"AUDIT#{finding.checked_at:017.6f}#{finding.answer_id}",
+                                "record": finding.model_dump_json(),
+                                "status": finding.status,
+                                "expires_at": finding.expires_at,
+                            },
+                        }
+                    },
+                ]
+            )
+        except Exception as exc:
+            reasons = [r.get("Code") for r in getattr(exc, "response", {}).get("CancellationReasons", [])]
+            if "ConditionalCheckFailed" in reasons:  # the answer already has this finding (or has expired)
+                return False
+            raise  # a conflict with a concurrent write is an error the audit records and retries next run
+        return True
+
+    def findings(self, tenant: str, since: float = 0.0, status: str | None = None) -> list[Finding]:
+        from boto3.dynamodb.conditions import Key
+
+        items = self._query(
+            KeyConditionExpression=Key("pk").eq(f"TENANT#{tenant}") & Key("sk").between(f"AUDIT#{since:017.6f}", "AUDIT#~")
+        )
+        now = time.time()
+        found = [
+            Finding.model_validate_json(i["record"])
+            for i in items
+            if int(i["expires_at"]) >= now and (status is None or i["status"] == status)
+        ]
+        return found

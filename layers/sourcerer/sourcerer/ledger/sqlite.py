@@ -5,11 +5,14 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from sourcerer.ledger.base import UsageRecord
-from sourcerer.tenancy import TIERS, KeyRecord, TenancyError
+from sourcerer.ledger.base import AnswerRecord, Finding, UsageRecord
+from sourcerer.tenancy import TIERS, KeyRecord, TenancyError, TenantSettings
+
+PAGE = 200  # answers read per query while iterating
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS tenants (tenant TEXT PRIMARY KEY, tier TEXT NOT NULL, created_at REAL NOT NULL);
@@ -20,6 +23,13 @@ CREATE TABLE IF NOT EXISTS counters (tenant TEXT NOT NULL, month TEXT NOT NULL, 
 CREATE TABLE IF NOT EXISTS usage (tenant TEXT NOT NULL, timestamp REAL NOT NULL, request_id TEXT NOT NULL, record TEXT NOT NULL,
     expires_at INTEGER NOT NULL, PRIMARY KEY (tenant, timestamp, request_id));
 CREATE INDEX IF NOT EXISTS usage_by_expiry ON usage (expires_at);
+CREATE TABLE IF NOT EXISTS tenant_settings (tenant TEXT PRIMARY KEY, settings TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS answers (tenant TEXT NOT NULL, answer_id TEXT NOT NULL, created_at REAL NOT NULL, record TEXT NOT NULL,
+    expires_at INTEGER NOT NULL, audit_fp TEXT, audit TEXT, PRIMARY KEY (tenant, answer_id));
+CREATE INDEX IF NOT EXISTS answers_by_expiry ON answers (expires_at);
+CREATE TABLE IF NOT EXISTS findings (tenant TEXT NOT NULL, checked_at REAL NOT NULL, answer_id TEXT NOT NULL, status TEXT NOT NULL,
+    record TEXT NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (tenant, checked_at, answer_id));
+CREATE INDEX IF NOT EXISTS findings_by_expiry ON findings (expires_at);
 """
 
 
@@ -50,8 +60,32 @@ class SQLiteLedger:
 
     def get_tenant(self, tenant: str) -> dict[str, Any] | None:
         with self._lock:
-            row = self._db().execute("SELECT tenant, tier, created_at FROM tenants WHERE tenant=?", (tenant,)).fetchone()
-        return {"tenant": row[0], "tier": row[1], "created_at": row[2]} if row else None
+            row = (
+                self._db()
+                .execute(
+                    "SELECT t.tenant, t.tier, t.created_at, s.settings FROM tenants t LEFT JOIN tenant_settings s USING (tenant)"
+                    " WHERE t.tenant=?",
+                    (tenant,),
+                )
+                .fetchone()
+            )
+        if row is None:
+            return None
+        settings = TenantSettings.model_validate_json(row[3]) if row[3] else TenantSettings()
+        return {"tenant": row[0], "tier": row[1], "created_at": row[2], "settings": settings.model_dump()}
+
+    def update_tenant_settings(self, tenant: str, settings: dict[str, Any]) -> dict[str, Any]:
+        current = self.get_tenant(tenant)
+        if current is None:
+            raise TenancyError(f"no tenant {tenant}")
+        merged = TenantSettings.model_validate({**current["settings"], **settings})
+        with self._lock:
+            self._db().execute("INSERT OR REPLACE INTO tenant_settings VALUES (?, ?)", (tenant, merged.model_dump_json()))
+        return self.get_tenant(tenant) or {}
+
+    def list_tenants(self) -> list[str]:
+        with self._lock:
+            return [r[0] for r in self._db().execute("SELECT tenant FROM tenants ORDER BY tenant").fetchall()]
 
     def put_key(self, record: KeyRecord) -> None:
         with self._lock:
@@ -124,3 +158,97 @@ class SQLiteLedger:
                 .fetchall()
             )
         return [UsageRecord.model_validate_json(r[0]) for r in rows]
+
+    # --- the answer log and audit findings -------------------------------------------------------------
+
+    def put_answer(self, record: AnswerRecord) -> None:
+        with self._lock:
+            db = self._db()
+            now = int(time.time())
+            db.execute("DELETE FROM answers WHERE expires_at < ?", (now,))
+            db.execute("DELETE FROM findings WHERE expires_at < ?", (now,))
+            db.execute(
+                "INSERT OR REPLACE INTO answers (tenant, answer_id, created_at, record, expires_at) VALUES (?, ?, ?, ?, ?)",
+                (
+                    record.tenant,
+                    record.answer_id,
+                    record.created_at,
+                    record.model_dump_json(exclude={"audit"}),
+                    record.expires_at,
+                ),
+            )
+
+    @staticmethod
+    def _answer(row: tuple[Any, ...]) -> AnswerRecord:
+        record = AnswerRecord.model_validate_json(row[0])
+        record.audit = Finding.model_validate_json(row[1]) if row[1] else None
+        return record
+
+    def get_answer(self, tenant: str, answer_id: str) -> AnswerRecord | None:
+        with self._lock:
+            row = (
+                self._db()
+                .execute(
+                    "SELECT record, audit FROM answers WHERE tenant=? AND answer_id=? AND expires_at >= ?",
+                    (tenant, answer_id, int(time.time())),
+                )
+                .fetchone()
+            )
+        return self._answer(row) if row else None
+
+    def answers(self, tenant: str, since: float = 0.0, until: float | None = None) -> Iterator[AnswerRecord]:
+        after = ""
+        while True:
+            with self._lock:
+                rows = (
+                    self._db()
+                    .execute(
+                        "SELECT record, audit, answer_id FROM answers"
+                        " WHERE tenant=? AND created_at >= ? AND created_at < ? AND answer_id > ? AND expires_at >= ?"
+                        " ORDER BY answer_id LIMIT ?",
+                        (tenant, since, until if until is not None else float("inf"), after, int(time.time()), PAGE),
+                    )
+                    .fetchall()
+                )
+            for row in rows:
+                yield self._answer(row)
+            if len(rows) < PAGE:
+                return
+            after = rows[-1][2]
+
+    def record_finding(self, finding: Finding) -> bool:
+        with self._lock:
+            db = self._db()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                moved = db.execute(
+                    "UPDATE answers SET audit_fp=?, audit=? WHERE tenant=? AND answer_id=? AND audit_fp IS NOT ?",
+                    (finding.fingerprint, finding.model_dump_json(), finding.tenant, finding.answer_id, finding.fingerprint),
+                ).rowcount
+                if moved:
+                    db.execute(
+                        "INSERT OR REPLACE INTO findings VALUES (?, ?, ?, ?, ?, ?)",
+                        (
+                            finding.tenant,
+                            finding.checked_at,
+                            finding.answer_id,
+                            finding.status,
+                            finding.model_dump_json(),
+                            finding.expires_at,
+                        ),
+                    )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return bool(moved)
+
+    def findings(self, tenant: str, since: float = 0.0, status: str | None = None) -> list[Finding]:
+        sql = "SELECT record FROM findings WHERE tenant=? AND checked_at >= ? AND expires_at >= ?"
+        args: list[Any] = [tenant, since, int(time.time())]
+        if status is not None:
+            sql += " AND status=?"
+            args.append(status)
+        with self._lock:
+            rows = self._db().execute(sql + " ORDER BY checked_at, answer_id", args).fetchall()
+        return [Finding.model_validate_json(r[0]) for r in rows]

@@ -54,6 +54,10 @@ class Index(Protocol):
 
     def get_chunks(self, tenant: str, ids: Iterable[str]) -> list[Hit]: ...
 
+    def document_chunks(self, tenant: str, document_id: str) -> list[Hit]:
+        """The document's current chunks in order of position; [] when the document is gone."""
+        ...
+
     def search(
         self,
         query: str,

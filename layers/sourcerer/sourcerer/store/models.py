@@ -116,6 +116,7 @@ class Hit(BaseModel):
     receipt: str
     scope: str
     metadata: dict[str, Any] = Field(default_factory=dict)
+    position: int = Field(default=0, ge=0, description="the chunk's place in its document, from 0")
 
     def as_passage(self) -> dict[str, Any]:
         """The shape `ask()` takes: a passage carrying its id, locator and source."""

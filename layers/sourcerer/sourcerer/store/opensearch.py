@@ -42,6 +42,7 @@ from sourcerer.text import terms
 
 K1 = 1.2  # Lucene's BM25 default
 MAX_QUERY_TERMS = 64
+MAX_DOCUMENT_CHUNKS = 10000  # the default max_result_window; a 5 MiB document makes far fewer chunks
 SOURCE_FIELDS = [
     "unit_id",
     "document_id",
@@ -54,6 +55,7 @@ SOURCE_FIELDS = [
     "metadata",
     "content_hash",
     "ingested_at",
+    "position",
 ]
 
 
@@ -481,6 +483,24 @@ class OpenSearchIndex:
         by_id = {h["_source"]["unit_id"]: _hit(h["_source"], 0.0) for h in response["hits"]["hits"]}
         return [by_id[u] for u in ids if u in by_id]
 
+    @_translated
+    def document_chunks(self, tenant: str, document_id: str) -> list[Hit]:
+        response = self.client.search(
+            index=self.index,
+            body={
+                "size": MAX_DOCUMENT_CHUNKS,
+                "_source": SOURCE_FIELDS,
+                "query": {
+                    "bool": {"filter": [{"term": {"tenant": validate_tenant(tenant)}}, {"term": {"document_id": document_id}}]}
+                },
+                "sort": [{"position": "asc"}],
+            },
+        )
+        sources = {h["_source"]["unit_id"]: h["_source"] for h in response["hits"]["hits"]}
+        # while a replacement is being written, old and new chunks can both be visible: keep the newest
+        current = _latest_only([(u, 0.0) for u in sources], sources)
+        return sorted((_hit(sources[u], 0.0) for u, _ in current), key=lambda h: h.position)
+
     def retriever(
         self, *, tenant: str, scope: str | None = None, groups: Iterable[str] | None = None, k: int = 8, mode: Mode = "hybrid"
     ):
@@ -526,4 +546,5 @@ def _hit(source: Mapping[str, Any], score: float) -> Hit:
         receipt=source["receipt"],
         scope=source["scope"],
         metadata=source.get("metadata") or {},
+        position=source.get("position") or 0,
     )

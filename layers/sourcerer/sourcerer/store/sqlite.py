@@ -277,6 +277,15 @@ class SQLiteIndex:
         order = {u: i for i, u in enumerate(ids)}
         return sorted(hits, key=lambda h: order[h.unit_id])
 
+    def document_chunks(self, tenant: str, document_id: str) -> list[Hit]:
+        with self._lock:
+            rows = (
+                self._db()
+                .execute("SELECT id FROM chunks WHERE tenant=? AND document_id=? ORDER BY position", (tenant, document_id))
+                .fetchall()
+            )
+        return self._hits({r[0]: 0.0 for r in rows})
+
     def _hits(self, scores: Mapping[int, float]) -> list[Hit]:
         if not scores:
             return []
@@ -284,7 +293,7 @@ class SQLiteIndex:
         marks = ",".join("?" * len(scores))
         with self._lock:
             rows = db.execute(
-                "SELECT c.id, c.unit_id, c.document_id, d.source_uri, c.label, c.text, c.locator, c.receipt, c.scope, d.metadata"
+                "SELECT c.id, c.unit_id, c.document_id, d.source_uri, c.label, c.text, c.locator, c.receipt, c.scope, d.metadata, c.position"
                 f" FROM chunks c JOIN documents d ON d.tenant = c.tenant AND d.document_id = c.document_id WHERE c.id IN ({marks})",
                 list(scores),
             ).fetchall()
@@ -300,6 +309,7 @@ class SQLiteIndex:
                 receipt=r[7],
                 scope=r[8],
                 metadata=json.loads(r[9]),
+                position=r[10],
             )
             for r in rows
         }
