@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import concurrent.futures
+import json
 import os
 import re
 import subprocess
@@ -155,3 +156,40 @@ def test_quota_is_exact_when_20_requests_race_for_the_last_5_units(api):
     assert int(limited.headers["Retry-After"]) > 0 and limited.json()["error"]["code"] == "quota_exceeded"
     usage = client.get("/v1/usage", headers=headers).json()
     assert usage["units"]["queries"] == {"used": 1000, "quota": 1000}
+
+
+def test_answers_are_logged_then_audited_by_the_cli_and_listed_for_admins(api):
+    client, key, ledger = api
+    headers, _ = key(scopes=("acme/audit",))
+    admin, _ = key(scopes=("acme",), perms=("admin",))
+    client.post("/v1/documents", headers=headers, json={"source_uri": "audit/runbook.md", "text": RUNBOOK})
+    answered = client.post("/v1/answer", headers=headers, json={"q": "How long did the failover cutover take?"}).json()
+    answer_id = answered["answer_id"]
+    assert answer_id.startswith("ans_") and not answered["answer"]["refused"]
+
+    stored = client.get(f"/v1/answers/{answer_id}", headers=headers)
+    assert stored.status_code == 200
+    body = stored.json()["answer"]
+    assert body["citations"][0]["receipt"] == answered["answer"]["citations"][0]["receipt"]
+    assert body["audit"] == {"status": "not_audited"}
+    assert client.get("/v1/answers/ans_000000000000ffffffffff", headers=headers).status_code == 404
+
+    client.post("/v1/documents", headers=headers, json={"source_uri": "audit/runbook.md", "text": RUNBOOK.replace("42", "97")})
+    home = str(ledger.path.parent)
+    audit = subprocess.run(
+        [sys.executable, "-m", "sourcerer.cli", "audit", "--tenant", "acme", "--since", "1h", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "SOURCERER_HOME": home},
+    )
+    assert audit.returncode == 0, audit.stderr
+    mine = [f for f in json.loads(audit.stdout) if f["answer_id"] == answer_id]
+    assert [(f["status"], f["new"]) for f in mine] == [("source_changed", True)]
+
+    assert client.get(f"/v1/answers/{answer_id}", headers=headers).json()["answer"]["audit"]["status"] == "source_changed"
+    listed = client.get("/v1/audits", headers=admin, params={"status": "source_changed", "since": "1h"})
+    assert listed.status_code == 200 and answer_id in [f["answer_id"] for f in listed.json()["findings"]]
+    assert client.get("/v1/audits", headers=headers).status_code == 403  # admin only
+    bad = client.get("/v1/audits", headers=admin, params={"since": "last week"})
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_input"

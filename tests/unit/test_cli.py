@@ -73,6 +73,7 @@ def test_demo_runs_end_to_end_as_a_subprocess(tmp_path):
     assert "A: Standard shipping takes 3 to 5 business days" in result.stdout
     assert "REFUSED (not_in_sources)" in result.stdout or "REFUSED (unsupported)" in result.stdout
     assert "REFUSED (unfaithful)" in result.stdout and "number not in source: 7" in result.stdout
+    assert "audit status source_changed: chunk 0 of handbook/operations.md changed" in result.stdout
 
 
 def test_help_is_useful(capsys):

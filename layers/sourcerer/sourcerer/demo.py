@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import time
 from importlib import resources
+from typing import Any
 
 from sourcerer.cli import render
 from sourcerer.pipeline import ask
@@ -80,20 +82,26 @@ def run_http_demo() -> None:
     ledger.create_tenant("acme", "pro")
     key, record = new_key("acme", ["acme/alpha"], ["read", "write"])
     ledger.put_key(record)
+    admin_key, admin = new_key("acme", ["acme"], ["admin"])
+    ledger.put_key(admin)
     server = make_server("127.0.0.1", 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
     headers = {"Authorization": f"Bearer {key}", "X-Sourcerer-Scope": "acme/alpha/backend"}
     print(f"━━ The HTTP API on {base} (tenant acme, pro tier, scope acme/alpha) ━━\n")
+    handbook = {
+        doc.name: doc.read_text(encoding="utf-8")
+        for doc in sorted(resources.files("sourcerer").joinpath("data/handbook").iterdir(), key=lambda p: p.name)
+    }
+    started = time.time()
+    answered: list[str] = []
     try:
         with httpx.Client(base_url=base, timeout=120) as client:
-            for doc in sorted(resources.files("sourcerer").joinpath("data/handbook").iterdir(), key=lambda p: p.name):
+            for name, text in handbook.items():
                 result = client.post(
-                    "/v1/documents",
-                    headers=headers,
-                    json={"source_uri": f"handbook/{doc.name}", "text": doc.read_text(encoding="utf-8")},
+                    "/v1/documents", headers=headers, json={"source_uri": f"handbook/{name}", "text": text}
                 ).json()
-                print(f"POST /v1/documents handbook/{doc.name} -> {result.get('status')}, {result.get('chunks')} chunks")
+                print(f"POST /v1/documents handbook/{name} -> {result.get('status')}, {result.get('chunks')} chunks")
             print()
             for question, verify in [
                 ("How long did the failover cutover take?", "strict"),
@@ -102,7 +110,10 @@ def run_http_demo() -> None:
                 response = client.post("/v1/answer", headers=headers, json={"q": question, "top_k": 8, "verify": verify})
                 body = response.json()
                 answer = body["answer"]
-                print(f"POST /v1/answer {{q: {question!r}, verify: {verify!r}}} -> HTTP {response.status_code}")
+                print(
+                    f"POST /v1/answer {{q: {question!r}, verify: {verify!r}}} -> HTTP {response.status_code}, {body['answer_id']}"
+                )
+                answered.append(body["answer_id"])
                 if answer["refused"]:
                     print(f"   REFUSED ({answer['reason']}): {answer['text']}")
                 else:
@@ -119,8 +130,29 @@ def run_http_demo() -> None:
             outside = client.post("/v1/search", headers={**headers, "X-Sourcerer-Scope": "acme/alphabet"}, json={"q": "failover"})
             print(f"POST /v1/search with scope acme/alphabet -> HTTP {outside.status_code} {outside.json()['error']['code']}")
             usage = client.get("/v1/usage", headers=headers).json()
-            print(f"GET /v1/usage -> {usage['units']}")
+            print(f"GET /v1/usage -> {usage['units']}\n")
+            _audit_demo(client, headers, {"Authorization": f"Bearer {admin_key}"}, handbook, answered[0], started)
     finally:
         server.shutdown()
         server.server_close()
         print("\nserver stopped")
+
+
+def _audit_demo(client: Any, headers: dict, admin: dict, handbook: dict[str, str], answer_id: str, since: float) -> None:
+    """Days later, the failover runbook is edited: the audit notices the answer that cited it."""
+    from sourcerer.api import get_service
+    from sourcerer.audit import Auditor
+
+    edited = handbook["operations.md"].replace("42 seconds", "97 seconds")
+    result = client.post("/v1/documents", headers=headers, json={"source_uri": "handbook/operations.md", "text": edited}).json()
+    print(f"(the runbook is edited: 42 -> 97 seconds) POST /v1/documents handbook/operations.md -> {result.get('status')}")
+    service = get_service()  # the scheduled audit function does this in AWS; `sourcerer audit` does it locally
+    report = Auditor(service.index, service.ledger).run(since, tenants=["acme"])
+    print(f"audit: {report.answers_checked} answers checked, {report.refusals_skipped} refusals skipped -> {report.by_status()}")
+    stored = client.get(f"/v1/answers/{answer_id}", headers=headers).json()["answer"]
+    print(f"GET /v1/answers/{answer_id} -> audit status {stored['audit']['status']}: {stored['audit']['detail']}")
+    findings = client.get("/v1/audits", headers=admin, params={"status": "source_changed", "since": "1h"}).json()["findings"]
+    print(f"GET /v1/audits?status=source_changed (admin) -> {[f['answer_id'] for f in findings]}")
+    client.post(
+        "/v1/documents", headers=headers, json={"source_uri": "handbook/operations.md", "text": handbook["operations.md"]}
+    )
