@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from bench import containment, refusal, retrieval, service, speed, verification
+from bench import audit, containment, refusal, retrieval, service, speed, verification
 
 
 def main() -> None:
@@ -17,6 +17,7 @@ def main() -> None:
     speed.run(5 if quick else 30)
     retrieval.run(30 if quick else None)
     service.run(300 if quick else None)
+    audit.run(50 if quick else 600)
 
 
 if __name__ == "__main__":

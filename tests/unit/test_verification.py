@@ -35,6 +35,13 @@ def test_a_swapped_name_is_caught(judge):
     assert not verdict.supported and "Einstein" in verdict.why
 
 
+def test_capitals_inside_a_word_are_not_names(judge):
+    """Found by the audit benchmark: "kWh" was read as the name "Wh" and a verbatim claim was rejected."""
+    source = "The engine consumes approx. 4 kg (8.8 lb) of steam per kWh, a MegaWatt-class figure."
+    verdict = judge.check(Claim(text="The engine consumes approx. 4 kg of steam per kWh.", citations=[1]), [Passage(text=source)])
+    assert verdict.supported, verdict.why
+
+
 def test_a_dropped_negation_is_caught(judge):
     verdict = _supported(judge, "She was allowed to attend the Sorbonne's men-only lectures.")
     assert not verdict.supported and "negation" in verdict.why

@@ -91,7 +91,7 @@ _QUOTED = re.compile(r"[\"“«「『]([^\"”»」』]{2,})[\"”»」』]")
 def _names(claim: str) -> list[str]:
     """Names in a claim: runs of capitalised words, except a plain first word (capitalised anyway)."""
     found = []
-    for m in re.finditer(r"[A-Z][\w\-'’]*(?:\s+[A-Z][\w\-'’]*)*", claim):
+    for m in re.finditer(r"(?<!\w)[A-Z][\w\-'’]*(?:\s+[A-Z][\w\-'’]*)*", claim):  # not inside a word (kWh)
         parts = m.group().split()
         sentence_initial = m.start() == 0 or claim[: m.start()].rstrip().endswith((".", "!", "?", ":"))
         if sentence_initial and (parts[0].casefold() in STOPWORDS or parts[0][1:].islower()):
