@@ -322,3 +322,24 @@ def test_cli_audit_prints_findings_as_json_and_a_rerun_changes_nothing(tmp_path,
     assert "1 answers checked" in capsys.readouterr().out
     assert main(["audit", "--since", "yesterday-ish"]) == 2
     assert "since must be" in capsys.readouterr().err
+
+
+def test_the_same_judge_is_not_asked_again_about_unchanged_sources(service, three_answers):
+    class CountingJudge(RejectingJudge):
+        calls = 0
+
+        async def judge(self, claims, passages):
+            CountingJudge.calls += 1
+            return await super().judge(claims, passages)
+
+    _, ids = three_answers
+    first = Auditor(service.index, service.ledger, judge=CountingJudge("Invoices")).run(since=0)
+    assert CountingJudge.calls == 3 and _statuses(first)[ids["billing"]] == "unfaithful"
+    again = Auditor(service.index, service.ledger, judge=CountingJudge("Invoices")).run(since=0)
+    assert CountingJudge.calls == 3  # the verdicts on unchanged texts stand: an LLM judge is not paid twice
+    assert [f.model_dump() for f in again.findings] == [f.model_dump() for f in first.findings] and again.recorded == []
+    Auditor(service.index, service.ledger, judge=CountingJudge("Invoices"), rejudge=True).run(since=0)
+    assert CountingJudge.calls == 6
+    stricter = RejectingJudge("paid leave")
+    stricter.name = "stricter-test"  # another judge (by name) rules afresh
+    assert _statuses(Auditor(service.index, service.ledger, judge=stricter).run(since=0))[ids["leave"]] == "unfaithful"

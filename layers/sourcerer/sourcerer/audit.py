@@ -117,11 +117,20 @@ def default_judge() -> Judge:
 
 
 class Auditor:
-    def __init__(self, index: Index, ledger: Ledger, judge: Judge | None = None, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        index: Index,
+        ledger: Ledger,
+        judge: Judge | None = None,
+        clock: Callable[[], float] = time.time,
+        rejudge: bool = False,
+    ) -> None:
+        """`rejudge=True` asks the judge again even where the same judge already ruled on unchanged sources."""
         self.index = index
         self.ledger = ledger
         self._judge = judge
         self.clock = clock
+        self.rejudge = rejudge
 
     @property
     def judge(self) -> Judge:
@@ -225,20 +234,33 @@ class Auditor:
                 citations=checks,
                 detail="receipts match; claims not re-verified: this tenant keeps hashes only",
             )
-        # the judge sees each claim's cited sources at the numbers the answer cites them by
-        passages = [Passage(text=current.get(n, "")) for n in range(1, max(current) + 1)]
-        verdicts = asyncio.run(self.judge.judge(claims, passages))
-        rejected = [v for v in verdicts if not v.supported]
+        previous = record.audit
+        if (
+            not self.rejudge
+            and previous is not None
+            and previous.status in ("ok", "unfaithful")
+            and previous.judge == self.judge.name
+        ):
+            # the same judge already ruled on exactly these texts (every receipt still matches): its verdict stands,
+            # so a daily audit calls the judge (an LLM, perhaps) only for answers it has not ruled on yet
+            rejected = previous.claims
+            detail = previous.detail
+        else:
+            # the judge sees each claim's cited sources at the numbers the answer cites them by
+            passages = [Passage(text=current.get(n, "")) for n in range(1, max(current) + 1)]
+            verdicts = asyncio.run(self.judge.judge(claims, passages))
+            rejected = [ClaimCheck(claim=v.claim, citations=v.citations, why=v.why) for v in verdicts if not v.supported]
+            detail = f"{len(rejected)} of {len(verdicts)} claims are not supported by their cited sources" if rejected else ""
         if rejected:
-            numbers = {n for v in rejected for n in v.citations}
+            numbers = {n for c in rejected for n in c.citations}
             return self._finding(
                 record,
                 "unfaithful",
                 now,
                 judge=self.judge.name,
-                claims=[ClaimCheck(claim=v.claim, citations=v.citations, why=v.why) for v in rejected],
+                claims=rejected,
                 citations=[c for c in checks if c.index in numbers],
-                detail=f"{len(rejected)} of {len(verdicts)} claims are not supported by their cited sources",
+                detail=detail,
             )
         return self._finding(record, "ok", now, judge=self.judge.name, citations=checks)
 

@@ -216,7 +216,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     from sourcerer.ledger import open_ledger
 
     since = parse_since(args.since, time.time())
-    report = Auditor(_open(args), open_ledger()).run(since, tenants=[args.tenant] if args.tenant else None)
+    auditor = Auditor(_open(args), open_ledger(), rejudge=args.rejudge)
+    report = auditor.run(since, tenants=[args.tenant] if args.tenant else None)
     if args.json:
         print(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
     else:
@@ -442,6 +443,11 @@ def build_parser() -> argparse.ArgumentParser:
         "(default SOURCERER_AUDIT_WINDOW_DAYS, 30 days)",
     )
     audit_p.add_argument("--tenant", help="audit one tenant (default: every tenant)")
+    audit_p.add_argument(
+        "--rejudge",
+        action="store_true",
+        help="ask the judge again about answers it already ruled on (by default its verdict on unchanged sources stands)",
+    )
     audit_p.add_argument("--index", metavar="URL", help="index URL (default SOURCERER_INDEX, else sqlite under SOURCERER_HOME)")
     audit_p.add_argument(
         "--json", action="store_true", help="print the findings as a JSON list of {answer_id, tenant, status, claims, ...}"
