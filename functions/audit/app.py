@@ -34,6 +34,7 @@ def lambda_handler(event: EventBridgeEvent, context):
     )
     metrics.add_metric(name="AnswersChecked", unit=MetricUnit.Count, value=report.answers_checked)
     metrics.add_metric(name="AuditErrors", unit=MetricUnit.Count, value=len(report.errors))
+    metrics.add_metric(name="AuditIncomplete", unit=MetricUnit.Count, value=0 if report.complete else 1)
     # by status, as a dimension: every finding of this run, and the new ones (re-runs add no new ones)
     for metric, counts in (("Findings", report.by_status()), ("NewFindings", report.by_status(only_new=True))):
         for status, count in counts.items():

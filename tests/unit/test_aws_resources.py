@@ -284,7 +284,7 @@ def test_schedule_event_audits_answers_in_the_dynamodb_ledger_under_moto(aws, mo
     assert ledger.get_answer("acme", changed).audit.status == "source_changed"
     # Powertools Metrics (CloudWatch embedded metric format): answers checked, and findings by status
     names = {m["Name"] for e in emitted for d in e["_aws"]["CloudWatchMetrics"] for m in d["Metrics"]}
-    assert {"AnswersChecked", "Findings", "NewFindings"} <= names
+    assert {"AnswersChecked", "AuditErrors", "AuditIncomplete", "Findings", "NewFindings"} <= names
     new_by_status = {e["status"]: e["NewFindings"] for e in emitted if "NewFindings" in e}
     assert new_by_status == {"ok": [1.0], "source_changed": [1.0], "source_deleted": [0.0], "unfaithful": [0.0], "error": [0.0]}
     assert next(e for e in emitted if "AnswersChecked" in e)["AnswersChecked"] == [2.0]
