@@ -193,3 +193,4 @@ def test_answers_are_logged_then_audited_by_the_cli_and_listed_for_admins(api):
     assert client.get("/v1/audits", headers=headers).status_code == 403  # admin only
     bad = client.get("/v1/audits", headers=admin, params={"since": "last week"})
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_input"
+    assert client.get("/v1/audits", headers=admin, params={"status": "fine"}).status_code == 422

@@ -20,6 +20,7 @@ from sourcerer import __version__
 from sourcerer.audit import parse_since
 from sourcerer.errors import ConfigurationError, ProviderError
 from sourcerer.ledger import open_ledger
+from sourcerer.ledger.base import FindingStatus
 from sourcerer.service import AnswerRequest, DocumentRequest, SearchRequest, Service
 from sourcerer.store import open_index
 from sourcerer.store.parsers import UnsupportedDocument
@@ -146,7 +147,7 @@ def get_answer(
     return service.get_answer(service.authenticate(authorization), x_scope or scope, answer_id)
 
 
-@answers.get("/v1/audits", summary="Audit findings (admin)", tags=["audits"], responses=error_responses(400, 401, 403))
+@answers.get("/v1/audits", summary="Audit findings (admin)", tags=["audits"], responses=error_responses(400, 401, 403, 422))
 def get_audits(
     authorization: AuthHeader = None,
     x_scope: ScopeHeader = None,
@@ -154,7 +155,7 @@ def get_audits(
     since: Annotated[
         str | None, Query(description="ISO 8601 time, epoch seconds or an age such as 7d (default: the audit window)")
     ] = None,
-    status: Annotated[str | None, Query(description="ok, source_changed, source_deleted, unfaithful or error")] = None,
+    status: Annotated[FindingStatus | None, Query(description="only findings of this status")] = None,
 ) -> dict[str, Any]:
     service = get_service()
     ctx = service.authenticate(authorization)
