@@ -5,6 +5,7 @@ import json
 import pytest
 from sourcerer.audit import Auditor, parse_since
 from sourcerer.cli import main
+from sourcerer.errors import ProviderError
 from sourcerer.ledger.base import sha256_of
 from sourcerer.ledger.sqlite import SQLiteLedger
 from sourcerer.models import ClaimVerdict, receipt_of
@@ -172,7 +173,7 @@ def test_a_failure_in_one_answer_is_recorded_and_the_run_goes_on(service, three_
     class FlakyJudge(RejectingJudge):
         async def judge(self, claims, passages):
             if any("Invoices" in c.text for c in claims):
-                raise ConnectionError("judge endpoint down")
+                raise ProviderError("judge endpoint down")
             return await super().judge(claims, passages)
 
     report = Auditor(service.index, service.ledger, judge=FlakyJudge("nothing")).run(since=0)
@@ -202,6 +203,7 @@ def test_tenants_are_audited_independently(service, three_answers):
     report = Auditor(BrokenForAcme(service.index), service.ledger).run(since=0)
     assert report.tenants == ["acme", "globex"]
     assert {f.status for f in report.findings if f.tenant == "acme"} == {"error"}
+    assert {f.detail for f in report.findings if f.tenant == "acme"} == {"could not be checked: RuntimeError (see the audit log)"}
     assert _statuses(report)[other] == "ok"
     assert Auditor(service.index, service.ledger).run(since=0, tenants=["globex"]).findings[0].answer_id == other
 

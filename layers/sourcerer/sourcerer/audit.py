@@ -28,6 +28,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from sourcerer import config
+from sourcerer.errors import SourcererError
 from sourcerer.ledger.base import FINDING_STATUSES, AnswerRecord, CitationCheck, ClaimCheck, Finding, Ledger, LoggedCitation
 from sourcerer.models import Passage
 from sourcerer.store.base import Index
@@ -195,7 +196,12 @@ class Auditor:
             return self._check(record, {} if documents is None else documents, now)
         except Exception as exc:  # noqa: BLE001 - recorded, and retried by the next run
             log.exception("audit of answer %s failed", record.answer_id)
-            return self._finding(record, "error", now, detail=f"{type(exc).__name__}: {exc}")
+            # tenant admins read findings: our own errors carry messages written for them, anything else only
+            # its type (the operator's log has the rest)
+            why = (
+                f"{type(exc).__name__}: {exc}" if isinstance(exc, SourcererError) else f"{type(exc).__name__} (see the audit log)"
+            )
+            return self._finding(record, "error", now, detail=f"could not be checked: {why}")
 
     def _finding(self, record: AnswerRecord, status: str, now: float, **fields: Any) -> Finding:
         return Finding(
