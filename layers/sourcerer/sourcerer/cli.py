@@ -233,7 +233,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         )
     for error in report.errors:
         print(f"sourcerer: audit: {error}", file=sys.stderr)
-    return 0 if report.complete and not report.errors else 1
+    return 0 if report.complete and not report.errors and not report.by_status()["error"] else 1
 
 
 def _cmd_keys(args: argparse.Namespace) -> int:
