@@ -325,6 +325,12 @@ def test_cli_audit_prints_findings_as_json_and_a_rerun_changes_nothing(tmp_path,
     assert main(["audit", "--since", "yesterday-ish"]) == 2
     assert "since must be" in capsys.readouterr().err
 
+    monkeypatch.setenv("SOURCERER_INDEX", "opensearch://127.0.0.1:9/docs")  # the index is down: nothing listens on 9
+    monkeypatch.setenv("SOURCERER_EMBEDDER", "none")
+    assert main(["audit", "--rejudge"]) == 1
+    out = capsys.readouterr().out
+    assert "error" in out and "could not be checked: ProviderError" in out
+
 
 def test_the_same_judge_is_not_asked_again_about_unchanged_sources(service, three_answers):
     class CountingJudge(RejectingJudge):
