@@ -50,3 +50,46 @@ def test_each_function_serves_only_its_routes():
         to_event("POST", "/v1/answer", {"Authorization": "Bearer x"}, json.dumps({"q": ""})), LocalContext()
     )
     assert invalid["statusCode"] == 422
+
+
+def test_the_answer_function_serves_the_answer_log_and_audits():
+    from sourcerer.api import get_service
+    from sourcerer.tenancy import new_key
+
+    ledger = get_service().ledger
+    ledger.create_tenant("acme", "pro")
+    reader, record = new_key("acme", ["acme"], ["read", "write"])
+    ledger.put_key(record)
+    admin, record = new_key("acme", ["acme"], ["admin"])
+    ledger.put_key(record)
+    answer = _load("answer")
+    ingest = _load("ingest")
+    document = {
+        "source_uri": "runbook.md",
+        "text": "# Failover\n\nDuring the March drill, the failover cutover from the "
+        "primary region to the standby region completed in 42 seconds.\nThe replica lag stayed under two seconds.\n",
+    }
+    assert (
+        ingest.lambda_handler(
+            to_event("POST", "/v1/documents", {"Authorization": f"Bearer {reader}"}, json.dumps(document)), LocalContext()
+        )["statusCode"]
+        == 200
+    )
+    asked = answer.lambda_handler(
+        to_event(
+            "POST", "/v1/answer", {"Authorization": f"Bearer {reader}"}, json.dumps({"q": "How long did the failover take?"})
+        ),
+        LocalContext(),
+    )
+    answer_id = json.loads(asked["body"])["answer_id"]
+
+    stored = answer.lambda_handler(
+        to_event("GET", f"/v1/answers/{answer_id}", {"Authorization": f"Bearer {reader}"}, None), LocalContext()
+    )
+    assert stored["statusCode"] == 200 and json.loads(stored["body"])["answer"]["answer_id"] == answer_id
+    forbidden = answer.lambda_handler(to_event("GET", "/v1/audits", {"Authorization": f"Bearer {reader}"}, None), LocalContext())
+    assert forbidden["statusCode"] == 403
+    listed = answer.lambda_handler(
+        to_event("GET", "/v1/audits?since=1h", {"Authorization": f"Bearer {admin}"}, None), LocalContext()
+    )
+    assert listed["statusCode"] == 200 and json.loads(listed["body"])["findings"] == []  # nothing audited yet
