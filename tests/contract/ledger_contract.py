@@ -173,16 +173,29 @@ class LedgerContract:
         assert ledger.record_finding(back) is True
         assert ledger.get_answer("acme", record.answer_id).audit == back
 
-        assert [f.status for f in ledger.findings("acme")] == ["ok", "source_changed", "ok"]
-        assert [f.status for f in ledger.findings("acme", status="source_changed")] == ["source_changed"]
-        assert [f.checked_at for f in ledger.findings("acme", since=changed.checked_at)] == [changed.checked_at, back.checked_at]
-        assert ledger.findings("acme")[1] == changed
-        assert ledger.findings("globex") == []
+        assert [f.status for f in list(ledger.findings("acme"))] == ["ok", "source_changed", "ok"]
+        assert [f.status for f in list(ledger.findings("acme", status="source_changed"))] == ["source_changed"]
+        assert [f.checked_at for f in list(ledger.findings("acme", since=changed.checked_at))] == [
+            changed.checked_at,
+            back.checked_at,
+        ]
+        assert list(ledger.findings("acme"))[1] == changed
+        assert list(ledger.findings("globex")) == []
 
     def test_a_finding_for_an_unknown_answer_is_not_recorded(self, ledger):
         record = answer_record()
         assert ledger.record_finding(finding_for(record)) is False
-        assert ledger.findings("acme") == []
+        assert list(ledger.findings("acme")) == []
+
+    def test_findings_are_read_across_pages_in_order(self, ledger):
+        now = time.time()
+        records = [answer_record(created_at=now - 1000 + i) for i in range(210)]
+        for i, record in enumerate(records):
+            ledger.put_answer(record)
+            ledger.record_finding(finding_for(record, "ok", checked_at=now - 500 + i))
+        listed = list(ledger.findings("acme"))
+        assert [f.answer_id for f in listed] == [r.answer_id for r in records]
+        assert len(list(ledger.findings("acme", since=now - 500 + 200))) == 10
 
     def test_answers_are_read_across_pages(self, ledger):
         now = time.time()

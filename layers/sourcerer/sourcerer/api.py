@@ -21,7 +21,7 @@ from sourcerer.audit import parse_since
 from sourcerer.errors import ConfigurationError, ProviderError
 from sourcerer.ledger import open_ledger
 from sourcerer.ledger.base import FindingStatus
-from sourcerer.service import AnswerRequest, DocumentRequest, SearchRequest, Service
+from sourcerer.service import DEFAULT_AUDIT_PAGE, MAX_AUDIT_PAGE, AnswerRequest, DocumentRequest, SearchRequest, Service
 from sourcerer.store import open_index
 from sourcerer.store.parsers import UnsupportedDocument
 from sourcerer.tenancy import QuotaExceeded, TenancyError, UpgradeRequired
@@ -156,10 +156,12 @@ def get_audits(
         str | None, Query(description="ISO 8601 time, epoch seconds or an age such as 7d (default: the audit window)")
     ] = None,
     status: Annotated[FindingStatus | None, Query(description="only findings of this status")] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_AUDIT_PAGE, description="findings per page (oldest first)")] = DEFAULT_AUDIT_PAGE,
 ) -> dict[str, Any]:
+    """Findings oldest first; when `next_since` is not null, pass it as `since` for the next page."""
     service = get_service()
     ctx = service.authenticate(authorization)
-    return service.audits(ctx, x_scope or scope, parse_since(since, service.clock()), status)
+    return service.audits(ctx, x_scope or scope, parse_since(since, service.clock()), status, limit)
 
 
 def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None, **extra: Any) -> Response:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import itertools
 import json
 import time
 import uuid
@@ -48,6 +49,7 @@ from sourcerer.tenancy import (
 )
 
 MAX_DOCUMENT_BYTES = 5 * 1024 * 1024
+DEFAULT_AUDIT_PAGE, MAX_AUDIT_PAGE = 100, 1000  # findings per GET /v1/audits (a response must stay far under 6 MB)
 
 
 class PayloadTooLarge(TenancyError):
@@ -388,13 +390,24 @@ class Service:
         body["audit"] = _audit_view(record.audit)
         return {"answer": body, "context": ctx.echo(scopes)}
 
-    def audits(self, ctx: Context, scope: str | None, since: float, status: str | None) -> dict[str, Any]:
+    def audits(
+        self, ctx: Context, scope: str | None, since: float, status: str | None, limit: int = DEFAULT_AUDIT_PAGE
+    ) -> dict[str, Any]:
+        """Findings checked at or after `since`, oldest first, at most `limit`; `next_since` continues the list."""
         ctx.require("admin")
         if status is not None and status not in FINDING_STATUSES:
             raise TenancyError(f"status must be one of {', '.join(FINDING_STATUSES)}")
+        if not 1 <= limit <= MAX_AUDIT_PAGE:
+            raise TenancyError(f"limit must be between 1 and {MAX_AUDIT_PAGE}")
         scopes = ctx.narrow(scope)
-        findings = [f for f in self.ledger.findings(ctx.tenant, since=since, status=status) if ctx.may_read(f.scopes, scopes)]
-        return {"findings": [_audit_view(f) for f in findings], "context": ctx.echo(scopes)}
+        visible = (f for f in self.ledger.findings(ctx.tenant, since=since, status=status) if ctx.may_read(f.scopes, scopes))
+        page = list(itertools.islice(visible, limit + 1))
+        more = page[limit] if len(page) > limit else None
+        return {
+            "findings": [_audit_view(f) for f in page[:limit]],
+            "next_since": more.checked_at if more is not None else None,
+            "context": ctx.echo(scopes),
+        }
 
     def usage(self, ctx: Context) -> dict[str, Any]:
         ctx.require("read")

@@ -182,6 +182,6 @@ class Ledger(Protocol):
 
     def record_finding(self, finding: Finding) -> bool: ...
 
-    def findings(self, tenant: str, since: float = 0.0, status: str | None = None) -> list[Finding]:
-        """The tenant's findings checked at or after `since`, oldest first, optionally of one status."""
+    def findings(self, tenant: str, since: float = 0.0, status: str | None = None) -> Iterator[Finding]:
+        """The tenant's findings checked at or after `since`, oldest first, optionally of one status, read page by page."""
         ...

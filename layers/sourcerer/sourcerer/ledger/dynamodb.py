@@ -298,16 +298,13 @@ class DynamoDBLedger:
             raise  # a conflict with a concurrent write is an error the audit records and retries next run
         return True
 
-    def findings(self, tenant: str, since: float = 0.0, status: str | None = None) -> list[Finding]:
+    def findings(self, tenant: str, since: float = 0.0, status: str | None = None) -> Iterator[Finding]:
         from boto3.dynamodb.conditions import Key
 
         items = self._query(
             KeyConditionExpression=Key("pk").eq(f"TENANT#{tenant}") & Key("sk").between(f"AUDIT#{since:017.6f}", "AUDIT#~")
         )
         now = time.time()
-        found = [
-            Finding.model_validate_json(i["record"])
-            for i in items
-            if int(i["expires_at"]) >= now and (status is None or i["status"] == status)
-        ]
-        return found
+        for item in items:
+            if int(item["expires_at"]) >= now and (status is None or item["status"] == status):
+                yield Finding.model_validate_json(item["record"])

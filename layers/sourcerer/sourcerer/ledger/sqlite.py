@@ -243,12 +243,19 @@ class SQLiteLedger:
                 raise
         return bool(moved)
 
-    def findings(self, tenant: str, since: float = 0.0, status: str | None = None) -> list[Finding]:
-        sql = "SELECT record FROM findings WHERE tenant=? AND checked_at >= ? AND expires_at >= ?"
-        args: list[Any] = [tenant, since, int(time.time())]
-        if status is not None:
-            sql += " AND status=?"
-            args.append(status)
-        with self._lock:
-            rows = self._db().execute(sql + " ORDER BY checked_at, answer_id", args).fetchall()
-        return [Finding.model_validate_json(r[0]) for r in rows]
+    def findings(self, tenant: str, since: float = 0.0, status: str | None = None) -> Iterator[Finding]:
+        sql = "SELECT record, checked_at, answer_id FROM findings WHERE tenant=? AND (checked_at, answer_id) > (?, ?) AND expires_at >= ?"
+        cursor: tuple[float, str] = (since, "")
+        while True:
+            args: list[Any] = [tenant, *cursor, int(time.time())]
+            where = sql
+            if status is not None:
+                where += " AND status=?"
+                args.append(status)
+            with self._lock:
+                rows = self._db().execute(where + " ORDER BY checked_at, answer_id LIMIT ?", [*args, PAGE]).fetchall()
+            for row in rows:
+                yield Finding.model_validate_json(row[0])
+            if len(rows) < PAGE:
+                return
+            cursor = (rows[-1][1], rows[-1][2])
