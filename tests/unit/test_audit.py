@@ -358,3 +358,19 @@ def test_the_same_judge_is_not_asked_again_about_unchanged_sources(service, thre
     stricter = RejectingJudge("paid leave")
     stricter.name = "stricter-test"  # another judge (by name) rules afresh
     assert _statuses(Auditor(service.index, service.ledger, judge=stricter).run(since=0))[ids["leave"]] == "unfaithful"
+
+
+def test_cited_chunks_are_fetched_once_per_batch_not_once_per_answer(service, three_answers):
+    calls = []
+
+    class Counting:
+        def __getattr__(self, name):
+            return getattr(service.index, name)
+
+        def get_chunks(self, tenant, ids):
+            calls.append(list(ids))
+            return service.index.get_chunks(tenant, ids)
+
+    report = Auditor(Counting(), service.ledger).run(since=0)
+    assert report.answers_checked == 3 and set(_statuses(report).values()) == {"ok"}
+    assert len(calls) == 1 and len(calls[0]) == 3  # one request for the three answers' citations

@@ -19,6 +19,7 @@ another, each on its own: a failure in one answer or one tenant is recorded and 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import re
 import time
@@ -117,6 +118,21 @@ def default_judge() -> Judge:
     return resolve_judge(None, providers)
 
 
+BATCH = 100  # answers whose cited chunks are fetched in one index request
+
+
+@dataclass
+class Sources:
+    """What an audit has read from the index for one batch: chunks by unit id (None: gone) and whole documents."""
+
+    chunks: dict[str, Hit | None] = field(default_factory=dict)
+    documents: dict[str, list[Hit]] = field(default_factory=dict)
+
+    def remember(self, asked: list[str], found: list[Hit]) -> None:
+        self.chunks.update(dict.fromkeys(asked))
+        self.chunks.update({h.unit_id: h for h in found})
+
+
 class Auditor:
     def __init__(
         self,
@@ -169,31 +185,45 @@ class Auditor:
         return report
 
     def _audit_tenant(self, tenant: str, report: AuditReport, should_stop: Callable[[], bool] | None) -> None:
-        documents: dict[str, list[Hit]] = {}  # a document cited by many answers is read once per run
-        for record in self.ledger.answers(tenant, since=report.since, until=report.until):
-            if should_stop is not None and should_stop():
-                report.complete = False
-                return
-            if record.refused or not record.citations:
-                report.refusals_skipped += 1
-                continue
-            finding = self.check(record, documents)
-            report.answers_checked += 1
-            try:
-                if self.ledger.record_finding(finding):
-                    report.recorded.append(record.answer_id)
-                elif record.audit is not None and record.audit.fingerprint == finding.fingerprint:
-                    finding = record.audit  # nothing new: report the finding as first recorded
-            except Exception as exc:  # noqa: BLE001
-                log.exception("finding for %s not recorded", record.answer_id)
-                report.errors.append(f"answer {record.answer_id}: finding not recorded: {exc}")
-            report.findings.append(finding)
+        answers = self.ledger.answers(tenant, since=report.since, until=report.until)
+        while batch := list(itertools.islice(answers, BATCH)):
+            sources = self._prefetch(tenant, batch)
+            for record in batch:
+                if should_stop is not None and should_stop():
+                    report.complete = False
+                    return
+                if record.refused or not record.citations:
+                    report.refusals_skipped += 1
+                    continue
+                self._record(self.check(record, sources), record, report)
 
-    def check(self, record: AnswerRecord, documents: dict[str, list[Hit]] | None = None) -> Finding:
+    def _prefetch(self, tenant: str, batch: list[AnswerRecord]) -> Sources:
+        """One index request for every chunk a batch of answers cites (rather than one per answer)."""
+        sources = Sources()
+        ids = list(dict.fromkeys(c.unit_id for r in batch if not r.refused for c in r.citations if c.unit_id))
+        try:
+            sources.remember(ids, self.index.get_chunks(tenant, ids) if ids else [])
+        except Exception:  # noqa: BLE001 - each answer then looks up its own chunks, and records its own error
+            log.warning("prefetching %d chunks of tenant %s failed", len(ids), tenant, exc_info=True)
+        return sources
+
+    def _record(self, finding: Finding, record: AnswerRecord, report: AuditReport) -> None:
+        report.answers_checked += 1
+        try:
+            if self.ledger.record_finding(finding):
+                report.recorded.append(record.answer_id)
+            elif record.audit is not None and record.audit.fingerprint == finding.fingerprint:
+                finding = record.audit  # nothing new: report the finding as first recorded
+        except Exception as exc:  # noqa: BLE001
+            log.exception("finding for %s not recorded", record.answer_id)
+            report.errors.append(f"answer {record.answer_id}: finding not recorded: {exc}")
+        report.findings.append(finding)
+
+    def check(self, record: AnswerRecord, sources: Sources | None = None) -> Finding:
         """The finding for one answer; any failure becomes an `error` finding instead of an exception."""
         now = self.clock()
         try:
-            return self._check(record, {} if documents is None else documents, now)
+            return self._check(record, sources or Sources(), now)
         except Exception as exc:  # noqa: BLE001 - recorded, and retried by the next run
             log.exception("audit of answer %s failed", record.answer_id)
             # tenant admins read findings: our own errors carry messages written for them, anything else only
@@ -214,8 +244,8 @@ class Auditor:
             **fields,
         )
 
-    def _check(self, record: AnswerRecord, documents: dict[str, list[Hit]], now: float) -> Finding:
-        checks, current = self.check_receipts(record, documents)
+    def _check(self, record: AnswerRecord, sources: Sources, now: float) -> Finding:
+        checks, current = self.check_receipts(record, sources)
         claims = split_claims(record.answer) if record.answer is not None else []
         for status, broken in (("source_deleted", "deleted"), ("source_changed", "changed")):
             concerned = [c for c in checks if c.status == broken]
@@ -270,15 +300,16 @@ class Auditor:
             )
         return self._finding(record, "ok", now, judge=self.judge.name, citations=checks)
 
-    def check_receipts(self, record: AnswerRecord, documents: dict[str, list[Hit]]) -> tuple[list[CitationCheck], dict[int, str]]:
+    def check_receipts(self, record: AnswerRecord, sources: Sources) -> tuple[list[CitationCheck], dict[int, str]]:
         """Each citation's receipt against the index as it is now, and the current text of those whose receipt
         still matches (by citation number)."""
-        ids = [c.unit_id for c in record.citations if c.unit_id]
-        still_there = {h.unit_id: h for h in self.index.get_chunks(record.tenant, ids)} if ids else {}
+        unread = [c.unit_id for c in record.citations if c.unit_id and c.unit_id not in sources.chunks]
+        if unread:
+            sources.remember(unread, self.index.get_chunks(record.tenant, unread))
         checks: list[CitationCheck] = []
         texts: dict[int, str] = {}
         for c in record.citations:
-            status, now, detail = self._locate(record.tenant, c, still_there.get(c.unit_id or ""), documents)
+            status, now, detail = self._locate(record.tenant, c, sources.chunks.get(c.unit_id or ""), sources.documents)
             current = {"current_receipt": now.receipt, "current_unit_id": now.unit_id} if now is not None else {}
             checks.append(
                 CitationCheck(index=c.index, unit_id=c.unit_id, receipt=c.receipt, status=status, detail=detail, **current)  # type: ignore[arg-type]
