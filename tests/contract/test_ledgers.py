@@ -16,16 +16,21 @@ class TestSQLiteLedger(LedgerContract):
         return SQLiteLedger(tmp_path / "ledger.db")
 
 
+@pytest.fixture
+def dynamodb_ledger(monkeypatch):
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    with mock_aws():
+        resource = boto3.resource("dynamodb")
+        resource.create_table(**table_from_template("sourcerer-ledger"))
+        yield DynamoDBLedger("sourcerer-ledger", resource=resource)
+
+
 class TestDynamoDBLedger(LedgerContract):
     @pytest.fixture
-    def ledger(self, monkeypatch):
-        monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-        with mock_aws():
-            resource = boto3.resource("dynamodb")
-            resource.create_table(**table_from_template("sourcerer-ledger"))
-            yield DynamoDBLedger("sourcerer-ledger", resource=resource)
+    def ledger(self, dynamodb_ledger):
+        return dynamodb_ledger
 
 
 def table_from_template(name):
@@ -60,30 +65,24 @@ def test_quota_is_exact_when_20_requests_race_for_the_last_5_units(tmp_path):
     assert ledger.usage("acme", "2026-11") == {"queries": 100}
 
 
-def test_dynamodb_reads_every_page_of_a_query(monkeypatch):
+def test_dynamodb_reads_every_page_of_a_query(dynamodb_ledger, monkeypatch):
     """DynamoDB returns at most 1 MB per query: the adapter must follow LastEvaluatedKey (forced small pages here)."""
     import time
 
     from ledger_contract import answer_record
 
-    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    with mock_aws():
-        resource = boto3.resource("dynamodb")
-        resource.create_table(**table_from_template("sourcerer-ledger"))
-        ledger = DynamoDBLedger("sourcerer-ledger", resource=resource)
-        records = [answer_record(created_at=time.time() - 100 + i) for i in range(23)]
-        for record in records:
-            ledger.put_answer(record)
-        pages = []
-        query = ledger.table.query
+    ledger = dynamodb_ledger
+    records = [answer_record(created_at=time.time() - 100 + i) for i in range(23)]
+    for record in records:
+        ledger.put_answer(record)
+    pages = []
+    query = ledger.table.query
 
-        def small_pages(**kwargs):
-            page = query(Limit=5, **kwargs)
-            pages.append(len(page["Items"]))
-            return page
+    def small_pages(**kwargs):
+        page = query(Limit=5, **kwargs)
+        pages.append(len(page["Items"]))
+        return page
 
-        monkeypatch.setattr(ledger.table, "query", small_pages)
-        assert [a.answer_id for a in ledger.answers("acme")] == [r.answer_id for r in records]
-        assert len(pages) >= 5
+    monkeypatch.setattr(ledger.table, "query", small_pages)
+    assert [a.answer_id for a in ledger.answers("acme")] == [r.answer_id for r in records]
+    assert len(pages) >= 5

@@ -11,7 +11,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from sourcerer.models import Faithfulness, Locator
+from sourcerer.models import Faithfulness, Locator, receipt_of
 from sourcerer.tenancy import KeyRecord
 
 USAGE_TTL_S = 400 * 24 * 3600  # request records are kept a little over a year, then expire
@@ -32,8 +32,8 @@ class UsageRecord(BaseModel):
         return int(self.timestamp + USAGE_TTL_S)
 
 
-def sha256_of(text: str) -> str:
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+# the same `sha256:` + hex digest as a receipt; for question and answer texts it is just their hash
+sha256_of = receipt_of
 
 
 def new_answer_id(created_at: float) -> str:

@@ -60,9 +60,13 @@ class DynamoDBLedger:
         return self._table
 
     def _conditional_failed(self, exc: Exception) -> bool:
-        return getattr(exc, "response", {}).get("Error", {}).get("Code") in (
-            "ConditionalCheckFailedException",
-            "TransactionCanceledException",
+        """Whether a write was refused by its condition (alone, or as one item of a transaction); any other
+        failure, a transaction conflict included, is an error for the caller."""
+        response = getattr(exc, "response", {})
+        code = response.get("Error", {}).get("Code")
+        reasons = [r.get("Code") for r in response.get("CancellationReasons", [])]
+        return code == "ConditionalCheckFailedException" or (
+            code == "TransactionCanceledException" and "ConditionalCheckFailed" in reasons
         )
 
     def _query(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
@@ -292,8 +296,7 @@ class DynamoDBLedger:
                 ]
             )
         except Exception as exc:
-            reasons = [r.get("Code") for r in getattr(exc, "response", {}).get("CancellationReasons", [])]
-            if "ConditionalCheckFailed" in reasons:  # the answer already has this finding (or has expired)
+            if self._conditional_failed(exc):  # the answer already has this finding (or has expired)
                 return False
             raise  # a conflict with a concurrent write is an error the audit records and retries next run
         return True

@@ -196,25 +196,30 @@ class SQLiteLedger:
             )
         return self._answer(row) if row else None
 
-    def answers(self, tenant: str, since: float = 0.0, until: float | None = None) -> Iterator[AnswerRecord]:
-        after = ""
+    def _pages(self, sql: str, args: list[Any], key: str, start: tuple[Any, ...]) -> Iterator[tuple[Any, ...]]:
+        """The rows of `sql` (a SELECT ... WHERE ...) in order of `key`, read PAGE rows at a time: each page starts
+        after the key of the last row (the key's columns are selected last)."""
+        cursor = start
+        marks = ", ".join("?" * len(start))
         while True:
             with self._lock:
                 rows = (
-                    self._db()
-                    .execute(
-                        "SELECT record, audit, answer_id FROM answers"
-                        " WHERE tenant=? AND created_at >= ? AND created_at < ? AND answer_id > ? AND expires_at >= ?"
-                        " ORDER BY answer_id LIMIT ?",
-                        (tenant, since, until if until is not None else float("inf"), after, int(time.time()), PAGE),
-                    )
-                    .fetchall()
+                    self._db().execute(f"{sql} AND ({key}) > ({marks}) ORDER BY {key} LIMIT ?", [*args, *cursor, PAGE]).fetchall()
                 )
-            for row in rows:
-                yield self._answer(row)
+            yield from rows
             if len(rows) < PAGE:
                 return
-            after = rows[-1][2]
+            cursor = rows[-1][-len(start) :]
+
+    def answers(self, tenant: str, since: float = 0.0, until: float | None = None) -> Iterator[AnswerRecord]:
+        rows = self._pages(
+            "SELECT record, audit, answer_id FROM answers WHERE tenant=? AND created_at >= ? AND created_at < ? AND expires_at >= ?",
+            [tenant, since, until if until is not None else float("inf"), int(time.time())],
+            "answer_id",
+            ("",),
+        )
+        for row in rows:
+            yield self._answer(row)
 
     def record_finding(self, finding: Finding) -> bool:
         with self._lock:
@@ -244,18 +249,10 @@ class SQLiteLedger:
         return bool(moved)
 
     def findings(self, tenant: str, since: float = 0.0, status: str | None = None) -> Iterator[Finding]:
-        sql = "SELECT record, checked_at, answer_id FROM findings WHERE tenant=? AND (checked_at, answer_id) > (?, ?) AND expires_at >= ?"
-        cursor: tuple[float, str] = (since, "")
-        while True:
-            args: list[Any] = [tenant, *cursor, int(time.time())]
-            where = sql
-            if status is not None:
-                where += " AND status=?"
-                args.append(status)
-            with self._lock:
-                rows = self._db().execute(where + " ORDER BY checked_at, answer_id LIMIT ?", [*args, PAGE]).fetchall()
-            for row in rows:
-                yield Finding.model_validate_json(row[0])
-            if len(rows) < PAGE:
-                return
-            cursor = (rows[-1][1], rows[-1][2])
+        sql = "SELECT record, checked_at, answer_id FROM findings WHERE tenant=? AND expires_at >= ?"
+        args: list[Any] = [tenant, int(time.time())]
+        if status is not None:
+            sql += " AND status=?"
+            args.append(status)
+        for row in self._pages(sql, args, "checked_at, answer_id", (since, "")):
+            yield Finding.model_validate_json(row[0])
