@@ -76,3 +76,28 @@ def percentile(values: list[float], q: float) -> float:
 
 def mean(values: list[float]) -> float:
     return statistics.fmean(values) if values else float("nan")
+
+
+MODES = ("bundled model", "lexical only")
+
+
+class answer_mode:
+    """Run a block with the bundled embedding model (`bundled model`) or none at all (`lexical only`)."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.saved: str | None = None
+
+    def __enter__(self) -> str:
+        self.saved = os.environ.get("SOURCERER_EMBEDDER")
+        if self.mode == "lexical only":
+            os.environ["SOURCERER_EMBEDDER"] = "none"
+        else:
+            os.environ.pop("SOURCERER_EMBEDDER", None)
+        return self.mode
+
+    def __exit__(self, *exc: object) -> None:
+        if self.saved is None:
+            os.environ.pop("SOURCERER_EMBEDDER", None)
+        else:
+            os.environ["SOURCERER_EMBEDDER"] = self.saved

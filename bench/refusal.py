@@ -2,8 +2,8 @@
 
 `non_relevant`: ten hard-negative passages, none answers — the right output is a refusal.
 `relevant`: at least one passage answers — a refusal there is a false refusal.
-The answerability score is the extractive synthesiser's best sentence score (0 when retrieval already
-refused); its ROC AUC says how well it separates the two sets independent of the threshold.
+The answerability score is the learned model's probability (0 when retrieval already refused); its ROC AUC
+says how well it separates the two sets independent of the threshold. The answer models never saw NoMIRACL.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from bench.common import EVAL, mean, read_jsonl, roc_auc, sample, table, use_bench_cache, write_result
+from bench.common import EVAL, MODES, answer_mode, mean, read_jsonl, roc_auc, sample, table, use_bench_cache, write_result
 
 
 def answerability(answer) -> float:
@@ -25,42 +25,61 @@ def run(n: int) -> dict:
     use_bench_cache()
     from sourcerer import ask
 
-    subsets = {}
-    for subset in ("relevant", "non_relevant"):
-        rows = sample(read_jsonl(EVAL / "nomiracl" / f"en.test.{subset}.jsonl"), n)
-        results = []
-        started = time.perf_counter()
-        for row in rows:
-            passages = [{"text": p["text"], "source": p["docid"]} for p in row["passages"]]
-            answer = ask(row["query"], passages=passages, chat="extractive")
-            results.append((answer.refused, answer.reason, answerability(answer)))
-        subsets[subset] = (results, (time.perf_counter() - started) * 1000 / len(rows))
-    relevant, non_relevant = subsets["relevant"][0], subsets["non_relevant"][0]
-    refusal_rate = mean([1.0 if r[0] else 0.0 for r in non_relevant])
-    false_refusal = mean([1.0 if r[0] else 0.0 for r in relevant])
-    auc = roc_auc([r[2] for r in relevant], [r[2] for r in non_relevant])
-    reasons: dict[str, int] = {}
-    for refused, reason, _ in non_relevant + relevant:
-        if refused:
-            reasons[reason] = reasons.get(reason, 0) + 1
-    rows_out = [
-        ["sourcerer extractive (defaults)", refusal_rate, false_refusal, auc],
+    data: dict = {"modes": {}}
+    rows_out, curve_rows = [], []
+    for mode in MODES:
+        subsets = {}
+        with answer_mode(mode):
+            for subset in ("relevant", "non_relevant"):
+                rows = sample(read_jsonl(EVAL / "nomiracl" / f"en.test.{subset}.jsonl"), n)
+                results = []
+                started = time.perf_counter()
+                for row in rows:
+                    passages = [{"text": p["text"], "source": p["docid"]} for p in row["passages"]]
+                    answer = ask(row["query"], passages=passages, chat="extractive")
+                    results.append((answer.refused, answer.reason, answerability(answer)))
+                subsets[subset] = (results, (time.perf_counter() - started) * 1000 / len(rows))
+        relevant, non_relevant = subsets["relevant"][0], subsets["non_relevant"][0]
+        refusal_rate = mean([1.0 if r[0] else 0.0 for r in non_relevant])
+        false_refusal = mean([1.0 if r[0] else 0.0 for r in relevant])
+        auc = roc_auc([r[2] for r in relevant], [r[2] for r in non_relevant])
+        reasons: dict[str, int] = {}
+        for refused, reason, _ in non_relevant + relevant:
+            if refused:
+                reasons[reason] = reasons.get(reason, 0) + 1
+        rows_out.append([f"sourcerer extractive, {mode}", refusal_rate, false_refusal, auc])
+        for threshold in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
+            curve_rows.append(
+                [
+                    mode,
+                    threshold,
+                    mean([1.0 if r[2] < threshold else 0.0 for r in non_relevant]),
+                    mean([1.0 if r[2] < threshold else 0.0 for r in relevant]),
+                ]
+            )
+        data["modes"][mode] = {
+            "refusal_rate_non_relevant": refusal_rate,
+            "false_refusal_rate_relevant": false_refusal,
+            "auc": auc,
+            "reasons": reasons,
+            "ms_per_question": {k: v[1] for k, v in subsets.items()},
+        }
+    rows_out += [
+        ["previous release (one e5 cosine, threshold tuned on this set)", 0.52, 0.148, 0.761],
         ["GPT-4 (NoMIRACL paper, reference)", 0.58, 0.05, ""],
         ["baseline: share of question words in best passage (AUC)", "", "", 0.54],
     ]
     text = table(
-        f"Refusal — NoMIRACL en, {len(relevant)} relevant + {len(non_relevant)} non-relevant "
-        "(target: AUC ≥ 0.70, refuse ≥ 50% of non-relevant, ≤ 15% false refusals)",
+        f"Refusal — NoMIRACL en, {n} relevant + {n} non-relevant "
+        "(targets: AUC ≥ 0.80, refuse ≥ 50% of non-relevant at ≤ 15% false refusals)",
         ["system", "refuses non-relevant", "false refusals (relevant)", "answerability AUC"],
         rows_out,
     )
-    text += f"\nRefusal reasons: {reasons}. ms/question: relevant {subsets['relevant'][1]:.0f}, non-relevant {subsets['non_relevant'][1]:.0f}\n"
-    data = {
-        "refusal_rate_non_relevant": refusal_rate,
-        "false_refusal_rate_relevant": false_refusal,
-        "auc": auc,
-        "reasons": reasons,
-    }
+    text += "\n" + table(
+        "Trade-off: answerability threshold vs. refusals (SOURCERER_MIN_ANSWERABILITY moves along this curve)",
+        ["features", "threshold", "refuses non-relevant", "false refusals"],
+        curve_rows,
+    )
     write_result("refusal", text, data)
     return data
 

@@ -122,9 +122,9 @@ def test_keyword_only_when_embedder_is_none(monkeypatch, seed_passages):
     assert answer.refused is False
 
 
-def test_history_without_llm_carries_the_previous_key_terms(seed_passages):
+def test_history_without_llm_keeps_the_topic_for_a_new_intent(seed_passages):
     history = [{"role": "user", "text": "What is the standard shipping time?"}, {"role": "assistant", "text": "3 to 5 days."}]
     answer = ask("and does it take long?", passages=seed_passages, history=history)
     rewrite = answer.trace.stage("rewrite")
-    assert "shipping" in rewrite.detail["query"] and rewrite.detail["by"] == "carried key terms"
+    assert "shipping" in rewrite.detail["query"] and rewrite.detail["by"] == "rule"
     assert answer.citations and answer.citations[0].label == "Shipping Policy"

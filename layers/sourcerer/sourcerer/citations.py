@@ -6,7 +6,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sourcerer.models import CharSpan, Citation, Passage, receipt_of
+from sourcerer.models import CharSpan, Citation, Locator, Passage, merge_locators, receipt_of
 
 MARKER = re.compile(r"\[(\d+)\]")
 _GROUPED = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)+)\]")
@@ -32,17 +32,36 @@ class Enforced:
     dropped: list[int]
 
 
+def localize(passage: Passage, spans: Sequence[CharSpan]) -> tuple[str, list[tuple[int, int]], Locator | dict]:
+    """Pin a citation to the quoted sentences `spans` of `passage`: (quote, quote spans, narrowed locator).
+
+    With sentence locators stored at ingest, the locator covers only the pieces that hold the quote (the lines,
+    the cue times, the page box of those words); a passage handed in without a locator gets a `char_span` of
+    the quote in its text; otherwise the passage's own locator stands.
+    """
+    ordered = sorted({(s.start, s.end) for s in spans})
+    quote = " ".join(passage.text[a:b].strip() for a, b in ordered)
+    segments = [seg for seg in passage.sentences or [] if seg.locator is not None]
+    touched = [seg for seg in segments if any(seg.start < b and a < seg.end for a, b in ordered)]
+    if touched:
+        return quote, ordered, merge_locators([seg.locator.model_dump() for seg in touched])  # type: ignore[union-attr]
+    if passage.locator is None:
+        return quote, ordered, CharSpan(start=ordered[0][0], end=ordered[-1][1])
+    return quote, ordered, passage.locator
+
+
 def enforce(
     answer: str,
     listed: Sequence[int],
     passages: Sequence[Passage],
-    spans: dict[int, CharSpan] | None = None,
+    quotes: dict[int, list[CharSpan]] | None = None,
 ) -> Enforced:
     """Keep only markers that are listed **and** inline **and** point at a retrieved passage.
 
     Markers that fail (out of range, or not listed) are removed from the text and never become citations.
     Each kept citation carries the passage text, its locator, a sha256 receipt and the [start, end) offsets of
-    its markers in the final answer (Python string indices, so correct for any script).
+    its markers in the final answer (Python string indices, so correct for any script). `quotes` pins each
+    citation to the sentences that support it (`quote`, and a locator narrowed to them).
     """
     answer = split_grouped_markers(answer)
     listed_set = set(listed)
@@ -57,7 +76,9 @@ def enforce(
     citations = []
     for number in sorted(valid):
         passage = passages[number - 1]
-        locator = passage.locator or (spans or {}).get(number) or CharSpan(start=0, end=len(passage.text))
+        quote, quote_spans, locator = None, [], passage.locator or CharSpan(start=0, end=len(passage.text))
+        if (quotes or {}).get(number):
+            quote, quote_spans, locator = localize(passage, quotes[number])  # type: ignore[index]
         citations.append(
             Citation(
                 index=number,
@@ -66,6 +87,8 @@ def enforce(
                 text=passage.text,
                 locator=locator,
                 receipt=receipt_of(passage.text),
+                quote=quote,
+                quote_spans=quote_spans,
                 answer_spans=positions.get(number, []),
                 unit_id=passage.id,
                 source_uri=passage.source_uri,

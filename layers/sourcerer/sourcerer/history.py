@@ -1,4 +1,16 @@
-"""Multi-turn: rewrite a follow-up into a standalone query for retrieval."""
+"""Multi-turn: rewrite a follow-up into a standalone query for retrieval.
+
+With an LLM configured, the model writes the standalone query. Without one, `standalone_query` does it by
+rule, in two shapes of follow-up:
+
+* **a new topic, same intent** ("And what about returns?", "and for express?", "et pour les cadres ?"): the
+  previous question is kept and its topic — the last run of content words that are not the question's frame
+  ("how long ... take", "combien ... dure") — is swapped for the new one: "How long does shipping take?" +
+  "And what about returns?" -> "How long does returns take?". Appending the old topic's words instead would
+  pull retrieval back to the old topic.
+* **the same topic, a new intent** ("And does it take long?", "Who approves them?"): the follow-up is kept
+  and the previous topic's words are added.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +20,50 @@ from collections.abc import Sequence
 
 from sourcerer.synthesis.prompt import REWRITE_PROMPT
 from sourcerer.synthesis.providers import ChatProvider, with_retries
-from sourcerer.text import terms
+from sourcerer.text import normalize, terms
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+_WORD = re.compile(r"[\w'’-]+", re.UNICODE)
+
+# Openers that announce "same question, other topic", in the languages the answer models know.
+_TOPIC_SHIFT = re.compile(
+    r"^(?:(?:and|but|also|ok|okay|so)\s+)?(?:what|how)\s+about\s+|^(?:and|but)\s+(?:for|with|in|on|regarding)\s+|"
+    r"^(?:what|how)\s+about\s+|^(?:and|but)\s+(?:the\s+)?|^for\s+|^regarding\s+|"
+    r"^et\s+(?:pour|avec|en|concernant|quant\s+a)\s+|^et\s+(?:si\s+)?|^quid\s+d[eu]?\s+|^(?:et\s+)?qu'en\s+est-il\s+d[eu]s?\s+|"
+    r"^und\s+(?:fur|bei|mit|was\s+ist\s+mit)\s+|^und\s+|^was\s+ist\s+mit\s+|"
+    r"^y\s+(?:para|con|en|que\s+hay\s+de|sobre)\s+|^y\s+|^(?:e|mas)\s+(?:para|com|sobre)\s+|^e\s+|"
+    r"^وماذا\s+عن\s+|^ماذا\s+عن\s+|^وعن\s+|^و(?=\S)|"
+    r"^那么?|^还有|^至于"
+)
+_TRAILING = re.compile(
+    r"(?:\s*(?:then|too|as well|alors|aussi|dann|auch|entonces|también|tambien))?[\s?？!.。؟]*(?:呢|吗)?[\s?？!.。؟]*$"
+)
+_ARTICLE = re.compile(r"^(?:the|a|an|les?|la|l'|des?|du|der|die|das|dem|den|el|los|las|o|os|as)\s+|^l'", re.IGNORECASE)
+_CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_CJK_INTENT = re.compile("多长时间|多久|多少钱|多少|什么时候|何时|哪里|在哪|谁|怎么|如何|需要|是否|可以|几天|费用")
+_PRONOUNS = frozenset(
+    "it they them this that these those its their il elle ils elles ce cela ca es sie er das ello ellos esto eso".split()
+)
+# Words that frame what is asked (the intent), not what it is asked about (the topic).
+_INTENT = frozenset(
+    """
+how long much many often when who whom where which what why take takes took taking last lasts cost costs price
+happen happens happened allowed allow permitted required require requires need needs needed get gets work works
+mean means approve approves approved handle handles do does did make makes is are was were can could should must
+will would has have had the a an be there time times date day days
+combien quand qui ou comment quel quelle quels quelles temps dure durent coute coutent faut peut doit est sont
+wie lange viel viele wann wer wo welche welcher dauert kostet braucht muss kann ist sind
+cuanto cuanta cuantos cuantas cuando quien donde como cual tarda dura cuesta puede debe es son
+quanto quanta quando quem onde como qual demora custa
+كم متي اين كيف من ما هل تستغرق يستغرق تكلف يكلف
+""".split()
+)
+_FUNCTION = frozenset(
+    """
+of for to in on at by with from about the a an and or de la le les des du d l pour et en un une au aux sur avec par
+der die das den dem des ein eine einer fur mit von zu im am bei und el los las del al para con por y en un una o
+do da dos das no na para com e o a
+""".split()
+)
 
 
 def validate_history(history: Sequence[dict] | None) -> list[dict]:
@@ -22,22 +75,67 @@ def validate_history(history: Sequence[dict] | None) -> list[dict]:
     return turns
 
 
-def carry_terms(question: str, history: Sequence[dict]) -> str:
-    """Append the previous user question's key words that the follow-up lacks ("and for returns?")."""
-    previous = next((t["text"] for t in reversed(history) if t["role"] == "user"), "")
+def _topic_run(question: str) -> tuple[int, int] | None:
+    """[start, end) character span of the previous question's topic: its last run of content words that are
+    not intent words, or just the run's last word when the run is long (the rest is more likely frame)."""
+    runs: list[list[re.Match[str]]] = []
+    current: list[re.Match[str]] = []
+    for match in _WORD.finditer(question):
+        word = normalize(match.group()).strip("'’-")
+        if not word:
+            continue
+        if word in _INTENT or word in _FUNCTION or not terms(word):
+            if current:
+                runs.append(current)
+            current = []
+        else:
+            current.append(match)
+    if current:
+        runs.append(current)
+    if not runs:
+        return None
+    run = runs[-1] if len(runs[-1]) <= 3 else runs[-1][-2:]
+    return run[0].start(), run[-1].end()
+
+
+def standalone_query(question: str, history: Sequence[dict]) -> str:
+    """Rewrite a follow-up into a question that stands on its own (see the module docstring)."""
+    previous = next((t["text"] for t in reversed(history) if t["role"] == "user"), "").strip()
     if not previous:
         return question
+    folded = normalize(question.strip())
+    shift = _TOPIC_SHIFT.match(folded)
+    remainder = _TRAILING.sub("", folded[shift.end() :] if shift else folded).strip(" ,")
+    words = remainder.split()
+    has_pronoun = any(w in _PRONOUNS for w in words)
+    is_new_topic = bool(remainder) and not has_pronoun and (shift is not None and len(words) <= 5)
+    topic = _topic_run(previous)
+    if is_new_topic and _CJK.search(previous):
+        # no spaces to find the old topic by: the new topic plus the previous question's frame words
+        return " ".join([remainder, *_CJK_INTENT.findall(previous)])
+    if is_new_topic and topic is not None:
+        new_topic = _TRAILING.sub("", _strip_opener(question.strip(), shift.group() if shift else "")).strip(" ,") or remainder
+        new_topic = _ARTICLE.sub("", new_topic) or new_topic  # the previous question keeps its own article
+        return f"{previous[: topic[0]]}{new_topic}{previous[topic[1] :]}".strip()
+    # Same topic, new intent: add the previous topic's words the follow-up lacks.
     have = set(terms(question))
-    extra = []
-    for word in _WORD.findall(previous):
-        word_terms = terms(word)
-        if word_terms and not any(t in have for t in word_terms) and word not in extra:
-            extra.append(word)
+    if topic is None:
+        return question
+    extra = [w for w in _WORD.findall(previous[topic[0] : topic[1]]) if terms(w) and not set(terms(w)) & have]
     return f"{question} {' '.join(extra)}".strip() if extra else question
 
 
+def _strip_opener(original: str, opener: str) -> str:
+    """The follow-up without its opener, in its own spelling: as many words as the (folded) opener had, or
+    as many characters for an opener glued to the word (Arabic و, Chinese 那)."""
+    words = opener.split()
+    if opener.endswith((" ", "\t")) and words:
+        return " ".join(original.split()[len(words) :])
+    return original[len(opener) :]
+
+
 async def rewrite_with_llm(question: str, history: Sequence[dict], provider: ChatProvider) -> tuple[str, dict]:
-    """Ask the model for a standalone query; falls back to `carry_terms` when its reply is unusable."""
+    """Ask the model for a standalone query; falls back to `standalone_query` when its reply is unusable."""
     conversation = "\n".join(f"{t['role']}: {t['text']}" for t in history[-6:])
     messages = [
         {"role": "system", "content": REWRITE_PROMPT},
@@ -51,4 +149,4 @@ async def rewrite_with_llm(question: str, history: Sequence[dict], provider: Cha
             return query.strip(), reply.usage
     except (ValueError, KeyError, TypeError):
         pass
-    return carry_terms(question, history), reply.usage
+    return standalone_query(question, history), reply.usage

@@ -46,6 +46,38 @@ class TimeRange(BaseModel):
 Locator = Annotated[Union[CharSpan, Lines, Page, TimeRange], Field(discriminator="kind")]
 
 
+def merge_locators(locators: list[dict[str, Any]]) -> dict[str, Any]:
+    """The locator covering several pieces of one source: the span of lines, characters or time, or the union
+    of the word boxes on the first piece's page."""
+    first = locators[0]
+    kind = first["kind"]
+    if kind in ("lines", "char_span"):
+        return {"kind": kind, "start": min(x["start"] for x in locators), "end": max(x["end"] for x in locators)}
+    if kind == "time_range":
+        return {
+            "kind": kind,
+            "t_start_ms": min(x["t_start_ms"] for x in locators),
+            "t_end_ms": max(x["t_end_ms"] for x in locators),
+        }
+    boxes = [x["box"] for x in locators if x.get("box") and x.get("page") == first["page"]]
+    box = (
+        [min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes)]
+        if boxes
+        else None
+    )
+    return {"kind": "page", "page": first["page"], "box": box}
+
+
+class Segment(BaseModel):
+    """A sentence (or transcript cue) of a passage: `[start, end)` in the passage text and, when the passage
+    came from an indexed document, where those words sit in the source. Stored at ingest, so citing a
+    sentence costs no parsing at answer time."""
+
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+    locator: Locator | None = None
+
+
 # --- Inputs -----------------------------------------------------------------------------------------
 
 
@@ -60,6 +92,7 @@ class Passage(BaseModel):
     id: str | None = None
     source_uri: str | None = None
     locator: Locator | None = None
+    sentences: list[Segment] | None = Field(default=None, description="sentence offsets and locators, from ingest")
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     @classmethod
@@ -89,6 +122,10 @@ class Citation(BaseModel):
     text: str = Field(description="the cited passage text")
     locator: Locator
     receipt: str = Field(description="sha256: of `text`")
+    quote: str | None = Field(
+        default=None, description="the sentence(s) of `text` that support the claim; `locator` points at them"
+    )
+    quote_spans: list[tuple[int, int]] = Field(default_factory=list, description="[start, end) of each quoted sentence in `text`")
     answer_spans: list[tuple[int, int]] = Field(
         default_factory=list, description="[start, end) of each marker of this citation in the answer"
     )

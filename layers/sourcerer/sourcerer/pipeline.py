@@ -12,7 +12,7 @@ from sourcerer import config
 from sourcerer.citations import enforce
 from sourcerer.errors import ConfigurationError, ProviderError, VerificationUnavailable
 from sourcerer.grounding import ask_endpoint
-from sourcerer.history import carry_terms, rewrite_with_llm, validate_history
+from sourcerer.history import rewrite_with_llm, standalone_query, validate_history
 from sourcerer.models import Answer, Passage, Trace, TraceEntry
 from sourcerer.retrieval.base import call_retriever
 from sourcerer.retrieval.embedders import local_embedder
@@ -21,7 +21,7 @@ from sourcerer.synthesis.draft import Draft, MalformedReply, parse_reply
 from sourcerer.synthesis.extractive import ExtractiveSynthesizer
 from sourcerer.synthesis.prompt import build_messages
 from sourcerer.synthesis.providers import ChatProvider, chat_chain_from_env, make_provider, with_retries
-from sourcerer.verify import Judge, LLMJudge, LocalJudge, faithfulness_of, split_claims
+from sourcerer.verify import Judge, LLMJudge, LocalJudge, faithfulness_of, pick_quotes, split_claims
 
 Verify = bool | Literal["strict"]
 
@@ -162,15 +162,15 @@ async def aask(
     if turns:
         started = time.perf_counter()
         usage: dict[str, float] = {}
-        how = "carried key terms"
+        how = "rule"
         if providers:
             try:
                 query, usage = await rewrite_with_llm(question, turns, providers[0])
                 how = providers[0].name
             except ProviderError:
-                query = carry_terms(question, turns)
+                query = standalone_query(question, turns)
         else:
-            query = carry_terms(question, turns)
+            query = standalone_query(question, turns)
         clock.stage("rewrite", started, units=usage, detail={"query": query, "by": how})
 
     started = time.perf_counter()
@@ -200,7 +200,9 @@ async def aask(
         return clock.finish(Answer.refusal("unsupported", **common))
 
     started = time.perf_counter()
-    enforced = enforce(draft.answer, draft.citations, grounded, draft.spans)
+    # Pin each citation to its sentences: the extractive synthesiser knows them, a model's answer is matched.
+    quotes = draft.spans or pick_quotes(draft.answer, grounded)
+    enforced = enforce(draft.answer, draft.citations, grounded, quotes)
     clock.stage("cite", started, units={"citations": len(enforced.citations)}, detail={"dropped_markers": enforced.dropped})
     if not enforced.citations:
         return clock.finish(Answer.refusal("no_citation", **common))

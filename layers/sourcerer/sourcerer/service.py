@@ -91,6 +91,23 @@ class AnswerRequest(SearchRequest):
     min_score: float = Field(default=0.2, ge=0.0, le=1.0)
 
 
+class _ScopedRetriever:
+    """What `ask()` searches through in the service: the index, within the caller's tenant, scopes and groups.
+    It keeps the hits of its last search for the response and the answer log."""
+
+    def __init__(self, service: Service, ctx: Context, scopes: list[str], request: SearchRequest) -> None:
+        self.service, self.ctx, self.scopes, self.request = service, ctx, scopes, request
+        self.hits: list[Any] = []
+
+    def __call__(self, query: str, k: int) -> list[dict[str, Any]]:
+        self.hits = self.service._hits(self.ctx, self.scopes, self.request.model_copy(update={"q": query, "top_k": k}))
+        return [h.as_passage() for h in self.hits]
+
+    @property
+    def last_trace(self) -> dict[str, Any]:
+        return dict(getattr(self.service.index, "last_trace", {}) or {})
+
+
 # --- prices ---------------------------------------------------------------------------------------
 
 DEFAULT_PRICES = {"query": 0.0, "chunk": 0.0, "llm_input_per_1k": 0.0005, "llm_output_per_1k": 0.0015}
@@ -283,17 +300,18 @@ class Service:
         scopes = ctx.narrow(scope)
         self._meter(ctx, "queries", 1)
         tokens_before = self._embedding_tokens()
+        retriever = _ScopedRetriever(self, ctx, scopes, request)
         with self._refund_on_failure(ctx, "queries", 1):
-            hits = self._hits(ctx, scopes, request)
-        with self._refund_on_failure(ctx, "queries", 1):
+            # ask() searches through the retriever, so a follow-up is searched as its standalone rewrite
             answer = ask(
                 request.q,
-                retriever=lambda q, k: [h.as_passage() for h in hits],
+                retriever=retriever,
                 k=request.top_k,
                 min_score=request.min_score,
                 verify=request.verify,
                 history=request.history or None,
             )
+            hits = retriever.hits
             # an answer that cannot be logged cannot be audited later: it is not served
             record = self._log_answer(ctx, scopes, request.q, answer, hits)
         synth = answer.trace.stage("synthesize")

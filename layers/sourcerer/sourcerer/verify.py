@@ -15,7 +15,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from sourcerer.citations import MARKER, split_grouped_markers, strip_markers
-from sourcerer.models import ClaimVerdict, Faithfulness, Passage
+from sourcerer.models import CharSpan, ClaimVerdict, Faithfulness, Passage
 from sourcerer.retrieval.embedders import CachedEmbedder
 from sourcerer.synthesis.draft import MalformedReply
 from sourcerer.synthesis.prompt import JUDGE_PROMPT, render_sources
@@ -60,6 +60,31 @@ def split_claims(answer: str) -> list[Claim]:
             markers = list(later)
         claims.append(Claim(text=text, citations=list(dict.fromkeys(markers))))
     return claims
+
+
+def pick_quotes(answer: str, passages: Sequence[Passage]) -> dict[int, list[CharSpan]]:
+    """For an answer written by a model: the sentence of each cited passage that best supports each claim
+    citing it (most of the claim's terms, numbers and names; ties to the earlier sentence)."""
+    quotes: dict[int, list[CharSpan]] = {}
+    for claim in split_claims(answer):
+        wanted = set(_checked_terms(claim.text)) | digit_numbers(claim.text)
+        for number in claim.citations:
+            if not 1 <= number <= len(passages) or not wanted:
+                continue
+            passage = passages[number - 1]
+            offsets = [(seg.start, seg.end) for seg in passage.sentences or []] or sentence_spans(passage.text)
+            best, best_score = None, 0.0
+            for start, end in offsets:
+                sentence = passage.text[start:end]
+                have = set(_checked_terms(sentence)) | digit_numbers(sentence)
+                score = len(wanted & have) / len(wanted)
+                if score > best_score:
+                    best, best_score = (start, end), score
+            if best is not None:
+                spans = quotes.setdefault(number, [])
+                if all((s.start, s.end) != best for s in spans):
+                    spans.append(CharSpan(start=best[0], end=best[1]))
+    return quotes
 
 
 @runtime_checkable

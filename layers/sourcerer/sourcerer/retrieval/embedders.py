@@ -283,7 +283,8 @@ def _cached_local(path: str) -> CachedEmbedder:
 
 
 def local_embedder() -> CachedEmbedder | None:
-    """The bundled model, cached, or None when it is not installed (used by the judge and synthesiser)."""
-    if not local_model_available():
+    """The bundled model, cached, or None when it is not installed or `SOURCERER_EMBEDDER=none` (used by the
+    synthesiser and the local judge, whose semantic features were trained on this model's cosines)."""
+    if (config.env("SOURCERER_EMBEDDER") or "").lower() == "none" or not local_model_available():
         return None
     return _cached_local(str(config.home() / "embeddings.db"))

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from sourcerer.models import receipt_of
+from sourcerer.models import merge_locators, receipt_of
 from sourcerer.store.models import Chunk, unit_id_for
 from sourcerer.store.parsers import Piece
 
@@ -33,27 +32,6 @@ def _join(texts: list[str]) -> str:
     return out
 
 
-def merge_locators(locators: list[dict[str, Any]]) -> dict[str, Any]:
-    """The locator of a chunk: the span covering its pieces (lines, chars, time), or the union of boxes."""
-    first = locators[0]
-    kind = first["kind"]
-    if kind in ("lines", "char_span"):
-        return {"kind": kind, "start": min(x["start"] for x in locators), "end": max(x["end"] for x in locators)}
-    if kind == "time_range":
-        return {
-            "kind": kind,
-            "t_start_ms": min(x["t_start_ms"] for x in locators),
-            "t_end_ms": max(x["t_end_ms"] for x in locators),
-        }
-    boxes = [x["box"] for x in locators if x.get("box")]
-    box = (
-        [min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes)]
-        if boxes
-        else None
-    )
-    return {"kind": "page", "page": first["page"], "box": box}
-
-
 def chunk_pieces(pieces: list[Piece], *, tenant: str, document_id: str, settings: ChunkSettings | None = None) -> list[Chunk]:
     """Group consecutive pieces of one section into windows of at most `max_words` (a single longer piece
     is kept whole rather than split inside a sentence)."""
@@ -77,6 +55,11 @@ def chunk_pieces(pieces: list[Piece], *, tenant: str, document_id: str, settings
     chunks = []
     for position, window in enumerate(windows):
         text = _join([p.text for p in window])
+        sentences, offset = [], 0
+        for piece in window:  # where each piece sits in the joined text, so a citation can point at one
+            start = text.index(piece.text, offset)
+            sentences.append({"start": start, "end": start + len(piece.text), "locator": piece.locator})
+            offset = start + len(piece.text)
         chunks.append(
             Chunk(
                 unit_id=unit_id_for(tenant, document_id, position, text),
@@ -86,6 +69,7 @@ def chunk_pieces(pieces: list[Piece], *, tenant: str, document_id: str, settings
                 label=window[0].section,
                 locator=merge_locators([p.locator for p in window]),
                 receipt=receipt_of(text),
+                sentences=sentences,
             )
         )
     return chunks

@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from sourcerer.models import Locator
+from sourcerer.models import Locator, Segment
 
 _SCOPE_SEGMENT = re.compile(r"^[\w.\-@]+$", re.UNICODE)
 
@@ -103,6 +103,7 @@ class Chunk(BaseModel):
     label: str
     locator: Locator
     receipt: str
+    sentences: list[Segment] = Field(default_factory=list, description="each piece's offsets in `text` and locator")
 
 
 class Hit(BaseModel):
@@ -117,6 +118,7 @@ class Hit(BaseModel):
     scope: str
     metadata: dict[str, Any] = Field(default_factory=dict)
     position: int = Field(default=0, ge=0, description="the chunk's place in its document, from 0")
+    sentences: list[Segment] = Field(default_factory=list, exclude=True, description="stored at ingest; cites sentences")
 
     def as_passage(self) -> dict[str, Any]:
         """The shape `ask()` takes: a passage carrying its id, locator and source."""
@@ -127,6 +129,7 @@ class Hit(BaseModel):
             "id": self.unit_id,
             "source_uri": self.source_uri,
             "locator": self.locator.model_dump(),
+            "sentences": [seg.model_dump() for seg in self.sentences] or None,
             "metadata": {**self.metadata, "document_id": self.document_id, "scope": self.scope},
         }
 

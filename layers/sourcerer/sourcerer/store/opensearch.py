@@ -56,6 +56,7 @@ SOURCE_FIELDS = [
     "content_hash",
     "ingested_at",
     "position",
+    "sentences",
 ]
 
 
@@ -92,6 +93,7 @@ def index_body(dimension: int | None, *, shards: int = 1, replicas: int = 1) -> 
         "text": {"type": "text", "index": False},
         "terms": {"type": "text", "analyzer": "sourcerer_terms", "norms": True},
         "locator": {"type": "object", "enabled": False},
+        "sentences": {"type": "object", "enabled": False},
         "metadata": {"type": "object", "enabled": False},
         "receipt": {"type": "keyword"},
         "content_hash": {"type": "keyword"},
@@ -250,6 +252,7 @@ class OpenSearchIndex:
                 "text": chunk.text,
                 "terms": " ".join(index_terms(chunk, prepared.title)),
                 "locator": chunk.locator.model_dump(),
+                "sentences": [seg.model_dump() for seg in chunk.sentences],
                 "metadata": document.metadata,
                 "receipt": chunk.receipt,
                 "content_hash": prepared.content_hash,
@@ -547,4 +550,5 @@ def _hit(source: Mapping[str, Any], score: float) -> Hit:
         scope=source["scope"],
         metadata=source.get("metadata") or {},
         position=source.get("position") or 0,
+        sentences=source.get("sentences") or [],
     )

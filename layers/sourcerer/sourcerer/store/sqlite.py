@@ -53,7 +53,7 @@ CREATE TABLE IF NOT EXISTS documents (
 CREATE TABLE IF NOT EXISTS chunks (
     id INTEGER PRIMARY KEY, unit_id TEXT NOT NULL UNIQUE, tenant TEXT NOT NULL, document_id TEXT NOT NULL,
     position INTEGER NOT NULL, text TEXT NOT NULL, label TEXT NOT NULL, scope TEXT NOT NULL, acl TEXT NOT NULL,
-    locator TEXT NOT NULL, receipt TEXT NOT NULL, n_terms INTEGER NOT NULL, vector BLOB
+    locator TEXT NOT NULL, receipt TEXT NOT NULL, n_terms INTEGER NOT NULL, vector BLOB, sentences TEXT
 );
 CREATE INDEX IF NOT EXISTS chunks_by_document ON chunks (tenant, document_id);
 CREATE TABLE IF NOT EXISTS chunk_scopes (scope TEXT NOT NULL, chunk INTEGER NOT NULL, PRIMARY KEY (scope, chunk)) WITHOUT ROWID;
@@ -101,6 +101,9 @@ class SQLiteIndex:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.executescript(SCHEMA)
+            columns = {r[1] for r in conn.execute("PRAGMA table_info(chunks)")}
+            if "sentences" not in columns:  # an index from before sentence offsets: its chunks cite whole
+                conn.execute("ALTER TABLE chunks ADD COLUMN sentences TEXT")
             row = conn.execute("SELECT value FROM meta WHERE key='embed_model'").fetchone()
             if row is None:
                 conn.execute("INSERT OR IGNORE INTO meta VALUES ('embed_model', ?), ('version', '0')", (self.model_id,))
@@ -150,8 +153,8 @@ class SQLiteIndex:
                     vector = vectors[i].astype(np.float32).tobytes() if vectors is not None else None
                     chunk_terms = [fts_token(t) for t in index_terms(chunk, prepared.title)]
                     cur = db.execute(
-                        "INSERT INTO chunks (unit_id, tenant, document_id, position, text, label, scope, acl, locator, receipt, n_terms, vector)"
-                        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        "INSERT INTO chunks (unit_id, tenant, document_id, position, text, label, scope, acl, locator, receipt, n_terms, vector,"
+                        " sentences) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (
                             chunk.unit_id,
                             document.tenant,
@@ -165,6 +168,7 @@ class SQLiteIndex:
                             chunk.receipt,
                             len(chunk_terms),
                             vector,
+                            json.dumps([seg.model_dump() for seg in chunk.sentences]),
                         ),
                     )
                     rowid = cur.lastrowid
@@ -293,8 +297,8 @@ class SQLiteIndex:
         marks = ",".join("?" * len(scores))
         with self._lock:
             rows = db.execute(
-                "SELECT c.id, c.unit_id, c.document_id, d.source_uri, c.label, c.text, c.locator, c.receipt, c.scope, d.metadata, c.position"
-                f" FROM chunks c JOIN documents d ON d.tenant = c.tenant AND d.document_id = c.document_id WHERE c.id IN ({marks})",
+                "SELECT c.id, c.unit_id, c.document_id, d.source_uri, c.label, c.text, c.locator, c.receipt, c.scope, d.metadata, c.position,"
+                f" c.sentences FROM chunks c JOIN documents d ON d.tenant = c.tenant AND d.document_id = c.document_id WHERE c.id IN ({marks})",
                 list(scores),
             ).fetchall()
         by_id = {
@@ -310,6 +314,7 @@ class SQLiteIndex:
                 scope=r[8],
                 metadata=json.loads(r[9]),
                 position=r[10],
+                sentences=json.loads(r[11]) if r[11] else [],
             )
             for r in rows
         }

@@ -13,14 +13,15 @@ from sourcerer.models import CharSpan
 @dataclass
 class Draft:
     """A synthesiser's reply: answer text with inline markers, the passages it says it used, and whether it
-    declined. `spans` (extractive only) pins a citation to the sentence it came from in its passage."""
+    declined. `spans` pins each citation to the sentences of its passage it quotes (the extractive synthesiser
+    knows them; for an LLM's answer they are picked after the fact)."""
 
     answer: str
     citations: list[int]
     refused: bool = False
     provider: str = "extractive"
     usage: dict[str, float] = field(default_factory=dict)
-    spans: dict[int, CharSpan] = field(default_factory=dict)
+    spans: dict[int, list[CharSpan]] = field(default_factory=dict)
     detail: dict[str, Any] = field(default_factory=dict)
 
 

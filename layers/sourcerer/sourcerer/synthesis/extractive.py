@@ -1,23 +1,18 @@
 """The extractive synthesiser: answers with the source sentences that best answer the question.
 
-It needs no model server. Each sentence of the top passages is scored on
+It needs no model server. Every sentence of the top passages gets features — **coverage** (the IDF-weighted
+share of the question's terms it holds), **answer type** (whether it holds a new value of the kind the
+question asks for: a number for "how many", a time for "when", a name or role for "who", in several
+languages), its passage's **context** and retrieval rank, and with the bundled e5 model the calibrated
+**similarity** of sentence and passage to the question. A learned sentence model ranks them; the best
+sentence answers and a second joins it when it scores close to the first.
 
-* **coverage** — the IDF-weighted share of the question's terms it contains (IDF over the candidate
-  sentences, so words every sentence shares count for little);
-* **similarity** — the calibrated cosine between the question and the sentence from the bundled e5 model,
-  when installed (it carries paraphrase and cross-lingual matches that shared words miss);
-* **answer type** — whether it holds the kind of thing the question asks for (a number for "how many", a
-  year for "when", a name for "who") that the question itself does not already contain;
-* **context** — how well its passage matched the question as a whole.
-
-The best sentence answers; a second one joins it when it scores close to the first.
-
-Whether to answer at all is a separate decision. The **answerability** score is the mean of the calibrated
-similarity of the question to its best sentence and to its best passage (with the e5 model); without the
-model it is the best sentence's coverage. Shared words alone cannot decide it: hard negatives share many words with
-the question (on NoMIRACL, word overlap separates answerable from unanswerable with ROC AUC 0.54 only,
-this score with 0.76). Under `min_answerability` the synthesiser declines and the answer is refused as
-`unsupported` — an honest "not in the sources" rather than the least-bad sentence.
+Whether to answer at all is a separate, learned decision (`synthesis.answerability`): the answerability model
+looks at the best sentence, its margin over the others, the question terms no passage holds, retrieval
+scores and agreement between passages. Under its operating point the synthesiser declines and the answer is
+refused as `unsupported` — an honest "not in the sources" rather than the least-bad sentence. Without the
+embedding model (`SOURCERER_EMBEDDER=none`, or the `local` extra not installed) the lexical models run, trained
+for that feature set; the trace's `features` says which ran.
 """
 
 from __future__ import annotations
@@ -26,56 +21,117 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from sourcerer import config
 from sourcerer.models import CharSpan, Passage
 from sourcerer.retrieval.embedders import CachedEmbedder
+from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models
 from sourcerer.synthesis.draft import Draft
 from sourcerer.text import digit_numbers, normalize, sentence_spans, terms
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
-_MONTHS = re.compile(
+_CLOCK = re.compile(r"\b\d{1,2}[:h]\d{2}\b")
+_TIME_WORDS = re.compile(
     r"\b(jan(uary)?|feb(ruary)?|march|april|may|june|july|aug(ust)?|sept?(ember)?|oct(ober)?|nov(ember)?|"
-    r"dec(ember)?|monday|tuesday|wednesday|thursday|friday|saturday|sunday|century|decade)\b"
+    r"dec(ember)?|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|weekdays?|weekends?|"
+    r"century|decade|daily|weekly|monthly|yearly|annually|morning|evening|night|noon|midnight|"
+    r"lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche|janvier|fevrier|mars|avril|mai|juin|juillet|aout|"
+    r"septembre|octobre|novembre|decembre|montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonntag|januar|"
+    r"februar|marz|juni|juli|oktober|dezember|lunes|martes|miercoles|jueves|viernes|sabado|domingo|enero|"
+    r"febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|"
+    r"segunda|terca|quarta|quinta|sexta|janeiro|fevereiro|marco|maio|junho|julho)\b"
+    r"|الاثنين|الثلاثاء|الاربعاء|الخميس|الجمعه|السبت|الاحد|يناير|فبراير|مارس|ابريل|مايو|يونيو|يوليو|اغسطس|سبتمبر|"
+    r"اكتوبر|نوفمبر|ديسمبر|صباحا|مساء|يوميا|اسبوعيا|شهريا|"
+    r"星期|周[一二三四五六日]|[0-9一二三四五六七八九十]+[月日号点]|年|上午|下午|每天|每周|每月"
 )
 _NUMBER_WORD = re.compile(
-    r"\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|"
-    r"thousand|million|billion|dozen|several|half)\b"
+    r"\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|"
+    r"hundred|thousand|million|billion|dozen|several|half|once|twice|"
+    r"un|une|deux|trois|quatre|cinq|sept|huit|neuf|dix|douze|quinze|vingt|trente|cent|mille|"
+    r"ein|eine|einen|zwei|drei|vier|funf|sechs|sieben|acht|neun|zehn|zwolf|zwanzig|dreissig|hundert|tausend|"
+    r"uno|dos|tres|cuatro|cinco|seis|siete|ocho|nueve|diez|doce|quince|veinte|treinta|cien|mil|"
+    r"um|duas|quatro)\b"
+    r"|واحد|اثنان|اثنين|ثلاث|اربع|خمس|ست|سبع|ثماني|تسع|عشر|مائه|الف|"
+    r"[一二两三四五六七八九十百千万]"
 )
 _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z\-]+")
+# Who answers a "who" question in a policy or handbook: usually a role, not a proper name.
+_ROLES = re.compile(
+    r"\b(lead|leads|manager|managers|team|owner|officer|director|head|admin|administrator|supervisor|department|"
+    r"committee|engineer|engineers|staff|employee|employees|customer|customers|board|desk|agent|agents|"
+    r"responsable|equipe|directeur|directrice|chef|leiter|leiterin|team|abteilung|vorgesetzte|gerente|"
+    r"jefe|equipo|departamento|supervisor)\b"
+    r"|مدير|فريق|قسم|مسؤول|رئيس|موظف|经理|团队|部门|负责人|主管|员工"
+)
+
+_QUESTION_FORMS: list[tuple[str, re.Pattern[str]]] = [
+    (
+        "number",
+        re.compile(
+            r"\bhow (many|much|long|old|far|big|large|tall|high|often|fast|soon)\b|\bwhat (percentage|percent|number|"
+            r"amount|size|limit|price|fee|cost)\b|\bcombien\b|\bquel(le)? (est le|est la)? ?(prix|montant|nombre|"
+            r"duree|delai|limite)\b|\bwie (viel|viele|lange|oft|hoch|alt|gross|weit)\b|\bcuant[oa]s?\b|"
+            r"\bquant[oa]s?\b|كم|多少|几|多久|多长"
+        ),
+    ),
+    (
+        "time",
+        re.compile(
+            r"\bwhen\b|\bwhat (year|date|day|days|month|time|century|decade)\b|\bwhich (year|date|day|days|"
+            r"century)\b|\bquand\b|\bwann\b|\bcuando\b|\bquando\b|\ba quelle heure\b|\bwelche[nm]? (tag|tagen|"
+            r"jahr)\b|متي|متى|什么时候|何时|哪天|哪一天|哪年|几点"
+        ),
+    ),
+    (
+        "person",
+        re.compile(
+            r"^who\b|\bwho (is|was|were|are|did|does|has|had|can|must|should|approves|decides|signs)\b|\bwhose\b|"
+            r"\bwhom\b|^qui\b|\bqui (doit|peut|approuve|valide|signe|est)\b|\bwer\b|\bquien(es)?\b|^quem\b|"
+            r"^من |من الذي|من يوافق|谁"
+        ),
+    ),
+    (
+        "place",
+        re.compile(
+            r"^where\b|\bwhere (is|was|are|were|did|does|do|can|should)\b|\bwhat (city|country|state|place)\b|"
+            r"\bin which (city|country|state)\b|\bwo\b|\bdonde\b|\bonde\b|أين|اين|哪里|在哪|何处"
+        ),
+    ),
+]
 
 
 def answer_type(question: str) -> str | None:
-    """What an English question asks for: number, time, person, place, or None when it cannot be told."""
-    q = question.strip().casefold()
-    if re.search(
-        r"\bhow (many|much|long|old|far|big|large|tall|high|often|fast)\b|\bwhat (percentage|percent|number|amount)\b", q
-    ):
-        return "number"
-    if re.search(r"\bwhen\b|\bwhat (year|date|day|month|time|century|decade)\b|\bwhich (year|date|century)\b", q):
-        return "time"
-    if re.search(r"^who\b|\bwho (is|was|were|are|did|does|has|had)\b|\bwhose\b|\bwhom\b", q):
-        return "person"
-    if re.search(
-        r"^where\b|\bwhere (is|was|are|were|did|does)\b|\bwhat (city|country|state|place)\b|\bin which (city|country|state)\b", q
-    ):
-        return "place"
+    """What a question asks for: number, time, person, place, or None when its form does not tell.
+
+    Knows the question words of English, French, German, Spanish, Portuguese, Arabic and Chinese; accents
+    are folded first, so "periode" and "période" read the same.
+    """
+    q = normalize(question.strip())
+    for kind, pattern in _QUESTION_FORMS:
+        if pattern.search(q):
+            return kind
     return None
 
 
 def type_match(kind: str | None, sentence: str, question: str) -> float:
-    """1.0 when the sentence holds a new value of the asked-for type, 0.0 when it holds none."""
+    """1.0 when the sentence holds a new value of the asked-for type, 0.0 when it holds none, 0.5 when the
+    question's form does not tell (or the script has no capital letters to find names by)."""
     if kind is None:
         return 0.5
-    lowered = sentence.casefold()
+    folded = normalize(sentence)
     if kind == "number":
         new = digit_numbers(sentence) - digit_numbers(question)
-        return 1.0 if new or _NUMBER_WORD.search(lowered) else 0.0
+        return 1.0 if new or _NUMBER_WORD.search(folded) else 0.0
     if kind == "time":
-        return 1.0 if (set(_YEAR.findall(sentence)) - set(_YEAR.findall(question))) or _MONTHS.search(lowered) else 0.0
+        new_year = set(_YEAR.findall(sentence)) - set(_YEAR.findall(question))
+        return 1.0 if new_year or _CLOCK.search(sentence) or _TIME_WORDS.search(folded) else 0.0
+    if kind == "person" and _ROLES.search(folded):
+        return 1.0
+    if not re.search(r"[A-Za-z]", sentence):
+        return 0.5  # Arabic, Chinese...: no capitals to find names by
     known = set(normalize(question).split())
     names = [w for w in _CAPITALISED.findall(sentence) if normalize(w) not in known]
     return 1.0 if names else 0.0
@@ -87,45 +143,67 @@ class ScoredSentence:
     start: int
     end: int
     text: str
-    coverage: float
-    similarity: float
-    type_score: float
-    score: float
+    features: dict[str, float]
+    score: float  # the sentence model's probability that this sentence answers
+
+
+@dataclass
+class Analysis:
+    """Everything the two decisions look at, for one question over its passages."""
+
+    feature_set: str
+    sentences: list[ScoredSentence] = field(default_factory=list)
+    passages: list[dict[str, float]] = field(default_factory=list)
+    answer: dict[str, float] = field(default_factory=dict)
+    answerability: float = 0.0
 
 
 @dataclass
 class ExtractiveSettings:
     max_passages: int = 5
     max_sentences: int = 2
-    second_ratio: float = 0.6  # a second sentence joins when it scores at least this share of the best
-    # Operating points chosen on NoMIRACL en (see bench/refusal.py): refuse about half of the unanswerable
-    # questions with at most 15% false refusals.
-    min_answerability: float = float(config.env("SOURCERER_MIN_ANSWERABILITY", "0.71") or 0.71)  # with the model
-    min_answerability_lexical: float = 0.35  # without it
-    w_coverage: float = 0.4
-    w_similarity: float = 0.4
-    w_type: float = 0.1
-    w_context: float = 0.1
+    second_ratio: float = 0.6  # a second sentence joins when its probability is at least this share of the best
+    min_answerability: float | None = None  # None: the shipped model's operating point (or SOURCERER_MIN_ANSWERABILITY)
 
 
 class ExtractiveSynthesizer:
-    """Selects and cites source sentences. `embedder` adds semantic similarity (the bundled e5 by default)."""
+    """Selects and cites source sentences. `embedder` adds semantic features (the bundled e5 by default);
+    without one the lexical models decide."""
 
     name = "extractive"
 
-    def __init__(self, embedder: CachedEmbedder | None = None, settings: ExtractiveSettings | None = None) -> None:
+    def __init__(
+        self,
+        embedder: CachedEmbedder | None = None,
+        settings: ExtractiveSettings | None = None,
+        models: dict[str, AnswerModels] | None = None,
+    ) -> None:
         self.embedder = embedder
         self.settings = settings or ExtractiveSettings()
+        self.models = models or load_answer_models()
 
-    def score_sentences(self, question: str, passages: Sequence[Passage]) -> list[ScoredSentence]:
+    def threshold(self, feature_set: str) -> float:
+        if self.settings.min_answerability is not None:
+            return self.settings.min_answerability
+        override = config.env("SOURCERER_MIN_ANSWERABILITY")
+        if override:
+            return float(override)
+        return self.models[feature_set].answerability.threshold
+
+    # --- features ---------------------------------------------------------------------------------------
+
+    def analyse(self, question: str, passages: Sequence[Passage]) -> Analysis:
+        """Score every sentence and the question as a whole (see the module docstring)."""
         s = self.settings
+        passages = list(passages[: s.max_passages])
         pool: list[tuple[int, int, int, str]] = []
-        for pi, passage in enumerate(passages[: s.max_passages]):
-            for start, end in sentence_spans(passage.text):
+        for pi, passage in enumerate(passages):
+            for start, end in _sentence_offsets(passage):
                 pool.append((pi, start, end, passage.text[start:end]))
         if not pool:
-            return []
+            return Analysis(feature_set="lexical")
         q_terms = list(dict.fromkeys(terms(question)))
+        q_set = set(q_terms)
         sent_terms = [set(terms(text)) for *_, text in pool]
         doc_freq = Counter(t for st in sent_terms for t in st)
         n = len(pool)
@@ -134,96 +212,132 @@ class ExtractiveSynthesizer:
             return math.log(1.0 + (n - doc_freq.get(t, 0) + 0.5) / (doc_freq.get(t, 0) + 0.5))
 
         total = sum(idf(t) for t in q_terms) or 1.0
-        coverage = [sum(idf(t) for t in q_terms if t in st) / total for st in sent_terms]
-        passage_terms = [set(terms(p.text)) for p in passages[: s.max_passages]]
-        context = [sum(idf(t) for t in q_terms if t in pt) / total for pt in passage_terms]
-        similarity = self._similarities(question, [text for *_, text in pool])
+        passage_terms = [
+            set().union(*(st for (pi, *_), st in zip(pool, sent_terms, strict=True) if pi == i)) for i in range(len(passages))
+        ]
+        everywhere = set().union(*passage_terms) if passage_terms else set()
+        missing = sum(idf(t) for t in q_terms if t not in everywhere) / total if q_terms else 1.0
+        sentence_cos, passage_cos = self._cosines(question, [text for *_, text in pool], passages)
+        feature_set = "semantic" if sentence_cos is not None else "lexical"
+        passage_rows = []
+        for i, passage in enumerate(passages):
+            row = {
+                "context": sum(idf(t) for t in q_terms if t in passage_terms[i]) / total,
+                "retrieval": float(passage.score) if passage.score is not None else 0.0,
+            }
+            if passage_cos is not None:
+                row["passage_similarity"] = passage_cos[i]
+            passage_rows.append(row)
         kind = answer_type(question)
-        scored = []
+        model = self.models[feature_set]
+        scored, logits = [], []
+        previous_passage = -1
         for i, (pi, start, end, text) in enumerate(pool):
+            coverage = sum(idf(t) for t in q_terms if t in sent_terms[i]) / total
             t_score = type_match(kind, text, question)
-            sim = similarity[i] if similarity is not None else coverage[i]
-            score = s.w_coverage * coverage[i] + s.w_similarity * sim + s.w_type * t_score + s.w_context * context[pi]
-            scored.append(ScoredSentence(pi, start, end, text, coverage[i], sim, t_score, score))
-        scored.sort(key=lambda x: (-x.score, x.passage, x.start))
-        return scored
+            features = {
+                "passage": float(pi),
+                "coverage": coverage,
+                "coverage_squared": coverage * coverage,
+                "type": t_score,
+                "type_coverage": t_score * coverage,
+                "novelty": len(sent_terms[i] - q_set) / max(1, len(sent_terms[i])),
+                "type_known": 0.0 if kind is None else 1.0,
+                "context": passage_rows[pi]["context"],
+                "passage_rank": 1.0 / (1 + pi),
+                "retrieval": passage_rows[pi]["retrieval"],
+                "first": 1.0 if pi != previous_passage else 0.0,
+                "log_length": math.log1p(len(sent_terms[i])),
+            }
+            previous_passage = pi
+            if sentence_cos is not None and passage_cos is not None:
+                features["similarity"] = sentence_cos[i]
+                features["passage_similarity"] = passage_cos[pi]
+                features["similarity_over_passage"] = sentence_cos[i] - passage_cos[pi]
+                features["type_similarity"] = t_score * sentence_cos[i]
+            logit = model.sentence.logit(features)
+            logits.append(logit)
+            scored.append(ScoredSentence(pi, start, end, text, features, _sigmoid(logit)))
+        answer = answer_features([x.features for x in scored], logits, passage_rows, missing, len(q_terms))
+        analysis = Analysis(
+            feature_set=feature_set,
+            sentences=sorted(scored, key=lambda x: (-x.score, x.passage, x.start)),
+            passages=passage_rows,
+            answer=answer,
+            answerability=model.answerability.probability(answer),
+        )
+        return analysis
 
-    def _cosines(self, question: str, texts: list[str]) -> np.ndarray | None:
-        if self.embedder is None or not texts:
-            return None
+    def _cosines(
+        self, question: str, sentences: list[str], passages: Sequence[Passage]
+    ) -> tuple[list[float], list[float]] | tuple[None, None]:
+        """Calibrated cosines of the question to each sentence and each passage, or (None, None) without a model."""
+        if self.embedder is None or not sentences:
+            return None, None
         try:
             query = self.embedder.embed([question], "query")[0]
-            matrix = self.embedder.embed(texts, "passage")
-        except Exception:  # noqa: BLE001 - similarity is an optional signal; lexical scoring still works
-            return None
-        return np.asarray(matrix @ query)
+            matrix = self.embedder.embed(sentences + [p.text for p in passages], "passage")
+        except Exception:  # noqa: BLE001 - similarity is optional; the lexical model still decides
+            return None, None
+        cosines = [self.embedder.calibrate(float(c)) for c in np.asarray(matrix @ query)]
+        return cosines[: len(sentences)], cosines[len(sentences) :]
 
-    def _similarities(self, question: str, texts: list[str]) -> list[float] | None:
-        cosines = self._cosines(question, texts)
-        if cosines is None or self.embedder is None:
-            return None
-        return [self.embedder.calibrate(float(c)) for c in cosines]
-
-    def answerability(
-        self, question: str, passages: Sequence[Passage], scored: list[ScoredSentence]
-    ) -> tuple[float, float, dict[str, float]]:
-        """(score, threshold, components): how likely the passages answer the question at all, the bar to
-        clear, and what the score is made of (for the trace)."""
-        s = self.settings
-        if not scored:
-            return 0.0, s.min_answerability, {}
-        cosines = self._cosines(question, [p.text for p in passages[: s.max_passages]])
-        if self.embedder is None or cosines is None:
-            return max(x.coverage for x in scored), s.min_answerability_lexical, {}
-        best_passage = self.embedder.calibrate(float(cosines.max()))
-        best_sentence = max(x.similarity for x in scored)
-        components = {"sentence_similarity": round(best_sentence, 4), "passage_similarity": round(best_passage, 4)}
-        return (best_sentence + best_passage) / 2, s.min_answerability, components
+    # --- the answer -------------------------------------------------------------------------------------
 
     def synthesize(self, question: str, passages: Sequence[Passage]) -> Draft:
         s = self.settings
-        scored = self.score_sentences(question, passages)
-        answerable, threshold, components = self.answerability(question, passages, scored)
-        if not scored or answerable < threshold:
+        analysis = self.analyse(question, passages)
+        threshold = self.threshold(analysis.feature_set)
+        detail = {
+            "answerability": round(analysis.answerability, 4),
+            "min_answerability": threshold,
+            "features": analysis.feature_set,
+        }
+        if not analysis.sentences or analysis.answerability < threshold:
             return Draft(
                 answer="The sources do not contain an answer to this question.",
                 citations=[],
                 refused=True,
                 provider=self.name,
-                detail={"answerability": round(answerable, 4), "min_answerability": threshold, **components},
+                detail=detail,
             )
-        chosen = [scored[0]]
-        for candidate in scored[1:]:
+        ranked = analysis.sentences
+        chosen = [ranked[0]]
+        for candidate in ranked[1:]:
             if len(chosen) >= s.max_sentences:
                 break
-            if candidate.score >= s.second_ratio * scored[0].score and normalize(candidate.text) not in {
+            if candidate.score >= s.second_ratio * ranked[0].score and normalize(candidate.text) not in {
                 normalize(c.text) for c in chosen
             }:
                 chosen.append(candidate)
         # Keep source order within a passage so two sentences read naturally.
         chosen.sort(key=lambda c: (c.passage, c.start))
-        parts, spans, cited = [], {}, []
+        parts: list[str] = []
+        quotes: dict[int, list[CharSpan]] = {}
         for c in chosen:
             number = c.passage + 1
             parts.append(f"{_ensure_stop(c.text)} [{number}]")
-            if number not in spans:
-                spans[number] = CharSpan(start=c.start, end=c.end)
-            else:  # two sentences from one passage: cite the range covering both
-                spans[number] = CharSpan(start=min(spans[number].start, c.start), end=max(spans[number].end, c.end))
-            cited.append(number)
+            quotes.setdefault(number, []).append(CharSpan(start=c.start, end=c.end))
         return Draft(
             answer=" ".join(parts),
-            citations=sorted(set(cited)),
+            citations=sorted(quotes),
             refused=False,
             provider=self.name,
-            spans=spans,
-            detail={
-                "answerability": round(answerable, 4),
-                "min_answerability": threshold,
-                "sentences": len(chosen),
-                **components,
-            },
+            spans=quotes,
+            detail={**detail, "sentences": len(chosen)},
         )
+
+
+def _sentence_offsets(passage: Passage) -> list[tuple[int, int]]:
+    """Sentence offsets stored at ingest when the passage carries them, else split now."""
+    stored = passage.sentences
+    if stored:
+        return [(seg.start, seg.end) for seg in stored]
+    return sentence_spans(passage.text)
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
 
 
 def _ensure_stop(text: str) -> str:

