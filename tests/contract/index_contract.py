@@ -187,3 +187,28 @@ class IndexContract:
         assert citation.unit_id and citation.source_uri == "handbook/ops.md"
         assert citation.locator.kind == "lines"
         assert answer.faithfulness.faithful is True
+
+    def test_citation_quotes_the_sentence_and_narrows_the_locator_to_it(self, index):
+        index.ingest_document(_doc("handbook/ops.md", FAILOVER, scope="acme/alpha/backend"))
+        answer = ask("How long did the failover cutover take?", retriever=index.retriever(tenant="acme"))
+        citation = answer.citations[0]
+        assert citation.quote.startswith("During the March drill") and citation.quote.endswith("42 seconds.")
+        assert citation.locator.model_dump() == {"kind": "lines", "start": 5, "end": 5}  # not the chunk's 5-6
+        start, end = citation.quote_spans[0]
+        assert citation.text[start:end] == citation.quote
+        assert citation.receipt == receipt_of(citation.text)  # audits still check the whole passage
+
+    def test_transcript_citation_points_at_the_cue_that_holds_the_answer(self, index):
+        cues = [
+            ("00:00:01.000", "00:00:06.000", "Welcome to the quarterly operations review."),
+            ("00:04:10.000", "00:04:15.000", "Billing moved to the first business day of the month."),
+            ("00:13:05.000", "00:13:09.500", "The failover cutover finished in 42 seconds."),
+            ("00:13:10.000", "00:13:14.000", "Replica lag stayed below two seconds."),
+        ]
+        vtt = "WEBVTT\n\n" + "\n\n".join(f"{a} --> {b}\n{text}" for a, b, text in cues) + "\n"
+        index.ingest_document(_doc("talks/review.vtt", vtt))
+        answer = ask("How long did the failover cutover take?", retriever=index.retriever(tenant="acme"))
+        assert answer.refused is False
+        citation = answer.citations[0]
+        assert citation.quote == "The failover cutover finished in 42 seconds."
+        assert citation.locator.model_dump() == {"kind": "time_range", "t_start_ms": 785000, "t_end_ms": 789500}

@@ -194,3 +194,30 @@ def test_answers_are_logged_then_audited_by_the_cli_and_listed_for_admins(api):
     bad = client.get("/v1/audits", headers=admin, params={"since": "last week"})
     assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_input"
     assert client.get("/v1/audits", headers=admin, params={"status": "fine"}).status_code == 422
+
+
+def test_follow_up_is_searched_as_its_standalone_rewrite(api):
+    client, key, _ = api
+    headers, _ = key(tenant="convo", scopes=("convo",))
+    for uri, text in (
+        ("shipping.md", "# Shipping\n\nStandard shipping takes 3 to 5 business days within the continental United States.\n"),
+        ("returns.md", "# Returns\n\nReturns are accepted within 30 days of delivery for a full refund on unused items.\n"),
+    ):
+        assert client.post("/v1/documents", headers=headers, json={"source_uri": uri, "text": text}).status_code == 200
+    first = client.post("/v1/answer", headers=headers, json={"q": "How long does standard shipping take?"}).json()
+    assert first["answer"]["refused"] is False
+    history = [
+        {"role": "user", "text": "How long does standard shipping take?"},
+        {"role": "assistant", "text": first["answer"]["text"]},
+    ]
+    body = client.post("/v1/answer", headers=headers, json={"q": "And what about returns?", "history": history}).json()
+
+    assert body["answer"]["refused"] is False, body["trace"]
+    assert [c["source_uri"] for c in body["answer"]["citations"]] == ["returns.md"]
+    assert body["answer"]["citations"][0]["quote"].startswith("Returns are accepted within 30 days")
+    assert body["answer"]["citations"][0]["locator"] == {"kind": "lines", "start": 3, "end": 3}
+    stages = {s["stage"]: s for s in body["trace"]["stages"]}
+    assert stages["rewrite"]["detail"]["query"] == "How long does returns take?"
+    assert stages["retrieve"]["detail"]["query"] == "How long does returns take?"
+    assert stages["retrieve"]["detail"]["mode"] == "hybrid"  # the index's own trace: the real search ran here
+    assert body["hits"][0]["source_uri"] == "returns.md"

@@ -135,3 +135,34 @@ def test_follow_up_is_answered_from_the_new_topic(seed_passages):
     rewrite = answer.trace.stage("rewrite").detail
     assert rewrite == {"query": "How long does returns take?", "by": "rule"}
     assert answer.trace.stage("retrieve").detail["query"] == "How long does returns take?"
+
+
+def test_a_page_citation_takes_the_box_of_the_quoted_words_only():
+    from sourcerer.citations import localize
+    from sourcerer.models import CharSpan, Passage
+
+    first, second = "Premiums are due monthly.", "Claims must be filed within 90 days."
+    passage = Passage(
+        text=f"{first} {second}",
+        locator={"kind": "page", "page": 2, "box": [50, 100, 500, 160]},
+        sentences=[
+            {"start": 0, "end": len(first), "locator": {"kind": "page", "page": 2, "box": [50, 100, 480, 120]}},
+            {
+                "start": len(first) + 1,
+                "end": len(first) + 1 + len(second),
+                "locator": {"kind": "page", "page": 2, "box": [50, 140, 500, 160]},
+            },
+        ],
+    )
+    quote, spans, locator = localize(passage, [CharSpan(start=len(first) + 1, end=len(passage.text))])
+    assert quote == second and spans == [(len(first) + 1, len(passage.text))]
+    assert locator == {"kind": "page", "page": 2, "box": [50, 140, 500, 160]}
+
+
+def test_a_model_answer_is_pinned_to_the_sentences_that_support_each_claim():
+    from sourcerer.models import Passage
+    from sourcerer.verify import pick_quotes
+
+    passage = Passage(text="Express costs $14.99. Standard shipping takes 3 to 5 business days. Returns take 30 days.")
+    quotes = pick_quotes("Standard delivery needs 3 to 5 business days [1].", [passage])
+    assert [passage.text[q.start : q.end] for q in quotes[1]] == ["Standard shipping takes 3 to 5 business days."]

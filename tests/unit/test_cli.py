@@ -83,3 +83,28 @@ def test_help_is_useful(capsys):
         pass
     out = capsys.readouterr().out
     assert "--passages" in out and "--verify" in out and "strict" in out
+
+
+def test_ask_follow_up_with_history_file(tmp_path, capsys):
+    history = tmp_path / "conversation.json"
+    history.write_text(
+        json.dumps(
+            [
+                {"role": "user", "text": "How long does standard shipping take?"},
+                {"role": "assistant", "text": "Standard shipping takes 3 to 5 business days. [1]"},
+            ]
+        ),
+        encoding="utf-8",
+    )
+    code = main(["ask", "And what about returns?", "--passages", str(_jsonl(tmp_path)), "--history", str(history), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["refused"] is False
+    assert [c["label"] for c in data["citations"]] == ["Returns Policy"]
+    assert data["citations"][0]["quote"] == RETURNS
+
+
+def test_bad_history_file_is_a_clear_error(tmp_path, capsys):
+    history = tmp_path / "h.json"
+    history.write_text('[{"role": "robot", "text": "hi"}]', encoding="utf-8")
+    assert main(["ask", "And returns?", "--passages", str(_jsonl(tmp_path)), "--history", str(history)]) == 2
+    assert "each history turn must be" in capsys.readouterr().err

@@ -51,10 +51,8 @@ def render(answer: Answer, *, question: str | None = None) -> str:
     else:
         lines.append(f"A: {answer.answer}")
         for citation in answer.citations:
-            loc = citation.locator
-            where = f"chars {loc.start}-{loc.end}" if loc.kind == "char_span" else loc.kind
-            lines.append(f"   [{citation.index}] {citation.label} ({where}, {citation.receipt[:19]}…)")
-            lines.append(f"       “{citation.text}”")
+            lines.append(f"   [{citation.index}] {citation.label} ({_where(citation.locator)}, {citation.receipt[:19]}…)")
+            lines.append(f"       “{citation.quote or citation.text}”")
     if answer.faithfulness is not None:
         f = answer.faithfulness
         lines.append(f"   verified by {f.judge} judge: faithful={f.faithful} score={f.score:.2f}")
@@ -65,6 +63,34 @@ def render(answer: Answer, *, question: str | None = None) -> str:
         lines.append(f"   refused draft: {answer.trace.draft}")
     lines.append(f"   ({answer.provider}, via {answer.via}, {answer.trace.total_ms:.0f} ms)")
     return "\n".join(lines)
+
+
+def _where(loc: Any) -> str:
+    """A locator as a person reads it: chars 10-42, lines 3-4, p.2, 00:13:05-00:13:09."""
+    if loc.kind == "char_span":
+        return f"chars {loc.start}-{loc.end}"
+    if loc.kind == "lines":
+        return f"lines {loc.start}-{loc.end}" if loc.end != loc.start else f"line {loc.start}"
+    if loc.kind == "page":
+        return f"p.{loc.page}"
+    return f"{_clock(loc.t_start_ms)}-{_clock(loc.t_end_ms)}"
+
+
+def _clock(ms: int) -> str:
+    seconds = ms // 1000
+    return f"{seconds // 3600:02d}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def load_history(path: str) -> list[dict[str, str]]:
+    """A conversation so far: a JSON list of {"role": "user"|"assistant", "text"} turns, or one turn per line."""
+    raw = Path(path).read_text(encoding="utf-8").strip()
+    try:
+        turns = json.loads(raw) if raw.startswith("[") else [json.loads(line) for line in raw.splitlines() if line.strip()]
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not a JSON list of turns or JSON lines ({exc.msg}, line {exc.lineno})") from exc
+    from sourcerer.history import validate_history
+
+    return validate_history(turns)
 
 
 def _groups(value: str | None) -> list[str]:
@@ -89,6 +115,8 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         kwargs["retriever"] = _open(args).retriever(
             tenant=args.tenant, scope=args.scope, groups=_groups(args.groups), k=args.k, mode=args.mode
         )
+    if args.history:
+        kwargs["history"] = load_history(args.history)
     if args.chat:
         kwargs["chat"] = args.chat
     if args.judge:
@@ -374,6 +402,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     ask_p.add_argument(
         "--judge", choices=["local", "llm"], help="verifier (default: llm when a chat model is configured, else local)"
+    )
+    ask_p.add_argument(
+        "--history",
+        metavar="FILE",
+        help='the conversation so far, for a follow-up: a JSON list of {"role": "user"|"assistant", "text": ...}',
     )
     ask_p.add_argument("--json", action="store_true", help="print the full answer as JSON")
     _index_options(ask_p)

@@ -331,6 +331,8 @@ class Service:
                     "source_uri": c.source_uri,
                     "label": c.label,
                     "locator": c.locator.model_dump(),
+                    "quote": c.quote,
+                    "quote_spans": c.quote_spans,
                     "receipt": c.receipt,
                     "answer_spans": c.answer_spans,
                 }
