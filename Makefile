@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo serve test bench bench-quick lint openapi build install clean
+.PHONY: demo serve test bench bench-quick train lint openapi build install clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +28,10 @@ test: $(STAMP)  ## the test suite (no network beyond 127.0.0.1)
 
 bench: $(STAMP)  ## benchmarks on ../shared/eval; tables in bench/results/
 	$(BIN)/python -m bench.run
+
+train: $(STAMP)  ## retrain the answer and claim-support models on ../shared/eval; prints held-out figures
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.train_answerability
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.train_claim_support
 
 bench-quick: $(STAMP)
 	$(BIN)/python -m bench.run --quick

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import argparse
 
-from bench import audit, containment, refusal, retrieval, service, speed, verification
+from bench import audit, containment, faq, multiturn, refusal, retrieval, service, speed, verification
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small samples, for a smoke run")
     quick = parser.parse_args().quick
-    verification.run(300 if quick else 2000)
+    verification.run(300 if quick else 2000, 50 if quick else 300)
     refusal.run(50 if quick else 250)
     containment.run(100 if quick else 1190)
+    faq.run()
+    multiturn.run()
     speed.run(5 if quick else 30)
     retrieval.run(30 if quick else None)
     service.run(300 if quick else None)

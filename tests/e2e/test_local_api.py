@@ -221,3 +221,26 @@ def test_follow_up_is_searched_as_its_standalone_rewrite(api):
     assert stages["retrieve"]["detail"]["query"] == "How long does returns take?"
     assert stages["retrieve"]["detail"]["mode"] == "hybrid"  # the index's own trace: the real search ran here
     assert body["hits"][0]["source_uri"] == "returns.md"
+
+
+def test_answers_what_the_documents_plainly_say(api):
+    client, key, _ = api
+    headers, _ = key(tenant="plain", scopes=("plain",))
+    docs = {
+        "api.md": "# API\n\nThe API rate limit is 600 requests per minute per key.\n",
+        "deploys.md": "# Deploys\n\nProduction deployments happen on Tuesdays and Thursdays between 10:00 and 16:00 UTC.\n\n"
+        "Hotfixes need approval from the on-call lead.\n",
+        "rh.md": "# Période d'essai\n\nLa période d'essai dure trois mois pour les cadres.\n",
+    }
+    for uri, text in docs.items():
+        assert client.post("/v1/documents", headers=headers, json={"source_uri": uri, "text": text}).status_code == 200
+    for question, uri, quote in (
+        ("What is the API rate limit?", "api.md", "The API rate limit is 600 requests per minute per key."),
+        ("When do production deployments happen?", "deploys.md", "Production deployments happen on Tuesdays"),
+        ("Who approves hotfixes?", "deploys.md", "Hotfixes need approval from the on-call lead."),
+        ("Combien de temps dure la periode d'essai ?", "rh.md", "La période d'essai dure trois mois"),
+    ):
+        body = client.post("/v1/answer", headers=headers, json={"q": question}).json()
+        assert body["answer"]["refused"] is False, (question, body["trace"])
+        citation = body["answer"]["citations"][0]
+        assert citation["source_uri"] == uri and citation["quote"].startswith(quote), question

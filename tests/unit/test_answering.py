@@ -121,10 +121,34 @@ HISTORY = [
             "Combien de temps dure la période d'essai pour les employés ?",
         ),
         ("Und für Expressversand?", "Wie lange dauert der Standardversand?", "Wie lange dauert der Expressversand?"),
+        ("And for webhooks?", "What is the rate limit for the API?", "What is the rate limit for the webhooks?"),
+        ("And of ibuprofen?", "What is the adult dose of paracetamol?", "What is the adult dose of ibuprofen?"),
+        (
+            "What about for children?",
+            "What is the adult dose of amoxicillin?",
+            "What is the adult dose of amoxicillin for children?",
+        ),
+        ("What about meals?", "What is the hotel limit per night?", "What is the meals?"),
+        ("and does it take long?", "What is the standard shipping time?", "and does it take long? standard shipping"),
+        (
+            "Et le remboursement, il arrive quand ?",
+            "Quel est le délai pour les retours ?",
+            "Et le remboursement, il arrive quand ?",
+        ),
     ],
 )
 def test_follow_up_swaps_the_topic_and_keeps_the_intent(follow_up, previous, expected):
     assert standalone_query(follow_up, [{"role": "user", "text": previous}]) == expected
+
+
+def test_a_follow_up_of_a_follow_up_reads_the_previous_one_as_it_was_understood():
+    history = [
+        {"role": "user", "text": "How many seats are included in the Pro plan?"},
+        {"role": "assistant", "text": "10 seats. [1]"},
+        {"role": "user", "text": "and in the Team plan?"},
+        {"role": "assistant", "text": "25 seats. [2]"},
+    ]
+    assert standalone_query("What about the Enterprise plan?", history) == "How many seats are included in the Enterprise plan?"
 
 
 def test_follow_up_is_answered_from_the_new_topic(seed_passages):

@@ -108,3 +108,29 @@ def test_bad_history_file_is_a_clear_error(tmp_path, capsys):
     history.write_text('[{"role": "robot", "text": "hi"}]', encoding="utf-8")
     assert main(["ask", "And returns?", "--passages", str(_jsonl(tmp_path)), "--history", str(history)]) == 2
     assert "each history turn must be" in capsys.readouterr().err
+
+
+def test_ask_answers_what_the_passage_plainly_says(tmp_path, capsys):
+    path = tmp_path / "eng.jsonl"
+    path.write_text(
+        "\n".join(
+            json.dumps(row)
+            for row in (
+                {"text": "The API rate limit is 600 requests per minute per key.", "source": "api.md"},
+                {
+                    "text": "Production deployments happen on Tuesdays and Thursdays between 10:00 and 16:00 UTC.",
+                    "source": "deploys.md",
+                },
+                {"text": "Hotfixes need approval from the on-call lead.", "source": "hotfixes.md"},
+            )
+        ),
+        encoding="utf-8",
+    )
+    for question, label in (
+        ("What is the API rate limit?", "api.md"),
+        ("When are production deployments allowed?", "deploys.md"),
+        ("Who approves hotfixes?", "hotfixes.md"),
+    ):
+        assert main(["ask", question, "--passages", str(path), "--json"]) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert data["refused"] is False and [c["label"] for c in data["citations"]] == [label], question

@@ -149,3 +149,21 @@ def test_history_is_rewritten_by_the_llm(openai, seed_passages):
     answer = ask("How long does it take?", passages=seed_passages, history=history)
     assert answer.trace.stage("rewrite").detail["query"] == "How long does standard shipping take?"
     assert answer.citations[0].label == "Shipping Policy"
+
+
+def test_local_vetoes_overrule_an_llm_judge_that_passes_a_changed_number(openai, seed_passages):
+    openai.script(
+        (200, chat_completion(reply("Standard shipping takes 3 to 7 business days [1].", [1]))),
+        (200, chat_completion('{"verdicts": [{"claim": 1, "supported": true, "why": "matches"}]}')),
+    )
+    answer = ask(QUESTION, passages=seed_passages, verify="strict")
+    assert answer.reason == "unfaithful"
+    assert answer.faithfulness.judge == "llm:openai:test-model"
+    assert answer.faithfulness.claims[0].why == "number not in source: 7 (local check)"
+
+
+def test_an_llm_answer_cites_the_sentence_that_supports_it(openai, seed_passages):
+    openai.script((200, chat_completion(reply("Standard shipping takes 3 to 5 business days [1].", [1]))))
+    answer = ask(QUESTION, passages=seed_passages, chat="openai")
+    assert answer.citations[0].quote == seed_passages[0]["text"]
+    assert answer.citations[0].locator.model_dump() == {"kind": "char_span", "start": 0, "end": len(seed_passages[0]["text"])}

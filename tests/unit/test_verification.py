@@ -91,3 +91,24 @@ def test_a_comparison_the_source_states_is_supported_and_an_invented_one_is_not(
     assert judge.check(Claim(text="The Acura CL was introduced before the Acura TL.", citations=[1]), stated).supported
     verdict = judge.check(Claim(text="Aaroh was formed before For Against.", citations=[1]), dated)
     assert not verdict.supported and "befor" in verdict.why
+
+
+def test_a_negation_elsewhere_in_the_sentence_is_not_a_contradiction():
+    from sourcerer.support import ClaimSupport, source_sentences
+
+    source = (
+        "After a run of form that has seen the Premier League champions lose six of their last eight games, "
+        "defender Reid says his team-mates no longer dread facing them."
+    )
+    claim = "The Premier League champions have lost six of their last eight games."
+    assert ClaimSupport(None).veto(claim, source, source_sentences(source)) is None
+    assert ClaimSupport(None).veto("The champions have not lost six of their last eight games.", source, source_sentences(source))
+
+
+def test_every_rejection_says_why(judge):
+    for claim in (
+        "Marie Curie won the Nobel Prize in Chemistry in 1903 with Albert Einstein.",
+        "The refund is issued within 5 business days by courier.",
+    ):
+        verdict = _supported(judge, claim)
+        assert not verdict.supported and verdict.why and verdict.why != "supported"

@@ -57,9 +57,17 @@ quanto quanta quando quem onde como qual demora custa
 كم متي اين كيف من ما هل تستغرق يستغرق تكلف يكلف
 """.split()
 )
+# Words that make a follow-up a question of its own ("and what happens if...?"), not just a new topic.
+_FRAME = frozenset(
+    """
+what how when who whom where which why is are was were do does did can could should must will would happen happens
+quand comment combien qui ou quel quelle est sont wann wie wer wo welche ist sind cuando como quien donde cual es son
+quando onde qual
+""".split()
+)
 _FUNCTION = frozenset(
     """
-of for to in on at by with from about the a an and or de la le les des du d l pour et en un une au aux sur avec par
+of for to in on at by with from about per each every into the a an and or de la le les des du d l pour et en un une au aux sur avec par
 der die das den dem des ein eine einer fur mit von zu im am bei und el los las del al para con por y en un una o
 do da dos das no na para com e o a
 """.split()
@@ -75,54 +83,104 @@ def validate_history(history: Sequence[dict] | None) -> list[dict]:
     return turns
 
 
-def _topic_run(question: str) -> tuple[int, int] | None:
-    """[start, end) character span of the previous question's topic: its last run of content words that are
-    not intent words, or just the run's last word when the run is long (the rest is more likely frame)."""
+def _runs(question: str) -> list[list[re.Match[str]]]:
+    """The previous question's content runs: consecutive words that are neither intent nor function words."""
     runs: list[list[re.Match[str]]] = []
     current: list[re.Match[str]] = []
     for match in _WORD.finditer(question):
         word = normalize(match.group()).strip("'’-")
-        if not word:
-            continue
-        if word in _INTENT or word in _FUNCTION or not terms(word):
+        if word and (word in _INTENT or word in _FUNCTION or not terms(word)):
             if current:
                 runs.append(current)
             current = []
-        else:
+        elif word:
             current.append(match)
     if current:
         runs.append(current)
+    return runs
+
+
+def _word_before(question: str, run: list[re.Match[str]]) -> str | None:
+    """The word that introduces a run, articles skipped: "for" in "for the API"."""
+    words = [normalize(w) for w in _WORD.findall(question[: run[0].start()])]
+    while words and _ARTICLE.match(words[-1] + " "):
+        words.pop()
+    return words[-1] if words else None
+
+
+def _content_words(text: str) -> list[str]:
+    return [w for w in normalize(text).split() if w.strip("?？!.,;:") not in _INTENT and terms(w)]
+
+
+def _swap_topic(previous: str, new_topic: str, preposition: str | None = None) -> str:
+    """Put `new_topic` where the previous question's topic was (see `standalone_query`)."""
+    runs = _runs(previous)
     if not runs:
-        return None
-    run = runs[-1] if len(runs[-1]) <= 3 else runs[-1][-2:]
-    return run[0].start(), run[-1].end()
+        return f"{previous} {new_topic}"
+    new_terms = set(terms(new_topic))
+    sharing = [r for r in runs if new_terms & set(terms(previous[r[0].start() : r[-1].end()]))]
+    first_word = preposition or normalize(new_topic).split()[0]
+    if sharing:  # "the Pro plan" -> "the Team plan": the run with a word in common is the topic
+        replaced = [sharing[0]]
+    elif first_word in _FUNCTION:  # "and for children?", "and of ibuprofen?": a qualifier
+        after = [r for r in runs if _word_before(previous, r) == first_word]
+        if not after:
+            return f"{previous.rstrip(' ?？!.。؟')} {new_topic}{previous[len(previous.rstrip(' ?？!.。؟')) :]}".strip()
+        replaced = after[-1:]
+        if preposition is None and " " in new_topic:
+            new_topic = new_topic.split(None, 1)[1]
+    else:  # a new subject: it takes the first content run's place; the others go, with the words that tie them
+        replaced = runs
+    out, cursor = [], 0
+    for n, run in enumerate(replaced):
+        start = run[0].start()
+        if n > 0:  # "... per night", "... on a business trip": drop the function words before the run too
+            words = previous[cursor:start].split(" ")
+            while words and (not words[-1].strip() or normalize(words[-1]) in _FUNCTION):
+                words.pop()
+            out.append(" ".join(words))
+        else:
+            out.append(previous[cursor:start])
+            out.append(new_topic)
+        cursor = run[-1].end()
+    out.append(previous[cursor:])
+    return re.sub(r"\s{2,}", " ", "".join(out)).replace(" ?", " ?").strip()
 
 
 def standalone_query(question: str, history: Sequence[dict]) -> str:
     """Rewrite a follow-up into a question that stands on its own (see the module docstring)."""
-    previous = next((t["text"] for t in reversed(history) if t["role"] == "user"), "").strip()
-    if not previous:
+    user_turns = [i for i, t in enumerate(history) if t["role"] == "user"]
+    if not user_turns:
         return question
+    # The previous question may itself have been a follow-up: read it as it was understood.
+    last = user_turns[-1]
+    previous = standalone_query(history[last]["text"].strip(), history[:last])
     folded = normalize(question.strip())
     shift = _TOPIC_SHIFT.match(folded)
     remainder = _TRAILING.sub("", folded[shift.end() :] if shift else folded).strip(" ,")
     words = remainder.split()
-    has_pronoun = any(w in _PRONOUNS for w in words)
-    is_new_topic = bool(remainder) and not has_pronoun and (shift is not None and len(words) <= 5)
-    topic = _topic_run(previous)
+    frame = [w for w in words if w in _FRAME]
+    is_new_topic = bool(remainder) and shift is not None and len(words) <= 5 and not frame
+    is_new_topic = is_new_topic and not any(w in _PRONOUNS for w in words)
     if is_new_topic and _CJK.search(previous):
         # no spaces to find the old topic by: the new topic plus the previous question's frame words
         return " ".join([remainder, *_CJK_INTENT.findall(previous)])
-    if is_new_topic and topic is not None:
+    if is_new_topic:
         new_topic = _TRAILING.sub("", _strip_opener(question.strip(), shift.group() if shift else "")).strip(" ,") or remainder
         new_topic = _ARTICLE.sub("", new_topic) or new_topic  # the previous question keeps its own article
-        return f"{previous[: topic[0]]}{new_topic}{previous[topic[1] :]}".strip()
-    # Same topic, new intent: add the previous topic's words the follow-up lacks.
-    have = set(terms(question))
-    if topic is None:
+        opener_words = normalize(shift.group()).split() if shift else []
+        preposition = (
+            opener_words[-1] if opener_words and opener_words[-1] in _FUNCTION - {"and", "et", "und", "y", "e"} else None
+        )
+        if preposition and not any(_word_before(previous, r) == preposition for r in _runs(previous)):
+            preposition = None  # "and for express?" after "How long does shipping take?": a new subject
+        return _swap_topic(previous, new_topic, preposition)
+    # Same topic, new intent ("and does it take long?"): add the previous topic when the follow-up names none.
+    if len(_content_words(question)) >= 2:
         return question
-    extra = [w for w in _WORD.findall(previous[topic[0] : topic[1]]) if terms(w) and not set(terms(w)) & have]
-    return f"{question} {' '.join(extra)}".strip() if extra else question
+    have = set(terms(question))
+    extra = [w.group() for run in _runs(previous) for w in run if terms(w.group()) and not set(terms(w.group())) & have]
+    return f"{question} {' '.join(dict.fromkeys(extra))}".strip() if extra else question
 
 
 def _strip_opener(original: str, opener: str) -> str:

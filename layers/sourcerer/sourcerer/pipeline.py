@@ -21,7 +21,7 @@ from sourcerer.synthesis.draft import Draft, MalformedReply, parse_reply
 from sourcerer.synthesis.extractive import ExtractiveSynthesizer
 from sourcerer.synthesis.prompt import build_messages
 from sourcerer.synthesis.providers import ChatProvider, chat_chain_from_env, make_provider, with_retries
-from sourcerer.verify import Judge, LLMJudge, LocalJudge, faithfulness_of, pick_quotes, split_claims
+from sourcerer.verify import Judge, LLMJudge, LocalJudge, apply_vetoes, faithfulness_of, pick_quotes, split_claims
 
 Verify = bool | Literal["strict"]
 
@@ -220,6 +220,8 @@ async def aask(
             trace.notes.append(f"{chosen.name} judge failed, local judge used: {exc}")
             chosen = LocalJudge(local_embedder())
             verdicts = await chosen.judge(claims, grounded)
+        if not isinstance(chosen, LocalJudge):  # a model cannot pass numbers or negations the source contradicts
+            verdicts = apply_vetoes(verdicts, claims, grounded)
         answer.faithfulness = faithfulness_of(verdicts, chosen.name)
         clock.stage(
             "verify",

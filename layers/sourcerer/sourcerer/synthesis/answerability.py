@@ -126,6 +126,7 @@ class AnswerModels:
     answerability: LogisticModel
     trained_on: str = ""
     held_out: dict = field(default_factory=dict)
+    second_ratio: float = 0.6  # a second sentence joins when its probability is this share of the best one's
 
 
 def _sigmoid(x: float) -> float:
@@ -149,6 +150,7 @@ def load_answer_models() -> dict[str, AnswerModels]:
             answerability=LogisticModel.from_json(entry["answerability"]),
             trained_on=raw.get("trained_on", ""),
             held_out=entry.get("held_out", {}),
+            second_ratio=float(entry.get("second_ratio", 0.6)),
         )
         for name, entry in raw["models"].items()
     }

@@ -162,7 +162,7 @@ class Analysis:
 class ExtractiveSettings:
     max_passages: int = 5
     max_sentences: int = 2
-    second_ratio: float = 0.6  # a second sentence joins when its probability is at least this share of the best
+    second_ratio: float | None = None  # a second sentence joins at this share of the best one's probability (None: the model's)
     min_answerability: float | None = None  # None: the shipped model's operating point (or SOURCERER_MIN_ANSWERABILITY)
 
 
@@ -302,13 +302,17 @@ class ExtractiveSynthesizer:
                 detail=detail,
             )
         ranked = analysis.sentences
+        second_ratio = s.second_ratio if s.second_ratio is not None else self.models[analysis.feature_set].second_ratio
         chosen = [ranked[0]]
-        for candidate in ranked[1:]:
+        for candidate in ranked[1:]:  # a second sentence continues the first one's passage and topic
             if len(chosen) >= s.max_sentences:
                 break
-            if candidate.score >= s.second_ratio * ranked[0].score and normalize(candidate.text) not in {
-                normalize(c.text) for c in chosen
-            }:
+            if (
+                candidate.passage == ranked[0].passage
+                and candidate.features["coverage"] > 0
+                and candidate.score >= second_ratio * ranked[0].score
+                and normalize(candidate.text) not in {normalize(c.text) for c in chosen}
+            ):
                 chosen.append(candidate)
         # Keep source order within a passage so two sentences read naturally.
         chosen.sort(key=lambda c: (c.passage, c.start))

@@ -1,0 +1,357 @@
+"""Claim support: does a cited text support a claim, and which of its sentences does?
+
+The local judge asks this for every claim, and citations of a model's answer use it to pick their `quote`.
+Deterministic checks come first and veto on their own — a number or a quoted string the source does not
+hold, a negation the best-matching sentence does not share. What is left is decided by a small learned
+model (`data/claim_support.json`, trained by `bench/train_claim_support.py` on HaluEval QA and summary items
+that no benchmark reports on) over features of how the claim's words, names, word pairs and — with the
+bundled e5 model — meaning are found in the cited sentences. A faithful paraphrase keeps most word pairs and
+names and stays close in meaning; a fabrication adds names, pairs or facts the source does not hold.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+
+import numpy as np
+
+from sourcerer.retrieval.embedders import CachedEmbedder
+from sourcerer.synthesis.answerability import LogisticModel
+from sourcerer.text import NEGATIONS, STOPWORDS, digit_numbers, normalize, numbers, sentence_spans, stem, terms
+
+SUPPORT_FEATURES: dict[str, list[str]] = {
+    "lexical": [
+        "coverage",  # share of the claim's terms found anywhere in the cited text
+        "sentence_coverage",  # ... found in its best sentence
+        "window_coverage",  # ... found within two adjacent sentences
+        "pair_coverage",  # share of the claim's adjacent term pairs found near each other in one sentence
+        "sequence_coverage",  # longest run of the claim's terms found in one sentence in the same order (a compression)
+        "missing_names",  # names (capitalised words) of the claim the text lacks
+        "missing_name_share",
+        "missing_relation",  # a relation word (before, more, first...) the best sentence lacks
+        "missing_number_words",  # number words ("three") with no match among the text's numbers
+        "negation_mismatch",  # the best-matching sentence and the claim differ in negation (not close enough to veto)
+        "log_claim_terms",
+    ],
+}
+SUPPORT_FEATURES["semantic"] = SUPPORT_FEATURES["lexical"] + [
+    "similarity",  # the highest calibrated cosine of the claim to one of the sentences sharing most words with it
+    "best_sentence_similarity",  # ... to the sentence sharing most words
+]
+
+RELATION_WORDS = frozenset(
+    "before after more less most least than first last earlier later older younger larger smaller bigger "
+    "higher lower longer shorter both only same different".split()
+)
+RELATION_TERMS = frozenset(stem(w) for w in RELATION_WORDS)  # as the tokenizer emits them ("before" -> "befor")
+_QUOTED = re.compile(r"[\"“«「『]([^\"”»」』]{2,})[\"”»」』]")
+_NUMBER_WORDS = re.compile(
+    r"\b(two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand|"
+    r"million|billion)\b"
+)
+
+
+@dataclass
+class SourceSentence:
+    paragraph: int
+    start: int  # offsets in the joined cited text
+    end: int
+    text: str
+    terms: set[str]
+    pairs: set[tuple[str, str]]
+
+
+@dataclass
+class Support:
+    """The verdict on one claim: supported or not, why, the model's probability, the sentences that hold it."""
+
+    supported: bool
+    why: str
+    probability: float
+    sentences: list[SourceSentence]
+
+
+def checked_terms(text: str) -> list[str]:
+    """Content terms plus relation words (stopwords for search, but they decide a comparison)."""
+    return list(dict.fromkeys(terms(text) + [t for t in terms(text, keep_stopwords=True) if t in RELATION_TERMS]))
+
+
+def _pairs(term_list: Sequence[str], reach: int = 3) -> set[tuple[str, str]]:
+    """Ordered pairs of terms at most `reach` apart: a relation between two words survives light rewording."""
+    return {(a, b) for i, a in enumerate(term_list) for b in term_list[i + 1 : i + 1 + reach] if a != b}
+
+
+def source_sentences(source: str) -> list[SourceSentence]:
+    """Every sentence of the cited text with its terms and term pairs, computed once per claim set."""
+    out = []
+    offset = 0
+    for number, paragraph in enumerate(re.split(r"(\n\s*\n)", source)):
+        if number % 2 == 0:
+            for start, end in sentence_spans(paragraph):
+                text = paragraph[start:end]
+                sentence_terms = checked_terms(text)
+                out.append(
+                    SourceSentence(number // 2, offset + start, offset + end, text, set(sentence_terms), _pairs(sentence_terms))
+                )
+        offset += len(paragraph)
+    return out
+
+
+def names(claim: str) -> list[str]:
+    """Names in a claim: runs of capitalised words, except a plain first word (capitalised anyway)."""
+    found = []
+    for m in re.finditer(r"(?<!\w)[A-Z][\w\-'’]*(?:\s+[A-Z][\w\-'’]*)*", claim):  # not inside a word (kWh)
+        parts = m.group().split()
+        sentence_initial = m.start() == 0 or claim[: m.start()].rstrip().endswith((".", "!", "?", ":"))
+        if sentence_initial and (parts[0].casefold() in STOPWORDS or parts[0][1:].islower()):
+            parts = parts[1:]
+        parts = [p for p in parts if p.casefold() not in STOPWORDS]
+        if parts and any(len(p) > 1 for p in parts):
+            found.append(" ".join(parts))
+    return found
+
+
+def negated(text: str) -> bool:
+    """Whether the text negates: a lower-case negation word outside quotes ("Not That Easy" is a title)."""
+    unquoted = _QUOTED.sub(" ", text)
+    for match in re.finditer(r"[\w'’]+", unquoted):
+        word = match.group()
+        if word[0].isupper() and match.start() > 0:
+            continue
+        folded = word.casefold().replace("’", "'")
+        if folded in NEGATIONS or folded.endswith("n't"):
+            return True
+    return False
+
+
+_TOKEN = re.compile(r"[\w'’]+|[.,;:!?()\[\]—–-]")
+NEGATION_REACH = 4  # a negation word negates the next few words, up to punctuation
+
+
+def negated_terms(text: str) -> tuple[set[str], set[str]]:
+    """(terms said with a negation in front, terms said without): "lost six of their last eight" and "has
+    never lost" differ on "lost" only, whatever else the sentence negates."""
+    negative: set[str] = set()
+    positive: set[str] = set()
+    reach = 0
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if not token[0].isalnum():
+            reach = 0
+            continue
+        folded = token.casefold().replace("’", "'")
+        if folded in NEGATIONS or folded.endswith("n't"):
+            reach = NEGATION_REACH
+            continue
+        for term in terms(token):
+            (negative if reach > 0 else positive).add(term)
+        reach = max(0, reach - 1)
+    return negative, positive - negative
+
+
+def contradicts(claim: str, sentence: str) -> bool:
+    """Whether claim and sentence disagree on the polarity of a content term they share."""
+    claim_neg, claim_pos = negated_terms(claim)
+    sent_neg, sent_pos = negated_terms(sentence)
+    return bool((claim_neg & sent_pos) - sent_neg) or bool((sent_neg & claim_pos) - claim_neg)
+
+
+MODELS_FILE = "claim_support.json"
+SIMILARITY_CANDIDATES = 3  # sentences whose meaning is compared with a claim's
+NEGATION_MATCH = 0.6  # share of the claim's terms a sentence must hold before its negation can veto the claim
+
+
+@dataclass
+class SupportModel:
+    """The claim-support model of one feature set and its two operating points."""
+
+    model: LogisticModel
+    threshold_several: float  # per claim, in an answer of several claims
+
+    def threshold(self, claims_in_answer: int) -> float:
+        return self.model.threshold if claims_in_answer <= 1 else self.threshold_several
+
+
+@lru_cache(maxsize=1)
+def load_support_models() -> dict[str, SupportModel]:
+    raw = json.loads(resources.files("sourcerer").joinpath("data", MODELS_FILE).read_text(encoding="utf-8"))
+    return {
+        name: SupportModel(LogisticModel.from_json(entry["model"]), float(entry["threshold_several_claims"]))
+        for name, entry in raw["models"].items()
+    }
+
+
+class ClaimSupport:
+    """Scores claims against cited texts. `embedder` adds the semantic features (the bundled e5 model)."""
+
+    def __init__(self, embedder: CachedEmbedder | None = None, models: dict[str, SupportModel] | None = None) -> None:
+        self.embedder = embedder
+        self.models = models or load_support_models()
+
+    def veto(self, claim: str, source: str, sentences: Sequence[SourceSentence]) -> str | None:
+        """The deterministic reasons a claim cannot be supported, or None."""
+        missing = digit_numbers(claim) - numbers(source)
+        if missing:
+            return f"number not in source: {', '.join(sorted(missing))}"
+        folded = normalize(source)
+        for quote in _QUOTED.findall(claim):
+            if normalize(quote).strip() not in folded:
+                return f"quoted text not in source: {quote!r}"
+        claim_terms = set(checked_terms(claim))
+        close = [s for s in sentences if claim_terms and len(claim_terms & s.terms) / len(claim_terms) >= NEGATION_MATCH]
+        # Only a sentence that says nearly the same thing can contradict by negation; with several such
+        # sentences, one of the same polarity is enough.
+        if close and all(contradicts(claim, s.text) for s in close):
+            return "negation differs from the source"
+        return None
+
+    def features(self, claim: str, source: str, sentences: Sequence[SourceSentence]) -> tuple[dict[str, float], str]:
+        """(features, feature set) of one claim against its cited text."""
+        claim_terms = checked_terms(claim)
+        wanted = set(claim_terms)
+        source_terms = set().union(*(s.terms for s in sentences)) if sentences else set()
+        n = max(1, len(wanted))
+        best = best_sentence(claim_terms, sentences)
+        window = 0.0
+        for i, sentence in enumerate(sentences):
+            joined = set().union(*(s.terms for s in sentences[i : i + 2] if s.paragraph == sentence.paragraph))
+            window = max(window, len(wanted & joined) / n)
+        claim_pairs = _pairs(claim_terms)
+        found_pairs = set().union(*(s.pairs for s in sentences)) if sentences else set()
+        claim_names = names(claim)
+        source_words = set(terms(source, keep_stopwords=True))
+        missing_names = [x for x in claim_names if not all(t in source_words for t in terms(x, keep_stopwords=True))]
+        source_numbers = numbers(source)
+        number_words = [w for w in _NUMBER_WORDS.findall(normalize(claim)) if numbers(w) - source_numbers]
+        relations = wanted & RELATION_TERMS
+        values = {
+            "coverage": len(wanted & source_terms) / n,
+            "sentence_coverage": len(wanted & best.terms) / n if best else 0.0,
+            "window_coverage": window,
+            "pair_coverage": len(claim_pairs & found_pairs) / len(claim_pairs) if claim_pairs else 1.0,
+            "missing_names": float(len(missing_names)),
+            "missing_name_share": len(missing_names) / len(claim_names) if claim_names else 0.0,
+            "missing_relation": 1.0 if best is not None and relations - best.terms else 0.0,
+            "missing_number_words": float(len(number_words)),
+            "negation_mismatch": 1.0 if best is not None and contradicts(claim, best.text) else 0.0,
+            "log_claim_terms": math.log1p(len(wanted)),
+        }
+        # Meaning and word order are compared with the few sentences that share most words with the claim: a
+        # paraphrase keeps some of them, and embedding every sentence of a long source would cost more than the
+        # whole answer.
+        candidates = sorted(sentences, key=lambda x: (-len(wanted & x.terms), x.start))[:SIMILARITY_CANDIDATES]
+        values["sequence_coverage"] = (
+            max((_common_subsequence(claim_terms, checked_terms(c.text)) for c in candidates), default=0) / n
+        )
+        cosines = self._cosines(claim, candidates)
+        if cosines is None:
+            return values, "lexical"
+        values["similarity"] = max(cosines)
+        values["best_sentence_similarity"] = cosines[0]
+        return values, "semantic"
+
+    def _cosines(self, claim: str, sentences: Sequence[SourceSentence]) -> list[float] | None:
+        if self.embedder is None or not sentences:
+            return None
+        try:
+            claim_vec = self.embedder.embed([claim], "query")[0]
+            matrix = self.embedder.embed([s.text for s in sentences], "passage")
+        except Exception:  # noqa: BLE001 - similarity is optional; the lexical model still decides
+            return None
+        return [self.embedder.calibrate(float(c)) for c in np.asarray(matrix @ claim_vec)]
+
+    def check(
+        self, claim: str, source: str, sentences: Sequence[SourceSentence] | None = None, claims_in_answer: int = 1
+    ) -> Support:
+        """Whether `source` supports `claim`, with the reason and the sentences that hold it. `claims_in_answer`
+        picks the operating point (see `SupportModel`)."""
+        sentences = list(sentences) if sentences is not None else source_sentences(source)
+        if not checked_terms(claim):
+            return Support(True, "no content words to check", 1.0, [])
+        vetoed = self.veto(claim, source, sentences)
+        if vetoed:
+            return Support(False, vetoed, 0.0, [])
+        values, feature_set = self.features(claim, source, sentences)
+        holding = supporting_sentences(claim, sentences)
+        if contained(values):
+            return Support(True, "every word of the claim is in one cited sentence", 1.0, holding)
+        chosen = self.models[feature_set]
+        probability = chosen.model.probability(values)
+        if probability >= chosen.threshold(claims_in_answer):
+            return Support(True, f"supported (p={probability:.2f})", probability, holding)
+        return Support(False, _why(claim, values, source), probability, holding)
+
+
+def contained(values: dict[str, float]) -> bool:
+    """A claim whose every word (relation words included) one cited sentence holds, naming no name the source
+    lacks, is supported without asking the model: it restates that sentence, at most shortened (the vetoes have
+    already ruled out a changed number or negation)."""
+    return values["sentence_coverage"] >= 1.0 and values["missing_names"] == 0
+
+
+def _common_subsequence(a: Sequence[str], b: Sequence[str]) -> int:
+    """Length of the longest common subsequence of two term lists (claims and sentences are short)."""
+    previous = [0] * (len(b) + 1)
+    for x in a:
+        current = [0]
+        for j, y in enumerate(b):
+            current.append(previous[j] + 1 if x == y else max(previous[j + 1], current[j]))
+        previous = current
+    return previous[-1]
+
+
+def best_sentence(claim_terms: Sequence[str], sentences: Sequence[SourceSentence]) -> SourceSentence | None:
+    """The cited sentence sharing most terms with the claim (its negation is compared with the claim's)."""
+    wanted = set(claim_terms)
+    best, best_overlap = None, -1
+    for sentence in sentences:
+        overlap = len(wanted & sentence.terms)
+        if overlap > best_overlap:
+            best, best_overlap = sentence, overlap
+    return best
+
+
+def supporting_sentences(claim: str, sentences: Sequence[SourceSentence]) -> list[SourceSentence]:
+    """The sentences a claim stands on: the best-matching one, plus its neighbour when that one adds claim
+    terms the first lacks (a claim joining two adjacent sentences)."""
+    claim_terms = set(checked_terms(claim)) | digit_numbers(claim)
+    if not claim_terms or not sentences:
+        return []
+    scored = [(len(claim_terms & (s.terms | digit_numbers(s.text))), i) for i, s in enumerate(sentences)]
+    overlap, index = max(scored, key=lambda x: (x[0], -x[1]))
+    if overlap == 0:
+        return []
+    chosen = [sentences[index]]
+    covered = claim_terms & (sentences[index].terms | digit_numbers(sentences[index].text))
+    for neighbour in (index - 1, index + 1):
+        if 0 <= neighbour < len(sentences) and sentences[neighbour].paragraph == sentences[index].paragraph:
+            extra = (claim_terms & (sentences[neighbour].terms | digit_numbers(sentences[neighbour].text))) - covered
+            if len(extra) >= 2:
+                chosen.append(sentences[neighbour])
+                break
+    return sorted(chosen, key=lambda s: s.start)
+
+
+def _why(claim: str, values: dict[str, float], source: str) -> str:
+    """The reason a claim the model rejected is unsupported, by what it found missing."""
+    if values["missing_names"]:
+        source_words = set(terms(source, keep_stopwords=True))
+        missing = [x for x in names(claim) if not all(t in source_words for t in terms(x, keep_stopwords=True))]
+        return f"name not in source: {', '.join(missing[:3])}"
+    if values["missing_number_words"]:
+        return "number not in source"
+    if values["missing_relation"]:
+        best = best_sentence(checked_terms(claim), source_sentences(source))
+        missing = sorted((set(checked_terms(claim)) & RELATION_TERMS) - (best.terms if best else set()))
+        return f"relation not stated in the source: {', '.join(missing)}"
+    source_terms = set(checked_terms(source))
+    missing_terms = [t for t in checked_terms(claim) if t not in source_terms]
+    if missing_terms:
+        return f"words not in source: {', '.join(missing_terms[:6])}"
+    return f"the claim joins facts the source states apart (word pairs found {values['pair_coverage']:.2f})"
