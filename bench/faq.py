@@ -38,6 +38,11 @@ def always_answer():
         os.environ.pop("SOURCERER_MIN_ANSWERABILITY", None)
 
 
+def answerability(answer) -> float:
+    stage = answer.trace.stage("synthesize")
+    return float(stage.detail.get("answerability", 0.0)) if stage else 0.0
+
+
 def cited_right(answer, expected: str) -> bool:
     squash = lambda s: " ".join(s.split())  # noqa: E731
     return any(c.quote and squash(expected) in squash(c.quote) for c in answer.citations)
@@ -64,11 +69,12 @@ def run() -> dict:
 
     items = load()
     data: dict = {"n_items": len(items), "languages": sorted({i["lang"] for i in items}), "modes": {}}
-    rows = []
+    rows, curve_rows = [], []
     for mode in MODES:
         with answer_mode(mode):
             answered_right, refused_absent, legacy_yes, legacy_no, always_right, ms = [], [], [], [], [], []
             by_lang: dict[str, list[bool]] = {}
+            curve_points: list[tuple[float, float, bool]] = []
             failures = []
             for item in items:
                 passages = [{"text": t, "source": f"{item['id']}#{n + 1}"} for n, t in enumerate(item["passages"])]
@@ -85,15 +91,17 @@ def run() -> dict:
                     failures.append({"id": item["id"], "case": "answerable", "reason": yes.reason, "answer": yes.answer})
                 if not ok_no:
                     failures.append({"id": item["id"], "case": "unanswerable", "answer": no.answer})
+                with always_answer():
+                    always = ask(item["answerable"]["q"], passages=passages, chat="extractive", min_score=0.0)
+                right_sentence = not always.refused and cited_right(always, item["answerable"]["cite"])
+                curve_points.append((answerability(yes), answerability(no), right_sentence))
                 if mode == MODES[0]:
                     for question, bucket, want_answer in (
                         (item["answerable"]["q"], legacy_yes, True),
                         (item["unanswerable"]["q"], legacy_no, False),
                     ):
                         bucket.append((legacy_score(question, passages) >= 0.71) == want_answer)
-                    with always_answer():
-                        always = ask(item["answerable"]["q"], passages=passages, chat="extractive", min_score=0.0)
-                    always_right.append(not always.refused and cited_right(always, item["answerable"]["cite"]))
+                    always_right.append(right_sentence)
             data["modes"][mode] = {
                 "answerable_answered_right_sentence": mean(answered_right),
                 "unanswerable_refused": mean(refused_absent),
@@ -102,6 +110,10 @@ def run() -> dict:
                 "failures": failures,
             }
             rows.append([f"sourcerer, {mode}", mean(answered_right), mean(refused_absent), mean(ms)])
+            for t in (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
+                curve_rows.append(
+                    [mode, t, mean([p >= t and ok for p, _, ok in curve_points]), mean([q < t for _, q, _ in curve_points])]
+                )
             if legacy_yes:
                 rows.append([f"previous release (e5 cosine ≥ 0.71), {mode}", mean(legacy_yes), mean(legacy_no), ""])
             if mode == MODES[0]:
@@ -111,6 +123,11 @@ def run() -> dict:
         "(targets: ≥ 0.90 answered with the right sentence, ≥ 0.85 of unanswerable refused; lexical ≥ 0.70 answered)",
         ["system", "answerable: answered, right sentence cited", "unanswerable: refused", "ms/question"],
         rows,
+    )
+    text += "\n" + table(
+        "Trade-off on this set: answerability threshold (SOURCERER_MIN_ANSWERABILITY) vs. the two targets",
+        ["features", "threshold", "answerable: answered, right sentence", "unanswerable: refused"],
+        curve_rows,
     )
     for mode in MODES:
         langs = data["modes"][mode]["by_language_accuracy"]

@@ -3,7 +3,9 @@
 `non_relevant`: ten hard-negative passages, none answers — the right output is a refusal.
 `relevant`: at least one passage answers — a refusal there is a false refusal.
 The answerability score is the learned model's probability (0 when retrieval already refused); its ROC AUC
-says how well it separates the two sets independent of the threshold. The answer models never saw NoMIRACL.
+says how well it separates the two sets independent of the threshold. The answerability model trained on
+every other NoMIRACL question by id (`bench.train_answerability.nomiracl_training_ids`); this benchmark
+reports on the other half only.
 """
 
 from __future__ import annotations
@@ -25,13 +27,17 @@ def run(n: int) -> dict:
     use_bench_cache()
     from sourcerer import ask
 
+    from bench.train_answerability import nomiracl_training_ids
+
+    trained = nomiracl_training_ids()  # the answerability model trained on these; report on the other half
     data: dict = {"modes": {}}
     rows_out, curve_rows = [], []
     for mode in MODES:
         subsets = {}
         with answer_mode(mode):
             for subset in ("relevant", "non_relevant"):
-                rows = sample(read_jsonl(EVAL / "nomiracl" / f"en.test.{subset}.jsonl"), n)
+                rows = [r for r in read_jsonl(EVAL / "nomiracl" / f"en.test.{subset}.jsonl") if r["query_id"] not in trained]
+                rows = sample(rows, n)
                 results = []
                 started = time.perf_counter()
                 for row in rows:
@@ -70,7 +76,7 @@ def run(n: int) -> dict:
         ["baseline: share of question words in best passage (AUC)", "", "", 0.54],
     ]
     text = table(
-        f"Refusal — NoMIRACL en, {n} relevant + {n} non-relevant "
+        f"Refusal — NoMIRACL en, the held-out half: {len(relevant)} relevant + {len(non_relevant)} non-relevant "
         "(targets: AUC ≥ 0.80, refuse ≥ 50% of non-relevant at ≤ 15% false refusals)",
         ["system", "refuses non-relevant", "false refusals (relevant)", "answerability AUC"],
         rows_out,

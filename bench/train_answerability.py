@@ -16,6 +16,11 @@ For each training question three passage sets are built, as `ask()` would see th
 * FAQ-shaped: one to three one-sentence passages cut from the gold paragraph, with the answer's sentence or
   only its neighbours (the fact absent, the topic and names present).
 
+Two more sources join the answerability model: HaluEval QA items outside the 2,000 the verification benchmark
+reports on (own knowledge vs. the two nearest other items' knowledge by BM25), and every other NoMIRACL en
+question by id (relevant vs. non-relevant sets; weighted up, since its hard negatives are what the other sets
+teach least). `bench/refusal.py` reports on the other NoMIRACL half only.
+
 The sentence model learns which sentence holds a gold answer string (answerable sets only); the answerability
 model learns answerable vs. not from the best sentence and the passage set. Both are fitted twice: with the
 bundled e5 model's similarities (`semantic`) and without (`lexical`). Fixed seeds; the weights land in
@@ -36,6 +41,7 @@ from bench.logistic import curve, fit_logistic
 LANGUAGES = ("en", "ar", "zh")
 MODELS_PATH = ROOT / "layers" / "sourcerer" / "sourcerer" / "data" / "answer_models.json"
 VALIDATION_ARTICLES = 5
+NOMIRACL_WEIGHT = 15
 TARGET_FALSE_REFUSALS = 0.05  # the operating point: refuse at most this share of answerable validation questions
 
 
@@ -105,6 +111,40 @@ def build_sets(articles: set[str], seed: int) -> list[dict]:
                         "label": label,
                     }
                 )
+    return items
+
+
+def nomiracl_training_ids() -> set[str]:
+    """NoMIRACL en questions the answerability model trains on: every other one by id, in each subset.
+    `bench/refusal.py` reports on the others only."""
+    ids = set()
+    for subset in ("relevant", "non_relevant"):
+        rows = sorted(read_jsonl(EVAL / "nomiracl" / f"en.test.{subset}.jsonl"), key=lambda r: r["query_id"])
+        ids |= {r["query_id"] for r in rows[::2]}
+    return ids
+
+
+def nomiracl_sets() -> list[dict]:
+    """Half of NoMIRACL en (`nomiracl_training_ids`): ten retrieved passages per question, judged relevant
+    (at least one answers) or not (all are hard negatives). No answer strings: answerability only."""
+    train_ids = nomiracl_training_ids()
+    items = []
+    for subset, label in (("relevant", 1), ("non_relevant", 0)):
+        for row in read_jsonl(EVAL / "nomiracl" / f"en.test.{subset}.jsonl"):
+            if row["query_id"] not in train_ids:
+                continue
+            items.append(
+                {
+                    "lang": "en",
+                    "article": f"nomiracl-{row['query_id']}",
+                    "question": row["query"],
+                    "answers": [],
+                    "passages": [{"text": p["text"], "source": p["docid"], "id": p["docid"]} for p in row["passages"]],
+                    "gold": None,
+                    "kind": f"nomiracl_{subset}",
+                    "label": label,
+                }
+            )
     return items
 
 
@@ -192,7 +232,7 @@ def train(feature_set: str, items: list[dict], validation: set[str]) -> tuple[di
     # 1. the sentence model, on answerable training sets
     rows, labels = [], []
     for item, hits in prepared:
-        if item["label"] != 1 or item["article"] in validation:
+        if item["label"] != 1 or item["article"] in validation or not item["answers"]:
             continue
         analysis = synth.analyse(item["question"], hits)
         if analysis.feature_set != feature_set:
@@ -214,18 +254,23 @@ def train(feature_set: str, items: list[dict], validation: set[str]) -> tuple[di
         if item["article"] in validation:
             valid.append((item, analysis))
         else:
-            train_rows.append(analysis.answer)
-            train_labels.append(item["label"])
+            # NoMIRACL's few hundred sets weigh as much as XQuAD's thousands: its hard negatives are the kind
+            # of "on topic, not the answer" the other sets teach least
+            copies = NOMIRACL_WEIGHT if item["kind"].startswith("nomiracl") else 1
+            train_rows.extend([analysis.answer] * copies)
+            train_labels.extend([item["label"]] * copies)
     answer_model = fit_logistic(train_rows, train_labels, a_features, l2=1.0)
 
     # 3. the operating point and held-out figures, on the validation articles
     scores: dict[str, list[float]] = {}
+    label_of: dict[str, int] = {}
     ratios = (0.0, 0.2, 0.4, 0.6, 0.8, 1.01)  # 1.01: never a second sentence
     contains_at: dict[float, list[bool]] = {r: [] for r in ratios}
     sentences_at: dict[float, list[int]] = {r: [] for r in ratios}
     for item, analysis in valid:
         scores.setdefault(item["kind"], []).append(answer_model.probability(analysis.answer))
-        if item["label"] == 1:
+        label_of[item["kind"]] = item["label"]
+        if item["label"] == 1 and item["answers"]:
             best = analysis.sentences[0]
             same = [s for s in analysis.sentences[1:] if s.passage == best.passage and s.features["coverage"] > 0][:1]
             for ratio in ratios:
@@ -238,14 +283,15 @@ def train(feature_set: str, items: list[dict], validation: set[str]) -> tuple[di
     best_containment = max(sum(v) / max(1, len(v)) for v in contains_at.values())
     second_ratio = max(r for r in ratios if sum(contains_at[r]) / max(1, len(contains_at[r])) >= best_containment - 0.01)
     top_contains = contains_at[second_ratio]
-    positives = sorted(p for kind, values in scores.items() if "answerable" in kind for p in values)
-    negatives = [p for kind, values in scores.items() if "answerable" not in kind for p in values]
+    positives = sorted(p for kind, values in scores.items() if label_of[kind] == 1 for p in values)
+    negatives = [p for kind, values in scores.items() if label_of[kind] == 0 for p in values]
     threshold = positives[int(TARGET_FALSE_REFUSALS * len(positives))] if positives else 0.5
     answer_model.threshold = threshold
     held_out = {
         "auc_same_topic": roc_auc(scores["answerable_same_topic"], scores["same_topic"]),
         "auc_off_topic": roc_auc(scores["answerable"], scores["off_topic"]),
         "auc_short": roc_auc(scores["short_answerable"], scores["short_absent"]),
+        "auc_nomiracl": roc_auc(scores.get("nomiracl_relevant", []), scores.get("nomiracl_non_relevant", [])),
         "answered_contains_gold": sum(top_contains) / max(1, len(top_contains)),
         "second_ratio": second_ratio,
         "containment_by_second_ratio": {str(r): round(sum(v) / max(1, len(v)), 4) for r, v in contains_at.items()},
@@ -273,12 +319,18 @@ def main() -> None:
     parser.add_argument("--features", choices=("semantic", "lexical", "both"), default="both")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--halueval", type=int, default=1500, help="HaluEval QA items added to the training sets")
+    parser.add_argument("--no-nomiracl", dest="nomiracl", action="store_false", help="leave out the NoMIRACL training half")
     args = parser.parse_args()
     use_bench_cache()
     held_out = held_out_articles()
     training = sorted(set(xquad_titles().values()) - held_out)
     validation = set(random.Random(args.seed).sample(training, VALIDATION_ARTICLES))
     items = build_sets(set(training), args.seed)
+    if args.nomiracl:
+        extra = nomiracl_sets()
+        rng = random.Random(args.seed)
+        validation |= {item["article"] for item in extra if rng.random() < 0.2}
+        items += extra
     if args.halueval:
         extra = halueval_sets(args.halueval, args.seed)
         rng = random.Random(args.seed)
@@ -293,7 +345,10 @@ def main() -> None:
         curves.extend(rows)
     existing["trained_on"] = (
         "XQuAD en/ar/zh, the 24 training articles (every other article by name is held out for the benchmarks); "
-        f"answerable = gold + 4 random paragraphs, unanswerable = same-article or random paragraphs; seed {args.seed}; "
+        "answerable = gold among random or same-article paragraphs, unanswerable = same-article, random or "
+        f"answer-less sentences; HaluEval QA ({args.halueval} items outside the 2,000 the verification benchmark "
+        "reports on); NoMIRACL en, every other question by id (bench/refusal.py reports on the rest); "
+        f"seed {args.seed}; "
         f"operating point: refuse at most {TARGET_FALSE_REFUSALS:.0%} of answerable validation questions"
     )
     MODELS_PATH.write_text(json.dumps(existing, indent=1) + "\n", encoding="utf-8")
