@@ -87,8 +87,10 @@ def _pairs(term_list: Sequence[str], reach: int = 3) -> set[tuple[str, str]]:
     return {(a, b) for i, a in enumerate(term_list) for b in term_list[i + 1 : i + 1 + reach] if a != b}
 
 
-def source_sentences(source: str) -> list[SourceSentence]:
-    """Every sentence of the cited text with its terms and term pairs, computed once per claim set."""
+@lru_cache(maxsize=64)
+def source_sentences(source: str) -> tuple[SourceSentence, ...]:
+    """Every sentence of the cited text with its terms and term pairs, computed once per cited text (the claims
+    of one answer share it)."""
     out = []
     offset = 0
     for number, paragraph in enumerate(re.split(r"(\n\s*\n)", source)):
@@ -100,7 +102,13 @@ def source_sentences(source: str) -> list[SourceSentence]:
                     SourceSentence(number // 2, offset + start, offset + end, text, set(sentence_terms), _pairs(sentence_terms))
                 )
         offset += len(paragraph)
-    return out
+    return tuple(out)
+
+
+@lru_cache(maxsize=64)
+def _source_words(source: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(every word of the cited text, stopwords kept; its numbers), once per cited text."""
+    return frozenset(terms(source, keep_stopwords=True)), frozenset(numbers(source))
 
 
 def names(claim: str) -> list[str]:
@@ -196,7 +204,7 @@ class ClaimSupport:
 
     def veto(self, claim: str, source: str, sentences: Sequence[SourceSentence]) -> str | None:
         """The deterministic reasons a claim cannot be supported, or None."""
-        missing = digit_numbers(claim) - numbers(source)
+        missing = digit_numbers(claim) - _source_words(source)[1]
         if missing:
             return f"number not in source: {', '.join(sorted(missing))}"
         folded = normalize(source)
@@ -225,9 +233,8 @@ class ClaimSupport:
         claim_pairs = _pairs(claim_terms)
         found_pairs = set().union(*(s.pairs for s in sentences)) if sentences else set()
         claim_names = names(claim)
-        source_words = set(terms(source, keep_stopwords=True))
+        source_words, source_numbers = _source_words(source)
         missing_names = [x for x in claim_names if not all(t in source_words for t in terms(x, keep_stopwords=True))]
-        source_numbers = numbers(source)
         number_words = [w for w in _NUMBER_WORDS.findall(normalize(claim)) if numbers(w) - source_numbers]
         relations = wanted & RELATION_TERMS
         values = {

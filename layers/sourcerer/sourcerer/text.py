@@ -190,7 +190,9 @@ def iter_terms(text: str, *, keep_stopwords: bool = False) -> Iterator[str]:
         elif kind == "num":
             yield token.replace(",", "") if re.fullmatch(r"\d{1,3}(,\d{3})+", token) else token
         else:
-            token = _ELISION.sub("", token.replace("’", "'"))  # French and Italian l', d', qu'...: "d'essai" -> "essai"
+            token = token.replace("’", "'")
+            if "'" in token:  # French and Italian l', d', qu'...: "d'essai" -> "essai"
+                token = _ELISION.sub("", token)
             if not keep_stopwords and token in STOPWORDS:
                 continue
             yield stem(token)
