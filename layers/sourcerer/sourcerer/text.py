@@ -79,20 +79,19 @@ might must shall s t can't don't won't isn't aren't wasn't weren't doesn't didn'
 there's it's what's let's i'm you're we're they're i've you've we've they've i'd you'd he'd she'd we'd
 they'd i'll you'll he'll she'll we'll they'll whose yes etc via per
 """.split()
-    # French, German, Spanish, Portuguese and Italian function and question words, accents folded (words that
-    # are also English content words, like "die", "son" or "war", are left out)
+    # French, German, Spanish, Portuguese and Italian function and question words, accents folded. Words that
+    # are also English or scientific tokens are left out: "die", "son", "war", "plus", "dove", "il" (IL-6),
+    # "er" and "es" (ER, ES cells), "nos" (NOS), "sem", "c" and "d" (vitamins).
     + """
-le la les l un une des du de d au aux et ou est sont ce cet cette ces qui que quoi quel quelle quels quelles
-quand comment combien pour par sur dans avec sans il elle ils elles nous vous je tu on ne pas plus se sa son
-ses leur leurs y en qu c s n j m est-ce
+le la les un une des du de au aux et ou est sont ce cet cette ces qui que quoi quel quelle quels quelles
+quand comment combien pour sur dans avec sans elle ils elles nous vous je on ne leur leurs y qu est-ce
 der das dem den des ein eine einer eines einem einen und oder ist sind wird werden wie wer wo wann warum
-welche welcher welches fur mit von zu im am beim bei auf aus nach uber unter ich du er sie es wir ihr nicht
+welche welcher welches fur mit von zu im beim bei auf aus nach uber unter ich du sie wir ihr nicht
 kein keine gibt muss mussen kann konnen soll darf viel viele vielen
-el los las lo una unos unas y o es son fue ser como cual cuales cuando donde quien quienes cuanto cuanta
-cuantos cuantas para por con sin del al su sus que se le les mi tu nos hay puede debe
-os um uma e ou sao como qual quais quando onde quem quanto quanta para por com sem do da dos das no na nos
-nas ao seu sua pode deve
-il lo gli uno e o sono come quale quali quando dove chi quanto per con senza del della dei delle nel nella
+el los las lo una unos unas y o fue ser como cual cuales cuando donde quien quienes cuanto cuanta
+cuantos cuantas para por del al su sus que le les puede debe
+um uma e ou sao qual quais quando onde quem quanto quanta para por com do da dos das na nas ao seu sua pode deve
+lo gli uno sono quale quali quando quanto senza della dei delle nel nella
 """.split()
     # common Arabic function words, in normalised form (alef and teh marbuta folded)
     + "في من علي الي عن ما ماذا هي هو هل التي الذي الذين ان او ثم قد كان كانت لا لم لن مع هذا هذه ذلك تلك كل بين عند".split()
