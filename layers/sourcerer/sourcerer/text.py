@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator
+from functools import lru_cache
 
 # --- normalisation ----------------------------------------------------------------------------------
 
@@ -200,6 +201,13 @@ def iter_terms(text: str, *, keep_stopwords: bool = False) -> Iterator[str]:
 def terms(text: str, *, keep_stopwords: bool = False) -> list[str]:
     """The index terms of `text` as a list."""
     return list(iter_terms(text, keep_stopwords=keep_stopwords))
+
+
+@lru_cache(maxsize=8192)
+def passage_terms(text: str) -> tuple[str, ...]:
+    """`terms(text)`, remembered: passages and their sentences come back on every question asked over them
+    (a fixed FAQ list handed to `ask()`), and tokenising them is most of a warm answer's time."""
+    return tuple(iter_terms(text))
 
 
 # --- sentences --------------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from typing import Any
 
 from sourcerer.models import Passage
 from sourcerer.retrieval.base import as_passages
-from sourcerer.text import terms
+from sourcerer.text import passage_terms, terms
 
 K1 = 0.8  # term-frequency saturation; 0.8 / 0.5 measured best on SciFact with this tokenizer (bench/)
 B = 0.5  # length normalisation
@@ -33,7 +33,7 @@ class BM25:
     def __init__(self, documents: Sequence[str], *, k1: float = K1, b: float = B) -> None:
         self.k1 = k1
         self.b = b
-        self.doc_terms = [Counter(terms(doc)) for doc in documents]
+        self.doc_terms = [Counter(passage_terms(doc)) for doc in documents]
         self.doc_len = [sum(c.values()) for c in self.doc_terms]
         self.n_docs = len(documents)
         self.avg_len = (sum(self.doc_len) / self.n_docs) if self.n_docs else 0.0

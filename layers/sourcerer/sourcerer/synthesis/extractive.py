@@ -30,7 +30,7 @@ from sourcerer.models import CharSpan, Passage
 from sourcerer.retrieval.embedders import CachedEmbedder
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models
 from sourcerer.synthesis.draft import Draft
-from sourcerer.text import digit_numbers, normalize, sentence_spans, terms
+from sourcerer.text import digit_numbers, normalize, passage_terms, sentence_spans, terms
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
 _CLOCK = re.compile(r"\b\d{1,2}[:h]\d{2}\b")
@@ -204,7 +204,7 @@ class ExtractiveSynthesizer:
             return Analysis(feature_set="lexical")
         q_terms = list(dict.fromkeys(terms(question)))
         q_set = set(q_terms)
-        sent_terms = [set(terms(text)) for *_, text in pool]
+        sent_terms = [set(passage_terms(text)) for *_, text in pool]
         doc_freq = Counter(t for st in sent_terms for t in st)
         n = len(pool)
 
@@ -212,17 +212,17 @@ class ExtractiveSynthesizer:
             return math.log(1.0 + (n - doc_freq.get(t, 0) + 0.5) / (doc_freq.get(t, 0) + 0.5))
 
         total = sum(idf(t) for t in q_terms) or 1.0
-        passage_terms = [
+        terms_by_passage = [
             set().union(*(st for (pi, *_), st in zip(pool, sent_terms, strict=True) if pi == i)) for i in range(len(passages))
         ]
-        everywhere = set().union(*passage_terms) if passage_terms else set()
+        everywhere = set().union(*terms_by_passage) if terms_by_passage else set()
         missing = sum(idf(t) for t in q_terms if t not in everywhere) / total if q_terms else 1.0
         sentence_cos, passage_cos = self._cosines(question, [text for *_, text in pool], passages)
         feature_set = "semantic" if sentence_cos is not None else "lexical"
         passage_rows = []
         for i, passage in enumerate(passages):
             row = {
-                "context": sum(idf(t) for t in q_terms if t in passage_terms[i]) / total,
+                "context": sum(idf(t) for t in q_terms if t in terms_by_passage[i]) / total,
                 "retrieval": float(passage.score) if passage.score is not None else 0.0,
             }
             if passage_cos is not None:
