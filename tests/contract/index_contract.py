@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 from sourcerer import ask
+from sourcerer.errors import DocumentConflict, DocumentNotFound
 from sourcerer.models import receipt_of
-from sourcerer.store.models import Hit
+from sourcerer.store.models import Access, Hit
 
 FAILOVER = (
     "# Operations handbook\n\n## Failover\n\n"
@@ -130,6 +131,80 @@ class IndexContract:
             assert sources(None) == {"public.md"}
             assert sources(["sales"]) == {"public.md"}
             assert sources(["engineering"]) == {"public.md", "secret.md"}
+
+    # --- the write rule: who may replace, move and delete what ------------------------------------------
+
+    def test_the_same_source_in_another_scope_is_another_document(self, index):
+        alpha = index.ingest_document(_doc("runbook.md", FAILOVER, scope="acme/alpha/backend"))
+        beta = index.ingest_document(_doc("runbook.md", "The beta runbook is empty.", scope="acme/beta"))
+        assert beta["status"] == "ingested" and beta["document_id"] != alpha["document_id"]
+        assert {d["scope"] for d in index.list_documents("acme")} == {"acme/alpha/backend", "acme/beta"}
+        assert "42 seconds" in index.search("failover cutover", tenant="acme", scope="acme/alpha", k=1)[0].text
+
+    def test_replacing_a_document_the_writer_could_not_read_changes_nothing(self, index):
+        original = index.ingest_document(
+            _doc("secret.md", "The failover password rotates weekly.", scope="acme/alpha", acl=["secret"])
+        )
+        outsider = Access(scopes=("acme/alpha",), groups=frozenset({"staff"}))
+        with pytest.raises(DocumentNotFound):
+            index.ingest_document(_doc("secret.md", "Nothing to see.", scope="acme/alpha", acl=[]), access=outsider)
+        with pytest.raises(DocumentNotFound):  # not even an identical re-post says the document is there
+            index.ingest_document(
+                _doc("secret.md", "The failover password rotates weekly.", scope="acme/alpha", acl=["secret"]), access=outsider
+            )
+        hits = index.search("failover password", tenant="acme", groups=["secret"], k=3, mode="keyword")
+        assert [(h.document_id, h.text) for h in hits] == [(original["document_id"], "The failover password rotates weekly.")]
+        assert index.search("nothing to see", tenant="acme", groups=["staff"], k=3, mode="keyword") == []
+        insider = Access(scopes=("acme/alpha",), groups=frozenset({"secret"}))
+        replaced = index.ingest_document(
+            _doc("secret.md", "Rotation is monthly.", scope="acme/alpha", acl=["secret"]), access=insider
+        )
+        assert replaced["status"] == "replaced"
+
+    def test_writing_outside_the_granted_scopes_is_refused(self, index):
+        beta_writer = Access(scopes=("acme/beta",), groups=frozenset())
+        for scope in ("acme/alpha", "acme/betamax", "acme"):
+            with pytest.raises(DocumentNotFound):
+                index.ingest_document(_doc("x.md", "Text.", scope=scope), access=beta_writer)
+        assert index.list_documents("acme") == []
+        assert index.ingest_document(_doc("x.md", "Text.", scope="acme/beta/team"), access=beta_writer)["status"] == "ingested"
+
+    def test_delete_needs_the_right_to_read_the_document(self, index):
+        doc = index.ingest_document(
+            _doc("secret.md", "The failover password rotates weekly.", scope="acme/alpha", acl=["secret"])
+        )
+        for outsider in (
+            Access(scopes=("acme/alpha",), groups=frozenset()),
+            Access(scopes=("acme/alphabet",), groups=frozenset({"secret"})),
+            Access(scopes=("acme/alpha/backend",), groups=None),
+        ):
+            assert index.delete_document("acme", doc["document_id"], access=outsider) is False
+        assert [d["document_id"] for d in index.list_documents("acme")] == [doc["document_id"]]
+        insider = Access(scopes=("acme",), groups=frozenset({"secret"}))
+        assert index.delete_document("acme", doc["document_id"], access=insider) is True
+        assert index.list_documents("acme") == []
+
+    def test_move_carries_the_chunks_to_the_new_scope(self, index):
+        doc = index.ingest_document(_doc("ops.md", FAILOVER, scope="acme/alpha"))
+        both = Access(scopes=("acme/alpha", "acme/beta"), groups=frozenset())
+        with pytest.raises(DocumentNotFound):  # the target must be granted too
+            index.move_document("acme", doc["document_id"], "acme/gamma", access=both)
+        with pytest.raises(DocumentNotFound):  # and the document readable where it is
+            index.move_document("acme", doc["document_id"], "acme/beta", access=Access(scopes=("acme/beta",), groups=None))
+        moved = index.move_document("acme", doc["document_id"], "acme/beta", access=both)
+        assert moved["scope"] == "acme/beta" and moved["document_id"] != doc["document_id"]
+        assert index.search("failover cutover", tenant="acme", scope="acme/alpha", k=3) == []
+        hits = index.search("failover cutover", tenant="acme", scope="acme/beta", k=3)
+        assert hits and hits[0].document_id == moved["document_id"] and hits[0].scope == "acme/beta"
+        assert [d["scope"] for d in index.list_documents("acme")] == ["acme/beta"]
+        assert len(index.document_chunks("acme", moved["document_id"])) == doc["chunks"]
+
+    def test_move_onto_a_document_from_the_same_source_is_a_conflict(self, index):
+        here = index.ingest_document(_doc("ops.md", FAILOVER, scope="acme/alpha"))
+        index.ingest_document(_doc("ops.md", "The beta copy.", scope="acme/beta"))
+        with pytest.raises(DocumentConflict):
+            index.move_document("acme", here["document_id"], "acme/beta")
+        assert {d["scope"] for d in index.list_documents("acme")} == {"acme/alpha", "acme/beta"}
 
     # --- hostile and unusual queries -----------------------------------------------------------------
 

@@ -70,3 +70,23 @@ def test_open_index_urls(tmp_path, monkeypatch):
         "eu-west-1",
     )
     assert os_index.http_auth == ("user", "p@ss")
+
+
+def test_an_index_from_before_scoped_identity_is_renamed_once_and_re_ingests_unchanged(tmp_path):
+    import hashlib
+
+    index = SQLiteIndex(tmp_path / "old.db", embedder=None)
+    first = index.ingest_document({"source_uri": "ops.md", "text": FAILOVER, "tenant": "acme", "scope": "acme/alpha"})
+    legacy = "doc_" + hashlib.sha256(b"acme\x00ops.md").hexdigest()[:20]  # the id before the scope was part of it
+    db = index._db()
+    db.execute("UPDATE documents SET document_id=?", (legacy,))
+    db.execute("UPDATE chunks SET document_id=?", (legacy,))
+    db.execute("DELETE FROM meta WHERE key='identity'")
+    index.close()
+
+    reopened = SQLiteIndex(tmp_path / "old.db", embedder=None)
+    again = reopened.ingest_document({"source_uri": "ops.md", "text": FAILOVER, "tenant": "acme", "scope": "acme/alpha"})
+    assert again == {"document_id": first["document_id"], "chunks": first["chunks"], "status": "unchanged"}
+    assert [h.document_id for h in reopened.search("failover", tenant="acme", k=5, mode="keyword")] == [
+        first["document_id"]
+    ] * len(reopened.search("failover", tenant="acme", k=5, mode="keyword"))

@@ -244,3 +244,76 @@ def test_answers_what_the_documents_plainly_say(api):
         assert body["answer"]["refused"] is False, (question, body["trace"])
         citation = body["answer"]["citations"][0]
         assert citation["source_uri"] == uri and citation["quote"].startswith(quote), question
+
+
+# --- the write rule over HTTP: the three reproduced attacks, each now a 404 that changes nothing ------------
+
+
+def _runbook_in_alpha_backend(client, key):
+    admin, _ = key(tenant="wr", scopes=("wr",), perms=("read", "write", "admin"))
+    posted = client.post(
+        "/v1/documents?scope=wr/alpha/backend", headers=admin, json={"source_uri": "alpha/runbook.md", "text": RUNBOOK}
+    ).json()
+    return admin, posted["document_id"]
+
+
+def test_a_key_for_another_scope_cannot_overwrite_or_move_a_document_by_naming_its_source(api):
+    client, key, _ = api
+    admin, doc_id = _runbook_in_alpha_backend(client, key)
+    for grant in ("wr/beta", "wr/alphabet"):
+        other, _ = key(tenant="wr", scopes=(grant,))
+        posted = client.post(
+            f"/v1/documents?scope={grant}", headers=other, json={"source_uri": "alpha/runbook.md", "text": "Hijacked."}
+        )
+        assert posted.status_code == 200 and posted.json()["document_id"] != doc_id  # its own document, in its scope
+    docs = {d["document_id"]: d for d in client.get("/v1/documents?scope=wr/alpha", headers=admin).json()["documents"]}
+    assert docs[doc_id]["scope"] == "wr/alpha/backend" and len(docs) == 1
+    hit = client.post("/v1/search?scope=wr/alpha", headers=admin, json={"q": "failover cutover"}).json()["hits"][0]
+    assert "42 seconds" in hit["text"]
+
+
+def test_a_key_without_the_acl_group_cannot_strip_the_acl_by_re_posting(api):
+    client, key, _ = api
+    secret_writer, _ = key(tenant="acl", scopes=("acl/alpha",), groups=("secret",))
+    original = client.post(
+        "/v1/documents?scope=acl/alpha", headers=secret_writer, json={"source_uri": "keys.md", "text": RUNBOOK, "acl": ["secret"]}
+    ).json()
+    outsider, _ = key(tenant="acl", scopes=("acl/alpha",))
+    stripped = client.post(
+        "/v1/documents?scope=acl/alpha", headers=outsider, json={"source_uri": "keys.md", "text": "Open.", "acl": []}
+    )
+    assert stripped.status_code == 404 and stripped.json()["error"]["code"] == "not_found"
+    assert client.post("/v1/search", headers=outsider, json={"q": "open"}).json()["hits"] == []
+    kept = client.post("/v1/search", headers=secret_writer, json={"q": "failover cutover"}).json()["hits"]
+    assert kept and kept[0]["document_id"] == original["document_id"] and "42 seconds" in kept[0]["text"]
+
+
+def test_delete_by_a_key_that_cannot_see_the_document_is_a_404_and_deletes_nothing(api):
+    client, key, _ = api
+    secret_writer, _ = key(tenant="del", scopes=("del/alpha",), groups=("secret",))
+    doc = client.post(
+        "/v1/documents?scope=del/alpha", headers=secret_writer, json={"source_uri": "keys.md", "text": RUNBOOK, "acl": ["secret"]}
+    ).json()
+    for perms in (("write",), ("read", "write")):
+        outsider, _ = key(tenant="del", scopes=("del/alpha",), perms=perms)
+        gone = client.delete(f"/v1/documents/{doc['document_id']}", headers=outsider)
+        assert gone.status_code == 404 and gone.json()["error"]["code"] == "not_found"
+    listed = client.get("/v1/documents", headers=secret_writer).json()["documents"]
+    assert [d["document_id"] for d in listed] == [doc["document_id"]]
+    assert client.delete(f"/v1/documents/{doc['document_id']}", headers=secret_writer).json()["deleted"] is True
+
+
+def test_moving_a_document_needs_both_scopes(api):
+    client, key, _ = api
+    both, _ = key(tenant="mv", scopes=("mv/alpha", "mv/beta"))
+    doc = client.post("/v1/documents?scope=mv/alpha", headers=both, json={"source_uri": "ops.md", "text": RUNBOOK}).json()
+    beta_only, _ = key(tenant="mv", scopes=("mv/beta",))
+    refused = client.post(f"/v1/documents/{doc['document_id']}/move", headers=beta_only, json={"to_scope": "mv/beta"})
+    assert refused.status_code == 404
+    outside = client.post(f"/v1/documents/{doc['document_id']}/move", headers=both, json={"to_scope": "mv/gamma"})
+    assert outside.status_code == 403
+    moved = client.post(f"/v1/documents/{doc['document_id']}/move", headers=both, json={"to_scope": "mv/beta"})
+    assert moved.status_code == 200 and moved.json()["scope"] == "mv/beta"
+    hits = client.post("/v1/search?scope=mv/beta", headers=both, json={"q": "failover cutover"}).json()["hits"]
+    assert hits and hits[0]["document_id"] == moved.json()["document_id"]
+    assert client.post("/v1/search?scope=mv/alpha", headers=both, json={"q": "failover cutover"}).json()["hits"] == []

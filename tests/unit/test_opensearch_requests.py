@@ -8,7 +8,7 @@ import pytest
 from fakes import FakeOpenSearch
 from sourcerer.errors import ProviderError
 from sourcerer.models import receipt_of
-from sourcerer.store.models import scope_ancestors
+from sourcerer.store.models import Access, document_id_for, scope_ancestors
 from sourcerer.store.opensearch import OpenSearchIndex, access_filter, index_body
 from sourcerer.text import terms
 
@@ -138,7 +138,11 @@ def test_other_bulk_item_errors_fail_loudly(cluster):
 
 
 def test_changed_document_indexes_new_chunks_then_deletes_old_ones(cluster):
-    cluster.route("POST", "/docs/_search", (200, {"hits": {"hits": [{"_source": {"content_hash": "old"}}]}}))
+    cluster.route(
+        "POST",
+        "/docs/_search",
+        (200, {"hits": {"hits": [{"_source": {"content_hash": "old", "scope": "acme", "acl": [], "source_uri": "a.txt"}}]}}),
+    )
     cluster.route("POST", "/_bulk", (200, {"errors": False, "items": [{"index": {"status": 201}}]}))
     cluster.route("POST", "/docs/_delete_by_query", (200, {"deleted": 3}))
     result = _index(cluster).ingest_document({"source_uri": "a.txt", "text": TEXT, "tenant": "acme"})
@@ -253,3 +257,44 @@ def test_document_chunks_reads_one_document_in_order_and_keeps_only_the_newest_v
     assert body["query"] == {"bool": {"filter": [{"term": {"tenant": "acme"}}, {"term": {"document_id": "d1"}}]}}
     assert body["sort"] == [{"position": "asc"}] and "position" in body["_source"]
     assert [(c.unit_id, c.position) for c in chunks] == [("u_a", 0), ("u_b", 1)]  # mid-replacement: old chunk hidden
+
+
+def _stored(scope="acme/alpha", acl=()):
+    return (
+        200,
+        {"hits": {"hits": [{"_source": {"content_hash": "h", "scope": scope, "acl": list(acl), "source_uri": "a.txt"}}]}},
+    )
+
+
+def test_delete_by_a_caller_who_cannot_read_the_document_sends_no_delete(cluster):
+    cluster.route("POST", "/docs/_search", _stored(acl=["secret"]))
+    outsider = Access(scopes=("acme/alpha",), groups=frozenset({"staff"}))
+    assert _index(cluster).delete_document("acme", "doc_1", access=outsider) is False
+    assert not cluster.sent("POST", "/docs/_delete_by_query")
+
+
+def test_move_rewrites_the_chunks_with_their_vectors_under_the_new_identity_then_deletes_the_old(cluster):
+    chunk = {**_source("u1", "Failover takes 42 seconds.", doc="doc_1"), "embedding": [0.1, 0.2]}
+    cluster.route(
+        "POST",
+        "/docs/_search",
+        _stored(),  # the document, where it is
+        (200, {"hits": {"hits": []}}),  # nothing at the target identity
+        (200, {"hits": {"hits": [{"_source": chunk}]}}),  # its chunks
+    )
+    cluster.route("POST", "/_bulk", (200, {"errors": False, "items": [{"index": {"status": 200}}]}))
+    cluster.route("POST", "/docs/_delete_by_query", (200, {"deleted": 1}))
+    moved = _index(cluster).move_document("acme", "doc_1", "acme/beta", access=Access(scopes=("acme",), groups=None))
+    assert moved["scope"] == "acme/beta" and moved["document_id"] == document_id_for("acme", "acme/beta", "a.txt")
+    action, source = cluster.sent("POST", "/_bulk")[0]["body"]
+    assert action == {"index": {"_index": "docs", "_id": "u1"}}
+    assert source["embedding"] == [0.1, 0.2] and source["text"] == "Failover takes 42 seconds."
+    assert (source["document_id"], source["scope"], source["scope_ancestors"]) == (
+        moved["document_id"],
+        "acme/beta",
+        ["acme", "acme/beta"],
+    )
+    deleted = cluster.sent("POST", "/docs/_delete_by_query")[0]["body"]["query"]["bool"]["filter"]
+    assert deleted == [{"term": {"tenant": "acme"}}, {"term": {"document_id": "doc_1"}}]
+    order = [r["path"] for r in cluster.requests]
+    assert order.index("/_bulk") < order.index("/docs/_delete_by_query")

@@ -21,7 +21,15 @@ from sourcerer.audit import parse_since
 from sourcerer.errors import ConfigurationError, ProviderError
 from sourcerer.ledger import open_ledger
 from sourcerer.ledger.base import FindingStatus
-from sourcerer.service import DEFAULT_AUDIT_PAGE, MAX_AUDIT_PAGE, AnswerRequest, DocumentRequest, SearchRequest, Service
+from sourcerer.service import (
+    DEFAULT_AUDIT_PAGE,
+    MAX_AUDIT_PAGE,
+    AnswerRequest,
+    DocumentRequest,
+    MoveRequest,
+    SearchRequest,
+    Service,
+)
 from sourcerer.store import open_index
 from sourcerer.store.parsers import UnsupportedDocument
 from sourcerer.tenancy import QuotaExceeded, TenancyError, UpgradeRequired
@@ -32,6 +40,7 @@ ERRORS = {
     402: "the tenant's tier does not include this",
     403: "scope or permission not granted",
     404: "not found",
+    409: "conflicts with a document that exists",
     413: "document too large",
     422: "validation failed",
     429: "monthly quota used up",
@@ -91,6 +100,24 @@ def delete_document(
 ) -> dict[str, Any]:
     service = get_service()
     return service.delete_document(service.authenticate(authorization), x_scope or scope, document_id)
+
+
+@documents.post(
+    "/v1/documents/<document_id>/move",
+    summary="Move a document to another scope",
+    tags=["documents"],
+    responses=error_responses(400, 401, 403, 404, 409, 422),
+)
+def move_document(
+    document_id: str,
+    request: Annotated[MoveRequest, Body()],
+    authorization: AuthHeader = None,
+    x_scope: ScopeHeader = None,
+    scope: ScopeQuery = None,
+) -> dict[str, Any]:
+    """The key must be able to read the document where it is (scope and ACL groups) and be granted `to_scope`."""
+    service = get_service()
+    return service.move_document(service.authenticate(authorization), x_scope or scope, document_id, request)
 
 
 search = Router()

@@ -24,3 +24,12 @@ class ProviderError(SourcererError):
 
 class EmbeddingError(ProviderError):
     """An embedder failed; retrieval falls back to keyword search when this happens."""
+
+
+class DocumentNotFound(SourcererError):
+    """No document the caller may touch has this identity. Also raised when one exists but the caller could
+    not read it, so that the answer never reveals that it exists."""
+
+
+class DocumentConflict(SourcererError):
+    """The write would overwrite another document the caller can see (a move onto an occupied identity)."""

@@ -16,7 +16,7 @@ from urllib.parse import unquote_plus
 from sourcerer.errors import SourcererError
 from sourcerer.ledger.base import Ledger, UsageRecord
 from sourcerer.store.base import Index
-from sourcerer.store.models import Document, document_id_for, normalize_scope, validate_tenant
+from sourcerer.store.models import Access, Document, document_id_for, normalize_scope, validate_tenant
 from sourcerer.tenancy import TIERS, month_of
 
 PREFIX = "tenants/"
@@ -38,6 +38,11 @@ class ObjectRef:
     @property
     def source_uri(self) -> str:
         return f"s3://{self.bucket}/{self.key}"
+
+    @property
+    def access(self) -> Access:
+        """Whoever may write the object key may write its scope, and only that scope: the key's path is the grant."""
+        return Access(scopes=(self.scope,), groups=None)
 
 
 def parse_record(record: dict[str, Any]) -> ObjectRef:
@@ -74,7 +79,7 @@ def handle_record(record: dict[str, Any], *, index: Index, ledger: Ledger, s3: A
     if tenant is None:
         raise RejectedObject(f"tenant {ref.tenant!r} does not exist; object {ref.key!r} not ingested")
     if ref.removed:
-        deleted = index.delete_document(ref.tenant, document_id_for(ref.tenant, ref.source_uri))
+        deleted = index.delete_document(ref.tenant, document_id_for(ref.tenant, ref.scope, ref.source_uri), access=ref.access)
         return {"status": "deleted" if deleted else "absent", "key": ref.key}
     kwargs = {"Bucket": ref.bucket, "Key": ref.key}
     if ref.version_id:
@@ -93,7 +98,7 @@ def handle_record(record: dict[str, Any], *, index: Index, ledger: Ledger, s3: A
         if not ledger.consume(ref.tenant, "chunks", chunks, limit, month_of()):
             raise RejectedObject(f"tenant {ref.tenant!r} is over its monthly chunk quota; {ref.key!r} not ingested")
 
-    result = index.ingest_document(document, admit=admit)
+    result = index.ingest_document(document, admit=admit, access=ref.access)
     if result["status"] != "unchanged":
         ledger.record_usage(
             UsageRecord(tenant=ref.tenant, route="s3:ObjectCreated", request_id=request_id, units={"chunks": result["chunks"]})

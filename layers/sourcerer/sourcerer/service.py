@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from sourcerer import config
+from sourcerer.errors import DocumentConflict, DocumentNotFound
 from sourcerer.ledger.base import (
     FINDING_STATUSES,
     AnswerRecord,
@@ -56,6 +57,10 @@ class PayloadTooLarge(TenancyError):
     status, code = 413, "payload_too_large"
 
 
+class Conflict(TenancyError):
+    status, code = 409, "conflict"
+
+
 # --- request models (the API's own shapes; the domain models live in the library) ------------------
 
 
@@ -74,6 +79,12 @@ class DocumentRequest(BaseModel):
         if (self.text is None) == (self.content_base64 is None):
             raise ValueError("give exactly one of text or content_base64")
         return self
+
+
+class MoveRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    to_scope: str = Field(min_length=1, max_length=512, description="the scope to move the document to, e.g. acme/beta")
 
 
 class SearchRequest(BaseModel):
@@ -228,7 +239,9 @@ class Service:
 
         tokens_before = self._embedding_tokens()
         try:
-            result = self.index.ingest_document(document, admit=admit)
+            result = self.index.ingest_document(document, admit=admit, access=ctx.access(target))
+        except DocumentNotFound as exc:  # a document there that this key could not read: say nothing about it
+            raise NotFound(f"no document for {request.source_uri!r} this key may write in {target[0]}") from exc
         except Exception:
             if metered:  # the write failed after the quota was taken: give it back
                 self.ledger.consume(ctx.tenant, "chunks", -metered, None, month_of(self.clock()))
@@ -249,12 +262,25 @@ class Service:
         return {"documents": sorted(docs.values(), key=lambda d: d["source_uri"]), "context": ctx.echo(scopes)}
 
     def delete_document(self, ctx: Context, scope: str | None, document_id: str) -> dict[str, Any]:
+        """Delete a document the key could read (scope and ACL groups); anything else is a 404."""
         ctx.require("write")
         scopes = ctx.narrow(scope)
-        visible = {d["document_id"] for s in scopes for d in self.index.list_documents(ctx.tenant, s)}
-        if document_id not in visible or not self.index.delete_document(ctx.tenant, document_id):
+        if not self.index.delete_document(ctx.tenant, document_id, access=ctx.access(scopes)):
             raise NotFound(f"no document {document_id} in this key's scopes")
         return {"document_id": document_id, "deleted": True, "context": ctx.echo(scopes)}
+
+    def move_document(self, ctx: Context, scope: str | None, document_id: str, request: MoveRequest) -> dict[str, Any]:
+        """Move a document the key could read to another scope it is granted (both needed; else a 404)."""
+        ctx.require("write")
+        scopes = ctx.narrow(scope)
+        target = ctx.narrow(request.to_scope)[0]
+        try:
+            moved = self.index.move_document(ctx.tenant, document_id, target, access=ctx.access(scopes))
+        except DocumentNotFound as exc:
+            raise NotFound(f"no document {document_id} in this key's scopes") from exc
+        except DocumentConflict as exc:
+            raise Conflict(str(exc)) from exc
+        return {**moved, "context": ctx.echo(scopes)}
 
     # --- search and answer ------------------------------------------------------------------------
 

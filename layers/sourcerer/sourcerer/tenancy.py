@@ -17,7 +17,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from sourcerer.errors import SourcererError
-from sourcerer.store.models import normalize_scope, validate_tenant
+from sourcerer.store.models import Access, normalize_scope, validate_tenant, within
 
 Permission = Literal["read", "write", "admin"]
 PERMISSIONS: tuple[str, ...] = ("read", "write", "admin")
@@ -155,11 +155,6 @@ def new_key(tenant: str, scopes: list[str], perms: list[str], groups: list[str] 
     return key, record
 
 
-def within(scope: str, grant: str) -> bool:
-    """Whether `scope` is `grant` or below it (`acme/alpha/x` is within `acme/alpha`; `acme/alphabet` is not)."""
-    return scope == grant or scope.startswith(grant + "/")
-
-
 @dataclass
 class Context:
     """The effective caller: echoed to clients as `context`."""
@@ -187,6 +182,10 @@ class Context:
         if not any(within(scope, grant) for grant in self.scopes):
             raise Forbidden(f"scope {scope!r} is outside this key's grants")
         return [scope]
+
+    def access(self, scopes: list[str]) -> Access:
+        """What this key may write within the scopes a request narrowed to (admins hold every ACL group)."""
+        return Access(scopes=tuple(scopes), groups=None if "admin" in self.perms else frozenset(self.groups))
 
     def may_read(self, scopes: list[str], granted: list[str]) -> bool:
         """Whether every scope in `scopes` lies within one of `granted` (the scopes this request narrowed to)."""

@@ -218,7 +218,15 @@ _ABBREVIATIONS = frozenset(
 )
 # A stop followed by whitespace; CJK, Arabic and Devanagari stops; and a full stop glued to the next
 # sentence ("...century.First for Women is") as left behind when paragraphs are joined without a space.
-_SENTENCE_END = re.compile(r"[.!?…]+[\"'”’)\]]*(?=\s)|[。！？!?]+[」』”)]*|[؟۔।॥]+|(?<=[a-z0-9)\"”])\.(?=[A-Z][a-z])")
+# A run of stops is matched from its first character only (the lookbehind) and without backtracking into
+# it (possessive): otherwise a long run of dots is tried from every position, quadratic in its length.
+_SENTENCE_END = re.compile(
+    r"(?<![.!?…])[.!?…]++[\"'”’)\]]*+(?=\s)|[。！？!?]+[」』”)]*|[؟۔।॥]+|(?<=[a-z0-9)\"”])\.(?=[A-Z][a-z])"
+)
+
+
+_WORD_WINDOW = 40  # longer than any abbreviation: the word before a stop is found within this many characters
+_NEXT_CHAR = re.compile(r"[ \t\r\n\f\v]{0,200}(\S)")
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
@@ -227,19 +235,20 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     Handles Latin punctuation (not after a known abbreviation, an initial or inside a number), CJK full stops
     (no space needed), Arabic and Devanagari stops, and paragraph breaks.
     """
+    # Linear in the text: each stop looks at a bounded window around it, never at everything before or after.
     spans: list[tuple[int, int]] = []
     start = 0
     boundaries: list[int] = []
     for match in _SENTENCE_END.finditer(text):
         end = match.end()
         if match.group()[0] == ".":
-            before = text[start : match.start()].split()
+            before = text[max(0, match.start() - _WORD_WINDOW) : match.start()].split()
             last = before[-1].casefold().rstrip(".") if before else ""
             if last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha()):
                 continue
             # "No. 5", decimals are excluded by requiring whitespace after the stop already
-            nxt = text[end:].lstrip()[:1]
-            if nxt and nxt.islower():
+            following = _NEXT_CHAR.match(text, end)
+            if following and following.group(1).islower():
                 continue
         boundaries.append(end)
     for para in re.finditer(r"\n\s*\n", text):

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from sourcerer.errors import DocumentConflict, DocumentNotFound
 from sourcerer.store.chunking import ChunkSettings, chunk_pieces
-from sourcerer.store.models import Chunk, Document, FileOutcome, Hit, IngestReport
+from sourcerer.store.models import Access, Chunk, Document, FileOutcome, Hit, IngestReport
 from sourcerer.store.parsers import EXTENSIONS, UnsupportedDocument, parse
 from sourcerer.text import terms
 
@@ -26,6 +27,10 @@ class Index(Protocol):
 
     Semantics every adapter guarantees (the contract suite in tests/contract checks them):
 
+    * Identity is (tenant, scope, source_uri): the same source in another scope is another document.
+    * Writes given an `access` follow the write rule (see `Access`): replacing, moving or deleting a document
+      the caller could not read, or writing outside its scopes, raises `DocumentNotFound` (a delete returns
+      False) and changes nothing; the check is atomic with the write. `access=None` is the trusted operator.
     * `ingest_document` is idempotent: the same content again is `unchanged`; changed content replaces all
       of the document's old chunks (`replaced`) and search never sees a mix of old and new. `admit`, when
       given, sees the chunk count of new content before the write and may refuse it by raising.
@@ -35,7 +40,9 @@ class Index(Protocol):
     * scores are in [0, 1]; keyword scores mean the same as the in-memory BM25 retriever's.
     """
 
-    def ingest_document(self, doc: Document | Mapping[str, Any], *, admit: Admit | None = None) -> dict[str, Any]: ...
+    def ingest_document(
+        self, doc: Document | Mapping[str, Any], *, admit: Admit | None = None, access: Access | None = None
+    ) -> dict[str, Any]: ...
 
     def ingest_path(
         self,
@@ -48,7 +55,13 @@ class Index(Protocol):
         progress: Callable[[str, int], None] | None = None,
     ) -> IngestReport: ...
 
-    def delete_document(self, tenant: str, document_id: str) -> bool: ...
+    def delete_document(self, tenant: str, document_id: str, *, access: Access | None = None) -> bool: ...
+
+    def move_document(self, tenant: str, document_id: str, scope: str, *, access: Access | None = None) -> dict[str, Any]:
+        """Move a document to `scope` (its id changes with its scope; chunks and vectors are kept, not re-embedded).
+        Needs the right to touch the document where it is and to write at the target; raises `DocumentConflict`
+        when the target already holds a visible document from the same source."""
+        ...
 
     def list_documents(self, tenant: str, scope: str | None = None) -> list[dict[str, Any]]: ...
 
@@ -122,6 +135,23 @@ def prepare(doc: Document, settings: ChunkSettings | None = None) -> Prepared:
     return Prepared(doc=doc, chunks=chunks, content_hash=doc.content_hash(), label=label, title=title)
 
 
+def check_write(access: Access | None, document: Document, existing: tuple[str, list[str]] | None) -> None:
+    """The write rule for an ingest: `existing` is the (scope, acl) stored under the document's identity."""
+    if access is None:
+        return
+    assert document.scope is not None
+    if not access.may_write_to(document.scope) or (existing is not None and not access.may_touch(*existing)):
+        raise DocumentNotFound(f"no document {document.document_id} this caller may write")
+
+
+def check_move(access: Access | None, target: str, occupant: tuple[str, list[str]] | None) -> None:
+    """The write rule for the target of a move: `occupant` is the (scope, acl) already at the new identity."""
+    if access is not None and (not access.may_write_to(target) or (occupant is not None and not access.may_touch(*occupant))):
+        raise DocumentNotFound(f"no scope {target} this caller may write")
+    if occupant is not None:
+        raise DocumentConflict(f"{target} already holds a document from the same source; delete or move it first")
+
+
 def plan_search(query: Any, k: Any, mode: str, has_embedder: bool) -> tuple[str | None, dict[str, Any]]:
     """Validate a search and decide how it runs: (mode to run, or None for an empty query; trace).
 
@@ -142,6 +172,9 @@ def check_mode(mode: str) -> None:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
 
 
+MAX_FILE_BYTES = 64 * 1024 * 1024  # a folder ingest skips bigger files without reading them
+
+
 def files_under(path: str | Path) -> list[Path]:
     """The file itself, or every file below a folder (hidden files and folders left out), sorted."""
     root = Path(path)
@@ -152,6 +185,18 @@ def files_under(path: str | Path) -> list[Path]:
     return sorted(
         p for p in root.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
     )
+
+
+def why_skip(file: Path, root: Path) -> str | None:
+    """Why a file found under `root` is not ingested, or None. A link that leads out of the folder is never
+    followed: ingesting a folder must not make the rest of the disk searchable."""
+    if root.is_dir() and not file.resolve().is_relative_to(root.resolve()):
+        return "a link to a file outside the folder being ingested"
+    if file.suffix.lower() not in EXTENSIONS:
+        return f"unsupported file type {file.suffix or '(none)'!r}"
+    if file.stat().st_size > MAX_FILE_BYTES:
+        return f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB"
+    return None
 
 
 def ingest_folder(
@@ -166,29 +211,27 @@ def ingest_folder(
 ) -> IngestReport:
     """Ingest a file or every file under a folder. Files that fail are reported with the reason; the rest go in."""
     report = IngestReport()
+    root = Path(path)
     for file in files_under(path):
         shown = str(file)
-        if file.suffix.lower() not in EXTENSIONS:
-            report.files.append(
-                FileOutcome(path=shown, status="skipped", reason=f"unsupported file type {file.suffix or '(none)'!r}")
-            )
-            if progress:
-                progress(shown, 0)
-            continue
         try:
-            result = index.ingest_document(
-                Document(
-                    source_uri=file.as_posix(),
-                    content=file.read_bytes(),
-                    tenant=tenant,
-                    scope=scope,
-                    acl=list(acl),
-                    metadata=dict(metadata or {}),
+            reason = why_skip(file, root)
+            if reason is not None:
+                report.files.append(FileOutcome(path=shown, status="skipped", reason=reason))
+            else:
+                result = index.ingest_document(
+                    Document(
+                        source_uri=file.as_posix(),
+                        content=file.read_bytes(),
+                        tenant=tenant,
+                        scope=scope,
+                        acl=list(acl),
+                        metadata=dict(metadata or {}),
+                    )
                 )
-            )
-            report.files.append(
-                FileOutcome(path=shown, status=result["status"], document_id=result["document_id"], chunks=result["chunks"])
-            )
+                report.files.append(
+                    FileOutcome(path=shown, status=result["status"], document_id=result["document_id"], chunks=result["chunks"])
+                )
         except (UnsupportedDocument, OSError, ValueError) as exc:
             report.files.append(FileOutcome(path=shown, status="skipped", reason=str(exc)))
         if progress:

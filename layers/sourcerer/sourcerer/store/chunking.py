@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from sourcerer.models import merge_locators, receipt_of
 from sourcerer.store.models import Chunk, unit_id_for
-from sourcerer.store.parsers import Piece
+from sourcerer.store.parsers import Piece, UnsupportedDocument
 
 _CJK_END = tuple("。！？」』，、")
+MAX_PIECE_CHARS = 2000  # a longer "sentence" (text without stops, a minified blob) is cut into pieces this long
+MAX_DOCUMENT_CHUNKS = 10_000  # about 10 MB of prose; a bigger file is refused with the reason, never half-written
 
 
 @dataclass
@@ -32,14 +35,36 @@ def _join(texts: list[str]) -> str:
     return out
 
 
+def bounded(pieces: list[Piece]) -> Iterator[Piece]:
+    """The pieces, each cut to at most `MAX_PIECE_CHARS` (at a space where there is one), so no chunk and no
+    search response can grow with the length of a single run-on sentence."""
+    for piece in pieces:
+        if len(piece.text) <= MAX_PIECE_CHARS:
+            yield piece
+            continue
+        start = 0
+        while start < len(piece.text):
+            end = min(len(piece.text), start + MAX_PIECE_CHARS)
+            if end < len(piece.text):
+                space = piece.text.rfind(" ", start + MAX_PIECE_CHARS // 2, end)
+                end = space if space > start else end
+            locator = piece.locator
+            if locator.get("kind") == "char_span":  # narrow a character span to the part
+                locator = {**locator, "start": locator["start"] + start, "end": locator["start"] + end}
+            part = piece.text[start:end].strip()
+            if part:
+                yield Piece(part, locator, piece.section)
+            start = end
+
+
 def chunk_pieces(pieces: list[Piece], *, tenant: str, document_id: str, settings: ChunkSettings | None = None) -> list[Chunk]:
-    """Group consecutive pieces of one section into windows of at most `max_words` (a single longer piece
-    is kept whole rather than split inside a sentence)."""
+    """Group consecutive pieces of one section into windows of at most `max_words`. A sentence is never split
+    unless it is longer than `MAX_PIECE_CHARS`; a document of more than `MAX_DOCUMENT_CHUNKS` is refused."""
     s = settings or ChunkSettings()
     windows: list[list[Piece]] = []
     current: list[Piece] = []
     size = 0
-    for piece in pieces:
+    for piece in bounded(pieces):
         crosses = current and piece.section != current[-1].section
         too_big = current and size + _size(piece.text) > s.max_words
         if crosses or too_big:
@@ -50,8 +75,12 @@ def chunk_pieces(pieces: list[Piece], *, tenant: str, document_id: str, settings
             current, size = list(carry), sum(_size(p.text) for p in carry)
         current.append(piece)
         size += _size(piece.text)
+        if len(windows) >= MAX_DOCUMENT_CHUNKS:  # stop early: the rest of a huge file is never chunked
+            break
     if current:
         windows.append(current)
+    if len(windows) > MAX_DOCUMENT_CHUNKS:
+        raise UnsupportedDocument(f"too large: more than {MAX_DOCUMENT_CHUNKS:,} chunks; split it into several documents")
     chunks = []
     for position, window in enumerate(windows):
         text = _join([p.text for p in window])

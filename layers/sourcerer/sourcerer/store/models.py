@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -32,6 +33,35 @@ def scope_ancestors(scope: str) -> list[str]:
     """`acme/alpha/backend` -> [`acme`, `acme/alpha`, `acme/alpha/backend`]."""
     parts = scope.split("/")
     return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def within(scope: str, grant: str) -> bool:
+    """Whether `scope` is `grant` or below it (`acme/alpha/x` is within `acme/alpha`; `acme/alphabet` is not)."""
+    return scope == grant or scope.startswith(grant + "/")
+
+
+@dataclass(frozen=True)
+class Access:
+    """Who is writing, for the write rule every path enforces: a caller may create, replace, move or delete a
+    document only if it could read it (a granted scope covers the document's current scope, and it holds one
+    of the document's ACL groups when it has any), and the target scope lies within its grants.
+
+    `groups=None` holds every group (an administrator, the CLI's operator, the bucket owner on S3 ingest).
+    """
+
+    scopes: tuple[str, ...]
+    groups: frozenset[str] | None = None
+
+    @classmethod
+    def everything(cls, tenant: str) -> Access:
+        return cls(scopes=(tenant,), groups=None)
+
+    def may_write_to(self, scope: str) -> bool:
+        return any(within(scope, grant) for grant in self.scopes)
+
+    def may_touch(self, scope: str, acl: list[str] | tuple[str, ...]) -> bool:
+        """Whether an existing document at `scope` with these ACL groups may be replaced, moved or deleted."""
+        return self.may_write_to(scope) and (not acl or self.groups is None or bool(self.groups & set(acl)))
 
 
 def validate_tenant(tenant: str) -> str:
@@ -72,7 +102,7 @@ class Document(BaseModel):
             raise ValueError("give exactly one of text or content")
         self.scope = normalize_scope(self.scope, self.tenant)
         if self.document_id is None:
-            self.document_id = document_id_for(self.tenant, self.source_uri)
+            self.document_id = document_id_for(self.tenant, self.scope, self.source_uri)
         return self
 
     def raw_bytes(self) -> bytes:
@@ -85,9 +115,13 @@ class Document(BaseModel):
         return h.hexdigest()
 
 
-def document_id_for(tenant: str, source_uri: str) -> str:
-    """Stable id of a document: the same file ingested again is the same document."""
-    return "doc_" + hashlib.sha256(f"{tenant}\x00{source_uri}".encode()).hexdigest()[:20]
+def document_id_for(tenant: str, scope: str, source_uri: str) -> str:
+    """Stable id of a document: the same source in the same scope is the same document.
+
+    The scope is part of the identity, so a writer in one scope can never address (replace or move) a
+    document that lives in another by naming the same `source_uri`; moving is an explicit operation.
+    """
+    return "doc_" + hashlib.sha256(f"{tenant}\x00{scope}\x00{source_uri}".encode()).hexdigest()[:20]
 
 
 def unit_id_for(tenant: str, document_id: str, position: int, text: str) -> str:

@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from sourcerer.errors import ConfigurationError, ProviderError
+from sourcerer.errors import ConfigurationError, DocumentNotFound, ProviderError
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder
 from sourcerer.retrieval.hybrid import fuse
 from sourcerer.store.base import (
@@ -29,6 +29,8 @@ from sourcerer.store.base import (
     Admit,
     Mode,
     as_document,
+    check_move,
+    check_write,
     embedding_text,
     index_terms,
     ingest_folder,
@@ -36,13 +38,21 @@ from sourcerer.store.base import (
     plan_search,
     prepare,
 )
-from sourcerer.store.chunking import ChunkSettings
-from sourcerer.store.models import Document, Hit, IngestReport, normalize_scope, scope_ancestors, validate_tenant
+from sourcerer.store.chunking import MAX_DOCUMENT_CHUNKS, ChunkSettings
+from sourcerer.store.models import (
+    Access,
+    Document,
+    Hit,
+    IngestReport,
+    document_id_for,
+    normalize_scope,
+    scope_ancestors,
+    validate_tenant,
+)
 from sourcerer.text import terms
 
 K1 = 1.2  # Lucene's BM25 default
 MAX_QUERY_TERMS = 64
-MAX_DOCUMENT_CHUNKS = 10000  # the default max_result_window; a 5 MiB document makes far fewer chunks
 SOURCE_FIELDS = [
     "unit_id",
     "document_id",
@@ -112,6 +122,11 @@ def index_body(dimension: int | None, *, shards: int = 1, replicas: int = 1) -> 
             "method": {"name": "hnsw", "engine": "faiss", "parameters": {"m": 16, "ef_construction": 128}},
         }
     return {"settings": settings, "mappings": {"dynamic": "strict", "properties": properties}}
+
+
+def _document(tenant: str, document_id: str) -> list[dict[str, Any]]:
+    """The filter that selects one document's chunks."""
+    return [{"term": {"tenant": tenant}}, {"term": {"document_id": document_id}}]
 
 
 def access_filter(tenant: str, scope: str | None, groups: Iterable[str] | None) -> list[dict[str, Any]]:
@@ -219,17 +234,19 @@ class OpenSearchIndex:
     def _refresh(self) -> dict[str, Any]:
         return {} if self.serverless else {"refresh": "wait_for"}
 
-    def _existing_hash(self, tenant: str, document_id: str) -> str | None:
+    def _existing(self, tenant: str, document_id: str) -> dict[str, Any] | None:
+        """content_hash, scope, acl and source_uri of a stored document (its newest version), or None."""
         response = self.client.search(
             index=self.index,
             body={
                 "size": 1,
-                "_source": ["content_hash"],
-                "query": {"bool": {"filter": [{"term": {"tenant": tenant}}, {"term": {"document_id": document_id}}]}},
+                "_source": ["content_hash", "scope", "acl", "source_uri"],
+                "query": {"bool": {"filter": _document(tenant, document_id)}},
+                "sort": [{"ingested_at": "desc"}],
             },
         )
         hits = response["hits"]["hits"]
-        return hits[0]["_source"]["content_hash"] if hits else None
+        return hits[0]["_source"] if hits else None
 
     def bulk_lines(self, document: Document, prepared: Any, vectors: Any) -> list[dict[str, Any]]:
         now = datetime.now(timezone.utc).isoformat()
@@ -286,21 +303,18 @@ class OpenSearchIndex:
         raise ProviderError(f"OpenSearch kept rejecting {len(pending) // 2} chunks with 429 (too many requests)")
 
     @_translated
-    def ingest_document(self, doc: Document | Mapping[str, Any], *, admit: Admit | None = None) -> dict[str, Any]:
+    def ingest_document(
+        self, doc: Document | Mapping[str, Any], *, admit: Admit | None = None, access: Access | None = None
+    ) -> dict[str, Any]:
         document = as_document(doc)
         assert document.document_id is not None
         content_hash = document.content_hash()
-        existing = self._existing_hash(document.tenant, document.document_id)
-        if existing == content_hash:
+        existing = self._existing(document.tenant, document.document_id)
+        # OpenSearch has no transactions: the rule is checked on the stored version just before the write
+        check_write(access, document, existing and (existing["scope"], existing["acl"]))
+        if existing is not None and existing["content_hash"] == content_hash:
             count = self.client.count(
-                index=self.index,
-                body={
-                    "query": {
-                        "bool": {
-                            "filter": [{"term": {"tenant": document.tenant}}, {"term": {"document_id": document.document_id}}]
-                        }
-                    }
-                },
+                index=self.index, body={"query": {"bool": {"filter": _document(document.tenant, document.document_id)}}}
             )["count"]
             return {"document_id": document.document_id, "chunks": count, "status": "unchanged"}
         prepared = prepare(document, self.chunk_settings)
@@ -320,7 +334,7 @@ class OpenSearchIndex:
                 body={
                     "query": {
                         "bool": {
-                            "filter": [{"term": {"tenant": document.tenant}}, {"term": {"document_id": document.document_id}}],
+                            "filter": _document(document.tenant, document.document_id),
                             "must_not": [{"term": {"content_hash": content_hash}}],
                         }
                     }
@@ -334,13 +348,54 @@ class OpenSearchIndex:
         }
 
     @_translated
-    def delete_document(self, tenant: str, document_id: str) -> bool:
+    def delete_document(self, tenant: str, document_id: str, *, access: Access | None = None) -> bool:
+        if access is not None:
+            existing = self._existing(tenant, document_id)
+            if existing is None or not access.may_touch(existing["scope"], existing["acl"]):
+                return False
         response = self.client.delete_by_query(
             index=self.index,
-            body={"query": {"bool": {"filter": [{"term": {"tenant": tenant}}, {"term": {"document_id": document_id}}]}}},
+            body={"query": {"bool": {"filter": _document(tenant, document_id)}}},
             **({} if self.serverless else {"refresh": True}),
         )
         return response.get("deleted", 0) > 0
+
+    @_translated
+    def move_document(self, tenant: str, document_id: str, scope: str, *, access: Access | None = None) -> dict[str, Any]:
+        target = normalize_scope(scope, tenant)
+        existing = self._existing(tenant, document_id)
+        if existing is None or (access is not None and not access.may_touch(existing["scope"], existing["acl"])):
+            raise DocumentNotFound(f"no document {document_id} in this caller's scopes")
+        moved_id = document_id_for(tenant, target, existing["source_uri"])
+        if moved_id != document_id:
+            occupant = self._existing(tenant, moved_id)
+            check_move(access, target, occupant and (occupant["scope"], occupant["acl"]))
+            # Serverless runs no scripts (no update_by_query): the chunks are re-written with their stored
+            # vectors under the new identity, then the old identity's chunks are deleted
+            chunks = self.client.search(
+                index=self.index,
+                body={"size": MAX_DOCUMENT_CHUNKS, "query": {"bool": {"filter": _document(tenant, document_id)}}},
+            )["hits"]["hits"]
+            lines: list[dict[str, Any]] = []
+            for chunk in chunks:
+                action: dict[str, Any] = {"_index": self.index}
+                if not self.serverless:
+                    action["_id"] = chunk["_source"]["unit_id"]
+                source = {
+                    **chunk["_source"],
+                    "document_id": moved_id,
+                    "scope": target,
+                    "scope_ancestors": scope_ancestors(target),
+                }
+                lines += [{"index": action}, source]
+            if lines:
+                self._bulk(lines)
+            self.client.delete_by_query(
+                index=self.index,
+                body={"query": {"bool": {"filter": _document(tenant, document_id)}}},
+                **({} if self.serverless else {"refresh": True}),
+            )
+        return {"document_id": moved_id, "previous_document_id": document_id, "scope": target, "status": "moved"}
 
     def ingest_path(
         self,

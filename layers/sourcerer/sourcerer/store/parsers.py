@@ -93,10 +93,12 @@ def parse(raw: bytes, source_uri: str, content_type: str | None = None) -> Parse
 def _line_pieces(text: str, first_line: int, section: str) -> list[Piece]:
     """Sentences of `text` (which starts at line `first_line`), each with its [start, end] lines."""
     pieces = []
+    counted, line = 0, first_line  # newlines are counted once, moving forward, never again from the start
     for start, end in sentence_spans(text):
-        line_start = first_line + text.count("\n", 0, start)
-        line_end = first_line + text.count("\n", 0, end)
-        pieces.append(Piece(" ".join(text[start:end].split()), {"kind": "lines", "start": line_start, "end": line_end}, section))
+        line += text.count("\n", counted, start)
+        line_end = line + text.count("\n", start, end)
+        counted = start
+        pieces.append(Piece(" ".join(text[start:end].split()), {"kind": "lines", "start": line, "end": line_end}, section))
     return pieces
 
 
@@ -104,7 +106,20 @@ def _text_pieces(text: str, name: str) -> list[Piece]:
     return _line_pieces(text, 1, name)
 
 
-_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_HEADING = re.compile(r"(#{1,6})[ \t]+(\S.*)")
+
+
+def _heading(line: str) -> tuple[int, str] | None:
+    """(level, title) of an ATX heading line, its optional closing hashes dropped. Plain string operations,
+    not a backtracking pattern: a pattern with two open-ended runs took seconds on one long line."""
+    found = _HEADING.match(line)
+    if not found:
+        return None
+    title = found.group(2).rstrip()
+    unclosed = title.rstrip("#")
+    if unclosed != title and (not unclosed or unclosed[-1] in " \t"):
+        title = unclosed.rstrip()
+    return (len(found.group(1)), title) if title else None
 
 
 def _markdown(text: str, name: str) -> Parsed:
@@ -125,11 +140,11 @@ def _markdown(text: str, name: str) -> Parsed:
     for number, line in enumerate(lines, start=1):
         if line.strip().startswith("```"):
             in_fence = not in_fence
-        heading = None if in_fence else _HEADING.match(line)
+        heading = None if in_fence else _heading(line)
         if heading:
             flush(number - 1)
-            level = len(heading.group(1))
-            path = path[: level - 1] + [heading.group(2).strip()]
+            level, title = heading
+            path = path[: level - 1] + [title]
             block, block_start = [], number + 1
         else:
             block.append(line)
@@ -140,10 +155,14 @@ def _markdown(text: str, name: str) -> Parsed:
 
 def _strip_markdown(body: str) -> str:
     """Drop link targets, emphasis and list markers but keep the line structure (line locators stay right)."""
-    body = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", body)
-    body = re.sub(r"(\*\*|__|\*|_|`)(\S(?:.*?\S)?)\1", r"\2", body)
-    body = re.sub(r"(?m)^\s*(?:[-*+]|\d+[.)])\s+", "", body)
-    return body
+    return _LIST_MARKER.sub("", _EMPHASIS.sub(r"\2", _LINK.sub(r"\1", body)))
+
+
+# Every open-ended run is bounded and stays on its line, so each pattern is linear in the text: an unclosed
+# `[` or `*` looks ahead a few hundred characters, not to the end of the document.
+_LINK = re.compile(r"!?\[([^\[\]\n]{0,300})\]\([^()\s]{0,2000}\)")
+_EMPHASIS = re.compile(r"(\*\*|__|\*|_|`)(\S(?:[^\n]{0,300}?\S)?)\1")
+_LIST_MARKER = re.compile(r"(?m)^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
 
 
 # --- HTML: main content, char spans into the extracted text ---------------------------------------------
@@ -281,7 +300,9 @@ def _pdf(raw: bytes, name: str) -> Parsed:
 
 # --- transcripts: WebVTT and SRT cues with time ranges ---------------------------------------------------
 
-_TIMING = re.compile(r"(?:(\d+):)?(\d{1,2}):(\d{2})[.,](\d{3})\s*-->\s*(?:(\d+):)?(\d{1,2}):(\d{2})[.,](\d{3})")
+_TIMING = re.compile(
+    r"(?:(\d{1,5}):)?(\d{1,2}):(\d{2})[.,](\d{3})[ \t]{0,20}-->[ \t]{0,20}(?:(\d{1,5}):)?(\d{1,2}):(\d{2})[.,](\d{3})"
+)
 
 
 def _ms(h: str | None, m: str, s: str, ms: str) -> int:
@@ -312,6 +333,15 @@ def _cues(text: str, name: str, *, vtt: bool) -> list[Piece]:
 TEXT_FIELDS = ("text", "content", "body", "passage")
 
 
+def _loads(text: str, what: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UnsupportedDocument(f"{what} ({exc.msg} at line {exc.lineno})") from exc
+    except RecursionError as exc:  # the decoder recurses per level of nesting
+        raise UnsupportedDocument(f"{what}: nested too deeply") from exc
+
+
 def _record_text(record: Any) -> tuple[str, str | None] | None:
     if not isinstance(record, dict):
         return None
@@ -327,15 +357,9 @@ def _json(text: str, name: str, *, lines: bool) -> Parsed:
     if lines:
         for number, line in enumerate(text.split("\n"), start=1):
             if line.strip():
-                try:
-                    records.append((number, json.loads(line)))
-                except json.JSONDecodeError as exc:
-                    raise UnsupportedDocument(f"line {number} is not valid JSON ({exc.msg})") from exc
+                records.append((number, _loads(line, f"line {number} is not valid JSON")))
     else:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise UnsupportedDocument(f"not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+        data = _loads(text, "not valid JSON")
         items = data if isinstance(data, list) else [data]
         records = [(i + 1, item) for i, item in enumerate(items)]
     pieces: list[Piece] = []

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from sourcerer.errors import ConfigurationError
+from sourcerer.errors import ConfigurationError, DocumentNotFound
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder
 from sourcerer.retrieval.hybrid import fuse
 from sourcerer.retrieval.keyword import K1, B
@@ -31,6 +31,8 @@ from sourcerer.store.base import (
     Admit,
     Mode,
     as_document,
+    check_move,
+    check_write,
     embedding_text,
     index_terms,
     ingest_folder,
@@ -39,7 +41,16 @@ from sourcerer.store.base import (
     prepare,
 )
 from sourcerer.store.chunking import ChunkSettings
-from sourcerer.store.models import Document, Hit, IngestReport, normalize_scope, scope_ancestors, validate_tenant
+from sourcerer.store.models import (
+    Access,
+    Document,
+    Hit,
+    IngestReport,
+    document_id_for,
+    normalize_scope,
+    scope_ancestors,
+    validate_tenant,
+)
 from sourcerer.text import terms
 
 SCHEMA = """
@@ -113,25 +124,56 @@ class SQLiteIndex:
                     f"index {self.path} was built with embedding model {row[0]!r}, not {self.model_id!r}: "
                     f"set SOURCERER_EMBEDDER to match, or ingest into a new index"
                 )
+            self._scope_identity(conn)
             self._conn = conn
         return self._conn
+
+    @staticmethod
+    def _scope_identity(conn: sqlite3.Connection) -> None:
+        """Rename documents ingested before the scope was part of a document's identity, once, in one transaction,
+        so that their next re-ingest finds them (`unchanged`) instead of adding a second copy."""
+        if conn.execute("SELECT 1 FROM meta WHERE key='identity'").fetchone():
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if not conn.execute("SELECT 1 FROM meta WHERE key='identity'").fetchone():  # another process may have won
+                for tenant, old, scope, uri in conn.execute(
+                    "SELECT tenant, document_id, scope, source_uri FROM documents"
+                ).fetchall():
+                    new = document_id_for(tenant, scope, uri)
+                    if new != old:
+                        conn.execute("UPDATE documents SET document_id=? WHERE tenant=? AND document_id=?", (new, tenant, old))
+                        conn.execute("UPDATE chunks SET document_id=? WHERE tenant=? AND document_id=?", (new, tenant, old))
+                conn.execute("INSERT INTO meta VALUES ('identity', 'tenant-scope-source')")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
 
     def _version(self, db: sqlite3.Connection) -> int:
         return int(db.execute("SELECT value FROM meta WHERE key='version'").fetchone()[0])
 
     # --- writing -----------------------------------------------------------------------------------
 
-    def ingest_document(self, doc: Document | Mapping[str, Any], *, admit: Admit | None = None) -> dict[str, Any]:
+    def _existing(self, db: sqlite3.Connection, tenant: str, document_id: str) -> tuple[str, int, str, list[str]] | None:
+        """(content hash, chunks, scope, acl) of a stored document, or None."""
+        row = db.execute(
+            "SELECT content_hash, chunks, scope, acl FROM documents WHERE tenant=? AND document_id=?", (tenant, document_id)
+        ).fetchone()
+        return None if row is None else (row[0], row[1], row[2], json.loads(row[3]))
+
+    def ingest_document(
+        self, doc: Document | Mapping[str, Any], *, admit: Admit | None = None, access: Access | None = None
+    ) -> dict[str, Any]:
         document = as_document(doc)
+        assert document.document_id is not None and document.scope is not None
         db = self._db()
         content_hash = document.content_hash()
         with self._lock:
-            row = db.execute(
-                "SELECT content_hash, chunks FROM documents WHERE tenant=? AND document_id=?",
-                (document.tenant, document.document_id),
-            ).fetchone()
-        if row is not None and row[0] == content_hash:
-            return {"document_id": document.document_id, "chunks": row[1], "status": "unchanged"}
+            existing = self._existing(db, document.tenant, document.document_id)
+        check_write(access, document, existing and (existing[2], existing[3]))
+        if existing is not None and existing[0] == content_hash:
+            return {"document_id": document.document_id, "chunks": existing[1], "status": "unchanged"}
         prepared = prepare(document, self.chunk_settings)
         if admit is not None:
             admit(len(prepared.chunks))
@@ -140,11 +182,14 @@ class SQLiteIndex:
             if self.embedder is not None
             else None
         )
-        status = "replaced" if row is not None else "ingested"
         now = time.time()
         with self._lock:
             db.execute("BEGIN IMMEDIATE")
             try:
+                # checked again inside the write transaction: another writer may have changed the ACL meanwhile
+                current = self._existing(db, document.tenant, document.document_id)
+                check_write(access, document, current and (current[2], current[3]))
+                status = "replaced" if current is not None else "ingested"
                 self._delete_chunks(db, document.tenant, document.document_id)
                 if vectors is not None and len(vectors):
                     db.execute("INSERT OR IGNORE INTO meta VALUES ('embed_dim', ?)", (str(vectors.shape[1]),))
@@ -197,12 +242,17 @@ class SQLiteIndex:
                         now,
                     ),
                 )
-                db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='version'")
+                self._bump(db)
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
         return {"document_id": document.document_id, "chunks": len(prepared.chunks), "status": status}
+
+    @staticmethod
+    def _bump(db: sqlite3.Connection) -> None:
+        """Mark a write: cached vectors, statistics and visibility masks reload on the next read."""
+        db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='version'")
 
     @staticmethod
     def _delete_chunks(db: sqlite3.Connection, tenant: str, document_id: str) -> None:
@@ -211,19 +261,61 @@ class SQLiteIndex:
             db.execute(f"DELETE FROM {table} WHERE {column} IN ({of_document})", (tenant, document_id))
         db.execute("DELETE FROM chunks WHERE tenant=? AND document_id=?", (tenant, document_id))
 
-    def delete_document(self, tenant: str, document_id: str) -> bool:
+    def delete_document(self, tenant: str, document_id: str, *, access: Access | None = None) -> bool:
         db = self._db()
         with self._lock:
             db.execute("BEGIN IMMEDIATE")
             try:
+                current = self._existing(db, tenant, document_id)
+                if current is None or (access is not None and not access.may_touch(current[2], current[3])):
+                    db.execute("ROLLBACK")
+                    return False
                 self._delete_chunks(db, tenant, document_id)
-                gone = db.execute("DELETE FROM documents WHERE tenant=? AND document_id=?", (tenant, document_id)).rowcount
-                db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='version'")
+                db.execute("DELETE FROM documents WHERE tenant=? AND document_id=?", (tenant, document_id))
+                self._bump(db)
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
-        return gone > 0
+        return True
+
+    def move_document(self, tenant: str, document_id: str, scope: str, *, access: Access | None = None) -> dict[str, Any]:
+        target = normalize_scope(scope, tenant)
+        db = self._db()
+        with self._lock:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                current = self._existing(db, tenant, document_id)
+                if current is None or (access is not None and not access.may_touch(current[2], current[3])):
+                    raise DocumentNotFound(f"no document {document_id} in this caller's scopes")
+                source_uri = db.execute(
+                    "SELECT source_uri FROM documents WHERE tenant=? AND document_id=?", (tenant, document_id)
+                ).fetchone()[0]
+                moved_id = document_id_for(tenant, target, source_uri)
+                if moved_id != document_id:
+                    occupant = self._existing(db, tenant, moved_id)
+                    check_move(access, target, occupant and (occupant[2], occupant[3]))
+                    rows = [
+                        r[0] for r in db.execute("SELECT id FROM chunks WHERE tenant=? AND document_id=?", (tenant, document_id))
+                    ]
+                    db.execute(
+                        "UPDATE documents SET document_id=?, scope=?, updated_at=? WHERE tenant=? AND document_id=?",
+                        (moved_id, target, time.time(), tenant, document_id),
+                    )
+                    db.execute(
+                        "UPDATE chunks SET document_id=?, scope=? WHERE tenant=? AND document_id=?",
+                        (moved_id, target, tenant, document_id),
+                    )
+                    db.executemany("DELETE FROM chunk_scopes WHERE chunk=?", [(r,) for r in rows])
+                    db.executemany(
+                        "INSERT INTO chunk_scopes VALUES (?, ?)", [(s, r) for r in rows for s in scope_ancestors(target)]
+                    )
+                    self._bump(db)
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        return {"document_id": moved_id, "previous_document_id": document_id, "scope": target, "status": "moved"}
 
     def ingest_path(
         self,

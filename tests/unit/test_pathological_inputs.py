@@ -1,0 +1,106 @@
+"""Small inputs must never buy unbounded work: every parser and splitter is linear (or bounded) in its input,
+chunks have a hard maximum size, and so do search responses. Each shape below took from 29 s to hours before.
+
+The time bounds are generous (a slow CI core), far below what the quadratic and cubic versions needed.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+from sourcerer.ledger.sqlite import SQLiteLedger
+from sourcerer.service import DocumentRequest, SearchRequest, Service
+from sourcerer.store.base import prepare
+from sourcerer.store.chunking import MAX_DOCUMENT_CHUNKS, MAX_PIECE_CHARS
+from sourcerer.store.models import Document
+from sourcerer.store.parsers import UnsupportedDocument
+from sourcerer.store.sqlite import SQLiteIndex
+from sourcerer.tenancy import new_key
+from sourcerer.text import sentence_spans
+
+SHAPES = {
+    "a Markdown heading with 20,000 spaces inside": ("a.md", "# a" + " " * 20_000 + "b\n\nThe body.\n"),
+    "Markdown emphasis openers that never close": ("a.md", "*a " * 30_000),
+    "Markdown link openers that never close": ("a.md", "[" * 200_000),
+    "Markdown link targets that never close": ("a.md", "[a](" * 50_000),
+    "lines of blanks in Markdown": ("a.md", "  \n" * 200_000 + "x"),
+    "16,000 sentences": ("a.txt", " ".join(f"Sentence number {i} ends here." for i in range(16_000))),
+    "16,000 sentences on their own lines": ("a.txt", "\n".join(f"Sentence number {i} ends here." for i in range(16_000))),
+    "a run of 200,000 full stops": ("a.txt", "." * 200_000),
+    "2 MB without sentence punctuation": ("a.txt", "word " * 400_000),
+    "1 MB without a space": ("a.txt", "x" * 1_000_000),
+    "a WebVTT line of 100,000 digits": ("a.vtt", "WEBVTT\n\n" + "1" * 100_000 + " --> x\n"),
+    "100,000 unclosed HTML tags": ("a.html", "<" * 100_000),
+}
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_each_pathological_shape_parses_in_bounded_time_into_bounded_chunks(name):
+    uri, text = SHAPES[name]
+    started = time.perf_counter()
+    try:
+        chunks = prepare(Document(source_uri=uri, text=text, tenant="t")).chunks
+    except UnsupportedDocument as exc:  # refused with a reason is a fine outcome; hanging is not
+        chunks = []
+        assert str(exc)
+    assert time.perf_counter() - started < 8.0, name
+    assert all(len(c.text) <= 2 * MAX_PIECE_CHARS for c in chunks)
+
+
+def test_sentence_splitting_grows_linearly():
+    def seconds(n):
+        text = " ".join(f"Sentence number {i} ends here." for i in range(n))
+        started = time.perf_counter()
+        assert len(sentence_spans(text)) == n
+        return time.perf_counter() - started
+
+    seconds(1000)  # warm up
+    small, large = seconds(4_000), seconds(32_000)
+    assert large < 8 * small * 3 + 0.05  # 8x the text in well under 3x linear time (quadratic would be 64x)
+
+
+@pytest.mark.parametrize("shape", ["[" * 5000 + "]" * 5000, '{"a":' * 5000 + "1" + "}" * 5000])
+def test_deeply_nested_json_is_refused_with_a_reason(shape):
+    for uri, content in (("deep.json", shape), ("deep.jsonl", shape + "\n")):
+        with pytest.raises(UnsupportedDocument, match="nested too deeply"):
+            prepare(Document(source_uri=uri, text=content, tenant="t"))
+
+
+def test_a_document_of_too_many_chunks_is_refused_before_anything_is_written(tmp_path):
+    index = SQLiteIndex(tmp_path / "i.db", embedder=None)
+    huge = "".join(f"Paragraph {i} is here.\n\n# Section {i}\n\n" for i in range(MAX_DOCUMENT_CHUNKS + 1))
+    with pytest.raises(UnsupportedDocument, match="too large"):
+        index.ingest_document({"source_uri": "huge.md", "text": huge})
+    assert index.stats()["chunks"] == 0
+
+
+def test_search_responses_stay_far_under_lambdas_6_mb_with_the_largest_documents(tmp_path):
+    service = Service(index=SQLiteIndex(tmp_path / "i.db", embedder=None), ledger=SQLiteLedger(tmp_path / "l.db"))
+    service.ledger.create_tenant("acme", "enterprise")
+    key, record = new_key("acme", ["acme"], ["read", "write"])
+    service.ledger.put_key(record)
+    ctx = service.authenticate(f"Bearer {key}")
+    blob = "ünïcödé 日本語 failover " * 30_000  # ~1 MB of text without a full stop: hundreds of maximal chunks
+    for name in ("a.txt", "b.txt"):
+        service.ingest(ctx, None, DocumentRequest(source_uri=name, text=blob))
+    found = service.search(ctx, None, SearchRequest(q="failover", top_k=100, mode="keyword"))
+    assert len(found["hits"]) == 100
+    assert len(json.dumps(found).encode()) < 2_000_000
+
+
+def test_a_folder_ingest_skips_links_that_leave_the_folder_and_says_why(tmp_path):
+    outside = tmp_path / "private.txt"
+    outside.write_text("The root password is hunter2.")
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "guide.txt").write_text("The guide explains failover.")
+    (folder / "inside.txt").symlink_to(folder / "guide.txt")
+    (folder / "escape.txt").symlink_to(outside)
+    index = SQLiteIndex(tmp_path / "i.db", embedder=None)
+    report = index.ingest_path(folder, tenant="t")
+    status = {f.path.rsplit("/", 1)[-1]: (f.status, f.reason) for f in report.files}
+    assert status["escape.txt"] == ("skipped", "a link to a file outside the folder being ingested")
+    assert status["inside.txt"][0] == "ingested" and status["guide.txt"][0] == "ingested"
+    assert index.search("root password", tenant="t", mode="keyword") == []
