@@ -21,7 +21,17 @@ from importlib import resources
 
 from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities
 from sourcerer.synthesis.answerability import LogisticModel
-from sourcerer.text import NEGATIONS, STOPWORDS, digit_numbers, normalize, numbers, sentence_spans, stem, terms
+from sourcerer.text import (
+    NEGATIONS,
+    STOPWORDS,
+    digit_numbers,
+    is_instruction,
+    normalize,
+    numbers,
+    sentence_spans,
+    stem,
+    terms,
+)
 
 SUPPORT_FEATURES: dict[str, list[str]] = {
     "lexical": [
@@ -99,6 +109,8 @@ def source_sentences(source: str) -> tuple[SourceSentence, ...]:
     for number, paragraph in enumerate(re.split(r"(\n\s*\n)", source)):
         if number % 2 == 0:
             for start, end in sentence_spans(paragraph):
+                if is_instruction(paragraph[start:end]):  # addresses the model: never support for a claim
+                    continue
                 out.append(SourceSentence.of(number // 2, offset + start, offset + end, paragraph[start:end]))
         offset += len(paragraph)
     return tuple(out)

@@ -24,11 +24,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sourcerer import config
+from sourcerer.citations import strip_markers
 from sourcerer.models import CharSpan, Passage
 from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, sigmoid
 from sourcerer.synthesis.draft import Draft
-from sourcerer.text import digit_numbers, normalize, passage_terms, terms
+from sourcerer.text import digit_numbers, is_instruction, normalize, passage_terms, terms, without_invisibles
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
 _CLOCK = re.compile(r"\b\d{1,2}[:h]\d{2}\b")
@@ -197,7 +198,8 @@ class ExtractiveSynthesizer:
         pool: list[tuple[int, int, int, str]] = []
         for pi, passage in enumerate(passages):
             for start, end in passage.sentence_offsets():
-                pool.append((pi, start, end, passage.text[start:end]))
+                if not is_instruction(passage.text[start:end]):  # text that addresses the model is never an answer
+                    pool.append((pi, start, end, passage.text[start:end]))
         if not pool:
             return Analysis(feature_set="lexical")
         q_terms = list(dict.fromkeys(terms(question)))
@@ -313,7 +315,7 @@ class ExtractiveSynthesizer:
         quotes: dict[int, list[CharSpan]] = {}
         for c in chosen:
             number = c.passage + 1
-            parts.append(f"{_ensure_stop(c.text)} [{number}]")
+            parts.append(f"{_ensure_stop(as_quoted(c.text))} [{number}]")
             quotes.setdefault(number, []).append(CharSpan(start=c.start, end=c.end))
         return Draft(
             answer=" ".join(parts),
@@ -323,6 +325,13 @@ class ExtractiveSynthesizer:
             spans=quotes,
             detail={**detail, "sentences": len(chosen)},
         )
+
+
+def as_quoted(sentence: str) -> str:
+    """A source sentence as it may appear in an answer: citation markers of its own (`[2]` in a paper) would
+    read as ours and point at another source, and invisible control characters could reorder what is shown;
+    both are dropped. The quote spans still point at the sentence as stored."""
+    return strip_markers(without_invisibles(sentence))
 
 
 def _ensure_stop(text: str) -> str:

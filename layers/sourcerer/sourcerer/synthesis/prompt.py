@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from sourcerer.models import Passage
@@ -20,9 +21,13 @@ Reply with one JSON object and nothing else:
 {"answer": "<answer with inline [n] markers>", "citations": [<numbers of the sources you used>], "refused": <true|false>}"""
 
 
+_FENCE_TAG = re.compile(r"<(\s*/?\s*)(source)", re.IGNORECASE)
+
+
 def _fence(text: str) -> str:
-    # A passage cannot close its own fence and smuggle text outside it.
-    return text.replace("</source>", "<\\/source>").replace("<source", "<\\source")
+    # A passage cannot open or close a fence and smuggle text outside it: `</source>`, `</SOURCE>`, `</source >`
+    # and `< /source>` alike lose their `<`.
+    return _FENCE_TAG.sub(lambda m: f"&lt;{m.group(1)}{m.group(2)}", text)
 
 
 def render_sources(passages: Sequence[Passage], numbers: Sequence[int] | None = None) -> str:
