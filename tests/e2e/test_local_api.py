@@ -317,3 +317,94 @@ def test_moving_a_document_needs_both_scopes(api):
     hits = client.post("/v1/search?scope=mv/beta", headers=both, json={"q": "failover cutover"}).json()["hits"]
     assert hits and hits[0]["document_id"] == moved.json()["document_id"]
     assert client.post("/v1/search?scope=mv/alpha", headers=both, json={"q": "failover cutover"}).json()["hits"] == []
+
+
+# --- the raw HTTP layer: every malformed request gets a JSON error at once --------------------------------
+
+
+def _raw(client, payload: bytes, timeout: float = 5.0) -> bytes:
+    import socket
+    from urllib.parse import urlsplit
+
+    where = urlsplit(str(client.base_url))
+    with socket.create_connection((where.hostname, where.port), timeout=timeout) as sock:
+        sock.sendall(payload)
+        chunks = []
+        while True:
+            try:
+                data = sock.recv(65536)
+            except TimeoutError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        return b"".join(chunks)
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status"),
+    [
+        (b"POST /v1/search HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n", 400),
+        (b"POST /v1/search HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", 400),
+        (b"GARBAGE\r\n\r\n", 400),
+        (b"GET /health HTTP/9.9\r\n\r\n", 505),
+    ],
+)
+def test_malformed_requests_get_a_json_error_at_once(api, request_bytes, status):
+    import time
+
+    client, _, _ = api
+    started = time.perf_counter()
+    response = _raw(client, request_bytes)
+    assert time.perf_counter() - started < 3
+    head, _, body = response.partition(b"\r\n\r\n")
+    assert head.startswith(f"HTTP/1.1 {status}".encode()) or head.startswith(f"HTTP/1.0 {status}".encode()), head
+    assert "error" in json.loads(body)
+
+
+@pytest.mark.parametrize("method", ["TRACE", "OPTIONS", "PUT", "PATCH", "FOO"])
+def test_undeclared_methods_are_405_with_allow_and_a_json_error(api, method):
+    client, _, _ = api
+    response = client.request(method, "/v1/documents")
+    assert response.status_code == 405
+    assert response.headers["Allow"] == "GET, POST"
+    assert response.json()["error"]["code"] == "method_not_allowed"
+    assert client.request(method, "/v1/nowhere").status_code == 404
+
+
+def test_head_is_405_without_a_body(api):
+    client, _, _ = api
+    response = client.head("/v1/search")
+    assert response.status_code == 405 and response.headers["Allow"] == "POST" and response.content == b""
+
+
+def test_deeply_nested_json_bodies_are_400_not_500(api):
+    client, key, _ = api
+    headers, _ = key()
+    for body in ('{"q": ' + "[" * 5000 + "]" * 5000 + "}", "[" * 100_000):
+        response = client.post("/v1/search", headers={**headers, "Content-Type": "application/json"}, content=body)
+        assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_body"
+    document = json.dumps({"source_uri": "deep.json", "text": "[" * 5000 + "]" * 5000})
+    response = client.post("/v1/documents", headers={**headers, "Content-Type": "application/json"}, content=document)
+    assert response.status_code == 400 and "nested too deeply" in response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    "body", [{"q": "x", "top_k": "5"}, {"q": "x", "top_k": True}, {"q": "x", "verify": "yes"}, {"q": "x", "min_score": "0.2"}]
+)
+def test_request_models_are_strict(api, body):
+    client, key, _ = api
+    headers, _ = key()
+    response = client.post("/v1/answer", headers=headers, json=body)
+    assert response.status_code == 422 and response.json()["error"]["code"] == "validation_error"
+
+
+def test_a_stalled_body_does_not_hold_a_worker_past_the_timeout(api, monkeypatch):
+    import time
+
+    client, _, _ = api
+    # promise 100 bytes, send 2, then wait: the server answers 408 (or closes) after its timeout, not never
+    started = time.perf_counter()
+    response = _raw(client, b"POST /v1/search HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{}", timeout=30)
+    assert time.perf_counter() - started < 25
+    assert response == b"" or response.startswith(b"HTTP/1.1 408")

@@ -117,3 +117,24 @@ def test_top_k_above_the_tier_limit_is_refused(service):
     _, ctx = _key(service, tier="free", perms=("read",))
     with pytest.raises(TenancyError, match="top_k is limited to 10"):
         service.search(ctx, None, SearchRequest(q="x", top_k=11))
+
+
+def test_a_malformed_price_table_is_the_operators_fault_a_503_that_charges_nothing(tmp_path, monkeypatch):
+    import json
+
+    from sourcerer import api
+    from sourcerer.errors import ConfigurationError
+    from sourcerer.serve import LocalContext, to_event
+
+    monkeypatch.setenv("SOURCERER_PRICES", '{"query": "free"')
+    with pytest.raises(ConfigurationError, match="SOURCERER_PRICES"):
+        Service(index=SQLiteIndex(tmp_path / "i.db", embedder=None), ledger=SQLiteLedger(tmp_path / "l.db"))
+    api.get_service.cache_clear()
+    monkeypatch.setenv("SOURCERER_HOME", str(tmp_path))
+    try:
+        event = to_event("POST", "/v1/search", {"Authorization": "Bearer sk_x"}, json.dumps({"q": "failover"}))
+        result = api.build_app().resolve(event, LocalContext())
+    finally:
+        api.get_service.cache_clear()
+    assert result["statusCode"] == 503 and json.loads(result["body"])["error"]["code"] == "misconfigured"
+    assert "free" not in result["body"]  # the parser's message is for the operator's log, not the client

@@ -8,6 +8,8 @@ Errors are mapped to HTTP in exactly one place (`_register_errors`).
 from __future__ import annotations
 
 import json
+import logging
+import re
 from functools import lru_cache
 from typing import Annotated, Any
 
@@ -33,6 +35,8 @@ from sourcerer.service import (
 from sourcerer.store import open_index
 from sourcerer.store.parsers import UnsupportedDocument
 from sourcerer.tenancy import QuotaExceeded, TenancyError, UpgradeRequired
+
+log = logging.getLogger("sourcerer.api")
 
 ERRORS = {
     400: "invalid input",
@@ -241,11 +245,38 @@ def _register_errors(app: APIGatewayRestResolver) -> None:
 
     @app.exception_handler(ConfigurationError)
     def configuration(exc: ConfigurationError) -> Response:
+        log.error("misconfigured: %s", exc)  # the operator reads the reason in the logs; the client never does
         return _error(503, "misconfigured", "the service is misconfigured; the operator has been told")
+
+    @app.exception_handler(RecursionError)
+    def too_deep(exc: RecursionError) -> Response:  # the JSON decoder recurses once per level of nesting
+        return _error(400, "invalid_body", "the body is nested too deeply")
 
     @app.not_found
     def not_found(exc: Exception) -> Response:
+        allowed = allowed_methods(app, app.current_event.path)
+        if allowed:
+            return _error(
+                405,
+                "method_not_allowed",
+                f"{app.current_event.http_method} is not allowed here; use {', '.join(allowed)}",
+                {"Allow": ", ".join(allowed)},
+            )
         return _error(404, "not_found", "no such route")
+
+
+def allowed_methods(app: APIGatewayRestResolver, path: str) -> list[str]:
+    """The methods the spec declares for `path` (empty when no route matches it): a 405 names them in `Allow`."""
+    return sorted({method for pattern, methods in _route_table(app) if pattern.fullmatch(path) for method in methods})
+
+
+@lru_cache(maxsize=8)
+def _route_table(app: APIGatewayRestResolver) -> tuple[tuple[re.Pattern[str], frozenset[str]], ...]:
+    paths = json.loads(openapi_spec(app))["paths"]
+    return tuple(
+        (re.compile(re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(route))), frozenset(m.upper() for m in methods))
+        for route, methods in paths.items()
+    )
 
 
 def build_app(*routers: Router) -> APIGatewayRestResolver:

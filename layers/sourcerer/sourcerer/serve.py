@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 MAX_BODY_BYTES = 8 * 1024 * 1024  # a little over the document limit once base64 and JSON are counted
+REQUEST_TIMEOUT_S = 15
 
 
 class LocalContext:
@@ -73,6 +74,7 @@ def make_server(host: str = "127.0.0.1", port: int = 8080) -> ThreadingHTTPServe
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        timeout = REQUEST_TIMEOUT_S  # socket timeout: a slow or stalled client cannot hold a worker
 
         def setup(self) -> None:
             super().setup()
@@ -81,22 +83,50 @@ def make_server(host: str = "127.0.0.1", port: int = 8080) -> ThreadingHTTPServe
             self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
         def _handle(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            if length > MAX_BODY_BYTES:
-                self._send(413, {"error": {"code": "payload_too_large", "message": "request body too large"}}, {})
+            raw_length = self.headers.get("Content-Length")
+            if raw_length is not None and not raw_length.strip().isdigit():
                 self.close_connection = True
+                self._send(400, _error_body("bad_request", "Content-Length must be a non-negative integer"), {})
                 return
-            body = self.rfile.read(length).decode("utf-8", "replace") if length else None
+            length = int(raw_length or 0)
+            if length > MAX_BODY_BYTES:
+                self.close_connection = True
+                self._send(413, _error_body("payload_too_large", "request body too large"), {})
+                return
+            try:
+                body = self.rfile.read(length).decode("utf-8", "replace") if length else None
+            except TimeoutError:  # a client that stalls mid-body does not keep the worker
+                self.close_connection = True
+                self._send(408, _error_body("request_timeout", f"the body did not arrive within {REQUEST_TIMEOUT_S} s"), {})
+                return
             event = to_event(self.command, self.path, {k: v for k, v in self.headers.items()}, body, self.client_address[0])
             try:
                 result = app.resolve(event, LocalContext())
             except Exception:  # noqa: BLE001 - never a stack trace to a client
-                self._send(500, {"error": {"code": "internal", "message": "internal error"}}, {})
+                self._send(500, _error_body("internal", "internal error"), {})
                 return
             headers = dict(result.get("headers") or {})
             for key, values in (result.get("multiValueHeaders") or {}).items():
                 headers[key] = values[-1]
             self._send(result["statusCode"], result.get("body") or "", headers)
+
+        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+            """What the standard library answers itself (a garbage request line, an oversized header): JSON, not
+            an HTML page, and the connection closed."""
+            self.close_connection = True
+            if self.request_version == "HTTP/0.9":  # a garbage request line: still answer with a status line
+                self.request_version = "HTTP/1.1"
+            try:
+                self._send(code, _error_body("bad_request" if code < 500 else "internal", message or "bad request"), {})
+            except OSError:
+                pass
+
+        def __getattr__(self, name: str) -> Any:
+            # every method, declared or not (TRACE, OPTIONS, HEAD, FOO), goes to the resolver, which answers
+            # 405 with `Allow` for a known path and 404 otherwise, instead of the standard library's HTML 501
+            if name.startswith("do_"):
+                return self._handle
+            raise AttributeError(name)
 
         def _send(self, status: int, body: Any, headers: dict[str, str]) -> None:
             data = (body if isinstance(body, str) else json.dumps(body)).encode("utf-8")
@@ -106,12 +136,21 @@ def make_server(host: str = "127.0.0.1", port: int = 8080) -> ThreadingHTTPServe
                 if key.lower() not in ("content-length", "connection"):
                     self.send_header(key, value)
             self.send_header("Content-Length", str(len(data)))
+            if self.close_connection:
+                self.send_header("Connection", "close")
             self.end_headers()
-            self.wfile.write(data)
-
-        do_GET = do_POST = do_DELETE = do_PUT = do_PATCH = _handle  # noqa: N815
+            if self.command != "HEAD":
+                self.wfile.write(data)
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
             pass
 
-    return ThreadingHTTPServer((host, port), Handler)
+    return Server((host, port), Handler)
+
+
+class Server(ThreadingHTTPServer):
+    request_queue_size = 128  # the listen backlog; the default of 5 reset connections at 16 clients
+
+
+def _error_body(code: str, message: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message}}

@@ -9,7 +9,6 @@ import base64
 import binascii
 import contextlib
 import itertools
-import json
 import time
 import uuid
 from collections.abc import Iterator
@@ -19,7 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from sourcerer import config
-from sourcerer.errors import DocumentConflict, DocumentNotFound
+from sourcerer.errors import ConfigurationError, DocumentConflict, DocumentNotFound
 from sourcerer.ledger.base import (
     FINDING_STATUSES,
     AnswerRecord,
@@ -65,7 +64,7 @@ class Conflict(TenancyError):
 
 
 class DocumentRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # strict: "5", true or "yes" are not numbers or booleans
 
     source_uri: str = Field(min_length=1, max_length=2048)
     text: str | None = None
@@ -82,13 +81,13 @@ class DocumentRequest(BaseModel):
 
 
 class MoveRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     to_scope: str = Field(min_length=1, max_length=512, description="the scope to move the document to, e.g. acme/beta")
 
 
 class SearchRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     q: str = Field(min_length=1, max_length=4000)
     top_k: int = Field(default=8, ge=1, le=100)
@@ -124,24 +123,34 @@ class _ScopedRetriever:
 DEFAULT_PRICES = {"query": 0.0, "chunk": 0.0, "llm_input_per_1k": 0.0005, "llm_output_per_1k": 0.0015}
 
 
-def prices() -> dict[str, float]:
+class Prices(BaseModel):
     """The price table behind `est_cost_usd`: defaults, overridden by `SOURCERER_PRICES` (a JSON object)."""
-    table = dict(DEFAULT_PRICES)
-    raw = config.env("SOURCERER_PRICES")
-    if raw:
-        table.update({k: float(v) for k, v in json.loads(raw).items()})
-    return table
 
+    model_config = ConfigDict(extra="forbid")
 
-def estimate_cost(units: dict[str, float]) -> float:
-    p = prices()
-    return round(
-        units.get("queries", 0) * p["query"]
-        + units.get("chunks", 0) * p["chunk"]
-        + units.get("llm_tokens_in", 0) / 1000 * p["llm_input_per_1k"]
-        + units.get("llm_tokens_out", 0) / 1000 * p["llm_output_per_1k"],
-        8,
-    )
+    query: float = Field(default=DEFAULT_PRICES["query"], ge=0)
+    chunk: float = Field(default=DEFAULT_PRICES["chunk"], ge=0)
+    llm_input_per_1k: float = Field(default=DEFAULT_PRICES["llm_input_per_1k"], ge=0)
+    llm_output_per_1k: float = Field(default=DEFAULT_PRICES["llm_output_per_1k"], ge=0)
+
+    @classmethod
+    def from_env(cls) -> Prices:
+        """Read once when the service starts: a malformed table is the operator's fault (a 503 that charges
+        nothing), never the client's (a 400 after its quota was taken)."""
+        raw = config.env("SOURCERER_PRICES")
+        try:
+            return cls.model_validate_json(raw) if raw else cls()
+        except ValueError as exc:
+            raise ConfigurationError(f"SOURCERER_PRICES is not a valid price table: {exc}") from exc
+
+    def estimate(self, units: dict[str, float]) -> float:
+        return round(
+            units.get("queries", 0) * self.query
+            + units.get("chunks", 0) * self.chunk
+            + units.get("llm_tokens_in", 0) / 1000 * self.llm_input_per_1k
+            + units.get("llm_tokens_out", 0) / 1000 * self.llm_output_per_1k,
+            8,
+        )
 
 
 @dataclass
@@ -149,6 +158,7 @@ class Service:
     index: Index
     ledger: Ledger
     clock: Any = field(default=time.time)
+    prices: Prices = field(default_factory=Prices.from_env)
 
     # --- who is calling ---------------------------------------------------------------------------
 
@@ -190,7 +200,7 @@ class Service:
             raise
 
     def _record(self, ctx: Context, route: str, request_id: str, units: dict[str, float]) -> float:
-        cost = estimate_cost(units)
+        cost = self.prices.estimate(units)
         self.ledger.record_usage(
             UsageRecord(
                 tenant=ctx.tenant, route=route, request_id=request_id, units=units, est_cost_usd=cost, timestamp=self.clock()
