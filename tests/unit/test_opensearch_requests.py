@@ -8,7 +8,7 @@ import pytest
 from fakes import FakeOpenSearch
 from sourcerer.errors import ProviderError
 from sourcerer.models import receipt_of
-from sourcerer.store.models import Access, document_id_for, scope_ancestors
+from sourcerer.store.models import Access, document_id_for, scope_ancestors, unit_id_for
 from sourcerer.store.opensearch import OpenSearchIndex, access_filter, index_body
 from sourcerer.text import terms
 
@@ -287,7 +287,10 @@ def test_move_rewrites_the_chunks_with_their_vectors_under_the_new_identity_then
     moved = _index(cluster).move_document("acme", "doc_1", "acme/beta", access=Access(scopes=("acme",), groups=None))
     assert moved["scope"] == "acme/beta" and moved["document_id"] == document_id_for("acme", "acme/beta", "a.txt")
     action, source = cluster.sent("POST", "/_bulk")[0]["body"]
-    assert action == {"index": {"_index": "docs", "_id": "u1"}}
+    assert action == {
+        "index": {"_index": "docs", "_id": unit_id_for("acme", moved["document_id"], 0, "Failover takes 42 seconds.")}
+    }
+    assert source["unit_id"] == action["index"]["_id"]
     assert source["embedding"] == [0.1, 0.2] and source["text"] == "Failover takes 42 seconds."
     assert (source["document_id"], source["scope"], source["scope_ancestors"]) == (
         moved["document_id"],

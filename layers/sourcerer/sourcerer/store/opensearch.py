@@ -46,6 +46,7 @@ from sourcerer.store.models import (
     IngestReport,
     document_id_for,
     normalize_scope,
+    unit_id_for,
     scope_ancestors,
     validate_tenant,
 )
@@ -378,11 +379,14 @@ class OpenSearchIndex:
             )["hits"]["hits"]
             lines: list[dict[str, Any]] = []
             for chunk in chunks:
+                old = chunk["_source"]
+                unit_id = unit_id_for(tenant, moved_id, old["position"], old["text"])  # as if ingested there
                 action: dict[str, Any] = {"_index": self.index}
                 if not self.serverless:
-                    action["_id"] = chunk["_source"]["unit_id"]
+                    action["_id"] = unit_id
                 source = {
-                    **chunk["_source"],
+                    **old,
+                    "unit_id": unit_id,
                     "document_id": moved_id,
                     "scope": target,
                     "scope_ancestors": scope_ancestors(target),

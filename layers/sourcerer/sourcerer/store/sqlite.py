@@ -48,6 +48,7 @@ from sourcerer.store.models import (
     IngestReport,
     document_id_for,
     normalize_scope,
+    unit_id_for,
     scope_ancestors,
     validate_tenant,
 )
@@ -295,16 +296,19 @@ class SQLiteIndex:
                 if moved_id != document_id:
                     occupant = self._existing(db, tenant, moved_id)
                     check_move(access, target, occupant and (occupant[2], occupant[3]))
-                    rows = [
-                        r[0] for r in db.execute("SELECT id FROM chunks WHERE tenant=? AND document_id=?", (tenant, document_id))
-                    ]
+                    chunks = db.execute(
+                        "SELECT id, position, text FROM chunks WHERE tenant=? AND document_id=?", (tenant, document_id)
+                    ).fetchall()
+                    rows = [r[0] for r in chunks]
                     db.execute(
                         "UPDATE documents SET document_id=?, scope=?, updated_at=? WHERE tenant=? AND document_id=?",
                         (moved_id, target, time.time(), tenant, document_id),
                     )
-                    db.execute(
-                        "UPDATE chunks SET document_id=?, scope=? WHERE tenant=? AND document_id=?",
-                        (moved_id, target, tenant, document_id),
+                    # chunk ids derive from the document's identity: a moved chunk gets the id it would have had if
+                    # ingested there, so a new document at the old place can never collide with it
+                    db.executemany(
+                        "UPDATE chunks SET document_id=?, scope=?, unit_id=? WHERE id=?",
+                        [(moved_id, target, unit_id_for(tenant, moved_id, pos, text), rowid) for rowid, pos, text in chunks],
                     )
                     db.executemany("DELETE FROM chunk_scopes WHERE chunk=?", [(r,) for r in rows])
                     db.executemany(
