@@ -274,7 +274,7 @@ def test_delete_by_a_caller_who_cannot_read_the_document_sends_no_delete(cluster
 
 
 def test_move_rewrites_the_chunks_with_their_vectors_under_the_new_identity_then_deletes_the_old(cluster):
-    chunk = {**_source("u1", "Failover takes 42 seconds.", doc="doc_1"), "embedding": [0.1, 0.2]}
+    chunk = {**_source("u1", "Failover takes 42 seconds.", doc="doc_1"), "position": 0, "embedding": [0.1, 0.2]}
     cluster.route(
         "POST",
         "/docs/_search",
