@@ -102,6 +102,45 @@ class LedgerContract:
         assert ledger.usage("acme", "2026-11") == {"queries": 5, "chunks": 10**9}
         assert ledger.usage("globex", "2026-11") == {}
 
+    def test_a_charge_takes_quota_and_writes_its_usage_record_together_and_release_undoes_both(self, ledger):
+        ledger.create_tenant("acme", "free")
+        first = UsageRecord(tenant="acme", route="POST /v1/search", request_id="r1", units={"queries": 1}, timestamp=1000.0)
+        assert ledger.charge(first, "queries", 1, 2, "2026-11")
+        assert ledger.usage("acme", "2026-11") == {"queries": 1}
+        assert [r.request_id for r in ledger.usage_records("acme")] == ["r1"]
+        ledger.record_usage(first.model_copy(update={"units": {"queries": 1, "embedding_tokens": 9}, "est_cost_usd": 0.5}))
+        assert [(r.units, r.est_cost_usd) for r in ledger.usage_records("acme")] == [({"queries": 1, "embedding_tokens": 9}, 0.5)]
+        refused = UsageRecord(tenant="acme", route="POST /v1/search", request_id="r2", units={"queries": 2}, timestamp=1001.0)
+        assert not ledger.charge(refused, "queries", 2, 2, "2026-11")  # over the quota: neither counter nor record
+        assert ledger.usage("acme", "2026-11") == {"queries": 1}
+        assert [r.request_id for r in ledger.usage_records("acme")] == ["r1"]
+        ledger.release(first, "queries", 1, "2026-11")
+        assert ledger.usage("acme", "2026-11") == {"queries": 0} and ledger.usage_records("acme") == []
+
+    def test_charges_racing_for_the_last_units_are_exact(self, ledger):
+        import threading
+
+        ledger.create_tenant("acme", "free")
+        assert ledger.consume("acme", "queries", 95, 100, "2026-11")
+        barrier = threading.Barrier(50)
+        results: list[bool] = []
+
+        def request(n: int) -> None:
+            record = UsageRecord(
+                tenant="acme", route="POST /v1/search", request_id=f"r{n}", units={"queries": 1}, timestamp=2000.0 + n
+            )
+            barrier.wait()
+            results.append(ledger.charge(record, "queries", 1, 100, "2026-11"))
+
+        threads = [threading.Thread(target=request, args=(n,)) for n in range(50)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert results.count(True) == 5
+        assert ledger.usage("acme", "2026-11") == {"queries": 100}
+        assert len(ledger.usage_records("acme")) == 5
+
     def test_usage_records_are_kept_per_tenant(self, ledger):
         now = time.time()
         ledger.record_usage(

@@ -24,7 +24,20 @@ def dynamodb_ledger(monkeypatch):
     with mock_aws():
         resource = boto3.resource("dynamodb")
         resource.create_table(**table_from_template("sourcerer-ledger"))
-        yield DynamoDBLedger("sourcerer-ledger", resource=resource)
+        ledger = DynamoDBLedger("sourcerer-ledger", resource=resource)
+        # moto's in-memory tables are not thread-safe (racing writes fail inside its deepcopy); on AWS the condition
+        # expressions make racing charges exact, so here each call is serialised and the conditions still decide
+        client = ledger.table.meta.client
+        lock = threading.Lock()
+        for name in ("transact_write_items", "update_item"):
+            original = getattr(client, name)
+
+            def serialised(*args, _original=original, **kwargs):
+                with lock:
+                    return _original(*args, **kwargs)
+
+            setattr(client, name, serialised)
+        yield ledger
 
 
 class TestDynamoDBLedger(LedgerContract):

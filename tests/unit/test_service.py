@@ -138,3 +138,80 @@ def test_a_malformed_price_table_is_the_operators_fault_a_503_that_charges_nothi
         api.get_service.cache_clear()
     assert result["statusCode"] == 503 and json.loads(result["body"])["error"]["code"] == "misconfigured"
     assert "free" not in result["body"]  # the parser's message is for the operator's log, not the client
+
+
+class _SlowEmbedder:
+    """Holds every ingest in its embedding step long enough for concurrent requests to overlap."""
+
+    model_id = "test:slow"
+
+    def embed(self, texts, role):
+        import time
+
+        import numpy as np
+
+        time.sleep(0.3)
+        return np.ones((len(texts), 4), dtype=np.float32) / 2
+
+    def calibrate(self, cosine):
+        return cosine
+
+
+def test_the_same_content_ingested_concurrently_is_written_and_charged_once(tmp_path):
+    import threading
+
+    service = Service(index=SQLiteIndex(tmp_path / "i.db", embedder=_SlowEmbedder()), ledger=SQLiteLedger(tmp_path / "l.db"))
+    _, ctx = _key(service)
+    barrier = threading.Barrier(4)
+    results = []
+
+    def post():
+        barrier.wait()
+        results.append(service.ingest(ctx, "acme/alpha", DocumentRequest(source_uri="runbook.md", text=RUNBOOK))["status"])
+
+    threads = [threading.Thread(target=post) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    chunks = service.index.stats()["chunks"]
+    assert sorted(results) == ["ingested", "unchanged", "unchanged", "unchanged"]
+    assert service.ledger.usage("acme", month_of())["chunks"] == chunks
+    assert [r.units["chunks"] for r in service.ledger.usage_records("acme")] == [chunks]
+
+
+def test_requests_refused_before_running_never_hold_quota(tmp_path):
+    service = Service(index=SQLiteIndex(tmp_path / "i.db", embedder=None), ledger=SQLiteLedger(tmp_path / "l.db"))
+    _, ctx = _key(service, tier="free")
+    for bad in (SearchRequest(q="failover", top_k=50), SearchRequest(q="failover", filters={"lang": "en"})):
+        with pytest.raises(TenancyError):
+            service.search(ctx, None, bad)
+    assert service.ledger.usage("acme", month_of()) == {} and service.ledger.usage_records("acme") == []
+
+
+def test_a_request_that_dies_after_its_charge_leaves_quota_and_usage_record_in_agreement(tmp_path):
+    class Dying(SQLiteIndex):
+        def search(self, *args, **kwargs):
+            raise KeyboardInterrupt  # not an Exception: nothing is released, as when the process is killed
+
+    service = Service(index=Dying(tmp_path / "i.db", embedder=None), ledger=SQLiteLedger(tmp_path / "l.db"))
+    _, ctx = _key(service)
+    for _ in range(3):
+        with pytest.raises(KeyboardInterrupt):
+            service.search(ctx, None, SearchRequest(q="failover"))
+    records = service.ledger.usage_records("acme")
+    assert service.ledger.usage("acme", month_of())["queries"] == sum(r.units["queries"] for r in records) == 3
+
+
+def test_a_request_that_fails_gives_its_quota_back_and_leaves_no_usage_record(tmp_path):
+    from sourcerer.errors import ProviderError
+
+    class Down(SQLiteIndex):
+        def search(self, *args, **kwargs):
+            raise ProviderError("backend down")
+
+    service = Service(index=Down(tmp_path / "i.db", embedder=None), ledger=SQLiteLedger(tmp_path / "l.db"))
+    _, ctx = _key(service)
+    with pytest.raises(ProviderError):
+        service.search(ctx, None, SearchRequest(q="failover"))
+    assert service.ledger.usage("acme", month_of()) == {"queries": 0} and service.ledger.usage_records("acme") == []

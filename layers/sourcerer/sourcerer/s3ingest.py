@@ -94,13 +94,22 @@ def handle_record(record: dict[str, Any], *, index: Index, ledger: Ledger, s3: A
     )
     limit = TIERS[tenant["tier"]].limit("chunks")
 
-    def admit(chunks: int) -> None:  # only new or changed content is metered; a retried event is unchanged
-        if not ledger.consume(ref.tenant, "chunks", chunks, limit, month_of()):
-            raise RejectedObject(f"tenant {ref.tenant!r} is over its monthly chunk quota; {ref.key!r} not ingested")
+    charged: UsageRecord | None = None
+    month = month_of()
 
-    result = index.ingest_document(document, admit=admit, access=ref.access)
-    if result["status"] != "unchanged":
-        ledger.record_usage(
-            UsageRecord(tenant=ref.tenant, route="s3:ObjectCreated", request_id=request_id, units={"chunks": result["chunks"]})
-        )
+    def admit(chunks: int) -> None:  # only new or changed content is metered; a retried event is unchanged
+        nonlocal charged
+        record = UsageRecord(tenant=ref.tenant, route="s3:ObjectCreated", request_id=request_id, units={"chunks": chunks})
+        if not ledger.charge(record, "chunks", chunks, limit, month):
+            raise RejectedObject(f"tenant {ref.tenant!r} is over its monthly chunk quota; {ref.key!r} not ingested")
+        charged = record
+
+    try:
+        result = index.ingest_document(document, admit=admit, access=ref.access)
+    except Exception:
+        if charged is not None:  # the write failed after the quota was taken: the retry will take it again
+            ledger.release(charged, "chunks", int(charged.units["chunks"]), month)
+        raise
+    if charged is not None and result["status"] == "unchanged":  # a concurrent delivery wrote it first
+        ledger.release(charged, "chunks", int(charged.units["chunks"]), month)
     return {**result, "key": ref.key}

@@ -153,6 +153,16 @@ class Prices(BaseModel):
         )
 
 
+@dataclass(frozen=True)
+class Charge:
+    """Quota a request holds and the usage record written with it (see `Ledger.charge`)."""
+
+    record: UsageRecord
+    unit: str
+    amount: int
+    month: str
+
+
 @dataclass
 class Service:
     index: Index
@@ -183,29 +193,35 @@ class Service:
             settings=TenantSettings.model_validate(tenant.get("settings") or {}),
         )
 
-    def _meter(self, ctx: Context, unit: str, amount: int) -> None:
+    def _charge(self, ctx: Context, route: str, request_id: str | None, unit: str, amount: int) -> Charge:
+        """Take quota and write the usage record in one ledger transaction (429 when the quota is used up)."""
         now = self.clock()
-        if not self.ledger.consume(ctx.tenant, unit, amount, ctx.tier.limit(unit), month_of(now)):
+        record = UsageRecord(
+            tenant=ctx.tenant, route=route, request_id=request_id or uuid.uuid4().hex, units={unit: amount}, timestamp=now
+        )
+        charge = Charge(record=record, unit=unit, amount=amount, month=month_of(now))
+        if not self.ledger.charge(record, unit, amount, ctx.tier.limit(unit), charge.month):
             raise QuotaExceeded(
                 f"monthly {unit} quota of the {ctx.tier.name} tier is used up", retry_after_s=seconds_to_next_month(now)
             )
+        return charge
+
+    def _release(self, charge: Charge) -> None:
+        self.ledger.release(charge.record, charge.unit, charge.amount, charge.month)
 
     @contextlib.contextmanager
-    def _refund_on_failure(self, ctx: Context, unit: str, amount: int) -> Iterator[None]:
-        """A request that fails on our side (bad input, a backend down) does not count against the quota."""
+    def _released_on_failure(self, charge: Charge) -> Iterator[None]:
+        """A request that fails on our side (a backend down) gives its quota back and leaves no usage record."""
         try:
             yield
         except Exception:
-            self.ledger.consume(ctx.tenant, unit, -amount, None, month_of(self.clock()))
+            self._release(charge)
             raise
 
-    def _record(self, ctx: Context, route: str, request_id: str, units: dict[str, float]) -> float:
+    def _settle(self, charge: Charge, units: dict[str, float]) -> float:
+        """The final units and cost of a charged request, written over its usage record."""
         cost = self.prices.estimate(units)
-        self.ledger.record_usage(
-            UsageRecord(
-                tenant=ctx.tenant, route=route, request_id=request_id, units=units, est_cost_usd=cost, timestamp=self.clock()
-            )
-        )
+        self.ledger.record_usage(charge.record.model_copy(update={"units": units, "est_cost_usd": cost}))
         return cost
 
     def _embedding_tokens(self) -> int:
@@ -240,25 +256,25 @@ class Service:
             acl=acl,
             metadata=request.metadata,
         )
-        metered = 0
+        charge: Charge | None = None
 
         def admit(chunks: int) -> None:  # new or changed content only; unsupported files fail before this
-            nonlocal metered
-            self._meter(ctx, "chunks", chunks)
-            metered = chunks
+            nonlocal charge
+            charge = self._charge(ctx, "POST /v1/documents", request_id, "chunks", chunks)
 
         tokens_before = self._embedding_tokens()
         try:
             result = self.index.ingest_document(document, admit=admit, access=ctx.access(target))
-        except DocumentNotFound as exc:  # a document there that this key could not read: say nothing about it
-            raise NotFound(f"no document for {request.source_uri!r} this key may write in {target[0]}") from exc
-        except Exception:
-            if metered:  # the write failed after the quota was taken: give it back
-                self.ledger.consume(ctx.tenant, "chunks", -metered, None, month_of(self.clock()))
+        except Exception as exc:
+            if charge is not None:  # the write failed after the quota was taken: give it back
+                self._release(charge)
+            if isinstance(exc, DocumentNotFound):  # a document there this key could not read: say nothing of it
+                raise NotFound(f"no document for {request.source_uri!r} this key may write in {target[0]}") from exc
             raise
-        if result["status"] != "unchanged":
-            units = {"chunks": result["chunks"], "embedding_tokens": self._embedding_tokens() - tokens_before}
-            self._record(ctx, "POST /v1/documents", request_id or uuid.uuid4().hex, units)
+        if charge is not None and result["status"] == "unchanged":
+            self._release(charge)  # a concurrent request wrote the same content first: it is charged once, there
+        elif charge is not None:
+            self._settle(charge, {"chunks": result["chunks"], "embedding_tokens": self._embedding_tokens() - tokens_before})
         return {**result, "context": ctx.echo(target)}
 
     def list_documents(self, ctx: Context, scope: str | None) -> dict[str, Any]:
@@ -294,11 +310,15 @@ class Service:
 
     # --- search and answer ------------------------------------------------------------------------
 
-    def _hits(self, ctx: Context, scopes: list[str], request: SearchRequest) -> list[Any]:
+    @staticmethod
+    def _check_query(ctx: Context, request: SearchRequest) -> None:
+        """Everything that can refuse a query without running it, checked before any quota is taken."""
         if request.filters:
             raise TenancyError("filters are not supported yet; scope the request with X-Sourcerer-Scope instead")
         if request.top_k > ctx.tier.max_top_k:
             raise TenancyError(f"top_k is limited to {ctx.tier.max_top_k} on the {ctx.tier.name} tier")
+
+    def _hits(self, ctx: Context, scopes: list[str], request: SearchRequest) -> list[Any]:
         merged: dict[str, Any] = {}
         for s in scopes:
             for hit in self.index.search(
@@ -312,13 +332,13 @@ class Service:
         started = time.perf_counter()
         ctx.require("read")
         scopes = ctx.narrow(scope)
-        self._meter(ctx, "queries", 1)
+        self._check_query(ctx, request)
+        charge = self._charge(ctx, "POST /v1/search", request_id, "queries", 1)
         tokens_before = self._embedding_tokens()
-        with self._refund_on_failure(ctx, "queries", 1):
+        with self._released_on_failure(charge):
             hits = self._hits(ctx, scopes, request)
         ms = round((time.perf_counter() - started) * 1000, 3)
-        units = {"queries": 1, "embedding_tokens": self._embedding_tokens() - tokens_before}
-        cost = self._record(ctx, "POST /v1/search", request_id or uuid.uuid4().hex, units)
+        cost = self._settle(charge, {"queries": 1, "embedding_tokens": self._embedding_tokens() - tokens_before})
         trace = {
             "stages": [
                 {"stage": "search", "ms": ms, "units": {"hits": len(hits)}, "detail": getattr(self.index, "last_trace", {})}
@@ -334,10 +354,11 @@ class Service:
         if not ctx.tier.answer_access:
             raise UpgradeRequired(f"answers need the pro tier; this tenant is on {ctx.tier.name}", required_tier="pro")
         scopes = ctx.narrow(scope)
-        self._meter(ctx, "queries", 1)
+        self._check_query(ctx, request)
+        charge = self._charge(ctx, "POST /v1/answer", request_id, "queries", 1)
         tokens_before = self._embedding_tokens()
         retriever = _ScopedRetriever(self, ctx, scopes, request)
-        with self._refund_on_failure(ctx, "queries", 1):
+        with self._released_on_failure(charge):
             # ask() searches through the retriever, so a follow-up is searched as its standalone rewrite
             answer = ask(
                 request.q,
@@ -355,7 +376,7 @@ class Service:
         if synth is not None:
             units["llm_tokens_in"] = synth.units.get("input_tokens", 0.0)
             units["llm_tokens_out"] = synth.units.get("output_tokens", 0.0)
-        answer.trace.est_cost_usd = self._record(ctx, "POST /v1/answer", request_id or uuid.uuid4().hex, units)
+        answer.trace.est_cost_usd = self._settle(charge, units)
         body = {
             "text": answer.answer,
             "refused": answer.refused,

@@ -138,6 +138,8 @@ class AnswerRecord(BaseModel):
 class Ledger(Protocol):
     """Tenants, keys, quotas and usage. Every adapter passes tests/contract/ledger_contract.py.
 
+    * `charge` is `consume` plus its usage record, atomically; `release` undoes one, atomically; `record_usage`
+      of a record with the same timestamp and request id replaces it (the final units once the work is done).
     * `consume` is exact under concurrency: it adds `amount` to this month's counter only if the result stays
       within `limit` (None: unlimited) and says whether it did.
     * keys are found by the hash of the key, never stored in clear.
@@ -165,6 +167,16 @@ class Ledger(Protocol):
     def revoke_key(self, key_id: str) -> bool: ...
 
     def consume(self, tenant: str, unit: str, amount: int, limit: int | None, month: str) -> bool: ...
+
+    def charge(self, record: UsageRecord, unit: str, amount: int, limit: int | None, month: str) -> bool:
+        """`consume` and `record_usage(record)` in one transaction: quota is never taken without its usage record
+        (a crash in between cannot lose a billed unit), and a refused charge writes neither."""
+        ...
+
+    def release(self, record: UsageRecord, unit: str, amount: int, month: str) -> None:
+        """Undo a `charge` in one transaction: give the units back and delete its usage record (a request that
+        failed, or found its content already written)."""
+        ...
 
     def usage(self, tenant: str, month: str) -> dict[str, int]: ...
 

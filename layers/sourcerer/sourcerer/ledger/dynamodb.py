@@ -214,13 +214,53 @@ class DynamoDBLedger:
         return {i["sk"].rsplit("#", 1)[1]: int(i["used"]) for i in items}
 
     def record_usage(self, record: UsageRecord) -> None:
-        self.table.put_item(
-            Item={
-                "pk": f"TENANT#{record.tenant}",
-                "sk": f"REQ#{record.timestamp:017.6f}#{record.request_id}",
-                "record": record.model_dump_json(),
-                "expires_at": record.expires_at,
-            }
+        self.table.put_item(Item=self._usage_item(record))
+
+    @staticmethod
+    def _usage_item(record: UsageRecord) -> dict[str, Any]:
+        return {
+            "pk": f"TENANT#{record.tenant}",
+            "sk": f"REQ#{record.timestamp:017.6f}#{record.request_id}",
+            "record": record.model_dump_json(),
+            "expires_at": record.expires_at,
+        }
+
+    def charge(self, record: UsageRecord, unit: str, amount: int, limit: int | None, month: str) -> bool:
+        if limit is not None and amount > limit:
+            return False
+        update: dict[str, Any] = {
+            "TableName": self.table_name,
+            "Key": {"pk": f"TENANT#{record.tenant}", "sk": f"USAGE#{month}#{unit}"},
+            "UpdateExpression": "ADD used :n",
+            "ExpressionAttributeValues": {":n": amount},
+        }
+        if limit is not None:
+            update["ConditionExpression"] = "attribute_not_exists(used) OR used <= :max"
+            update["ExpressionAttributeValues"][":max"] = limit - amount
+        try:
+            self.table.meta.client.transact_write_items(
+                TransactItems=[{"Update": update}, {"Put": {"TableName": self.table_name, "Item": self._usage_item(record)}}]
+            )
+        except Exception as exc:
+            if self._conditional_failed(exc):
+                return False
+            raise
+        return True
+
+    def release(self, record: UsageRecord, unit: str, amount: int, month: str) -> None:
+        usage = self._usage_item(record)
+        self.table.meta.client.transact_write_items(
+            TransactItems=[
+                {
+                    "Update": {
+                        "TableName": self.table_name,
+                        "Key": {"pk": f"TENANT#{record.tenant}", "sk": f"USAGE#{month}#{unit}"},
+                        "UpdateExpression": "ADD used :n",
+                        "ExpressionAttributeValues": {":n": -amount},
+                    }
+                },
+                {"Delete": {"TableName": self.table_name, "Key": {"pk": usage["pk"], "sk": usage["sk"]}}},
+            ]
         )
 
     def usage_records(self, tenant: str, since: float = 0.0) -> list[UsageRecord]:

@@ -115,6 +115,25 @@ class SQLiteLedger:
         return True
 
     def consume(self, tenant: str, unit: str, amount: int, limit: int | None, month: str) -> bool:
+        return self._counted(tenant, unit, amount, limit, month, write=None, remove=None)
+
+    def charge(self, record: UsageRecord, unit: str, amount: int, limit: int | None, month: str) -> bool:
+        return self._counted(record.tenant, unit, amount, limit, month, write=record, remove=None)
+
+    def release(self, record: UsageRecord, unit: str, amount: int, month: str) -> None:
+        self._counted(record.tenant, unit, -amount, None, month, write=None, remove=record)
+
+    def _counted(
+        self,
+        tenant: str,
+        unit: str,
+        amount: int,
+        limit: int | None,
+        month: str,
+        write: UsageRecord | None,
+        remove: UsageRecord | None,
+    ) -> bool:
+        """Move a counter (within `limit`) and write or delete a usage record, in one transaction."""
         with self._lock:
             db = self._db()
             db.execute("BEGIN IMMEDIATE")  # also exact across processes sharing the file
@@ -130,6 +149,13 @@ class SQLiteLedger:
                     "INSERT INTO counters VALUES (?, ?, ?, ?) ON CONFLICT (tenant, month, unit) DO UPDATE SET used = used + excluded.used",
                     (tenant, month, unit, amount),
                 )
+                if write is not None:
+                    self._write_usage(db, write)
+                if remove is not None:
+                    db.execute(
+                        "DELETE FROM usage WHERE tenant=? AND timestamp=? AND request_id=?",
+                        (remove.tenant, remove.timestamp, remove.request_id),
+                    )
                 db.execute("COMMIT")
                 return True
             except BaseException:
@@ -145,10 +171,14 @@ class SQLiteLedger:
         with self._lock:
             db = self._db()
             db.execute("DELETE FROM usage WHERE expires_at < ?", (int(time.time()),))
-            db.execute(
-                "INSERT OR REPLACE INTO usage VALUES (?, ?, ?, ?, ?)",
-                (record.tenant, record.timestamp, record.request_id, record.model_dump_json(), record.expires_at),
-            )
+            self._write_usage(db, record)
+
+    @staticmethod
+    def _write_usage(db: sqlite3.Connection, record: UsageRecord) -> None:
+        db.execute(
+            "INSERT OR REPLACE INTO usage VALUES (?, ?, ?, ?, ?)",
+            (record.tenant, record.timestamp, record.request_id, record.model_dump_json(), record.expires_at),
+        )
 
     def usage_records(self, tenant: str, since: float = 0.0) -> list[UsageRecord]:
         with self._lock:

@@ -46,8 +46,8 @@ from sourcerer.store.models import (
     IngestReport,
     document_id_for,
     normalize_scope,
-    unit_id_for,
     scope_ancestors,
+    unit_id_for,
     validate_tenant,
 )
 from sourcerer.text import terms

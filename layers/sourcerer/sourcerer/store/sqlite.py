@@ -48,8 +48,8 @@ from sourcerer.store.models import (
     IngestReport,
     document_id_for,
     normalize_scope,
-    unit_id_for,
     scope_ancestors,
+    unit_id_for,
     validate_tenant,
 )
 from sourcerer.text import terms
@@ -190,6 +190,9 @@ class SQLiteIndex:
                 # checked again inside the write transaction: another writer may have changed the ACL meanwhile
                 current = self._existing(db, document.tenant, document.document_id)
                 check_write(access, document, current and (current[2], current[3]))
+                if current is not None and current[0] == content_hash:  # a concurrent writer stored this content first
+                    db.execute("ROLLBACK")
+                    return {"document_id": document.document_id, "chunks": current[1], "status": "unchanged"}
                 status = "replaced" if current is not None else "ingested"
                 self._delete_chunks(db, document.tenant, document.document_id)
                 if vectors is not None and len(vectors):
