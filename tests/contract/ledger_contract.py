@@ -141,6 +141,18 @@ class LedgerContract:
         assert ledger.usage("acme", "2026-11") == {"queries": 100}
         assert len(ledger.usage_records("acme")) == 5
 
+    def test_sequencers_only_move_forward_and_a_redelivery_claims_again(self, ledger):
+        from sourcerer.ledger.base import sequencer_key
+
+        source = "s3://docs/tenants/acme/a.md"
+        assert ledger.sequencer(source) is None
+        assert ledger.claim_sequencer(source, sequencer_key("0055A"))
+        assert ledger.claim_sequencer(source, sequencer_key("0055A"))  # the same event again
+        assert ledger.claim_sequencer(source, sequencer_key("5F01"))  # longer strings compare once padded
+        assert not ledger.claim_sequencer(source, sequencer_key("0055B"))
+        assert ledger.sequencer(source) == sequencer_key("5F01")
+        assert ledger.sequencer("s3://docs/tenants/acme/b.md") is None
+
     def test_usage_records_are_kept_per_tenant(self, ledger):
         now = time.time()
         ledger.record_usage(

@@ -86,12 +86,13 @@ def _s3_function(monkeypatch, tmp_path):
     return module, service
 
 
-def _event(name, bucket, key, version):
+def _event(name, bucket, key, version, sequencer="0A1B2C3D4E5F678901"):
     event = json.loads((ROOT / "events" / name).read_text())
     body = json.loads(event["Records"][0]["body"])
     body["Records"][0]["s3"]["bucket"]["name"] = bucket
     body["Records"][0]["s3"]["object"]["key"] = key
     body["Records"][0]["s3"]["object"]["versionId"] = version
+    body["Records"][0]["s3"]["object"]["sequencer"] = sequencer
     event["Records"][0]["body"] = json.dumps(body)
     return event
 
@@ -122,7 +123,10 @@ def test_s3_uploads_are_ingested_once_and_deleted_on_removal(aws, monkeypatch, t
     )
     assert service.ledger.usage("acme", __import__("sourcerer.tenancy", fromlist=["month_of"]).month_of())["chunks"] == 1
 
-    removed = _event("sqs_s3_object_removed.json", "docs", "tenants/acme/alpha/backend/runbook.md", version)
+    marker = s3.delete_object(Bucket="docs", Key="tenants/acme/alpha/backend/runbook.md")["VersionId"]
+    removed = _event(
+        "sqs_s3_object_removed.json", "docs", "tenants/acme/alpha/backend/runbook.md", marker, sequencer="0A1B2C3D4E5F678902"
+    )
     assert function.lambda_handler(removed, Context()) == {"batchItemFailures": []}
     assert service.index.search("failover cutover", tenant="acme", k=10, mode="keyword") == []
 

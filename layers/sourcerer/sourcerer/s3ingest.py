@@ -1,7 +1,7 @@
 """Ingestion from S3: objects under `tenants/{tenant}/{scope path}/{file}` in the documents bucket.
 
 Created objects are ingested into `{tenant}` at scope `{tenant}/{scope path}`; removed objects delete their
-document. The document id is derived from `s3://bucket/key`, so a retried event (same bucket, key and version)
+document; either way the bucket's current state decides, not the event (see `handle_record`). The document id is derived from `s3://bucket/key`, so a retried event (same bucket, key and version)
 finds the same content and reports `unchanged`: it never duplicates chunks. Keys outside the layout and
 tenants that do not exist raise `RejectedObject`, so the message ends in the dead-letter queue with the reason
 logged — never ingested somewhere else.
@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import unquote_plus
 
 from sourcerer.errors import SourcererError
-from sourcerer.ledger.base import Ledger, UsageRecord
+from sourcerer.ledger.base import Ledger, UsageRecord, sequencer_key
 from sourcerer.store.base import Index
 from sourcerer.store.models import Access, Document, document_id_for, normalize_scope, validate_tenant
 from sourcerer.tenancy import TIERS, month_of
@@ -34,6 +34,7 @@ class ObjectRef:
     tenant: str
     scope: str
     removed: bool
+    sequencer: str | None = None  # normalised (`sequencer_key`); absent in hand-made events
 
     @property
     def source_uri(self) -> str:
@@ -69,31 +70,50 @@ def parse_record(record: dict[str, Any]) -> ObjectRef:
         tenant=tenant,
         scope=scope,
         removed=event.startswith("ObjectRemoved"),
+        sequencer=sequencer_key(record["s3"]["object"]["sequencer"]) if record["s3"]["object"].get("sequencer") else None,
     )
 
 
 def handle_record(record: dict[str, Any], *, index: Index, ledger: Ledger, s3: Any, request_id: str = "s3") -> dict[str, Any]:
-    """Ingest or delete the object one record names. Returns what happened."""
+    """Bring the index in line with the object one record names. Returns what happened.
+
+    Events arrive late, twice and out of order, so the event is only a hint: the handler claims the event's
+    `sequencer` for the key (an older one than already applied is `stale` and skipped), then reads the object's
+    *current* state from the bucket and ingests it, or deletes the document when the key has no current object
+    (deleted, or a delete marker on top). If a newer event was claimed while it worked, it reads and applies
+    the current state once more, so whatever the order of delivery, the index ends equal to the bucket.
+    """
     ref = parse_record(record)
     tenant = ledger.get_tenant(ref.tenant)
     if tenant is None:
         raise RejectedObject(f"tenant {ref.tenant!r} does not exist; object {ref.key!r} not ingested")
-    if ref.removed:
+    if ref.sequencer is not None and not ledger.claim_sequencer(ref.source_uri, ref.sequencer):
+        return {"status": "stale", "key": ref.key}
+    for _ in range(3):
+        outcome = _apply_current(ref, tenant["tier"], index=index, ledger=ledger, s3=s3, request_id=request_id)
+        if ref.sequencer is None or ledger.sequencer(ref.source_uri) == ref.sequencer:
+            return outcome
+        ref.sequencer = ledger.sequencer(ref.source_uri)  # a newer event raced this one: apply what is current now
+    return outcome
+
+
+def _apply_current(ref: ObjectRef, tier: str, *, index: Index, ledger: Ledger, s3: Any, request_id: str) -> dict[str, Any]:
+    try:
+        current = s3.get_object(Bucket=ref.bucket, Key=ref.key)
+    except Exception as exc:  # botocore's ClientError; NoSuchKey also when a delete marker is current
+        if _error_code(exc) not in ("NoSuchKey", "404"):
+            raise
         deleted = index.delete_document(ref.tenant, document_id_for(ref.tenant, ref.scope, ref.source_uri), access=ref.access)
         return {"status": "deleted" if deleted else "absent", "key": ref.key}
-    kwargs = {"Bucket": ref.bucket, "Key": ref.key}
-    if ref.version_id:
-        kwargs["VersionId"] = ref.version_id
-    body = s3.get_object(**kwargs)["Body"].read()
+    version = current.get("VersionId") or ""
     document = Document(
         source_uri=ref.source_uri,
-        content=body,
+        content=current["Body"].read(),
         tenant=ref.tenant,
         scope=ref.scope,
-        metadata={"title": ref.key.rsplit("/", 1)[-1], "s3_version": ref.version_id or ""},
+        metadata={"title": ref.key.rsplit("/", 1)[-1], "s3_version": "" if version == "null" else version},
     )
-    limit = TIERS[tenant["tier"]].limit("chunks")
-
+    limit = TIERS[tier].limit("chunks")
     charged: UsageRecord | None = None
     month = month_of()
 
@@ -113,3 +133,7 @@ def handle_record(record: dict[str, Any], *, index: Index, ledger: Ledger, s3: A
     if charged is not None and result["status"] == "unchanged":  # a concurrent delivery wrote it first
         ledger.release(charged, "chunks", int(charged.units["chunks"]), month)
     return {**result, "key": ref.key}
+
+
+def _error_code(exc: Exception) -> str | None:
+    return getattr(exc, "response", {}).get("Error", {}).get("Code")

@@ -32,6 +32,11 @@ class UsageRecord(BaseModel):
         return int(self.timestamp + USAGE_TTL_S)
 
 
+def sequencer_key(sequencer: str) -> str:
+    """S3 sequencers are hex strings of varying length, ordered once left-padded to the same length."""
+    return sequencer.strip().upper().rjust(32, "0")
+
+
 # the same `sha256:` + hex digest as a receipt; for question and answer texts it is just their hash
 sha256_of = receipt_of
 
@@ -179,6 +184,15 @@ class Ledger(Protocol):
         ...
 
     def usage(self, tenant: str, month: str) -> dict[str, int]: ...
+
+    def claim_sequencer(self, source: str, sequencer: str) -> bool:
+        """Record `sequencer` (S3's per-key event order, normalised by `sequencer_key`) as the latest applied to
+        `source` if no later one is recorded; an equal one is claimed again (a redelivery re-applies). Atomic."""
+        ...
+
+    def sequencer(self, source: str) -> str | None:
+        """The latest sequencer claimed for `source`, or None."""
+        ...
 
     def record_usage(self, record: UsageRecord) -> None: ...
 

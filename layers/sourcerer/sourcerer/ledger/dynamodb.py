@@ -205,6 +205,24 @@ class DynamoDBLedger:
             raise
         return True
 
+    def claim_sequencer(self, source: str, sequencer: str) -> bool:
+        try:
+            self.table.update_item(
+                Key={"pk": f"SEQUENCER#{source}", "sk": "META"},
+                UpdateExpression="SET sequencer = :s",
+                ConditionExpression="attribute_not_exists(sequencer) OR sequencer <= :s",
+                ExpressionAttributeValues={":s": sequencer},
+            )
+        except Exception as exc:
+            if self._conditional_failed(exc):
+                return False
+            raise
+        return True
+
+    def sequencer(self, source: str) -> str | None:
+        item = self.table.get_item(Key={"pk": f"SEQUENCER#{source}", "sk": "META"}, ConsistentRead=True).get("Item")
+        return str(item["sequencer"]) if item else None
+
     def usage(self, tenant: str, month: str) -> dict[str, int]:
         from boto3.dynamodb.conditions import Key
 

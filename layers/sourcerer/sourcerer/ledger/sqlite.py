@@ -30,6 +30,7 @@ CREATE INDEX IF NOT EXISTS answers_by_expiry ON answers (expires_at);
 CREATE TABLE IF NOT EXISTS findings (tenant TEXT NOT NULL, checked_at REAL NOT NULL, answer_id TEXT NOT NULL, status TEXT NOT NULL,
     record TEXT NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (tenant, checked_at, answer_id));
 CREATE INDEX IF NOT EXISTS findings_by_expiry ON findings (expires_at);
+CREATE TABLE IF NOT EXISTS sequencers (source TEXT PRIMARY KEY, sequencer TEXT NOT NULL);
 """
 
 
@@ -161,6 +162,24 @@ class SQLiteLedger:
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
+
+    def claim_sequencer(self, source: str, sequencer: str) -> bool:
+        with self._lock:
+            claimed = (
+                self._db()
+                .execute(
+                    "INSERT INTO sequencers VALUES (?, ?) ON CONFLICT (source) DO UPDATE SET sequencer = excluded.sequencer"
+                    " WHERE sequencers.sequencer <= excluded.sequencer",
+                    (source, sequencer),
+                )
+                .rowcount
+            )
+        return claimed > 0
+
+    def sequencer(self, source: str) -> str | None:
+        with self._lock:
+            row = self._db().execute("SELECT sequencer FROM sequencers WHERE source=?", (source,)).fetchone()
+        return row[0] if row else None
 
     def usage(self, tenant: str, month: str) -> dict[str, int]:
         with self._lock:
