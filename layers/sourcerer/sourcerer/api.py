@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from datetime import datetime
 from functools import lru_cache
 from typing import Annotated, Any
 
@@ -17,9 +18,10 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Query
+from pydantic import StringConstraints
 
 from sourcerer import __version__
-from sourcerer.audit import parse_since
+from sourcerer.audit import AGE_PATTERN, parse_since
 from sourcerer.errors import ConfigurationError, ProviderError
 from sourcerer.ledger import open_ledger
 from sourcerer.ledger.base import FindingStatus
@@ -33,6 +35,7 @@ from sourcerer.service import (
     Service,
 )
 from sourcerer.store import open_index
+from sourcerer.store.models import SCOPE_PATTERN
 from sourcerer.store.parsers import UnsupportedDocument
 from sourcerer.tenancy import QuotaExceeded, TenancyError, UpgradeRequired
 
@@ -63,8 +66,13 @@ def get_service() -> Service:
     return Service(index=open_index(), ledger=open_ledger())
 
 
-ScopeHeader = Annotated[str | None, Header(alias="X-Sourcerer-Scope", description="scope path, e.g. acme/alpha")]
-ScopeQuery = Annotated[str | None, Query(alias="scope", description="scope path (alternative to the header)")]
+ScopeHeader = Annotated[
+    str | None,
+    Header(alias="X-Sourcerer-Scope", pattern=SCOPE_PATTERN, max_length=512, description="scope path, e.g. acme/alpha"),
+]
+ScopeQuery = Annotated[
+    str | None, Query(alias="scope", pattern=SCOPE_PATTERN, max_length=512, description="scope path (alternative to the header)")
+]
 AuthHeader = Annotated[str | None, Header(alias="Authorization", description="Bearer <API key>")]
 
 
@@ -184,7 +192,8 @@ def get_audits(
     x_scope: ScopeHeader = None,
     scope: ScopeQuery = None,
     since: Annotated[
-        str | None, Query(description="ISO 8601 time, epoch seconds or an age such as 7d (default: the audit window)")
+        datetime | Annotated[str, StringConstraints(pattern=AGE_PATTERN)] | float | None,
+        Query(description="ISO 8601 time, epoch seconds or an age such as 7d (default: the audit window)"),
     ] = None,
     status: Annotated[FindingStatus | None, Query(description="only findings of this status")] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_AUDIT_PAGE, description="findings per page (oldest first)")] = DEFAULT_AUDIT_PAGE,

@@ -45,11 +45,16 @@ def default_window_days() -> float:
     return float(config.env("SOURCERER_AUDIT_WINDOW_DAYS") or DEFAULT_WINDOW_DAYS)
 
 
-def parse_since(value: str | float | None, now: float) -> float:
+AGE_PATTERN = r"^\s*\d{1,6}(?:\.\d{1,6})?\s*[dhm]\s*$"
+
+
+def parse_since(value: str | float | datetime | None, now: float) -> float:
     """A point in time from `2026-11-01`, `2026-11-01T08:00:00Z`, epoch seconds, or an age such as `7d`, `12h`,
     `30m`. None means the default window (`SOURCERER_AUDIT_WINDOW_DAYS`, 30 days)."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return now - default_window_days() * 86400
+    if isinstance(value, datetime):
+        return (value if value.tzinfo else value.replace(tzinfo=timezone.utc)).timestamp()
     if isinstance(value, (int, float)):
         return float(value)
     text = value.strip()

@@ -13,9 +13,9 @@ import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from sourcerer import config
 from sourcerer.errors import ConfigurationError, DocumentConflict, DocumentNotFound
@@ -32,7 +32,8 @@ from sourcerer.ledger.base import (
 from sourcerer.models import Answer
 from sourcerer.pipeline import ask
 from sourcerer.store.base import Index
-from sourcerer.store.models import Document
+from sourcerer.store.models import SCOPE_PATTERN, Document
+from sourcerer.store.parsers import EXTENSIONS, sniff_content_type
 from sourcerer.tenancy import (
     TIERS,
     Context,
@@ -63,13 +64,32 @@ class Conflict(TenancyError):
 # --- request models (the API's own shapes; the domain models live in the library) ------------------
 
 
-class DocumentRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)  # strict: "5", true or "yes" are not numbers or booleans
+def _whole(value: Any) -> Any:
+    """JSON has one number type: 8.0 is the integer 8. Strings and booleans stay errors (the models are strict)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
-    source_uri: str = Field(min_length=1, max_length=2048)
-    text: str | None = None
-    content_base64: str | None = None
-    content_type: str | None = None
+
+WholeNumber = Annotated[int, BeforeValidator(_whole)]
+BASE64 = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+ContentType = Literal[tuple(sorted(set(EXTENSIONS.values())))]  # type: ignore[valid-type]
+
+
+class DocumentRequest(BaseModel):
+    # strict: "5", true or "yes" are not numbers or booleans; exactly one of `text` and `content_base64`
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        json_schema_extra={"oneOf": [{"required": ["text"]}, {"required": ["content_base64"]}]},
+    )
+
+    source_uri: str = Field(min_length=1, max_length=2048, pattern=r"\S", description="the document's identity in its scope")
+    text: str = Field(default=None, min_length=1, pattern=r"\S", description="the content as text")  # type: ignore[assignment]
+    content_base64: str = Field(default=None, min_length=4, pattern=BASE64, description="the content as base64 bytes (PDF)")  # type: ignore[assignment]
+    content_type: ContentType | None = Field(
+        default=None, description="the parser to use; default from the source_uri's extension, else PDF or plain text"
+    )
     acl: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
 
@@ -83,21 +103,30 @@ class DocumentRequest(BaseModel):
 class MoveRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    to_scope: str = Field(min_length=1, max_length=512, description="the scope to move the document to, e.g. acme/beta")
+    to_scope: str = Field(
+        min_length=1, max_length=512, pattern=SCOPE_PATTERN, description="the scope to move the document to, e.g. acme/beta"
+    )
 
 
 class SearchRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     q: str = Field(min_length=1, max_length=4000)
-    top_k: int = Field(default=8, ge=1, le=100)
+    top_k: WholeNumber = Field(default=8, ge=1, le=100, description="hits wanted; capped at the tier's maximum")
     mode: Literal["hybrid", "keyword", "semantic"] = "hybrid"
-    filters: dict[str, Any] | None = Field(default=None, description="reserved; only {} is accepted today")
+    filters: dict[str, Any] | None = Field(default=None, max_length=0, description="reserved; only {} is accepted today")
+
+
+class Turn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    role: Literal["user", "assistant"]
+    text: str = Field(max_length=20_000)
 
 
 class AnswerRequest(SearchRequest):
     verify: bool | Literal["strict"] = False
-    history: list[dict[str, str]] = Field(default_factory=list)
+    history: list[Turn] = Field(default_factory=list, max_length=50, description="earlier turns, oldest first")
     min_score: float = Field(default=0.2, ge=0.0, le=1.0)
 
 
@@ -241,7 +270,7 @@ class Service:
             except (binascii.Error, ValueError) as exc:
                 raise TenancyError("content_base64 is not valid base64") from exc
         else:
-            content = (request.text or "").encode("utf-8")
+            content = (request.text or "").encode("utf-8", "replace")  # a lone surrogate from JSON becomes "?"
         if len(content) > MAX_DOCUMENT_BYTES:
             raise PayloadTooLarge(f"documents are limited to {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB")
         acl = sorted(set(request.acl))
@@ -250,7 +279,7 @@ class Service:
         document = Document(
             source_uri=request.source_uri,
             content=content,
-            content_type=request.content_type,
+            content_type=request.content_type or sniff_content_type(request.source_uri, content),
             tenant=ctx.tenant,
             scope=target[0],
             acl=acl,
@@ -310,29 +339,25 @@ class Service:
 
     # --- search and answer ------------------------------------------------------------------------
 
-    @staticmethod
-    def _check_query(ctx: Context, request: SearchRequest) -> None:
-        """Everything that can refuse a query without running it, checked before any quota is taken."""
-        if request.filters:
-            raise TenancyError("filters are not supported yet; scope the request with X-Sourcerer-Scope instead")
-        if request.top_k > ctx.tier.max_top_k:
-            raise TenancyError(f"top_k is limited to {ctx.tier.max_top_k} on the {ctx.tier.name} tier")
-
     def _hits(self, ctx: Context, scopes: list[str], request: SearchRequest) -> list[Any]:
         merged: dict[str, Any] = {}
         for s in scopes:
             for hit in self.index.search(
-                request.q, tenant=ctx.tenant, scope=s, groups=ctx.groups, k=request.top_k, mode=request.mode
+                request.q, tenant=ctx.tenant, scope=s, groups=ctx.groups, k=self._top_k(ctx, request), mode=request.mode
             ):
                 if hit.unit_id not in merged or hit.score > merged[hit.unit_id].score:
                     merged[hit.unit_id] = hit
-        return sorted(merged.values(), key=lambda h: (-h.score, h.unit_id))[: request.top_k]
+        return sorted(merged.values(), key=lambda h: (-h.score, h.unit_id))[: self._top_k(ctx, request)]
+
+    @staticmethod
+    def _top_k(ctx: Context, request: SearchRequest) -> int:
+        """What a request gets: its top_k, capped at the tier's maximum (the trace says which applied)."""
+        return min(request.top_k, ctx.tier.max_top_k)
 
     def search(self, ctx: Context, scope: str | None, request: SearchRequest, request_id: str | None = None) -> dict[str, Any]:
         started = time.perf_counter()
         ctx.require("read")
         scopes = ctx.narrow(scope)
-        self._check_query(ctx, request)
         charge = self._charge(ctx, "POST /v1/search", request_id, "queries", 1)
         tokens_before = self._embedding_tokens()
         with self._released_on_failure(charge):
@@ -341,7 +366,12 @@ class Service:
         cost = self._settle(charge, {"queries": 1, "embedding_tokens": self._embedding_tokens() - tokens_before})
         trace = {
             "stages": [
-                {"stage": "search", "ms": ms, "units": {"hits": len(hits)}, "detail": getattr(self.index, "last_trace", {})}
+                {
+                    "stage": "search",
+                    "ms": ms,
+                    "units": {"hits": len(hits), "top_k": self._top_k(ctx, request)},
+                    "detail": getattr(self.index, "last_trace", {}),
+                }
             ],
             "total_ms": ms,
             "est_cost_usd": cost,
@@ -354,7 +384,6 @@ class Service:
         if not ctx.tier.answer_access:
             raise UpgradeRequired(f"answers need the pro tier; this tenant is on {ctx.tier.name}", required_tier="pro")
         scopes = ctx.narrow(scope)
-        self._check_query(ctx, request)
         charge = self._charge(ctx, "POST /v1/answer", request_id, "queries", 1)
         tokens_before = self._embedding_tokens()
         retriever = _ScopedRetriever(self, ctx, scopes, request)
@@ -366,7 +395,7 @@ class Service:
                 k=request.top_k,
                 min_score=request.min_score,
                 verify=request.verify,
-                history=request.history or None,
+                history=[turn.model_dump() for turn in request.history] or None,
             )
             hits = retriever.hits
             # an answer that cannot be logged cannot be audited later: it is not served

@@ -12,6 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from sourcerer.models import Locator, Segment
 
 _SCOPE_SEGMENT = re.compile(r"^[\w.\-@]+$", re.UNICODE)
+# what `normalize_scope` accepts, for API schemas: segments joined by "/", outer slashes and spaces allowed
+SCOPE_PATTERN = r"^[ /]*(?:[\w.\-@]+(?:/[\w.\-@]+)*)?[ /]*$"
 
 
 def normalize_scope(scope: str | None, tenant: str) -> str:
@@ -22,7 +24,7 @@ def normalize_scope(scope: str | None, tenant: str) -> str:
     """
     if scope is None or not str(scope).strip("/ "):
         return tenant
-    parts = str(scope).strip().strip("/").split("/")
+    parts = str(scope).strip("/ ").split("/")
     for part in parts:
         if part in ("", ".", "..") or not _SCOPE_SEGMENT.match(part):
             raise ValueError(f"invalid scope {scope!r}: use segments of letters, digits, '.', '-', '_' or '@' joined by '/'")

@@ -61,6 +61,15 @@ def content_type_for(source_uri: str, declared: str | None = None) -> str:
     return EXTENSIONS[suffix]
 
 
+def sniff_content_type(source_uri: str, raw: bytes) -> str | None:
+    """The declared-by-extension type, else PDF by its magic bytes, else plain text (an API client that names its
+    document `policy` or `faq.v2` still gets it parsed). Folder ingest does not sniff: it skips unknown files."""
+    suffix = PurePosixPath(source_uri.split("?")[0]).suffix.lower()
+    if suffix in EXTENSIONS:
+        return None
+    return "application/pdf" if raw.startswith(b"%PDF-") else "text/plain"
+
+
 def parse(raw: bytes, source_uri: str, content_type: str | None = None) -> Parsed:
     kind = content_type_for(source_uri, content_type)
     name = PurePosixPath(source_uri).name or source_uri
