@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from bench import audit, containment, faq, multiturn, refusal, retrieval, service, speed, verification
+from bench import audit, containment, faq, load, multiturn, refusal, retrieval, service, speed, verification
 
 
 def main() -> None:
@@ -20,6 +20,7 @@ def main() -> None:
     retrieval.run(30 if quick else None)
     service.run(300 if quick else None)
     audit.run(50 if quick else 600)
+    load.run(5 if quick else 60, 50 if quick else 300, 1 if quick else 5)
 
 
 if __name__ == "__main__":
