@@ -307,7 +307,7 @@ def kill_serve(home: Path, key: str, rounds: int, rng: random.Random) -> tuple[i
         server, url = _serve(_env(home))
         stop = threading.Event()
 
-        def hammer(url: str = url) -> None:
+        def hammer(url: str = url, stop: threading.Event = stop) -> None:
             with httpx.Client(base_url=url, timeout=30) as client:
                 while not stop.is_set():
                     try:
