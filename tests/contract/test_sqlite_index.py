@@ -2,6 +2,7 @@
 
 import pytest
 from index_contract import FAILOVER, IndexContract
+from sourcerer.accounting import tally
 from sourcerer.errors import ConfigurationError
 from sourcerer.retrieval.embedders import local_embedder
 from sourcerer.store import open_index
@@ -25,8 +26,9 @@ def test_opening_with_another_embedding_model_is_a_configuration_error(tmp_path)
 def test_keyword_only_index_runs_semantic_as_keyword_and_says_so(tmp_path):
     index = SQLiteIndex(tmp_path / "k.db", embedder=None)
     index.ingest_document({"source_uri": "a.txt", "text": FAILOVER})
-    hits = index.search("failover cutover", tenant="local", mode="hybrid")
-    assert hits and index.last_trace["mode"] == "keyword" and "keyword-only" in index.last_trace["fallback"]
+    with tally() as spent:
+        hits = index.search("failover cutover", tenant="local", mode="hybrid")
+    assert hits and spent.search["mode"] == "keyword" and "keyword-only" in spent.search["fallback"]
 
 
 def test_a_failed_ingest_leaves_the_previous_version_whole(tmp_path):

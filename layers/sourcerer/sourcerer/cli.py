@@ -162,11 +162,16 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
 
 def _cmd_search(args: argparse.Namespace) -> int:
     index = _open(args)
-    hits = index.search(args.query, tenant=args.tenant, scope=args.scope, groups=_groups(args.groups), k=args.k, mode=args.mode)
+    from sourcerer.accounting import tally
+
+    with tally() as spent:
+        hits = index.search(
+            args.query, tenant=args.tenant, scope=args.scope, groups=_groups(args.groups), k=args.k, mode=args.mode
+        )
     if args.json:
         print(
             json.dumps(
-                {"hits": [h.model_dump(mode="json") for h in hits], "trace": getattr(index, "last_trace", {})},
+                {"hits": [h.model_dump(mode="json") for h in hits], "trace": spent.search},
                 ensure_ascii=False,
                 indent=2,
             )

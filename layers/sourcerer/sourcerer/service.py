@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from sourcerer import config
+from sourcerer.accounting import current, tally
 from sourcerer.errors import ConfigurationError, DocumentConflict, DocumentNotFound
 from sourcerer.ledger.base import (
     FINDING_STATUSES,
@@ -137,14 +138,12 @@ class _ScopedRetriever:
     def __init__(self, service: Service, ctx: Context, scopes: list[str], request: SearchRequest) -> None:
         self.service, self.ctx, self.scopes, self.request = service, ctx, scopes, request
         self.hits: list[Any] = []
+        self.last_trace: dict[str, Any] = {}
 
     def __call__(self, query: str, k: int) -> list[dict[str, Any]]:
         self.hits = self.service._hits(self.ctx, self.scopes, self.request.model_copy(update={"q": query, "top_k": k}))
+        self.last_trace = dict(current().search)  # this request's search, whatever other threads are doing
         return [h.as_passage() for h in self.hits]
-
-    @property
-    def last_trace(self) -> dict[str, Any]:
-        return dict(getattr(self.service.index, "last_trace", {}) or {})
 
 
 # --- prices ---------------------------------------------------------------------------------------
@@ -253,10 +252,6 @@ class Service:
         self.ledger.record_usage(charge.record.model_copy(update={"units": units, "est_cost_usd": cost}))
         return cost
 
-    def _embedding_tokens(self) -> int:
-        embedder = getattr(self.index, "embedder", None)
-        return int(getattr(embedder, "tokens", 0)) if embedder is not None else 0
-
     # --- documents ------------------------------------------------------------------------------
 
     def ingest(self, ctx: Context, scope: str | None, request: DocumentRequest, request_id: str | None = None) -> dict[str, Any]:
@@ -291,9 +286,9 @@ class Service:
             nonlocal charge
             charge = self._charge(ctx, "POST /v1/documents", request_id, "chunks", chunks)
 
-        tokens_before = self._embedding_tokens()
         try:
-            result = self.index.ingest_document(document, admit=admit, access=ctx.access(target))
+            with tally() as spent:
+                result = self.index.ingest_document(document, admit=admit, access=ctx.access(target))
         except Exception as exc:
             if charge is not None:  # the write failed after the quota was taken: give it back
                 self._release(charge)
@@ -303,7 +298,7 @@ class Service:
         if charge is not None and result["status"] == "unchanged":
             self._release(charge)  # a concurrent request wrote the same content first: it is charged once, there
         elif charge is not None:
-            self._settle(charge, {"chunks": result["chunks"], "embedding_tokens": self._embedding_tokens() - tokens_before})
+            self._settle(charge, {"chunks": result["chunks"], "embedding_tokens": spent.embedding_tokens})
         return {**result, "context": ctx.echo(target)}
 
     def list_documents(self, ctx: Context, scope: str | None) -> dict[str, Any]:
@@ -359,18 +354,17 @@ class Service:
         ctx.require("read")
         scopes = ctx.narrow(scope)
         charge = self._charge(ctx, "POST /v1/search", request_id, "queries", 1)
-        tokens_before = self._embedding_tokens()
-        with self._released_on_failure(charge):
+        with self._released_on_failure(charge), tally() as spent:
             hits = self._hits(ctx, scopes, request)
         ms = round((time.perf_counter() - started) * 1000, 3)
-        cost = self._settle(charge, {"queries": 1, "embedding_tokens": self._embedding_tokens() - tokens_before})
+        cost = self._settle(charge, {"queries": 1, "embedding_tokens": spent.embedding_tokens})
         trace = {
             "stages": [
                 {
                     "stage": "search",
                     "ms": ms,
                     "units": {"hits": len(hits), "top_k": self._top_k(ctx, request)},
-                    "detail": getattr(self.index, "last_trace", {}),
+                    "detail": spent.search,
                 }
             ],
             "total_ms": ms,
@@ -385,9 +379,8 @@ class Service:
             raise UpgradeRequired(f"answers need the pro tier; this tenant is on {ctx.tier.name}", required_tier="pro")
         scopes = ctx.narrow(scope)
         charge = self._charge(ctx, "POST /v1/answer", request_id, "queries", 1)
-        tokens_before = self._embedding_tokens()
         retriever = _ScopedRetriever(self, ctx, scopes, request)
-        with self._released_on_failure(charge):
+        with self._released_on_failure(charge), tally() as spent:
             # ask() searches through the retriever, so a follow-up is searched as its standalone rewrite
             answer = ask(
                 request.q,
@@ -401,7 +394,7 @@ class Service:
             # an answer that cannot be logged cannot be audited later: it is not served
             record = self._log_answer(ctx, scopes, request.q, answer, hits)
         synth = answer.trace.stage("synthesize")
-        units: dict[str, float] = {"queries": 1, "embedding_tokens": self._embedding_tokens() - tokens_before}
+        units: dict[str, float] = {"queries": 1, "embedding_tokens": spent.embedding_tokens}
         if synth is not None:
             units["llm_tokens_in"] = synth.units.get("input_tokens", 0.0)
             units["llm_tokens_out"] = synth.units.get("output_tokens", 0.0)

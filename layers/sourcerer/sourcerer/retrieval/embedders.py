@@ -18,6 +18,7 @@ import httpx
 import numpy as np
 
 from sourcerer import config
+from sourcerer.accounting import add_embedding_tokens
 from sourcerer.errors import ConfigurationError, EmbeddingError
 
 Role = Literal["query", "passage"]
@@ -72,7 +73,9 @@ class LocalE5Embedder:
             return np.zeros((0, 384), dtype=np.float32)
         with self._lock:
             vectors = self._model.query(texts) if role == "query" else self._model.passage(texts)
-            self.tokens += sum(self._model.token_count(t, role == "query") for t in texts)
+            count = sum(self._model.token_count(t, role == "query") for t in texts)
+            self.tokens += count
+        add_embedding_tokens(count)
         return _normalise_rows(vectors)
 
     def calibrate(self, cosine: float) -> float:
@@ -109,7 +112,9 @@ class OpenAIEmbedder:
             response = self._client.post(self.endpoint, json={"model": self.model, "input": texts})
             response.raise_for_status()
             body = response.json()
-            self.tokens += int((body.get("usage") or {}).get("prompt_tokens", 0))
+            count = int((body.get("usage") or {}).get("prompt_tokens", 0))
+            self.tokens += count
+            add_embedding_tokens(count)
             data = sorted(body["data"], key=lambda row: row["index"])
             return _normalise_rows(np.array([row["embedding"] for row in data], dtype=np.float32))
         except (httpx.HTTPError, KeyError, TypeError, ValueError) as exc:
@@ -146,7 +151,9 @@ class BedrockTitanEmbedder:
                 )
                 body = json.loads(response["body"].read())
                 rows.append(body["embedding"])
-                self.tokens += int(body.get("inputTextTokenCount", 0))
+                count = int(body.get("inputTextTokenCount", 0))
+                self.tokens += count
+                add_embedding_tokens(count)
         except Exception as exc:  # botocore raises many types; all mean "no vector"
             raise EmbeddingError(f"Bedrock embedding with {self.model} failed: {exc}") from exc
         return _normalise_rows(np.array(rows, dtype=np.float32))

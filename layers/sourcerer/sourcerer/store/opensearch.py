@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from sourcerer.accounting import current, note_search
 from sourcerer.errors import ConfigurationError, DocumentNotFound, ProviderError
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder
 from sourcerer.retrieval.hybrid import fuse
@@ -171,7 +172,6 @@ class OpenSearchIndex:
         self.chunk_settings = chunk_settings
         self.bulk_retries, self.backoff_s = bulk_retries, backoff_s
         self._client = client
-        self.last_trace: dict[str, Any] = {}
 
     @property
     def client(self) -> Any:
@@ -460,7 +460,8 @@ class OpenSearchIndex:
         mode: Mode = "hybrid",
     ) -> list[Hit]:
         filters = access_filter(tenant, scope, groups)
-        planned, self.last_trace = plan_search(query, k, mode, self.embedder is not None)
+        planned, trace = plan_search(query, k, mode, self.embedder is not None)
+        note_search(trace)  # per request (see sourcerer.accounting), never on this shared object
         if planned is None:
             return []
         mode = planned  # type: ignore[assignment]
@@ -468,7 +469,7 @@ class OpenSearchIndex:
         if mode != "keyword":
             started = time.perf_counter()
             vector = [float(x) for x in self.embedder.embed([query[:MAX_QUERY_CHARS]], "query")[0]]  # type: ignore[union-attr]
-            self.last_trace["query_embedding_ms"] = round((time.perf_counter() - started) * 1000, 3)
+            current().search["query_embedding_ms"] = round((time.perf_counter() - started) * 1000, 3)
         depth = k if mode != "hybrid" else max(50, 4 * k)
         lines = self.search_bodies(query, vector if mode != "keyword" else None, filters, depth)
         if mode == "semantic":

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from sourcerer.accounting import current, note_search
 from sourcerer.errors import ConfigurationError, DocumentNotFound
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder
 from sourcerer.retrieval.hybrid import fuse
@@ -98,7 +99,6 @@ class SQLiteIndex:
         self._vectors: tuple[int, np.ndarray, np.ndarray] | None = None  # (version, ids, matrix)
         self._stats: tuple[int, tuple[int, int]] | None = None
         self._masks: dict[tuple[Any, ...], tuple[int, np.ndarray]] = {}  # visible rows per caller filter
-        self.last_trace: dict[str, Any] = {}
 
     # --- connection and schema ---------------------------------------------------------------------
 
@@ -552,7 +552,7 @@ class SQLiteIndex:
             return {}
         started = time.perf_counter()
         vector = self.embedder.embed([query[:MAX_QUERY_CHARS]], "query")[0]
-        self.last_trace["query_embedding_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        current().search["query_embedding_ms"] = round((time.perf_counter() - started) * 1000, 3)
         visible_ids = ids[mask]
         cosines = matrix[mask] @ vector
         top = np.argpartition(-cosines, min(depth, len(cosines) - 1))[:depth] if len(cosines) > depth else np.arange(len(cosines))
@@ -576,7 +576,8 @@ class SQLiteIndex:
         mode: Mode = "hybrid",
     ) -> list[Hit]:
         where, args = self._filter(tenant, scope, groups)
-        planned, self.last_trace = plan_search(query, k, mode, self.embedder is not None)
+        planned, trace = plan_search(query, k, mode, self.embedder is not None)
+        note_search(trace)  # per request (see sourcerer.accounting), never on this shared object
         if planned is None:
             return []
         mode = planned  # type: ignore[assignment]

@@ -1,0 +1,51 @@
+"""Per-request accounting that concurrent requests cannot mix up.
+
+The embedding tokens a request spends and the trace its last search leaves are kept in a context variable: one
+`Tally` per request, whether requests run on threads (`sourcerer serve`), in tasks, or one per process (Lambda).
+Nothing about a request is read back from a shared object after the call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Tally:
+    embedding_tokens: int = 0
+    search: dict[str, Any] = field(default_factory=dict)  # the trace detail of the latest search
+
+
+_current: ContextVar[Tally | None] = ContextVar("sourcerer_tally", default=None)
+
+
+@contextmanager
+def tally() -> Iterator[Tally]:
+    """Count what the code inside spends (in this thread or task, and in threads it hands its context to)."""
+    mine = Tally()
+    token = _current.set(mine)
+    try:
+        yield mine
+    finally:
+        _current.reset(token)
+
+
+def current() -> Tally:
+    """The running request's tally, or a throwaway one outside any request."""
+    return _current.get() or Tally()
+
+
+def add_embedding_tokens(count: int) -> None:
+    running = _current.get()
+    if running is not None:
+        running.embedding_tokens += count
+
+
+def note_search(detail: dict[str, Any]) -> None:
+    running = _current.get()
+    if running is not None:
+        running.search = detail
