@@ -190,3 +190,29 @@ def test_a_model_answer_is_pinned_to_the_sentences_that_support_each_claim():
     passage = Passage(text="Express costs $14.99. Standard shipping takes 3 to 5 business days. Returns take 30 days.")
     quotes = pick_quotes("Standard delivery needs 3 to 5 business days [1].", [passage])
     assert [passage.text[q.start : q.end] for q in quotes[1]] == ["Standard shipping takes 3 to 5 business days."]
+
+
+def test_answering_from_the_index_runs_the_model_on_queries_only(tmp_path, monkeypatch):
+    """Sentence and passage vectors are stored at ingest: synthesis, answerability and the local judge read
+    them, so an answer embeds only the question (and, with verify, its claims) — never a passage."""
+    from sourcerer.retrieval.embedders import local_embedder
+    from sourcerer.store.sqlite import SQLiteIndex
+
+    embedder = local_embedder()
+    index = SQLiteIndex(tmp_path / "index.db", embedder=embedder)
+    index.ingest_document(
+        {
+            "source_uri": "ops.md",
+            "text": "# Failover\n\nThe failover cutover took 42 seconds.\nReplica lag stayed under two seconds.\n",
+            "metadata": {"title": "Operations"},
+        }
+    )
+    embedded = []
+    original = embedder.inner.embed
+    monkeypatch.setattr(embedder.inner, "embed", lambda texts, role: embedded.append(role) or original(texts, role))
+    monkeypatch.setattr(embedder, "memory", {})  # nothing from earlier tests or the disk cache may hide a model run
+    monkeypatch.setattr(embedder, "path", None)
+    monkeypatch.setattr(embedder, "_db", None)
+    answer = ask("How long did the failover cutover take?", retriever=index.retriever(tenant="local"), verify=True)
+    assert not answer.refused and "42 seconds" in answer.answer
+    assert embedded and set(embedded) == {"query"}

@@ -301,3 +301,22 @@ def test_move_rewrites_the_chunks_with_their_vectors_under_the_new_identity_then
     assert deleted == [{"term": {"tenant": "acme"}}, {"term": {"document_id": "doc_1"}}]
     order = [r["path"] for r in cluster.requests]
     assert order.index("/_bulk") < order.index("/docs/_delete_by_query")
+
+
+def test_ingest_stores_each_chunks_synthesis_vectors_and_search_hands_them_to_the_answer(cluster):
+    _no_existing(cluster)
+    cluster.route("POST", "/_bulk", (200, {"errors": False, "items": [{"index": {"status": 201}}]}))
+    _index(cluster).ingest_document({"source_uri": "a.txt", "text": TEXT})
+    source = cluster.sent("POST", "/_bulk")[0]["body"][1]
+    hit = _hit_from(source)
+    texts = [source["text"]] + [source["text"][s["start"] : s["end"]] for s in source["sentences"]]
+    assert set(hit.vectors) == set(texts)
+    expected = FourD().embed(texts, "passage")
+    assert all(np.allclose(hit.vectors[t], expected[i], atol=2e-3) for i, t in enumerate(texts))
+    assert hit.as_passage()["vectors"] is hit.vectors
+
+
+def _hit_from(source):
+    from sourcerer.store.opensearch import _hit
+
+    return _hit(source, 0.5)

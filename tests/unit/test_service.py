@@ -252,7 +252,9 @@ def test_concurrent_requests_never_see_each_others_trace_or_embedding_tokens(tmp
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=16) as pool:
         results = list(pool.map(one, range(400)))
-    tokens = {r.request_id: r.units["embedding_tokens"] for r in service.ledger.usage_records("acme") if r.request_id.startswith("r")}
+    tokens = {
+        r.request_id: r.units["embedding_tokens"] for r in service.ledger.usage_records("acme") if r.request_id.startswith("r")
+    }
     crossed = [
         n
         for n, words, mode, detail in results

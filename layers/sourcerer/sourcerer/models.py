@@ -95,6 +95,9 @@ class Passage(BaseModel):
     source_uri: str | None = None
     locator: Locator | None = None
     sentences: list[Segment] | None = Field(default=None, description="sentence offsets and locators, from ingest")
+    vectors: dict[str, Any] | None = Field(
+        default=None, exclude=True, repr=False, description="text -> vector of this passage and its sentences, from ingest"
+    )
     metadata: dict[str, Any] = Field(default_factory=dict)
 
     def sentence_offsets(self) -> list[tuple[int, int]]:

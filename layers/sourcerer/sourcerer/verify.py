@@ -14,7 +14,7 @@ from typing import Protocol, runtime_checkable
 
 from sourcerer.citations import MARKER, split_grouped_markers, strip_markers
 from sourcerer.models import CharSpan, ClaimVerdict, Faithfulness, Passage
-from sourcerer.retrieval.embedders import CachedEmbedder
+from sourcerer.retrieval.embedders import CachedEmbedder, with_known
 from sourcerer.support import ClaimSupport, SourceSentence, source_sentences, supporting_sentences
 from sourcerer.synthesis.draft import MalformedReply
 from sourcerer.synthesis.prompt import JUDGE_PROMPT, render_sources
@@ -120,7 +120,9 @@ class LocalJudge:
         cited = [passages[n - 1].text for n in claim.citations if 1 <= n <= len(passages)]
         if not cited:
             return ClaimVerdict(claim=claim.text, supported=False, citations=claim.citations, why="cites no source")
-        verdict = self.support.check(claim.text, "\n\n".join(cited), claims_in_answer=claims_in_answer)
+        embedder = with_known(self.embedder, passages)  # sentence vectors stored at ingest, when the passages carry them
+        support = self.support if embedder is self.embedder else ClaimSupport(embedder, self.support.models)
+        verdict = support.check(claim.text, "\n\n".join(cited), claims_in_answer=claims_in_answer)
         return ClaimVerdict(
             claim=claim.text,
             supported=verdict.supported,

@@ -249,6 +249,52 @@ class CachedEmbedder:
         return np.vstack([found[i] for i in range(len(texts))])
 
 
+class KnownVectors:
+    """An embedder that answers passage-role texts from vectors stored at ingest (a chunk's text and each of its
+    sentences) instead of running the model, and embeds only the rest with `inner` (query-role texts always).
+
+    This is what keeps the answer path free of model inference beyond the question: the synthesiser and the
+    local judge ask for the same passage texts they always did, and get them from the index.
+    """
+
+    def __init__(self, inner: Embedder | CachedEmbedder, known: dict[str, np.ndarray]) -> None:
+        self.inner, self.known = inner, known
+        self.model_id = inner.model_id
+
+    def calibrate(self, cosine: float) -> float:
+        return self.inner.calibrate(cosine)
+
+    def embed(self, texts: list[str], role: Role) -> np.ndarray:
+        if role != "passage":
+            return self.inner.embed(texts, role)
+        missing = list(dict.fromkeys(t for t in texts if t not in self.known))
+        fresh = dict(zip(missing, self.inner.embed(missing, role), strict=True)) if missing else {}
+        return np.vstack([self.known[t] if t in self.known else fresh[t] for t in texts])
+
+
+def with_known(embedder: Embedder | CachedEmbedder | None, passages: Any) -> Embedder | CachedEmbedder | None:
+    """`embedder`, answering from the vectors the passages carry (see `KnownVectors`) when they carry any."""
+    known: dict[str, np.ndarray] = {}
+    for passage in passages:
+        known.update(getattr(passage, "vectors", None) or {})
+    return KnownVectors(embedder, known) if embedder is not None and known else embedder
+
+
+def pack_vectors(matrix: np.ndarray) -> bytes:
+    """Vectors as stored with a chunk for synthesis: float16 (half the bytes; cosines move by under 0.001)."""
+    return np.asarray(matrix, dtype=np.float16).tobytes()
+
+
+def unpack_vectors(blob: bytes, texts: list[str]) -> dict[str, np.ndarray]:
+    """The stored vectors of `texts`, in order, renormalised as float32; {} when they do not match."""
+    if not blob or not texts:
+        return {}
+    matrix = np.frombuffer(blob, dtype=np.float16).astype(np.float32)
+    if matrix.size % len(texts):
+        return {}
+    return dict(zip(texts, _normalise_rows(matrix.reshape(len(texts), -1)), strict=True))
+
+
 def calibrated_similarities(embedder: Embedder | CachedEmbedder | None, query: str, texts: list[str]) -> list[float] | None:
     """Calibrated cosines of `query` (query role) to each of `texts` (passage role), or None without an embedder
     or when embedding fails: similarity is an optional signal wherever it is used, and lexical features stand."""

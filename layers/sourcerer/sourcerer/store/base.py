@@ -7,7 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
+import numpy as np
+
 from sourcerer.errors import DocumentConflict, DocumentNotFound
+from sourcerer.retrieval.embedders import pack_vectors
 from sourcerer.store.chunking import ChunkSettings, chunk_pieces
 from sourcerer.store.models import Access, Chunk, Document, FileOutcome, Hit, IngestReport
 from sourcerer.store.parsers import EXTENSIONS, UnsupportedDocument, parse
@@ -111,6 +114,22 @@ def embedding_text(chunk: Chunk, title: str) -> str:
     """What is embedded for a chunk: its text, headed by the document title when the chunk lacks it, so a
     later chunk of a long document still carries what the document is about."""
     return f"{title}\n{chunk.text}" if title and title not in chunk.text else chunk.text
+
+
+def synthesis_texts(text: str, segments: list[Any]) -> list[str]:
+    """What the synthesiser and the local judge embed of a chunk: its text, then each sentence (in order)."""
+    return [text] + [text[seg.start : seg.end] for seg in segments]
+
+
+def synthesis_vectors(embedder: Any, chunks: list[Chunk]) -> list[bytes | None]:
+    """Per chunk, the packed vectors of `synthesis_texts`, computed at ingest in one batch so that answering
+    never runs the model on a passage (see `sourcerer.retrieval.embedders.KnownVectors`)."""
+    if embedder is None or not chunks:
+        return [None] * len(chunks)
+    per_chunk = [synthesis_texts(c.text, c.sentences) for c in chunks]
+    unique = list(dict.fromkeys(t for texts in per_chunk for t in texts))
+    vectors = dict(zip(unique, embedder.embed(unique, "passage"), strict=True))
+    return [pack_vectors(np.vstack([vectors[t] for t in texts])) for texts in per_chunk]
 
 
 def as_document(doc: Document | Mapping[str, Any]) -> Document:

@@ -155,6 +155,9 @@ class Hit(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     position: int = Field(default=0, ge=0, description="the chunk's place in its document, from 0")
     sentences: list[Segment] = Field(default_factory=list, exclude=True, description="stored at ingest; cites sentences")
+    vectors: dict[str, Any] | None = Field(
+        default=None, exclude=True, repr=False, description="text -> vector of the chunk and its sentences, from ingest"
+    )
 
     def as_passage(self) -> dict[str, Any]:
         """The shape `ask()` takes: a passage carrying its id, locator and source."""
@@ -166,6 +169,7 @@ class Hit(BaseModel):
             "source_uri": self.source_uri,
             "locator": self.locator.model_dump(),
             "sentences": [seg.model_dump() for seg in self.sentences] or None,
+            "vectors": self.vectors,
             "metadata": {**self.metadata, "document_id": self.document_id, "scope": self.scope},
         }
 

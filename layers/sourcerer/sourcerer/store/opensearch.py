@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import base64
 import functools
 import math
 import time
@@ -23,7 +24,8 @@ from typing import Any
 
 from sourcerer.accounting import current, note_search
 from sourcerer.errors import ConfigurationError, DocumentNotFound, ProviderError
-from sourcerer.retrieval.embedders import CachedEmbedder, Embedder
+from sourcerer.models import Segment
+from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, unpack_vectors
 from sourcerer.retrieval.hybrid import fuse
 from sourcerer.store.base import (
     MAX_QUERY_CHARS,
@@ -38,6 +40,8 @@ from sourcerer.store.base import (
     make_retriever,
     plan_search,
     prepare,
+    synthesis_texts,
+    synthesis_vectors,
 )
 from sourcerer.store.chunking import MAX_DOCUMENT_CHUNKS, ChunkSettings
 from sourcerer.store.models import (
@@ -69,6 +73,7 @@ SOURCE_FIELDS = [
     "ingested_at",
     "position",
     "sentences",
+    "synthesis_vectors",
 ]
 
 
@@ -106,6 +111,8 @@ def index_body(dimension: int | None, *, shards: int = 1, replicas: int = 1) -> 
         "terms": {"type": "text", "analyzer": "sourcerer_terms", "norms": True},
         "locator": {"type": "object", "enabled": False},
         "sentences": {"type": "object", "enabled": False},
+        # the chunk's and its sentences' vectors for synthesis (float16, base64): stored, never indexed
+        "synthesis_vectors": {"type": "binary"},
         "metadata": {"type": "object", "enabled": False},
         "receipt": {"type": "keyword"},
         "content_hash": {"type": "keyword"},
@@ -249,9 +256,12 @@ class OpenSearchIndex:
         hits = response["hits"]["hits"]
         return hits[0]["_source"] if hits else None
 
-    def bulk_lines(self, document: Document, prepared: Any, vectors: Any) -> list[dict[str, Any]]:
+    def bulk_lines(
+        self, document: Document, prepared: Any, vectors: Any, synthesis: list[bytes | None] | None = None
+    ) -> list[dict[str, Any]]:
         now = datetime.now(timezone.utc).isoformat()
         lines: list[dict[str, Any]] = []
+        synthesis = synthesis or [None] * len(prepared.chunks)
         for i, chunk in enumerate(prepared.chunks):
             action: dict[str, Any] = {"_index": self.index}
             if not self.serverless:
@@ -278,6 +288,8 @@ class OpenSearchIndex:
             }
             if vectors is not None:
                 source["embedding"] = [float(x) for x in vectors[i]]
+            if synthesis[i] is not None:
+                source["synthesis_vectors"] = base64.b64encode(synthesis[i]).decode("ascii")
             lines += [{"index": action}, source]
         return lines
 
@@ -326,7 +338,7 @@ class OpenSearchIndex:
             if self.embedder is not None
             else None
         )
-        self._bulk(self.bulk_lines(document, prepared, vectors))
+        self._bulk(self.bulk_lines(document, prepared, vectors, synthesis_vectors(self.embedder, prepared.chunks)))
         if existing is not None:
             # new chunks first, then the old ones go: nothing is lost if this fails, and search hides the
             # older version of a document while both are visible (see `_latest_only`)
@@ -598,6 +610,8 @@ def _latest_only(ranked: list[tuple[str, float]], sources: Mapping[str, Mapping[
 
 
 def _hit(source: Mapping[str, Any], score: float) -> Hit:
+    segments = [Segment.model_validate(seg) for seg in source.get("sentences") or []]
+    packed = source.get("synthesis_vectors")
     return Hit(
         unit_id=source["unit_id"],
         document_id=source["document_id"],
@@ -610,5 +624,6 @@ def _hit(source: Mapping[str, Any], score: float) -> Hit:
         scope=source["scope"],
         metadata=source.get("metadata") or {},
         position=source.get("position") or 0,
-        sentences=source.get("sentences") or [],
+        sentences=segments,
+        vectors=unpack_vectors(base64.b64decode(packed), synthesis_texts(source["text"], segments)) if packed else None,
     )

@@ -24,7 +24,8 @@ import numpy as np
 
 from sourcerer.accounting import current, note_search
 from sourcerer.errors import ConfigurationError, DocumentNotFound
-from sourcerer.retrieval.embedders import CachedEmbedder, Embedder
+from sourcerer.models import Segment
+from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, unpack_vectors
 from sourcerer.retrieval.hybrid import fuse
 from sourcerer.retrieval.keyword import K1, B
 from sourcerer.store.base import (
@@ -40,6 +41,8 @@ from sourcerer.store.base import (
     make_retriever,
     plan_search,
     prepare,
+    synthesis_texts,
+    synthesis_vectors,
 )
 from sourcerer.store.chunking import ChunkSettings
 from sourcerer.store.models import (
@@ -66,7 +69,8 @@ CREATE TABLE IF NOT EXISTS documents (
 CREATE TABLE IF NOT EXISTS chunks (
     id INTEGER PRIMARY KEY, unit_id TEXT NOT NULL UNIQUE, tenant TEXT NOT NULL, document_id TEXT NOT NULL,
     position INTEGER NOT NULL, text TEXT NOT NULL, label TEXT NOT NULL, scope TEXT NOT NULL, acl TEXT NOT NULL,
-    locator TEXT NOT NULL, receipt TEXT NOT NULL, n_terms INTEGER NOT NULL, vector BLOB, sentences TEXT
+    locator TEXT NOT NULL, receipt TEXT NOT NULL, n_terms INTEGER NOT NULL, vector BLOB, sentences TEXT,
+    synthesis_vectors BLOB
 );
 CREATE INDEX IF NOT EXISTS chunks_by_document ON chunks (tenant, document_id);
 CREATE TABLE IF NOT EXISTS chunk_scopes (scope TEXT NOT NULL, chunk INTEGER NOT NULL, PRIMARY KEY (scope, chunk)) WITHOUT ROWID;
@@ -116,6 +120,8 @@ class SQLiteIndex:
             columns = {r[1] for r in conn.execute("PRAGMA table_info(chunks)")}
             if "sentences" not in columns:  # an index from before sentence offsets: its chunks cite whole
                 conn.execute("ALTER TABLE chunks ADD COLUMN sentences TEXT")
+            if "synthesis_vectors" not in columns:  # from before sentence vectors: answering embeds them (cached)
+                conn.execute("ALTER TABLE chunks ADD COLUMN synthesis_vectors BLOB")
             row = conn.execute("SELECT value FROM meta WHERE key='embed_model'").fetchone()
             if row is None:
                 conn.execute("INSERT OR IGNORE INTO meta VALUES ('embed_model', ?), ('version', '0')", (self.model_id,))
@@ -183,6 +189,7 @@ class SQLiteIndex:
             if self.embedder is not None
             else None
         )
+        synthesis = synthesis_vectors(self.embedder, prepared.chunks)
         now = time.time()
         with self._lock:
             db.execute("BEGIN IMMEDIATE")
@@ -203,7 +210,7 @@ class SQLiteIndex:
                     chunk_terms = [fts_token(t) for t in index_terms(chunk, prepared.title)]
                     cur = db.execute(
                         "INSERT INTO chunks (unit_id, tenant, document_id, position, text, label, scope, acl, locator, receipt, n_terms, vector,"
-                        " sentences) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                        " sentences, synthesis_vectors) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                         (
                             chunk.unit_id,
                             document.tenant,
@@ -218,6 +225,7 @@ class SQLiteIndex:
                             len(chunk_terms),
                             vector,
                             json.dumps([seg.model_dump() for seg in chunk.sentences]),
+                            synthesis[i],
                         ),
                     )
                     rowid = cur.lastrowid
@@ -397,11 +405,13 @@ class SQLiteIndex:
         with self._lock:
             rows = db.execute(
                 "SELECT c.id, c.unit_id, c.document_id, d.source_uri, c.label, c.text, c.locator, c.receipt, c.scope, d.metadata, c.position,"
-                f" c.sentences FROM chunks c JOIN documents d ON d.tenant = c.tenant AND d.document_id = c.document_id WHERE c.id IN ({marks})",
+                f" c.sentences, c.synthesis_vectors FROM chunks c JOIN documents d ON d.tenant = c.tenant AND d.document_id = c.document_id WHERE c.id IN ({marks})",
                 list(scores),
             ).fetchall()
-        by_id = {
-            r[0]: Hit(
+        by_id = {}
+        for r in rows:
+            segments = [Segment.model_validate(seg) for seg in json.loads(r[11])] if r[11] else []
+            by_id[r[0]] = Hit(
                 unit_id=r[1],
                 document_id=r[2],
                 source_uri=r[3],
@@ -413,10 +423,9 @@ class SQLiteIndex:
                 scope=r[8],
                 metadata=json.loads(r[9]),
                 position=r[10],
-                sentences=json.loads(r[11]) if r[11] else [],
+                sentences=segments,
+                vectors=unpack_vectors(r[12], synthesis_texts(r[5], segments)) if r[12] else None,
             )
-            for r in rows
-        }
         return [by_id[i] for i in scores if i in by_id]
 
     def _filter(self, tenant: str, scope: str | None, groups: Iterable[str] | None) -> tuple[str, list[Any]]:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from sourcerer import config
 from sourcerer.citations import strip_markers
 from sourcerer.models import CharSpan, Passage
-from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities
+from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities, with_known
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, sigmoid
 from sourcerer.synthesis.draft import Draft
 from sourcerer.text import digit_numbers, is_instruction, normalize, passage_terms, terms, without_invisibles
@@ -272,7 +272,8 @@ class ExtractiveSynthesizer:
         self, question: str, sentences: list[str], passages: Sequence[Passage]
     ) -> tuple[list[float], list[float]] | tuple[None, None]:
         """Calibrated cosines of the question to each sentence and each passage, or (None, None) without a model."""
-        cosines = calibrated_similarities(self.embedder, question, sentences + [p.text for p in passages]) if sentences else None
+        embedder = with_known(self.embedder, passages)  # the vectors stored at ingest: no model run for them
+        cosines = calibrated_similarities(embedder, question, sentences + [p.text for p in passages]) if sentences else None
         if cosines is None:
             return None, None
         return cosines[: len(sentences)], cosines[len(sentences) :]
