@@ -5,7 +5,10 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import statistics
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -101,3 +104,35 @@ class answer_mode:
             os.environ.pop("SOURCERER_EMBEDDER", None)
         else:
             os.environ["SOURCERER_EMBEDDER"] = self.saved
+
+
+def serve_env(home: Path) -> dict[str, str]:
+    """The environment `sourcerer serve` runs under in the benchmarks: embedded stores under `home`, no LLM."""
+    return {
+        **os.environ,
+        "SOURCERER_HOME": str(home),
+        "SOURCERER_INDEX": f"sqlite:///{home}/index.db",
+        "SOURCERER_PROVIDERS": "extractive",
+        "POWERTOOLS_TRACE_DISABLED": "true",
+        "POWERTOOLS_METRICS_NAMESPACE": "bench",
+        "POWERTOOLS_LOG_LEVEL": "WARNING",
+        "OMP_NUM_THREADS": "1",
+    }
+
+
+def start_serve(env: dict[str, str], log: Path | None = None) -> tuple[subprocess.Popen, str]:
+    """`sourcerer serve --port 0` under `env` (its stderr to `log`, a file: a pipe nobody reads would fill and
+    stall the server); returns the process and its URL once it listens."""
+    stderr = open(log, "a") if log is not None else subprocess.DEVNULL  # noqa: SIM115 - lives as long as the server
+    server = subprocess.Popen(
+        [sys.executable, "-m", "sourcerer.cli", "serve", "--port", "0", "--no-admin-key"],
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        text=True,
+        env=env,
+    )
+    line = server.stdout.readline()  # type: ignore[union-attr]
+    match = re.search(r"http://127\.0\.0\.1:\d+", line)
+    if not match:
+        raise RuntimeError(f"sourcerer serve did not start: {line} (log: {log})")
+    return server, match.group()

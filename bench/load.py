@@ -16,7 +16,6 @@ import argparse
 import concurrent.futures
 import os
 import random
-import re
 import signal
 import sqlite3
 import subprocess
@@ -26,23 +25,10 @@ import threading
 import time
 from pathlib import Path
 
-from bench.common import EVAL, percentile, read_jsonl, table, use_bench_cache, write_result
+from bench.common import EVAL, percentile, read_jsonl, serve_env, start_serve, table, use_bench_cache, write_result
 
 LEVELS = (1, 16, 64)
 LOCKED = "database is locked"
-
-
-def _env(home: Path) -> dict[str, str]:
-    return {
-        **os.environ,
-        "SOURCERER_HOME": str(home),
-        "SOURCERER_INDEX": f"sqlite:///{home}/index.db",
-        "SOURCERER_PROVIDERS": "extractive",
-        "POWERTOOLS_TRACE_DISABLED": "true",
-        "POWERTOOLS_METRICS_NAMESPACE": "bench",
-        "POWERTOOLS_LOG_LEVEL": "WARNING",
-        "OMP_NUM_THREADS": "1",
-    }
 
 
 def _corpus(limit: int) -> list[dict]:
@@ -63,21 +49,6 @@ def _setup(home: Path, corpus: list[dict]) -> str:
     key, record = new_key("bench", ["bench"], ["read", "write"])
     ledger.put_key(record)
     return key
-
-
-def _serve(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
-    server = subprocess.Popen(
-        [sys.executable, "-m", "sourcerer.cli", "serve", "--port", "0", "--no-admin-key"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    line = server.stdout.readline()  # type: ignore[union-attr]
-    match = re.search(r"http://127\.0\.0\.1:\d+", line)
-    if not match:
-        raise RuntimeError(f"sourcerer serve did not start: {line} {server.stderr.read()}")  # type: ignore[union-attr]
-    return server, match.group()
 
 
 # --- 1. load -----------------------------------------------------------------------------------------------
@@ -139,7 +110,8 @@ def _ingesting(url: str, headers: dict, stop: threading.Event, written: list[int
 def load(home: Path, key: str, seconds: float) -> tuple[list[list], dict]:
     queries = [q["text"] for q in read_jsonl(EVAL / "scifact" / "queries.jsonl")]
     bodies = {"/v1/search": [{"q": q, "top_k": 10} for q in queries], "/v1/answer": [{"q": q, "top_k": 5} for q in queries]}
-    server, url = _serve(_env(home))
+    log = home / "serve.log"
+    server, url = start_serve(serve_env(home), log)
     headers = {"Authorization": f"Bearer {key}"}
     rows, data = [], {}
     try:
@@ -163,8 +135,8 @@ def load(home: Path, key: str, seconds: float) -> tuple[list[list], dict]:
                 data[f"{route} c{clients}"] = cell
     finally:
         server.terminate()
-        _, log = server.communicate(timeout=30)
-    data["server_log_locked"] = log.count(LOCKED)
+        server.wait(timeout=30)
+    data["server_log_locked"] = log.read_text(errors="replace").count(LOCKED)
     return rows, data
 
 
@@ -304,7 +276,7 @@ def kill_serve(home: Path, key: str, rounds: int, rng: random.Random) -> tuple[i
 
     survived, problems = 0, []
     for _ in range(rounds):
-        server, url = _serve(_env(home))
+        server, url = start_serve(serve_env(home))
         stop = threading.Event()
 
         def hammer(url: str = url, stop: threading.Event = stop) -> None:
@@ -337,7 +309,7 @@ def kill_ingest(home: Path, corpus: list[dict], rounds: int, rng: random.Random)
     folder.mkdir(exist_ok=True)
     for doc in corpus:
         (folder / Path(doc["source_uri"]).name).write_text(doc["text"])
-    env = _env(home)
+    env = serve_env(home)
     command = [sys.executable, "-m", "sourcerer.cli", "ingest", str(folder), "--tenant", "bench", "--scope", "bench/killed"]
     survived, problems = 0, []
     for round_ in range(rounds):

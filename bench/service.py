@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import EVAL, ROOT, percentile, read_jsonl, table, use_bench_cache, write_result
+from bench.common import EVAL, ROOT, percentile, read_jsonl, serve_env, start_serve, table, use_bench_cache, write_result
 
 CONCURRENCY = (1, 4, 16)
 MAX_SECONDS = 20.0  # per (route, concurrency) cell
@@ -103,22 +103,8 @@ def run(corpus_limit: int | None = None) -> dict:
     queries = [q["text"] for q in read_jsonl(EVAL / "scifact" / "queries.jsonl")]
     search_bodies = [{"q": q, "top_k": 10} for q in queries]
     answer_bodies = [{"q": q, "top_k": 5} for q in queries]
-    env = {
-        **os.environ,
-        "SOURCERER_HOME": str(home),
-        "SOURCERER_INDEX": f"sqlite:///{home}/index.db",
-        "SOURCERER_PROVIDERS": "extractive",
-        "POWERTOOLS_TRACE_DISABLED": "true",
-        "POWERTOOLS_METRICS_NAMESPACE": "bench",
-        "POWERTOOLS_LOG_LEVEL": "WARNING",
-    }
-    server = subprocess.Popen(
-        [sys.executable, "-m", "sourcerer.cli", "serve", "--port", "0", "--no-admin-key"],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    url = re.search(r"http://127\.0\.0\.1:\d+", server.stdout.readline()).group()  # type: ignore[union-attr]
+    env = serve_env(home)
+    server, url = start_serve(env)
     headers = {"Authorization": f"Bearer {key}"}
     rows, data = [], {}
     try:

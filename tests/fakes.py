@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
+import subprocess
+import sys
 import threading
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -136,3 +139,20 @@ class FakeOpenSearch:
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def start_serve(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
+    """`sourcerer serve --port 0` in a subprocess with `env`; returns it and its URL once it listens."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sourcerer.cli", "serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    for _ in range(5):
+        match = re.search(r"http://127\.0\.0\.1:\d+", process.stdout.readline())  # type: ignore[union-attr]
+        if match:
+            return process, match.group()
+    process.kill()
+    raise RuntimeError(f"sourcerer serve did not start: {process.stderr.read()}")  # type: ignore[union-attr]

@@ -6,12 +6,12 @@ import base64
 import concurrent.futures
 import json
 import os
-import re
 import subprocess
 import sys
 
 import httpx
 import pytest
+from fakes import start_serve
 from sourcerer.ledger.sqlite import SQLiteLedger
 from sourcerer.tenancy import month_of, new_key
 
@@ -25,21 +25,7 @@ RUNBOOK = (
 def api(tmp_path_factory):
     home = tmp_path_factory.mktemp("serve-home")
     env = {**os.environ, "SOURCERER_HOME": str(home), "POWERTOOLS_TRACE_DISABLED": "true", "POWERTOOLS_METRICS_NAMESPACE": "test"}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "sourcerer.cli", "serve", "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    url = None
-    for _ in range(5):
-        line = process.stdout.readline()
-        match = re.search(r"http://127\.0\.0\.1:\d+", line)
-        if match:
-            url = match.group()
-            break
-    assert url, process.stderr.read()
+    process, url = start_serve(env)
     ledger = SQLiteLedger(home / "ledger.db")
 
     def key(tenant="acme", tier="pro", scopes=("acme/alpha",), perms=("read", "write"), groups=()):

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fakes import start_serve
 from sourcerer.ledger.sqlite import SQLiteLedger
 from sourcerer.tenancy import new_key
 
@@ -31,20 +32,7 @@ def served(tmp_path):
         "POWERTOOLS_TRACE_DISABLED": "true",
         "POWERTOOLS_METRICS_NAMESPACE": "test",
     }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "sourcerer.cli", "serve", "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    url = None
-    for _ in range(5):
-        match = re.search(r"http://127\.0\.0\.1:\d+", process.stdout.readline())
-        if match:
-            url = match.group()
-            break
-    assert url, process.stderr.read()
+    process, url = start_serve(env)
     ledger = SQLiteLedger(home / "ledger.db")
     ledger.create_tenant("acme", "pro")
     secret, record = new_key("acme", ["acme"], ["read", "write", "admin"])

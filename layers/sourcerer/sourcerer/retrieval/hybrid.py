@@ -8,7 +8,7 @@ from typing import Any
 from sourcerer.errors import EmbeddingError
 from sourcerer.models import Passage
 from sourcerer.retrieval.base import as_passages
-from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, make_embedder
+from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, make_embedder, with_known
 from sourcerer.retrieval.keyword import BM25
 from sourcerer.retrieval.semantic import EmbedRetriever
 
@@ -67,7 +67,8 @@ class HybridRetriever:
         self.passages = as_passages(passages)
         self.bm25 = BM25([p.text for p in self.passages])
         self.embedder = embedder
-        self.semantic = EmbedRetriever(self.passages, embedder) if embedder is not None else None
+        # passages from an index carry the vectors stored at ingest: only the question is embedded
+        self.semantic = EmbedRetriever(self.passages, with_known(embedder, self.passages)) if embedder is not None else None
         self.semantic_floor = semantic_floor
         self.last_trace: dict[str, Any] = {}
 

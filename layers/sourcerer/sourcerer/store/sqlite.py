@@ -169,6 +169,15 @@ class SQLiteIndex:
         ).fetchone()
         return None if row is None else (row[0], row[1], row[2], json.loads(row[3]))
 
+    def _touchable(
+        self, db: sqlite3.Connection, tenant: str, document_id: str, access: Access | None
+    ) -> tuple[str, int, str, list[str]] | None:
+        """The stored document if `access` may replace, move or delete it, else None (absent or not readable)."""
+        current = self._existing(db, tenant, document_id)
+        if current is None or (access is not None and not access.may_touch(current[2], current[3])):
+            return None
+        return current
+
     def ingest_document(
         self, doc: Document | Mapping[str, Any], *, admit: Admit | None = None, access: Access | None = None
     ) -> dict[str, Any]:
@@ -278,8 +287,7 @@ class SQLiteIndex:
         with self._lock:
             db.execute("BEGIN IMMEDIATE")
             try:
-                current = self._existing(db, tenant, document_id)
-                if current is None or (access is not None and not access.may_touch(current[2], current[3])):
+                if self._touchable(db, tenant, document_id, access) is None:
                     db.execute("ROLLBACK")
                     return False
                 self._delete_chunks(db, tenant, document_id)
@@ -297,8 +305,7 @@ class SQLiteIndex:
         with self._lock:
             db.execute("BEGIN IMMEDIATE")
             try:
-                current = self._existing(db, tenant, document_id)
-                if current is None or (access is not None and not access.may_touch(current[2], current[3])):
+                if self._touchable(db, tenant, document_id, access) is None:
                     raise DocumentNotFound(f"no document {document_id} in this caller's scopes")
                 source_uri = db.execute(
                     "SELECT source_uri FROM documents WHERE tenant=? AND document_id=?", (tenant, document_id)
