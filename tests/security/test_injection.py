@@ -74,3 +74,36 @@ def test_natural_sentences_are_not_mistaken_for_instructions():
         "Answer the survey by Friday.",
     ):
         assert not is_instruction(sentence), sentence
+
+
+def test_html_and_script_in_a_document_come_back_as_json_strings_never_as_markup(tmp_path, monkeypatch):
+    """The service serves JSON only (errors included): markup inside a source is a string value, escaped."""
+    import json
+
+    from sourcerer import api
+    from sourcerer.ledger.sqlite import SQLiteLedger
+    from sourcerer.serve import LocalContext, to_event
+    from sourcerer.service import Service
+    from sourcerer.store.sqlite import SQLiteIndex
+    from sourcerer.tenancy import new_key
+
+    service = Service(index=SQLiteIndex(tmp_path / "i.db", embedder=None), ledger=SQLiteLedger(tmp_path / "l.db"))
+    service.ledger.create_tenant("acme", "pro")
+    secret, record = new_key("acme", ["acme"], ["read", "write"])
+    service.ledger.put_key(record)
+    monkeypatch.setattr(api, "get_service", lambda: service)
+    app = api.build_app()
+    auth = {"Authorization": f"Bearer {secret}"}
+    markup = 'The refund form is <script>alert("x")</script> at <a href="javascript:steal()">this link</a>.'
+    for method, path, body in (
+        ("POST", "/v1/documents", {"source_uri": "refunds.txt", "text": markup}),
+        ("POST", "/v1/search", {"q": "refund form", "mode": "keyword"}),
+        ("POST", "/v1/answer", {"q": "Where is the refund form?", "mode": "keyword"}),
+        ("GET", "/v1/<script>", None),
+    ):
+        response = app.resolve(to_event(method, path, auth, json.dumps(body) if body else None), LocalContext())
+        headers = {k.lower(): v for k, v in (response.get("headers") or {}).items()}
+        for key, values in (response.get("multiValueHeaders") or {}).items():
+            headers[key.lower()] = values[-1]
+        assert headers.get("content-type", "").startswith("application/json"), (path, headers)
+        json.loads(response["body"])  # a JSON document, whatever the source text holds

@@ -103,3 +103,15 @@ def test_documents_list_and_delete(handbook, capsys):
 def test_bad_scope_is_a_clear_error(handbook, capsys):
     code, _, err = _run(capsys, "search", "x", "--scope", "acme/../globex")
     assert code == 2 and "invalid scope" in err
+
+
+def test_documents_move_is_the_explicit_way_to_change_a_documents_scope(handbook, capsys):
+    _run(capsys, "ingest", str(handbook / "ops.md"), "--tenant", "acme", "--scope", "acme/alpha")
+    code, out, _ = _run(capsys, "documents", "list", "--tenant", "acme", "--json")
+    doc_id = json.loads(out)[0]["document_id"]
+    code, out, err = _run(capsys, "documents", "move", doc_id, "--tenant", "acme", "--to", "acme/beta")
+    assert code == 0 and "to acme/beta" in out
+    _, out, _ = _run(capsys, "documents", "list", "--tenant", "acme", "--json")
+    assert [d["scope"] for d in json.loads(out)] == ["acme/beta"]
+    code, _, err = _run(capsys, "documents", "move", doc_id, "--tenant", "acme", "--to", "acme/gamma")
+    assert code != 0 and "no document" in err  # the old identity is gone

@@ -199,7 +199,13 @@ def _cmd_documents(args: argparse.Namespace) -> int:
             print(f"{len(docs)} documents")
         return 0
     if not args.document_id:
-        raise SourcererError("documents delete needs a DOCUMENT_ID")
+        raise SourcererError(f"documents {args.action} needs a DOCUMENT_ID")
+    if args.action == "move":
+        if not args.to:
+            raise SourcererError("documents move needs --to SCOPE")
+        moved = index.move_document(args.tenant, args.document_id, args.to)
+        print(f"moved {args.document_id} to {moved['scope']}: now {moved['document_id']}")
+        return 0
     if index.delete_document(args.tenant, args.document_id):
         print(f"deleted {args.document_id}")
         return 0
@@ -437,9 +443,16 @@ def build_parser() -> argparse.ArgumentParser:
     _index_options(search_p)
     search_p.set_defaults(func=_cmd_search)
 
-    docs_p = sub.add_parser("documents", help="list or delete ingested documents")
-    docs_p.add_argument("action", choices=["list", "delete"])
-    docs_p.add_argument("document_id", nargs="?", help="the document to delete")
+    docs_p = sub.add_parser(
+        "documents",
+        help="list, delete or move ingested documents",
+        description="List, delete or move documents. A document's identity is its tenant, scope and source; "
+        "moving keeps its chunks and vectors and gives it the identity of the new scope.",
+        epilog="example: sourcerer documents move doc_0123abcd --tenant acme --to acme/beta",
+    )
+    docs_p.add_argument("action", choices=["list", "delete", "move"])
+    docs_p.add_argument("document_id", nargs="?", help="the document to delete or move")
+    docs_p.add_argument("--to", metavar="SCOPE", help="with move: the scope to move the document to")
     docs_p.add_argument("--json", action="store_true")
     _index_options(docs_p, search=False)
     docs_p.set_defaults(func=_cmd_documents)
