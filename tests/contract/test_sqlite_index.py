@@ -92,3 +92,27 @@ def test_an_index_from_before_scoped_identity_is_renamed_once_and_re_ingests_unc
     assert [h.document_id for h in reopened.search("failover", tenant="acme", k=5, mode="keyword")] == [
         first["document_id"]
     ] * len(reopened.search("failover", tenant="acme", k=5, mode="keyword"))
+
+
+def test_a_write_between_reading_vectors_and_masking_them_never_mismatches_the_snapshot(tmp_path):
+    """The race seen at 64 clients with ingest running: one search read the vectors, a write landed, another
+    search cached a mask for the newer vectors, and the first paired that mask with its older ids."""
+    import numpy as np
+
+    class Flat:
+        model_id = "test:flat"
+
+        def embed(self, texts, role):
+            return np.ones((len(texts), 4), dtype=np.float32) / 2
+
+        def calibrate(self, cosine):
+            return cosine
+
+    index = SQLiteIndex(tmp_path / "race.db", embedder=Flat())
+    index.ingest_document({"source_uri": "a.txt", "text": FAILOVER})
+    old_version, old_ids, _ = index._matrix()
+    where, args = index._filter("local", None, None)
+    index.ingest_document({"source_uri": "b.txt", "text": "The cafeteria opens at noon."})
+    index.search("failover", tenant="local", mode="semantic")  # caches a mask for the newer snapshot
+    assert len(index._visible(old_version, old_ids, where, args)) == len(old_ids)
+    assert index.search("cafeteria", tenant="local", mode="hybrid")

@@ -7,12 +7,14 @@ functions use, so local and cloud behaviour cannot drift.
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+log = logging.getLogger("sourcerer.serve")
 MAX_BODY_BYTES = 8 * 1024 * 1024  # a little over the document limit once base64 and JSON are counted
 REQUEST_TIMEOUT_S = 15
 
@@ -102,7 +104,8 @@ def make_server(host: str = "127.0.0.1", port: int = 8080) -> ThreadingHTTPServe
             event = to_event(self.command, self.path, {k: v for k, v in self.headers.items()}, body, self.client_address[0])
             try:
                 result = app.resolve(event, LocalContext())
-            except Exception:  # noqa: BLE001 - never a stack trace to a client
+            except Exception:  # noqa: BLE001 - never a stack trace to a client; the operator gets it
+                log.exception("%s %s failed", self.command, urlsplit(self.path).path)
                 self._send(500, _error_body("internal", "internal error"), {})
                 return
             headers = dict(result.get("headers") or {})

@@ -530,7 +530,8 @@ class SQLiteIndex:
             self._stats = (version, (total, total_terms))
         return self._stats[1]
 
-    def _matrix(self) -> tuple[np.ndarray, np.ndarray]:
+    def _matrix(self) -> tuple[int, np.ndarray, np.ndarray]:
+        """(version, ids, matrix): one consistent snapshot of the stored vectors, reloaded after a write."""
         db = self._db()
         with self._lock:
             version = self._version(db)
@@ -541,16 +542,17 @@ class SQLiteIndex:
                     np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows]) if rows else np.zeros((0, 1), np.float32)
                 )
                 self._vectors = (version, ids, matrix)
-            return self._vectors[1], self._vectors[2]
+            return self._vectors
 
-    def _visible(self, ids: np.ndarray, where: str, args: list[Any]) -> np.ndarray:
-        """Boolean mask of the rows this caller may see, cached per filter until the next write."""
+    def _visible(self, version: int, ids: np.ndarray, where: str, args: list[Any]) -> np.ndarray:
+        """Boolean mask over the snapshot `ids` (of index `version`) of the rows this caller may see, cached per
+        filter and snapshot: a write between reading the snapshot and masking it must not pair a mask made for
+        another snapshot with these ids (a race once seen at 64 concurrent clients with ingest running)."""
         db = self._db()
         with self._lock:
-            version = self._version(db)
             key = (where, *args)
             cached = self._masks.get(key)
-            if cached is None or cached[0] != version:
+            if cached is None or cached[0] != version or len(cached[1]) != len(ids):
                 allowed = np.array([r[0] for r in db.execute(f"SELECT c.id FROM chunks c WHERE {where}", args)], dtype=np.int64)
                 if len(self._masks) > 256:
                     self._masks.clear()
@@ -560,10 +562,10 @@ class SQLiteIndex:
     def _semantic(self, query: str, where: str, args: list[Any], depth: int, also: Iterable[int] = ()) -> dict[int, float]:
         """Calibrated similarity of the `depth` nearest visible chunks, plus of the chunks in `also`."""
         assert self.embedder is not None
-        ids, matrix = self._matrix()
+        version, ids, matrix = self._matrix()
         if not len(ids):
             return {}
-        mask = self._visible(ids, where, args)
+        mask = self._visible(version, ids, where, args)
         if not mask.any():
             return {}
         started = time.perf_counter()
