@@ -111,28 +111,31 @@ class SQLiteIndex:
         return self.embedder.model_id if self.embedder is not None else "none"
 
     def _db(self) -> sqlite3.Connection:
-        if self._conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.executescript(SCHEMA)
-            columns = {r[1] for r in conn.execute("PRAGMA table_info(chunks)")}
-            if "sentences" not in columns:  # an index from before sentence offsets: its chunks cite whole
-                conn.execute("ALTER TABLE chunks ADD COLUMN sentences TEXT")
-            if "synthesis_vectors" not in columns:  # from before sentence vectors: answering embeds them (cached)
-                conn.execute("ALTER TABLE chunks ADD COLUMN synthesis_vectors BLOB")
-            row = conn.execute("SELECT value FROM meta WHERE key='embed_model'").fetchone()
-            if row is None:
-                conn.execute("INSERT OR IGNORE INTO meta VALUES ('embed_model', ?), ('version', '0')", (self.model_id,))
-            elif row[0] != self.model_id:
-                conn.close()
-                raise ConfigurationError(
-                    f"index {self.path} was built with embedding model {row[0]!r}, not {self.model_id!r}: "
-                    f"set SOURCERER_EMBEDDER to match, or ingest into a new index"
-                )
-            self._scope_identity(conn)
-            self._conn = conn
+        if self._conn is not None:
+            return self._conn
+        with self._lock:  # one opening: concurrent first requests must not switch journal modes side by side
+            if self._conn is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.executescript(SCHEMA)
+                columns = {r[1] for r in conn.execute("PRAGMA table_info(chunks)")}
+                if "sentences" not in columns:  # an index from before sentence offsets: its chunks cite whole
+                    conn.execute("ALTER TABLE chunks ADD COLUMN sentences TEXT")
+                if "synthesis_vectors" not in columns:  # from before sentence vectors: answering embeds them (cached)
+                    conn.execute("ALTER TABLE chunks ADD COLUMN synthesis_vectors BLOB")
+                row = conn.execute("SELECT value FROM meta WHERE key='embed_model'").fetchone()
+                if row is None:
+                    conn.execute("INSERT OR IGNORE INTO meta VALUES ('embed_model', ?), ('version', '0')", (self.model_id,))
+                elif row[0] != self.model_id:
+                    conn.close()
+                    raise ConfigurationError(
+                        f"index {self.path} was built with embedding model {row[0]!r}, not {self.model_id!r}: "
+                        f"set SOURCERER_EMBEDDER to match, or ingest into a new index"
+                    )
+                self._scope_identity(conn)
+                self._conn = conn
         return self._conn
 
     @staticmethod
