@@ -1,8 +1,9 @@
 """Ingestion from S3: objects under `tenants/{tenant}/{scope path}/{file}` in the documents bucket.
 
 Created objects are ingested into `{tenant}` at scope `{tenant}/{scope path}`; removed objects delete their
-document; either way the bucket's current state decides, not the event (see `handle_record`). The document id is derived from `s3://bucket/key`, so a retried event (same bucket, key and version)
-finds the same content and reports `unchanged`: it never duplicates chunks. Keys outside the layout and
+document; either way the bucket's current state decides, not the event (see `handle_record`). The document id
+is derived from the scope and `s3://bucket/key`, so a retried event finds the same content and reports
+`unchanged`: it never duplicates chunks. Keys outside the layout and
 tenants that do not exist raise `RejectedObject`, so the message ends in the dead-letter queue with the reason
 logged — never ingested somewhere else.
 """
@@ -30,10 +31,8 @@ class RejectedObject(SourcererError):
 class ObjectRef:
     bucket: str
     key: str
-    version_id: str | None
     tenant: str
     scope: str
-    removed: bool
     sequencer: str | None = None  # normalised (`sequencer_key`); absent in hand-made events
 
     @property
@@ -51,7 +50,7 @@ def parse_record(record: dict[str, Any]) -> ObjectRef:
     try:
         bucket = record["s3"]["bucket"]["name"]
         key = unquote_plus(record["s3"]["object"]["key"])
-        event = record["eventName"]
+        record["eventName"]  # the event's kind and version are only hints: the bucket's current state decides
     except (KeyError, TypeError) as exc:
         raise RejectedObject(f"not an S3 event record: missing {exc}") from exc
     parts = key.split("/")
@@ -66,10 +65,8 @@ def parse_record(record: dict[str, Any]) -> ObjectRef:
     return ObjectRef(
         bucket=bucket,
         key=key,
-        version_id=record["s3"]["object"].get("versionId"),
         tenant=tenant,
         scope=scope,
-        removed=event.startswith("ObjectRemoved"),
         sequencer=sequencer_key(record["s3"]["object"]["sequencer"]) if record["s3"]["object"].get("sequencer") else None,
     )
 
@@ -91,9 +88,10 @@ def handle_record(record: dict[str, Any], *, index: Index, ledger: Ledger, s3: A
         return {"status": "stale", "key": ref.key}
     for _ in range(3):
         outcome = _apply_current(ref, tenant["tier"], index=index, ledger=ledger, s3=s3, request_id=request_id)
-        if ref.sequencer is None or ledger.sequencer(ref.source_uri) == ref.sequencer:
+        latest = ledger.sequencer(ref.source_uri) if ref.sequencer is not None else None
+        if latest == ref.sequencer:
             return outcome
-        ref.sequencer = ledger.sequencer(ref.source_uri)  # a newer event raced this one: apply what is current now
+        ref.sequencer = latest  # a newer event raced this one: apply what is current now
     return outcome
 
 

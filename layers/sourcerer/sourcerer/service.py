@@ -148,18 +148,16 @@ class _ScopedRetriever:
 
 # --- prices ---------------------------------------------------------------------------------------
 
-DEFAULT_PRICES = {"query": 0.0, "chunk": 0.0, "llm_input_per_1k": 0.0005, "llm_output_per_1k": 0.0015}
-
 
 class Prices(BaseModel):
     """The price table behind `est_cost_usd`: defaults, overridden by `SOURCERER_PRICES` (a JSON object)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    query: float = Field(default=DEFAULT_PRICES["query"], ge=0)
-    chunk: float = Field(default=DEFAULT_PRICES["chunk"], ge=0)
-    llm_input_per_1k: float = Field(default=DEFAULT_PRICES["llm_input_per_1k"], ge=0)
-    llm_output_per_1k: float = Field(default=DEFAULT_PRICES["llm_output_per_1k"], ge=0)
+    query: float = Field(default=0.0, ge=0)
+    chunk: float = Field(default=0.0, ge=0)
+    llm_input_per_1k: float = Field(default=0.0005, ge=0)
+    llm_output_per_1k: float = Field(default=0.0015, ge=0)
 
     @classmethod
     def from_env(cls) -> Prices:

@@ -186,19 +186,26 @@ class DynamoDBLedger:
         )
         return True
 
-    def consume(self, tenant: str, unit: str, amount: int, limit: int | None, month: str) -> bool:
-        kwargs: dict[str, Any] = {
+    def _counter_update(self, tenant: str, unit: str, amount: int, limit: int | None, month: str) -> dict[str, Any]:
+        """The update that adds `amount` to this month's counter, only while it stays within `limit`."""
+        update: dict[str, Any] = {
+            "TableName": self.table_name,
             "Key": {"pk": f"TENANT#{tenant}", "sk": f"USAGE#{month}#{unit}"},
             "UpdateExpression": "ADD used :n",
             "ExpressionAttributeValues": {":n": amount},
         }
         if limit is not None:
-            if amount > limit:
-                return False
-            kwargs["ConditionExpression"] = "attribute_not_exists(used) OR used <= :max"
-            kwargs["ExpressionAttributeValues"][":max"] = limit - amount
+            update["ConditionExpression"] = "attribute_not_exists(used) OR used <= :max"
+            update["ExpressionAttributeValues"][":max"] = limit - amount
+        return update
+
+    def consume(self, tenant: str, unit: str, amount: int, limit: int | None, month: str) -> bool:
+        if limit is not None and amount > limit:
+            return False
+        update = self._counter_update(tenant, unit, amount, limit, month)
+        del update["TableName"]  # the table resource names it
         try:
-            self.table.update_item(**kwargs)
+            self.table.update_item(**update)
         except Exception as exc:
             if self._conditional_failed(exc):
                 return False
@@ -246,15 +253,7 @@ class DynamoDBLedger:
     def charge(self, record: UsageRecord, unit: str, amount: int, limit: int | None, month: str) -> bool:
         if limit is not None and amount > limit:
             return False
-        update: dict[str, Any] = {
-            "TableName": self.table_name,
-            "Key": {"pk": f"TENANT#{record.tenant}", "sk": f"USAGE#{month}#{unit}"},
-            "UpdateExpression": "ADD used :n",
-            "ExpressionAttributeValues": {":n": amount},
-        }
-        if limit is not None:
-            update["ConditionExpression"] = "attribute_not_exists(used) OR used <= :max"
-            update["ExpressionAttributeValues"][":max"] = limit - amount
+        update = self._counter_update(record.tenant, unit, amount, limit, month)
         try:
             self.table.meta.client.transact_write_items(
                 TransactItems=[{"Update": update}, {"Put": {"TableName": self.table_name, "Item": self._usage_item(record)}}]
@@ -269,14 +268,7 @@ class DynamoDBLedger:
         usage = self._usage_item(record)
         self.table.meta.client.transact_write_items(
             TransactItems=[
-                {
-                    "Update": {
-                        "TableName": self.table_name,
-                        "Key": {"pk": f"TENANT#{record.tenant}", "sk": f"USAGE#{month}#{unit}"},
-                        "UpdateExpression": "ADD used :n",
-                        "ExpressionAttributeValues": {":n": -amount},
-                    }
-                },
+                {"Update": self._counter_update(record.tenant, unit, -amount, None, month)},
                 {"Delete": {"TableName": self.table_name, "Key": {"pk": usage["pk"], "sk": usage["sk"]}}},
             ]
         )
