@@ -203,6 +203,19 @@ class LedgerContract:
         assert [a.answer_id for a in ledger.answers("acme", since=now - 600)] == [new.answer_id]
         assert [a.answer_id for a in ledger.answers("acme", since=0, until=now - 600)] == [old.answer_id]
 
+    def test_settle_writes_the_final_usage_record_and_the_answer_log_together(self, ledger):
+        now = time.time()
+        charged = UsageRecord(tenant="acme", route="POST /v1/answer", request_id="r9", units={"queries": 1}, timestamp=now)
+        assert ledger.charge(charged, "queries", 1, None, "2026-11")
+        record = answer_record(created_at=now)
+        ledger.settle(charged.model_copy(update={"units": {"queries": 1, "embedding_tokens": 7}, "est_cost_usd": 0.25}), record)
+        assert ledger.get_answer("acme", record.answer_id) == record
+        assert [(r.request_id, r.units, r.est_cost_usd) for r in ledger.usage_records("acme")] == [
+            ("r9", {"queries": 1, "embedding_tokens": 7}, 0.25)
+        ]
+        ledger.settle(charged.model_copy(update={"est_cost_usd": 0.5}))  # a search: the usage record only
+        assert [r.est_cost_usd for r in ledger.usage_records("acme")] == [0.5]
+
     def test_expired_answers_are_never_returned(self, ledger):
         record = answer_record(created_at=time.time() - 100)
         record.expires_at = int(time.time()) - 10

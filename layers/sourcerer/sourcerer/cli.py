@@ -328,7 +328,7 @@ def _cmd_keys(args: argparse.Namespace) -> int:
 
 def _cmd_serve(args: argparse.Namespace) -> int:
     from sourcerer.ledger import open_ledger
-    from sourcerer.serve import make_server
+    from sourcerer.serve import default_workers, run
     from sourcerer.tenancy import new_key
 
     ledger = open_ledger()
@@ -339,14 +339,11 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         key, record = new_key(tenant, [tenant], ["read", "write", "admin"])
         ledger.put_key(record)
         print(f"local admin key for tenant {tenant} (shown once): {key}")
-    server = make_server(args.host, args.port)
-    print(f"Sourcerer API on http://{args.host}:{server.server_address[1]}  (Ctrl-C stops it)", flush=True)
-    try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+
+    def ready(url: str) -> None:
+        print(f"Sourcerer API on {url}  ({args.workers or default_workers()} workers; Ctrl-C stops it)", flush=True)
+
+    run(args.host, args.port, workers=args.workers, on_ready=ready)
     return 0
 
 
@@ -524,6 +521,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve_p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, loopback only)")
     serve_p.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free one)")
     serve_p.add_argument("--tenant", default="local", help="tenant of the admin key printed at start (default local)")
+    serve_p.add_argument(
+        "--workers", type=int, default=None, help="worker processes (default: one per core); each runs a few threads"
+    )
     serve_p.add_argument("--no-admin-key", action="store_true", help="do not create and print a local admin key")
     serve_p.set_defaults(func=_cmd_serve)
 

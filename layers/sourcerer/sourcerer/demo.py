@@ -69,13 +69,12 @@ def run_demo() -> None:
 
 def run_http_demo() -> None:
     """The service on loopback: ingest the bundled handbook, then ask over HTTP, then stop the server."""
-    import threading
     from importlib import resources
 
     import httpx
 
     from sourcerer.ledger import open_ledger
-    from sourcerer.serve import make_server
+    from sourcerer.serve import serve_in_thread
     from sourcerer.tenancy import new_key
 
     ledger = open_ledger()
@@ -84,9 +83,7 @@ def run_http_demo() -> None:
     ledger.put_key(record)
     admin_key, admin = new_key("acme", ["acme"], ["admin"])
     ledger.put_key(admin)
-    server = make_server("127.0.0.1", 0)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    base = f"http://127.0.0.1:{server.server_address[1]}"
+    server, base = serve_in_thread()
     headers = {"Authorization": f"Bearer {key}", "X-Sourcerer-Scope": "acme/alpha/backend"}
     print(f"━━ The HTTP API on {base} (tenant acme, pro tier, scope acme/alpha) ━━\n")
     handbook = {

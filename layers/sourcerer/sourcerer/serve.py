@@ -1,22 +1,32 @@
-"""`sourcerer serve`: the same API on a laptop, against the embedded index and ledger.
+"""`sourcerer serve`: the same API on a laptop or a VM, against the embedded index and ledger.
 
 Each HTTP request becomes an API Gateway (REST, proxy) event and goes through the very resolver the Lambda
-functions use, so local and cloud behaviour cannot drift.
+functions use, so local and cloud behaviour cannot drift. The HTTP side is gunicorn (no hand-written server):
+one worker process per core, each with a few threads, the model and index loaded when the worker starts.
+
+Why processes and threads: the embedding model's C engine releases the GIL and holds no shared mutable state,
+so threads overlap I/O with inference inside a worker, and one process per core puts every core to work on
+the Python parts (JSON, pydantic, scoring), which the GIL would otherwise serialise. Each worker runs its
+model with `cores // workers` OpenMP threads (one on 2 cores with 2 workers), set before the model loads,
+with a passive wait policy so idle OpenMP threads do not spin.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import socket
+import os
+import sys
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable, Iterable
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl
 
 log = logging.getLogger("sourcerer.serve")
 MAX_BODY_BYTES = 8 * 1024 * 1024  # a little over the document limit once base64 and JSON are counted
 REQUEST_TIMEOUT_S = 15
+THREADS_PER_WORKER = 4
+BACKLOG = 2048  # pending connections the kernel holds; 64 clients connecting at once must never be reset
 
 
 class LocalContext:
@@ -37,31 +47,30 @@ class LocalContext:
 
 
 def to_event(
-    method: str, raw_path: str, headers: dict[str, str], body: str | None, source_ip: str = "127.0.0.1"
+    method: str, path: str, headers: dict[str, str], body: str | None, source_ip: str = "127.0.0.1", query: str = ""
 ) -> dict[str, Any]:
-    """An API Gateway REST proxy event for one HTTP request."""
-    parts = urlsplit(raw_path)
-    query = dict(parse_qsl(parts.query, keep_blank_values=True))
+    """An API Gateway REST proxy event for one HTTP request (`path` may carry its query string after `?`)."""
+    path, _, inline_query = path.partition("?")
+    pairs = parse_qsl(query or inline_query, keep_blank_values=True)
     multi: dict[str, list[str]] = {}
-    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+    for key, value in pairs:
         multi.setdefault(key, []).append(value)
-    request_id = uuid.uuid4().hex
     return {
-        "resource": parts.path,
-        "path": parts.path,
+        "resource": path,
+        "path": path,
         "httpMethod": method,
         "headers": headers,
         "multiValueHeaders": {k: [v] for k, v in headers.items()},
-        "queryStringParameters": query or None,
+        "queryStringParameters": dict(pairs) or None,
         "multiValueQueryStringParameters": multi or None,
         "pathParameters": None,
         "stageVariables": None,
         "requestContext": {
-            "requestId": request_id,
+            "requestId": uuid.uuid4().hex,
             "stage": "local",
             "httpMethod": method,
-            "path": parts.path,
-            "resourcePath": parts.path,
+            "path": path,
+            "resourcePath": path,
             "identity": {"sourceIp": source_ip},
         },
         "body": body,
@@ -69,91 +78,184 @@ def to_event(
     }
 
 
-def make_server(host: str = "127.0.0.1", port: int = 8080) -> ThreadingHTTPServer:
-    from sourcerer.api import build_app
+# --- WSGI: one function between gunicorn and the resolver ---------------------------------------------------
+
+StartResponse = Callable[[str, list[tuple[str, str]]], Any]
+
+
+def _headers(environ: dict[str, Any]) -> dict[str, str]:
+    """Request headers from a WSGI environ, named the way HTTP clients write them (X-Sourcerer-Scope)."""
+    out = {}
+    for key, value in environ.items():
+        if key.startswith("HTTP_"):
+            out[key[5:].replace("_", "-").title()] = value
+    for key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+        if environ.get(key):
+            out[key.replace("_", "-").title()] = environ[key]
+    return out
+
+
+def make_wsgi_app() -> Callable[[dict[str, Any], StartResponse], Iterable[bytes]]:
+    """The WSGI application: builds the resolver and warms the service (index, ledger, model) at worker start."""
+    from sourcerer.api import build_app, get_service
 
     app = build_app()
+    warm = get_service()
+    if warm.index.embedder is not None:  # the first request must not pay for loading the model
+        warm.index.embedder.embed(["warm up"], "query")
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        timeout = REQUEST_TIMEOUT_S  # socket timeout: a slow or stalled client cannot hold a worker
+    def application(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        raw_length = environ.get("CONTENT_LENGTH") or "0"
+        if not raw_length.isdigit():
+            return _reply(start_response, 400, _error_body("bad_request", "Content-Length must be a non-negative integer"))
+        if int(raw_length) > MAX_BODY_BYTES:
+            return _reply(start_response, 413, _error_body("payload_too_large", "request body too large"))
+        sock = environ.get("gunicorn.socket")
+        previous = sock.gettimeout() if sock is not None else None
+        try:
+            if sock is not None:  # a client that stalls mid-body does not keep the thread
+                sock.settimeout(REQUEST_TIMEOUT_S)
+            data = environ["wsgi.input"].read(int(raw_length)) if int(raw_length) else b""
+        except (TimeoutError, OSError):
+            return _reply(
+                start_response, 408, _error_body("request_timeout", f"the body did not arrive within {REQUEST_TIMEOUT_S} s")
+            )
+        finally:
+            if sock is not None:
+                sock.settimeout(previous)
+        if len(data) < int(raw_length):
+            return _reply(start_response, 400, _error_body("bad_request", "the body ended before Content-Length"))
+        event = to_event(
+            environ["REQUEST_METHOD"],
+            # the path as sent (still percent-encoded), as the standard library server passed it: PATH_INFO is
+            # decoded as latin-1, which turns a UTF-8 document id into mojibake that no route matches
+            (environ.get("RAW_URI") or environ.get("PATH_INFO") or "/").partition("?")[0],
+            _headers(environ),
+            data.decode("utf-8", "replace") if data else None,
+            environ.get("REMOTE_ADDR", "127.0.0.1"),
+            environ.get("QUERY_STRING", ""),
+        )
+        try:
+            result = app.resolve(event, LocalContext())
+        except Exception:  # noqa: BLE001 - never a stack trace to a client; the operator gets it
+            log.exception("%s %s failed", environ["REQUEST_METHOD"], environ.get("PATH_INFO"))
+            return _reply(start_response, 500, _error_body("internal", "internal error"))
+        headers = dict(result.get("headers") or {})
+        for key, values in (result.get("multiValueHeaders") or {}).items():
+            headers[key] = values[-1]
+        body = result.get("body") or ""
+        return _reply(start_response, result["statusCode"], body, headers, head=environ["REQUEST_METHOD"] == "HEAD")
 
-        def setup(self) -> None:
-            super().setup()
-            # headers and body leave in separate writes; without TCP_NODELAY, Nagle's algorithm and delayed
-            # ACKs add ~40 ms to every keep-alive response
-            self.request.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-
-        def _handle(self) -> None:
-            raw_length = self.headers.get("Content-Length")
-            if raw_length is not None and not raw_length.strip().isdigit():
-                self.close_connection = True
-                self._send(400, _error_body("bad_request", "Content-Length must be a non-negative integer"), {})
-                return
-            length = int(raw_length or 0)
-            if length > MAX_BODY_BYTES:
-                self.close_connection = True
-                self._send(413, _error_body("payload_too_large", "request body too large"), {})
-                return
-            try:
-                body = self.rfile.read(length).decode("utf-8", "replace") if length else None
-            except TimeoutError:  # a client that stalls mid-body does not keep the worker
-                self.close_connection = True
-                self._send(408, _error_body("request_timeout", f"the body did not arrive within {REQUEST_TIMEOUT_S} s"), {})
-                return
-            event = to_event(self.command, self.path, {k: v for k, v in self.headers.items()}, body, self.client_address[0])
-            try:
-                result = app.resolve(event, LocalContext())
-            except Exception:  # noqa: BLE001 - never a stack trace to a client; the operator gets it
-                log.exception("%s %s failed", self.command, urlsplit(self.path).path)
-                self._send(500, _error_body("internal", "internal error"), {})
-                return
-            headers = dict(result.get("headers") or {})
-            for key, values in (result.get("multiValueHeaders") or {}).items():
-                headers[key] = values[-1]
-            self._send(result["statusCode"], result.get("body") or "", headers)
-
-        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
-            """What the standard library answers itself (a garbage request line, an oversized header): JSON, not
-            an HTML page, and the connection closed."""
-            self.close_connection = True
-            if self.request_version == "HTTP/0.9":  # a garbage request line: still answer with a status line
-                self.request_version = "HTTP/1.1"
-            try:
-                self._send(code, _error_body("bad_request" if code < 500 else "internal", message or "bad request"), {})
-            except OSError:
-                pass
-
-        def __getattr__(self, name: str) -> Any:
-            # every method, declared or not (TRACE, OPTIONS, HEAD, FOO), goes to the resolver, which answers
-            # 405 with `Allow` for a known path and 404 otherwise, instead of the standard library's HTML 501
-            if name.startswith("do_"):
-                return self._handle
-            raise AttributeError(name)
-
-        def _send(self, status: int, body: Any, headers: dict[str, str]) -> None:
-            data = (body if isinstance(body, str) else json.dumps(body)).encode("utf-8")
-            self.send_response(status)
-            headers.setdefault("Content-Type", "application/json")
-            for key, value in headers.items():
-                if key.lower() not in ("content-length", "connection"):
-                    self.send_header(key, value)
-            self.send_header("Content-Length", str(len(data)))
-            if self.close_connection:
-                self.send_header("Connection", "close")
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(data)
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-            pass
-
-    return Server((host, port), Handler)
+    return application
 
 
-class Server(ThreadingHTTPServer):
-    request_queue_size = 128  # the listen backlog; the default of 5 reset connections at 16 clients
+def _reply(
+    start_response: StartResponse, status: int, body: Any, headers: dict[str, str] | None = None, head: bool = False
+) -> list[bytes]:
+    from http import HTTPStatus
+
+    data = (body if isinstance(body, str) else json.dumps(body)).encode("utf-8")
+    headers = {k: v for k, v in (headers or {}).items() if k.lower() not in ("content-length", "connection")}
+    headers.setdefault("Content-Type", "application/json")
+    headers["Content-Length"] = str(len(data))
+    try:
+        reason = HTTPStatus(status).phrase
+    except ValueError:
+        reason = "Unknown"
+    start_response(f"{status} {reason}", list(headers.items()))
+    return [] if head else [data]
 
 
 def _error_body(code: str, message: str) -> dict[str, Any]:
     return {"error": {"code": code, "message": message}}
+
+
+def serve_in_thread(host: str = "127.0.0.1") -> tuple[Any, str]:
+    """The API on a free port, served from a daemon thread of this process by the standard library's WSGI server:
+    for the demo, which runs a handful of requests and must not start worker processes. Returns (server, base URL)."""
+    import threading
+    from wsgiref.simple_server import WSGIRequestHandler, make_server
+
+    class QuietHandler(WSGIRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+            pass
+
+    server = make_server(host, 0, make_wsgi_app(), handler_class=QuietHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://{host}:{server.server_port}"
+
+
+# --- gunicorn ---------------------------------------------------------------------------------------------
+
+
+def default_workers() -> int:
+    """One worker per core this process may use."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def model_threads(workers: int) -> int:
+    """OpenMP threads per worker's model: the cores shared out, at least one."""
+    return max(1, default_workers() // max(1, workers))
+
+
+def write_json_error(sock: Any, status_int: int, reason: str, mesg: str) -> None:
+    """gunicorn's answer to a request it cannot parse (garbage request line, bad header), as our JSON error
+    body instead of its HTML page. Same signature as `gunicorn.util.write_error`, which it replaces."""
+    from gunicorn.util import write_nonblock
+
+    if "HTTP Version" in mesg:  # HTTP/9.9: the precise status, as the standard library server answered
+        status_int, reason = 505, "HTTP Version Not Supported"
+    body = json.dumps(_error_body("bad_request" if status_int < 500 else "internal", mesg or reason)).encode()
+    head = (
+        f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    )
+    write_nonblock(sock, head.encode("latin1") + body)
+
+
+def run(host: str, port: int, workers: int | None = None, on_ready: Callable[[str], None] | None = None) -> None:
+    """Serve until SIGINT/SIGTERM with `workers` gunicorn processes (default: one per core)."""
+    import gunicorn.util
+    from gunicorn.app.base import BaseApplication
+
+    workers = workers or default_workers()
+    # read by the model's OpenMP runtime when it loads, in each worker (never loaded in this parent process)
+    os.environ["OMP_NUM_THREADS"] = str(model_threads(workers))
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+    gunicorn.util.write_error = write_json_error  # gunicorn's workers call it for requests they cannot parse
+
+    def when_ready(server: Any) -> None:
+        bound = server.LISTENERS[0].sock.getsockname()
+        if on_ready is not None:
+            on_ready(f"http://{host}:{bound[1]}")
+
+    class Server(BaseApplication):
+        def load_config(self) -> None:
+            settings = {
+                "bind": f"[{host}]:{port}" if ":" in host else f"{host}:{port}",
+                "workers": workers,
+                "worker_class": "gthread",
+                "threads": THREADS_PER_WORKER,
+                "backlog": BACKLOG,
+                "timeout": 120,  # a worker silent this long is restarted (a request is at most seconds)
+                "graceful_timeout": 10,
+                "keepalive": 5,
+                # gunicorn's largest: a 512-character scope of 4-byte UTF-8 characters is ~6 KB percent-encoded
+                "limit_request_line": 8190,
+                "loglevel": "warning",
+                "errorlog": "-",
+                "accesslog": None,
+                "when_ready": when_ready,
+            }
+            for key, value in settings.items():
+                self.cfg.set(key, value)
+
+        def load(self) -> Callable[..., Any]:
+            return make_wsgi_app()
+
+    try:
+        Server().run()
+    except SystemExit as exc:  # gunicorn exits through SystemExit; a bind failure is a clean error, not a trace
+        if exc.code not in (0, None):
+            raise SystemExit(f"sourcerer serve: could not start on {host}:{port} (see the messages above)") from None
+    sys.stdout.flush()

@@ -244,10 +244,11 @@ class Service:
             self._release(charge)
             raise
 
-    def _settle(self, charge: Charge, units: dict[str, float]) -> float:
-        """The final units and cost of a charged request, written over its usage record."""
+    def _settle(self, charge: Charge, units: dict[str, float], answer: AnswerRecord | None = None) -> float:
+        """The final units and cost of a charged request, written over its usage record (with the answer's log
+        record, for an answer, in the same ledger write)."""
         cost = self.prices.estimate(units)
-        self.ledger.record_usage(charge.record.model_copy(update={"units": units, "est_cost_usd": cost}))
+        self.ledger.settle(charge.record.model_copy(update={"units": units, "est_cost_usd": cost}), answer)
         return cost
 
     # --- documents ------------------------------------------------------------------------------
@@ -389,14 +390,15 @@ class Service:
                 history=[turn.model_dump() for turn in request.history] or None,
             )
             hits = retriever.hits
-            # an answer that cannot be logged cannot be audited later: it is not served
-            record = self._log_answer(ctx, scopes, request.q, answer, hits)
-        synth = answer.trace.stage("synthesize")
-        units: dict[str, float] = {"queries": 1, "embedding_tokens": spent.embedding_tokens}
-        if synth is not None:
-            units["llm_tokens_in"] = synth.units.get("input_tokens", 0.0)
-            units["llm_tokens_out"] = synth.units.get("output_tokens", 0.0)
-        answer.trace.est_cost_usd = self._settle(charge, units)
+            synth = answer.trace.stage("synthesize")
+            units: dict[str, float] = {"queries": 1, "embedding_tokens": spent.embedding_tokens}
+            if synth is not None:
+                units["llm_tokens_in"] = synth.units.get("input_tokens", 0.0)
+                units["llm_tokens_out"] = synth.units.get("output_tokens", 0.0)
+            # logged and billed in one ledger write: an answer that cannot be logged cannot be audited later, so
+            # it is not served (and its quota is given back)
+            record = self._answer_record(ctx, scopes, request.q, answer, hits)
+            answer.trace.est_cost_usd = self._settle(charge, units, answer=record)
         body = {
             "text": answer.answer,
             "refused": answer.refused,
@@ -429,7 +431,7 @@ class Service:
 
     # --- the answer log and audits -------------------------------------------------------------------
 
-    def _log_answer(self, ctx: Context, scopes: list[str], question: str, answer: Answer, hits: list[Any]) -> AnswerRecord:
+    def _answer_record(self, ctx: Context, scopes: list[str], question: str, answer: Answer, hits: list[Any]) -> AnswerRecord:
         now = self.clock()
         by_unit = {h.unit_id: h for h in hits}
         keep_text = ctx.settings.store_text
@@ -468,7 +470,6 @@ class Service:
             created_at=now,
             expires_at=int(now + ctx.tier.answer_retention_days * 86400),
         )
-        self.ledger.put_answer(record)
         return record
 
     def get_answer(self, ctx: Context, scope: str | None, answer_id: str) -> dict[str, Any]:

