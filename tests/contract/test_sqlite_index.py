@@ -94,25 +94,100 @@ def test_an_index_from_before_scoped_identity_is_renamed_once_and_re_ingests_unc
     ] * len(reopened.search("failover", tenant="acme", k=5, mode="keyword"))
 
 
-def test_a_write_between_reading_vectors_and_masking_them_never_mismatches_the_snapshot(tmp_path):
-    """The race seen at 64 clients with ingest running: one search read the vectors, a write landed, another
-    search cached a mask for the newer vectors, and the first paired that mask with its older ids."""
-    import numpy as np
+class Hashed:
+    """Deterministic, distinct unit vectors per text, so exact and graph search have something to rank."""
 
-    class Flat:
-        model_id = "test:flat"
+    model_id = "test:hashed"
 
-        def embed(self, texts, role):
-            return np.ones((len(texts), 4), dtype=np.float32) / 2
+    def embed(self, texts, role):
+        import hashlib
 
-        def calibrate(self, cosine):
-            return cosine
+        import numpy as np
 
-    index = SQLiteIndex(tmp_path / "race.db", embedder=Flat())
+        rows = [np.random.default_rng(int(hashlib.sha256(t.encode()).hexdigest()[:8], 16)).standard_normal(16) for t in texts]
+        matrix = np.array(rows, dtype=np.float32).reshape(len(texts), 16)
+        return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9)
+
+    def calibrate(self, cosine):
+        return (cosine + 1) / 2
+
+
+def test_a_write_between_masking_and_searching_never_pairs_a_mask_with_other_rows(tmp_path):
+    """The race seen at 64 clients with ingest running: a mask made before a write is used after it. Rows the
+    mask does not cover are not searched (they are newer than the caller's view), never misread."""
+    index = SQLiteIndex(tmp_path / "race.db", embedder=Hashed())
     index.ingest_document({"source_uri": "a.txt", "text": FAILOVER})
-    old_version, old_ids, _ = index._matrix()
     where, args = index._filter("local", None, None)
+    old_mask = index._visible(index._catch_up(), where, args)
     index.ingest_document({"source_uri": "b.txt", "text": "The cafeteria opens at noon."})
-    index.search("failover", tenant="local", mode="semantic")  # caches a mask for the newer snapshot
-    assert len(index._visible(old_version, old_ids, where, args)) == len(old_ids)
+    cache = index._catch_up()
+    assert cache.size > len(old_mask)
+    found, _ = cache.search(Hashed().embed(["x"], "query")[0], old_mask, 10, [])
+    assert set(found) <= set(cache.ids[: len(old_mask)].tolist())
     assert index.search("cafeteria", tenant="local", mode="hybrid")
+
+
+def test_readers_catch_up_on_another_process_writes_without_reloading(tmp_path):
+    writer, reader = (
+        SQLiteIndex(tmp_path / "shared.db", embedder=Hashed()),
+        SQLiteIndex(tmp_path / "shared.db", embedder=Hashed()),
+    )
+    writer.ingest_document({"source_uri": "a.txt", "text": FAILOVER})
+    assert reader.search("failover", tenant="local", mode="semantic")
+    generation = reader._vectors.generation
+    writer.ingest_document({"source_uri": "b.txt", "text": "The cafeteria opens at noon."})
+    assert "b.txt" in {h.source_uri for h in reader.search("cafeteria", tenant="local", mode="semantic", k=20)}
+    assert reader._vectors.generation == generation  # applied from the change log, not reloaded
+    writer.delete_document("local", writer.list_documents("local")[0]["document_id"])
+    assert {h.source_uri for h in reader.search("failover", tenant="local", mode="semantic", k=20)} == {"b.txt"}
+    moved = writer.list_documents("local")[0]["document_id"]
+    writer.move_document("local", moved, "local/elsewhere")
+    assert reader.search("cafeteria", tenant="local", scope="local/other", mode="semantic") == []
+    assert reader.search("cafeteria", tenant="local", scope="local/elsewhere", mode="semantic")
+
+
+def test_a_reader_behind_a_pruned_change_log_reloads(tmp_path, monkeypatch):
+    from sourcerer.store import sqlite as module
+
+    monkeypatch.setattr(module, "CHANGE_LOG_ROWS", 2)
+    writer, reader = (
+        SQLiteIndex(tmp_path / "pruned.db", embedder=Hashed()),
+        SQLiteIndex(tmp_path / "pruned.db", embedder=Hashed()),
+    )
+    writer.ingest_document({"source_uri": "a.txt", "text": FAILOVER})
+    reader.search("failover", tenant="local", mode="semantic")
+    generation = reader._vectors.generation
+    for i in range(6):
+        writer.ingest_document({"source_uri": f"n{i}.txt", "text": f"Note {i}: the cafeteria opens at {i} pm. Bring a badge."})
+    hits = reader.search("cafeteria", tenant="local", mode="semantic", k=20)
+    assert len({h.source_uri for h in hits}) == 7 and reader._vectors.generation > generation
+
+
+def test_the_hnsw_path_returns_what_exact_search_returns_and_only_visible_rows(tmp_path, monkeypatch):
+    pytest.importorskip("faiss")
+    import time
+
+    from sourcerer.store import vectors
+
+    index = SQLiteIndex(tmp_path / "graph.db", embedder=Hashed())
+    for i in range(60):
+        tenant = "acme" if i % 3 else "globex"
+        index.ingest_document(
+            {"tenant": tenant, "source_uri": f"d{i}.txt", "text": f"Document {i} talks about topic {i * 7 % 11}."}
+        )
+    exact = {q: [h.unit_id for h in index.search(q, tenant="acme", mode="semantic", k=5)] for q in ("topic 3", "document 42")}
+    monkeypatch.setattr(vectors, "ANN_MIN_ROWS", 10)
+    monkeypatch.setattr(vectors, "EXACT_VISIBLE_ROWS", 0)
+    index.ingest_document({"tenant": "acme", "source_uri": "late.txt", "text": "A late document about nothing in particular."})
+    index._catch_up()
+    for _ in range(100):  # the graph is built in a background thread
+        if index._vectors.ann is not None:
+            break
+        time.sleep(0.05)
+    assert index._vectors.ann is not None
+    for q, expected in exact.items():
+        with tally() as spent:
+            hits = index.search(q, tenant="acme", mode="semantic", k=5)
+        assert spent.search["vector_search"]["path"] == "hnsw"
+        assert [h.unit_id for h in hits] == expected  # a tiny graph is exact
+        assert {d["document_id"] for d in index.list_documents("globex")}.isdisjoint({h.document_id for h in hits})

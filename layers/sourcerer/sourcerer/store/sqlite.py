@@ -56,6 +56,7 @@ from sourcerer.store.models import (
     unit_id_for,
     validate_tenant,
 )
+from sourcerer.store.vectors import VectorCache
 from sourcerer.text import terms
 
 SCHEMA = """
@@ -75,10 +76,30 @@ CREATE TABLE IF NOT EXISTS chunks (
 CREATE INDEX IF NOT EXISTS chunks_by_document ON chunks (tenant, document_id);
 CREATE TABLE IF NOT EXISTS chunk_scopes (scope TEXT NOT NULL, chunk INTEGER NOT NULL, PRIMARY KEY (scope, chunk)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS chunk_groups (grp TEXT NOT NULL, chunk INTEGER NOT NULL, PRIMARY KEY (grp, chunk)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS chunk_changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, chunk INTEGER NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(terms, tokenize = 'ascii');
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
 """
 MAX_QUERY_TERMS = 64
+CHANGE_LOG_ROWS = 1_000_000
+
+
+PRUNE_ABOVE_CHUNKS = 20_000
+COMMON_TERM_SHARE = 0.02
+
+
+def candidate_terms(tokens: list[str], counts: dict[str, int], total: int) -> list[str]:
+    """The query terms FTS5 ranks candidates by. FTS5 scores every chunk that holds any query term, so a term
+    in many chunks ("in", "of", "patients") makes ranking cost grow with the index (525 ms at 500k chunks).
+    Above `PRUNE_ABOVE_CHUNKS` chunks, terms in more than `COMMON_TERM_SHARE` of them find no candidates
+    (at least the three rarest always do); every query term still counts in the BM25 score of the candidates.
+    A chunk that holds *only* common terms scores low on them by IDF; how often the top 10 still changes is
+    measured in bench/scale.py (keyword top 10 identical to unpruned ranking)."""
+    if total < PRUNE_ABOVE_CHUNKS:
+        return tokens
+    by_rarity = sorted(tokens, key=lambda t: counts.get(t, 0))
+    rare = [t for t in by_rarity if counts.get(t, 0) <= COMMON_TERM_SHARE * total]
+    return rare if len(rare) >= 3 else by_rarity[:3]
 
 
 def fts_token(term: str) -> str:
@@ -100,9 +121,10 @@ class SQLiteIndex:
         self.chunk_settings = chunk_settings
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
-        self._vectors: tuple[int, np.ndarray, np.ndarray] | None = None  # (version, ids, matrix)
-        self._stats: tuple[int, tuple[int, int]] | None = None
-        self._masks: dict[tuple[Any, ...], tuple[int, np.ndarray]] = {}  # visible rows per caller filter
+        self._vectors = VectorCache()
+        self._loaded = False
+        # visible vector rows per caller filter: (cache generation, rows covered, mask)
+        self._masks: dict[tuple[Any, ...], tuple[int, int, np.ndarray]] = {}
 
     # --- connection and schema ---------------------------------------------------------------------
 
@@ -135,6 +157,11 @@ class SQLiteIndex:
                         f"set SOURCERER_EMBEDDER to match, or ingest into a new index"
                     )
                 self._scope_identity(conn)
+                if conn.execute("SELECT 1 FROM meta WHERE key='chunk_count'").fetchone() is None:  # an older index
+                    conn.execute(
+                        "INSERT OR IGNORE INTO meta SELECT 'chunk_count', count(*) FROM chunks"
+                        " UNION ALL SELECT 'term_count', coalesce(sum(n_terms), 0) FROM chunks"
+                    )
                 self._conn = conn
         return self._conn
 
@@ -246,6 +273,8 @@ class SQLiteIndex:
                         "INSERT INTO chunk_scopes VALUES (?, ?)", [(s, rowid) for s in scope_ancestors(document.scope)]
                     )
                     db.executemany("INSERT INTO chunk_groups VALUES (?, ?)", [(g, rowid) for g in document.acl])
+                    db.execute("INSERT INTO chunk_changes (chunk) VALUES (?)", (rowid,))
+                    self._count(db, 1, len(chunk_terms))
                 db.execute(
                     "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                     " ON CONFLICT (tenant, document_id) DO UPDATE SET source_uri=excluded.source_uri, label=excluded.label,"
@@ -275,12 +304,27 @@ class SQLiteIndex:
 
     @staticmethod
     def _bump(db: sqlite3.Connection) -> None:
-        """Mark a write: cached vectors, statistics and visibility masks reload on the next read."""
+        """Mark a write: statistics reload on the next read; readers catch up on vectors from `chunk_changes`,
+        which keeps its last `CHANGE_LOG_ROWS` entries (a reader further behind reloads everything)."""
         db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='version'")
+        last = db.execute("SELECT max(seq) FROM chunk_changes").fetchone()[0] or 0
+        if (
+            last % 10_000 == 0
+            or last - (db.execute("SELECT min(seq) FROM chunk_changes").fetchone()[0] or last) > 2 * CHANGE_LOG_ROWS
+        ):
+            floor = last - CHANGE_LOG_ROWS
+            if floor > 0:
+                db.execute("DELETE FROM chunk_changes WHERE seq <= ?", (floor,))
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('changes_pruned_to', ?)", (str(floor),))
 
     @staticmethod
     def _delete_chunks(db: sqlite3.Connection, tenant: str, document_id: str) -> None:
         of_document = "SELECT id FROM chunks WHERE tenant=? AND document_id=?"
+        db.execute(f"INSERT INTO chunk_changes (chunk) {of_document}", (tenant, document_id))
+        gone, gone_terms = db.execute(
+            "SELECT count(*), coalesce(sum(n_terms), 0) FROM chunks WHERE tenant=? AND document_id=?", (tenant, document_id)
+        ).fetchone()
+        SQLiteIndex._count(db, -gone, -gone_terms)
         for table, column in (("chunks_fts", "rowid"), ("chunk_scopes", "chunk"), ("chunk_groups", "chunk")):
             db.execute(f"DELETE FROM {table} WHERE {column} IN ({of_document})", (tenant, document_id))
         db.execute("DELETE FROM chunks WHERE tenant=? AND document_id=?", (tenant, document_id))
@@ -335,6 +379,7 @@ class SQLiteIndex:
                     db.executemany(
                         "INSERT INTO chunk_scopes VALUES (?, ?)", [(s, r) for r in rows for s in scope_ancestors(target)]
                     )
+                    db.executemany("INSERT INTO chunk_changes (chunk) VALUES (?)", [(r,) for r in rows])
                     self._bump(db)
                 db.execute("COMMIT")
             except BaseException:
@@ -469,16 +514,16 @@ class SQLiteIndex:
             return {}
         db = self._db()
         tokens = [fts_token(t) for t in query_terms]
-        match = " OR ".join(f'"{t}"' for t in tokens)
-        wanted = limit + 10
         with self._lock:
-            ids = self._candidates(db, match, where, args, wanted, None if only is None else list(only))
-            if not ids:
-                return {}
             total, total_terms = self._corpus_stats(db)
             counts = dict(
                 db.execute(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({','.join('?' * len(tokens))})", tokens).fetchall()
             )
+            # rescoring given chunks (`only`) matches on every term; finding candidates, on the informative ones
+            match = " OR ".join(f'"{t}"' for t in (tokens if only is not None else candidate_terms(tokens, counts, total)))
+            ids = self._candidates(db, match, where, args, limit + 10, None if only is None else list(only))
+            if not ids:
+                return {}
             rows = db.execute(f"SELECT rowid, terms FROM chunks_fts WHERE rowid IN ({','.join('?' * len(ids))})", ids).fetchall()
         avg_len = (total_terms / total) if total else 1.0
         idf = {t: math.log(1 + (total - counts.get(t, 0) + 0.5) / (counts.get(t, 0) + 0.5)) for t in tokens}
@@ -518,7 +563,11 @@ class SQLiteIndex:
                 )
             ]
             marks = ",".join("?" * len(top)) or "NULL"
-            visible = {r[0] for r in db.execute(f"SELECT c.id FROM chunks c WHERE c.id IN ({marks}) AND {where}", [*top, *args])}
+            # NOT INDEXED: look the few rows up by id; otherwise SQLite walks the whole tenant through its index
+            visible = {
+                r[0]
+                for r in db.execute(f"SELECT c.id FROM chunks c NOT INDEXED WHERE c.id IN ({marks}) AND {where}", [*top, *args])
+            }
             kept = [i for i in top if i in visible]
             if len(kept) >= wanted or len(top) < depth:
                 return kept[:wanted]
@@ -526,65 +575,102 @@ class SQLiteIndex:
         return [r[0] for r in db.execute(sql, [match, *args, wanted])]
 
     def _corpus_stats(self, db: sqlite3.Connection) -> tuple[int, int]:
-        """(chunks, total terms), cached until the next write."""
-        version = self._version(db)
-        if self._stats is None or self._stats[0] != version:
-            total, total_terms = db.execute("SELECT count(*), coalesce(sum(n_terms), 0) FROM chunks").fetchone()
-            self._stats = (version, (total, total_terms))
-        return self._stats[1]
+        """(chunks, total terms), kept in `meta` by every write: counting 500k rows after each write would make
+        the next query wait."""
+        meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('chunk_count', 'term_count')").fetchall())
+        return int(meta.get("chunk_count", 0)), int(meta.get("term_count", 0))
 
-    def _matrix(self) -> tuple[int, np.ndarray, np.ndarray]:
-        """(version, ids, matrix): one consistent snapshot of the stored vectors, reloaded after a write."""
+    @staticmethod
+    def _count(db: sqlite3.Connection, chunks: int, terms_: int) -> None:
+        db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key='chunk_count'", (chunks,))
+        db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key='term_count'", (terms_,))
+
+    def _catch_up(self) -> VectorCache:
+        """The vector cache, brought up to the last write (any process's) by applying only the changes since."""
         db = self._db()
+        cache = self._vectors
         with self._lock:
-            version = self._version(db)
-            if self._vectors is None or self._vectors[0] != version:
-                rows = db.execute("SELECT id, vector FROM chunks WHERE vector IS NOT NULL ORDER BY id").fetchall()
-                ids = np.array([r[0] for r in rows], dtype=np.int64)
-                matrix = (
-                    np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows]) if rows else np.zeros((0, 1), np.float32)
-                )
-                self._vectors = (version, ids, matrix)
-            return self._vectors
+            last = db.execute("SELECT max(seq) FROM chunk_changes").fetchone()[0] or 0
+            if self._loaded and cache.seq == last:
+                return cache
+            db.execute("BEGIN")  # one read snapshot: the log position and the rows it describes
+            try:
+                last = db.execute("SELECT max(seq) FROM chunk_changes").fetchone()[0] or 0
+                pruned = db.execute("SELECT value FROM meta WHERE key='changes_pruned_to'").fetchone()
+                if not self._loaded or cache.seq < int(pruned[0] if pruned else 0):
+                    rows = db.execute("SELECT id, vector FROM chunks WHERE vector IS NOT NULL ORDER BY id").fetchall()
+                    cache.reset(last, rows)
+                    self._masks.clear()
+                    self._loaded = True
+                else:
+                    touched = [
+                        r[0]
+                        for r in db.execute(
+                            "SELECT DISTINCT chunk FROM chunk_changes WHERE seq > ? AND seq <= ?", (cache.seq, last)
+                        )
+                    ]
+                    rows = []
+                    for start in range(0, len(touched), 900):  # SQLite's bound-parameter limit
+                        part = touched[start : start + 900]
+                        rows += db.execute(
+                            f"SELECT id, vector FROM chunks WHERE id IN ({','.join('?' * len(part))}) AND vector IS NOT NULL",
+                            part,
+                        ).fetchall()
+                    cache.apply(last, touched, rows)
+            finally:
+                db.execute("COMMIT")
+            if cache.compact() is not None:  # rows renumbered: visibility is looked up again
+                self._masks.clear()
+            return cache
 
-    def _visible(self, version: int, ids: np.ndarray, where: str, args: list[Any]) -> np.ndarray:
-        """Boolean mask over the snapshot `ids` (of index `version`) of the rows this caller may see, cached per
-        filter and snapshot: a write between reading the snapshot and masking it must not pair a mask made for
-        another snapshot with these ids (a race once seen at 64 concurrent clients with ingest running)."""
+    def _visible(self, cache: VectorCache, where: str, args: list[Any]) -> np.ndarray:
+        """Boolean mask over the cache's rows of those this caller may see (tenant, scope, ACL), kept per filter
+        and extended to rows appended since (only those are looked up), so a write costs the next query little."""
         db = self._db()
         with self._lock:
             key = (where, *args)
-            cached = self._masks.get(key)
-            if cached is None or cached[0] != version or len(cached[1]) != len(ids):
-                allowed = np.array([r[0] for r in db.execute(f"SELECT c.id FROM chunks c WHERE {where}", args)], dtype=np.int64)
+            generation, covered, mask = self._masks.get(key, (-1, 0, np.zeros(0, dtype=bool)))
+            size = cache.size
+            if generation != cache.generation or covered > size:
+                generation, covered, mask = cache.generation, 0, np.zeros(0, dtype=bool)
+            if covered < size:
+                new_ids = cache.ids[covered:size]
+                if covered == 0 or len(new_ids) > 5_000:
+                    allowed = np.array(
+                        [r[0] for r in db.execute(f"SELECT c.id FROM chunks c WHERE {where}", args)], dtype=np.int64
+                    )
+                    fresh = np.isin(new_ids, allowed)
+                else:
+                    marks = ",".join("?" * len(new_ids))
+                    allowed = {
+                        r[0]
+                        for r in db.execute(
+                            f"SELECT c.id FROM chunks c WHERE c.id IN ({marks}) AND {where}", [*new_ids.tolist(), *args]
+                        )
+                    }
+                    fresh = np.fromiter((int(i) in allowed for i in new_ids), dtype=bool, count=len(new_ids))
+                mask = np.concatenate([mask[:covered], fresh])
                 if len(self._masks) > 256:
                     self._masks.clear()
-                cached = self._masks[key] = (version, np.isin(ids, allowed))
-            return cached[1]
+                self._masks[key] = (generation, size, mask)
+            return mask
 
     def _semantic(self, query: str, where: str, args: list[Any], depth: int, also: Iterable[int] = ()) -> dict[int, float]:
         """Calibrated similarity of the `depth` nearest visible chunks, plus of the chunks in `also`."""
         assert self.embedder is not None
-        version, ids, matrix = self._matrix()
-        if not len(ids):
+        cache = self._catch_up()
+        if not cache.size:
             return {}
-        mask = self._visible(version, ids, where, args)
-        if not mask.any():
+        visible = self._visible(cache, where, args)
+        if not visible.any():
             return {}
         started = time.perf_counter()
         vector = self.embedder.embed([query[:MAX_QUERY_CHARS]], "query")[0]
         current().search["query_embedding_ms"] = round((time.perf_counter() - started) * 1000, 3)
-        visible_ids = ids[mask]
-        cosines = matrix[mask] @ vector
-        top = np.argpartition(-cosines, min(depth, len(cosines) - 1))[:depth] if len(cosines) > depth else np.arange(len(cosines))
-        wanted = {int(visible_ids[i]): float(cosines[i]) for i in top}
-        extra = [i for i in also if i not in wanted]
-        if extra:
-            positions = np.searchsorted(visible_ids, extra)
-            for rowid, position in zip(extra, positions, strict=True):
-                if position < len(visible_ids) and visible_ids[position] == rowid:
-                    wanted[rowid] = float(cosines[position])
-        return {rowid: self.embedder.calibrate(c) for rowid, c in wanted.items()}
+        started = time.perf_counter()
+        found, path = cache.search(vector, visible, depth, list(also))
+        current().search["vector_search"] = {"path": path, "ms": round((time.perf_counter() - started) * 1000, 3)}
+        return {rowid: self.embedder.calibrate(c) for rowid, c in found.items()}
 
     def search(
         self,
