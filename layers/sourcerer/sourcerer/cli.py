@@ -129,35 +129,81 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bar(done: int, total: int, width: int = 24) -> str:
+    filled = int(width * done / max(total, 1))
+    return "█" * filled + "·" * (width - filled)
+
+
 def _cmd_ingest(args: argparse.Namespace) -> int:
     from sourcerer.store.base import files_under
 
     index = _open(args)
+    deferred = hasattr(index, "embed_pending") and index.embedder is not None
+    if deferred:  # phase 1 writes text and keyword terms (searchable at once); phase 2 computes the vectors
+        index.defer_embedding = True
     total, done, chunks = len(files_under(args.path)), 0, 0
     started = time.perf_counter()
+    live = not args.json and sys.stderr.isatty()  # no carriage-return frames in logs and pipes
 
     def progress(path: str, written: int) -> None:
         nonlocal done, chunks
         done += 1
         chunks += written
-        if not args.json:
-            width = 24
-            filled = int(width * done / max(total, 1))
-            bar = "█" * filled + "·" * (width - filled)
-            sys.stderr.write(f"\r[{bar}] {done}/{total} files, {chunks} chunks embedded and indexed  ")
+        if live:
+            sys.stderr.write(f"\r[{_bar(done, total)}] {done}/{total} files, {chunks} chunks indexed  ")
             sys.stderr.flush()
 
     report = index.ingest_path(args.path, tenant=args.tenant, scope=args.scope, acl=_groups(args.acl), progress=progress)
-    if not args.json:
-        sys.stderr.write("\n")
+    if not args.json:  # the last frame, as one plain line where there is no terminal to redraw
+        sys.stderr.write("\n" if live else f"[{_bar(done, total)}] {done}/{total} files, {chunks} chunks indexed\n")
     if args.json:
         print(json.dumps(report.model_dump(mode="json"), ensure_ascii=False, indent=2))
     else:
-        print(f"{report.summary()} in {time.perf_counter() - started:.1f} s")
+        print(f"{report.summary()} in {time.perf_counter() - started:.1f} s (keyword-searchable now)")
         for outcome in report.files:
             if outcome.status == "skipped":
                 print(f"  skipped {outcome.path}: {outcome.reason}")
+    if deferred and not args.no_embed:
+        _embed(index, quiet=args.json)
+    elif deferred and not args.json:
+        print(
+            f"{index.pending_embeddings()} chunks wait for their vectors: run `sourcerer embed` (or keep `sourcerer serve` running)"
+        )
     return 0
+
+
+def _embed(index: Any, quiet: bool = False) -> int:
+    """Embed every pending chunk with a progress bar; Ctrl-C leaves the rest for later, losing nothing."""
+    total, done, started = index.pending_embeddings(), 0, time.perf_counter()
+    live = not quiet and sys.stderr.isatty()
+
+    def progress(count: int) -> None:
+        nonlocal done
+        done += count
+        if live:
+            rate = done / max(time.perf_counter() - started, 1e-6)
+            sys.stderr.write(f"\r[{_bar(done, total)}] {done}/{total} chunks embedded ({rate:.1f}/s)  ")
+            sys.stderr.flush()
+
+    try:
+        index.embed_pending(progress=progress)
+    except KeyboardInterrupt:
+        if live:
+            sys.stderr.write("\n")
+        print(f"stopped: {index.pending_embeddings()} chunks still to embed; `sourcerer embed` finishes them", file=sys.stderr)
+        return 130
+    if not quiet:
+        sys.stderr.write("\n" if live else f"[{_bar(done, total)}] {done}/{total} chunks embedded\n")
+        print(f"{done} chunks embedded in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+def _cmd_embed(args: argparse.Namespace) -> int:
+    index = _open(args)
+    if not hasattr(index, "embed_pending") or index.embedder is None:
+        print("nothing to embed: this index has no embedding model or computes vectors at ingest", file=sys.stderr)
+        return 0
+    return _embed(index, quiet=args.json)
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
@@ -430,8 +476,22 @@ def build_parser() -> argparse.ArgumentParser:
         "--acl", metavar="GROUPS", help="comma-separated groups allowed to see these documents (default: everyone)"
     )
     ingest_p.add_argument("--json", action="store_true", help="print the ingest report as JSON")
+    ingest_p.add_argument(
+        "--no-embed",
+        action="store_true",
+        help="index text only (keyword-searchable) and leave the vectors to `sourcerer embed` or a running `sourcerer serve`",
+    )
     _index_options(ingest_p, search=False)
     ingest_p.set_defaults(func=_cmd_ingest)
+
+    embed_p = sub.add_parser(
+        "embed",
+        help="compute the vectors of chunks ingested without them (after `ingest --no-embed` or an interrupted ingest)",
+        epilog="example: sourcerer ingest ./docs --no-embed && sourcerer embed",
+    )
+    embed_p.add_argument("--json", action="store_true", help="no progress output")
+    embed_p.add_argument("--index", metavar="URL", help="index URL (default SOURCERER_INDEX, else sqlite under SOURCERER_HOME)")
+    embed_p.set_defaults(func=_cmd_embed)
 
     search_p = sub.add_parser("search", help="hybrid, keyword or semantic search over the index")
     search_p.add_argument("query")

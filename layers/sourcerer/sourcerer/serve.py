@@ -95,14 +95,22 @@ def _headers(environ: dict[str, Any]) -> dict[str, str]:
     return out
 
 
-def make_wsgi_app() -> Callable[[dict[str, Any], StartResponse], Iterable[bytes]]:
-    """The WSGI application: builds the resolver and warms the service (index, ledger, model) at worker start."""
+def make_wsgi_app(background_embedding: bool = True) -> Callable[[dict[str, Any], StartResponse], Iterable[bytes]]:
+    """The WSGI application: builds the resolver and warms the service (index, ledger, model) at worker start.
+
+    With `background_embedding` (and an embedded index with a model), an ingest answers once the document is
+    keyword-searchable and its vectors are filled by a background thread (see `sourcerer.store.background`)."""
     from sourcerer.api import build_app, get_service
 
     app = build_app()
     warm = get_service()
     if warm.index.embedder is not None:  # the first request must not pay for loading the model
         warm.index.embedder.embed(["warm up"], "query")
+        if background_embedding and hasattr(warm.index, "embed_pending"):
+            from sourcerer.store.background import BackgroundEmbedder
+
+            warm.index.defer_embedding = True
+            BackgroundEmbedder(warm.index).start()
 
     def application(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         raw_length = environ.get("CONTENT_LENGTH") or "0"
@@ -180,7 +188,7 @@ def serve_in_thread(host: str = "127.0.0.1") -> tuple[Any, str]:
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
             pass
 
-    server = make_server(host, 0, make_wsgi_app(), handler_class=QuietHandler)
+    server = make_server(host, 0, make_wsgi_app(background_embedding=False), handler_class=QuietHandler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://{host}:{server.server_port}"
 

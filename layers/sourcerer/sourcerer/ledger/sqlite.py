@@ -38,18 +38,21 @@ class SQLiteLedger:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._conn: sqlite3.Connection | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
 
     def _db(self) -> sqlite3.Connection:
-        if self._conn is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
-            conn.execute("PRAGMA journal_mode=WAL")
-            # WAL + NORMAL: a commit survives a killed process (the kill -9 test in bench/load.py); only an OS
-            # crash can lose the last commits, and no fsync per request holds the lock
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.executescript(SCHEMA)
-            self._conn = conn
+        if self._conn is not None:
+            return self._conn
+        with self._lock:  # one opening: concurrent first requests of a new worker must not switch journal modes side by side
+            if self._conn is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
+                conn.execute("PRAGMA journal_mode=WAL")
+                # WAL + NORMAL: a commit survives a killed process (the kill -9 test in bench/load.py); only an OS
+                # crash can lose the last commits, and no fsync per request holds the lock
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.executescript(SCHEMA)
+                self._conn = conn
         return self._conn
 
     def create_tenant(self, tenant: str, tier: str) -> dict[str, Any]:

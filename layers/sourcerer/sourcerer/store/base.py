@@ -149,9 +149,12 @@ def prepare(doc: Document, settings: ChunkSettings | None = None) -> Prepared:
     if not chunks:
         raise UnsupportedDocument("no text found")
     label = str(doc.metadata.get("title") or parsed.title)
-    file_name = doc.source_uri.rstrip("/").rsplit("/", 1)[-1]
-    title = label if label != file_name else ""
-    return Prepared(doc=doc, chunks=chunks, content_hash=doc.content_hash(), label=label, title=title)
+    return Prepared(doc=doc, chunks=chunks, content_hash=doc.content_hash(), label=label, title=title_of(label, doc.source_uri))
+
+
+def title_of(label: str, source_uri: str) -> str:
+    """The title embedded with a document's chunks: its label, unless that is only the file name."""
+    return label if label != source_uri.rstrip("/").rsplit("/", 1)[-1] else ""
 
 
 def check_write(access: Access | None, document: Document, existing: tuple[str, list[str]] | None) -> None:

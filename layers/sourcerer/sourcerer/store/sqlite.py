@@ -18,6 +18,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -43,6 +44,7 @@ from sourcerer.store.base import (
     prepare,
     synthesis_texts,
     synthesis_vectors,
+    title_of,
 )
 from sourcerer.store.chunking import ChunkSettings
 from sourcerer.store.models import (
@@ -74,6 +76,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     synthesis_vectors BLOB
 );
 CREATE INDEX IF NOT EXISTS chunks_by_document ON chunks (tenant, document_id);
+CREATE INDEX IF NOT EXISTS chunks_pending ON chunks (id) WHERE vector IS NULL;
 CREATE TABLE IF NOT EXISTS chunk_scopes (scope TEXT NOT NULL, chunk INTEGER NOT NULL, PRIMARY KEY (scope, chunk)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS chunk_groups (grp TEXT NOT NULL, chunk INTEGER NOT NULL, PRIMARY KEY (grp, chunk)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS chunk_changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, chunk INTEGER NOT NULL);
@@ -82,24 +85,27 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row
 """
 MAX_QUERY_TERMS = 64
 CHANGE_LOG_ROWS = 1_000_000
+ON_DEMAND_CHUNKS = 10
 
 
 PRUNE_ABOVE_CHUNKS = 20_000
-COMMON_TERM_SHARE = 0.02
+COMMON_TERM_SHARE = 0.01
+MAX_CANDIDATE_TERMS = 6
 
 
 def candidate_terms(tokens: list[str], counts: dict[str, int], total: int) -> list[str]:
     """The query terms FTS5 ranks candidates by. FTS5 scores every chunk that holds any query term, so a term
     in many chunks ("in", "of", "patients") makes ranking cost grow with the index (525 ms at 500k chunks).
     Above `PRUNE_ABOVE_CHUNKS` chunks, terms in more than `COMMON_TERM_SHARE` of them find no candidates
-    (at least the three rarest always do); every query term still counts in the BM25 score of the candidates.
+    (at least the three rarest always do, at most the `MAX_CANDIDATE_TERMS` rarest); every query term still
+    counts in the BM25 score of the candidates.
     A chunk that holds *only* common terms scores low on them by IDF; how often the top 10 still changes is
     measured in bench/scale.py (keyword top 10 identical to unpruned ranking)."""
     if total < PRUNE_ABOVE_CHUNKS:
         return tokens
     by_rarity = sorted(tokens, key=lambda t: counts.get(t, 0))
     rare = [t for t in by_rarity if counts.get(t, 0) <= COMMON_TERM_SHARE * total]
-    return rare if len(rare) >= 3 else by_rarity[:3]
+    return rare[:MAX_CANDIDATE_TERMS] if len(rare) >= 3 else by_rarity[:3]
 
 
 def fts_token(term: str) -> str:
@@ -115,9 +121,13 @@ class SQLiteIndex:
         path: str | Path,
         embedder: Embedder | CachedEmbedder | None = None,
         chunk_settings: ChunkSettings | None = None,
+        defer_embedding: bool = False,
     ) -> None:
         self.path = Path(path)
         self.embedder = embedder
+        # True: ingest writes text and keyword terms only, and `embed_pending` (a background worker under
+        # `sourcerer serve`, the second phase of `sourcerer ingest`, or `sourcerer embed`) fills the vectors
+        self.defer_embedding = defer_embedding
         self.chunk_settings = chunk_settings
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
@@ -223,12 +233,9 @@ class SQLiteIndex:
         prepared = prepare(document, self.chunk_settings)
         if admit is not None:
             admit(len(prepared.chunks))
-        vectors = (
-            self.embedder.embed([embedding_text(c, prepared.title) for c in prepared.chunks], "passage")
-            if self.embedder is not None
-            else None
-        )
-        synthesis = synthesis_vectors(self.embedder, prepared.chunks)
+        embedder = None if self.defer_embedding else self.embedder
+        vectors = embedder.embed([embedding_text(c, prepared.title) for c in prepared.chunks], "passage") if embedder else None
+        synthesis = synthesis_vectors(embedder, prepared.chunks)
         now = time.time()
         with self._lock:
             db.execute("BEGIN IMMEDIATE")
@@ -398,6 +405,61 @@ class SQLiteIndex:
         progress: Callable[[str, int], None] | None = None,
     ) -> IngestReport:
         return ingest_folder(self, path, tenant=tenant, scope=scope, acl=acl, metadata=metadata, progress=progress)
+
+    # --- vectors filled after ingest (deferred embedding) ---------------------------------------------
+
+    def pending_embeddings(self) -> int:
+        """Chunks written without their vectors yet (keyword-searchable, not yet semantically)."""
+        if self.embedder is None:
+            return 0
+        with self._lock:
+            return int(self._db().execute("SELECT count(*) FROM chunks WHERE vector IS NULL").fetchone()[0])
+
+    def embed_pending(self, batch: int = 32, limit: int | None = None, progress: Callable[[int], None] | None = None) -> int:
+        """Embed chunks that have no vectors yet, `batch` at a time, oldest first; returns how many were embedded.
+
+        Each batch is one transaction that writes only rows still pending (a chunk replaced or deleted
+        meanwhile is skipped), and logs the rows in `chunk_changes` so every reader picks the vectors up."""
+        if self.embedder is None:
+            return 0
+        db, done = self._db(), 0
+        while limit is None or done < limit:
+            with self._lock:
+                rows = db.execute(
+                    "SELECT c.id, c.text, c.sentences, d.label, d.source_uri FROM chunks c JOIN documents d"
+                    " ON d.tenant = c.tenant AND d.document_id = c.document_id WHERE c.vector IS NULL ORDER BY c.id LIMIT ?",
+                    (batch if limit is None else min(batch, limit - done),),
+                ).fetchall()
+            if not rows:
+                break
+            chunks = [
+                SimpleNamespace(text=r[1], sentences=[Segment.model_validate(seg) for seg in json.loads(r[2] or "[]")])
+                for r in rows
+            ]
+            vectors = self.embedder.embed(
+                [embedding_text(c, title_of(r[3], r[4])) for c, r in zip(chunks, rows, strict=True)], "passage"
+            )
+            synthesis = synthesis_vectors(self.embedder, chunks)  # type: ignore[arg-type]
+            with self._lock:
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    db.execute("INSERT OR IGNORE INTO meta VALUES ('embed_dim', ?)", (str(vectors.shape[1]),))
+                    for r, vector, packed in zip(rows, vectors, synthesis, strict=True):
+                        updated = db.execute(
+                            "UPDATE chunks SET vector=?, synthesis_vectors=coalesce(synthesis_vectors, ?) WHERE id=? AND vector IS NULL",
+                            (vector.astype(np.float32).tobytes(), packed, r[0]),
+                        ).rowcount
+                        if updated:
+                            db.execute("INSERT INTO chunk_changes (chunk) VALUES (?)", (r[0],))
+                    self._bump(db)
+                    db.execute("COMMIT")
+                except BaseException:
+                    db.execute("ROLLBACK")
+                    raise
+            done += len(rows)
+            if progress is not None:
+                progress(len(rows))
+        return done
 
     # --- reading -----------------------------------------------------------------------------------
 
@@ -656,20 +718,56 @@ class SQLiteIndex:
             return mask
 
     def _semantic(self, query: str, where: str, args: list[Any], depth: int, also: Iterable[int] = ()) -> dict[int, float]:
-        """Calibrated similarity of the `depth` nearest visible chunks, plus of the chunks in `also`."""
+        """Calibrated similarity of the `depth` nearest visible chunks, plus of the chunks in `also` (keyword
+        hits, best first). Chunks whose vectors are still pending (deferred embedding) are embedded now, through
+        the embedder's cache, which the background worker then reads: all of the caller's pending chunks when
+        they are at most `ON_DEMAND_CHUNKS` (a fresh upload: the same results as if embedded at ingest), else
+        the best pending keyword hits. An answer right after an upload still weighs the new document's meaning,
+        and nothing is computed twice."""
         assert self.embedder is not None
+        also = list(also)
+        # pending chunks are listed *before* catching up: one embedded in between is then either in the cache or
+        # read with its stored vector below, never missed
+        with self._lock:  # few visible chunks pending (a fresh upload): all of them; many: the best keyword hits
+            waiting = [
+                r[0]
+                for r in self._db().execute(
+                    f"SELECT c.id FROM chunks c WHERE c.vector IS NULL AND {where} LIMIT ?", [*args, ON_DEMAND_CHUNKS + 1]
+                )
+            ]
         cache = self._catch_up()
-        if not cache.size:
-            return {}
-        visible = self._visible(cache, where, args)
-        if not visible.any():
+        visible = self._visible(cache, where, args) if cache.size else np.zeros(0, dtype=bool)
+        if len(waiting) > ON_DEMAND_CHUNKS:
+            waiting = also[:ON_DEMAND_CHUNKS]
+        pending = [i for i in waiting if i not in cache.row_of]
+        if not visible.any() and not pending:
             return {}
         started = time.perf_counter()
         vector = self.embedder.embed([query[:MAX_QUERY_CHARS]], "query")[0]
         current().search["query_embedding_ms"] = round((time.perf_counter() - started) * 1000, 3)
-        started = time.perf_counter()
-        found, path = cache.search(vector, visible, depth, list(also))
-        current().search["vector_search"] = {"path": path, "ms": round((time.perf_counter() - started) * 1000, 3)}
+        found: dict[int, float] = {}
+        if visible.any():
+            started = time.perf_counter()
+            found, path = cache.search(vector, visible, depth, also)
+            current().search["vector_search"] = {"path": path, "ms": round((time.perf_counter() - started) * 1000, 3)}
+        if pending:
+            with self._lock:
+                rows = (
+                    self._db()
+                    .execute(
+                        "SELECT c.id, c.text, d.label, d.source_uri, c.vector FROM chunks c JOIN documents d ON d.tenant = c.tenant"
+                        f" AND d.document_id = c.document_id WHERE c.id IN ({','.join('?' * len(pending))})",
+                        pending,
+                    )
+                    .fetchall()
+                )
+            stored = {r[0]: np.frombuffer(r[4], dtype=np.float32) for r in rows if r[4] is not None}
+            todo = [r for r in rows if r[4] is None]
+            if todo:
+                texts = [embedding_text(SimpleNamespace(text=r[1]), title_of(r[2], r[3])) for r in todo]  # type: ignore[arg-type]
+                stored.update(zip((r[0] for r in todo), self.embedder.embed(texts, "passage"), strict=True))
+                current().search["embedded_on_demand"] = len(todo)
+            found.update({rowid: float(passage @ vector) for rowid, passage in stored.items()})
         return {rowid: self.embedder.calibrate(c) for rowid, c in found.items()}
 
     def search(
@@ -684,6 +782,12 @@ class SQLiteIndex:
     ) -> list[Hit]:
         where, args = self._filter(tenant, scope, groups)
         planned, trace = plan_search(query, k, mode, self.embedder is not None)
+        if self.embedder is not None and mode != "keyword":
+            # vectors still being computed (deferred embedding): those chunks are found by keyword only for now
+            with self._lock:
+                trace["pending_embeddings"] = (
+                    self._db().execute("SELECT count(*) FROM chunks WHERE vector IS NULL AND tenant=?", (tenant,)).fetchone()[0]
+                )
         note_search(trace)  # per request (see sourcerer.accounting), never on this shared object
         if planned is None:
             return []

@@ -1,0 +1,57 @@
+"""Deferred embedding: a daemon thread that fills the vectors of chunks ingested without them.
+
+Why: ingest is 99% model time, and the model's ceiling on 2 cores is a few chunks per second. With deferral a
+document is keyword-searchable the moment its chunks are written, and its vectors follow. Search fuses vector
+results for the chunks that have them and reports `pending_embeddings` in its trace.
+
+One embedder per index file at a time: `sourcerer serve` runs one worker process per core, and each starts
+this thread, but only the one holding an exclusive `flock` on `<index>.embed.lock` embeds (two would compute
+the same vectors twice and compete for the cores). The lock dies with its process, so another worker takes
+over within `idle_s`.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import threading
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+class BackgroundEmbedder:
+    def __init__(self, index: Any, batch: int = 32, idle_s: float = 0.5) -> None:
+        self.index, self.batch, self.idle_s = index, batch, idle_s
+        self.wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> BackgroundEmbedder:
+        self._thread = threading.Thread(target=self._run, name="sourcerer-embedder", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.wake.set()
+
+    def _run(self) -> None:
+        lock_path = self.index.path.with_name(self.index.path.name + ".embed.lock")
+        with open(lock_path, "a") as lock:
+            while not self._stop.is_set():
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:  # another process embeds; take over if it goes away
+                    self._stop.wait(self.idle_s * 4)
+            while not self._stop.is_set():
+                try:
+                    done = self.index.embed_pending(self.batch, limit=self.batch)
+                except Exception:  # noqa: BLE001 - a failed batch stays pending and is retried; serving goes on
+                    log.exception("background embedding failed; retrying")
+                    done = 0
+                    self._stop.wait(5)
+                if not done:
+                    self.wake.wait(self.idle_s)
+                    self.wake.clear()
