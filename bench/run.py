@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from bench import audit, containment, faq, load, multiturn, refusal, retrieval, service, speed, verification
+from bench import audit, containment, faq, ingest, load, multiturn, refusal, retrieval, scale, service, speed, verification
 
 
 def main() -> None:
@@ -18,7 +18,9 @@ def main() -> None:
     multiturn.run()
     speed.run(5 if quick else 30)
     retrieval.run(30 if quick else None)
-    service.run(300 if quick else None)
+    service.run(100 if quick else service.DEFAULT_CORPUS)
+    ingest.run(10 if quick else 30)
+    scale.run((10_000,) if quick else scale.SIZES, 30 if quick else 100)
     audit.run(50 if quick else 600)
     load.run(5 if quick else 60, 50 if quick else 300, 1 if quick else 5)
 

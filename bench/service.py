@@ -1,7 +1,10 @@
-"""Service benchmark: `sourcerer serve` on loopback with SciFact ingested — requests/s and p50/p95/p99 for
-/v1/search and /v1/answer (extractive) at 1, 4 and 16 concurrent clients (bounded in count and time); the same
-requests through the Lambda handlers in-process (the HTTP overhead is the difference); and the cold-start
-import time of each function module (`python -X importtime`).
+"""Service benchmark: `sourcerer serve` (gunicorn, one worker per core) on loopback with SciFact abstracts
+ingested — requests/s and p50/p95/p99 for /v1/search and /v1/answer (extractive, `verify: true`) at 1, 16 and
+64 concurrent clients (bounded in count and time), each cell beside the CPU ceiling measured in the same run:
+the server's CPU-seconds per request (all its processes, from /proc) give the most requests per second the
+cores could serve (cores ÷ CPU-seconds per request), and the cell's throughput is shown as a share of it.
+Then in-process: an answer against one query embedding; and each Lambda function's cold import and first
+request (the local model included, as the embedded stores run it).
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from pathlib import Path
 
 from bench.common import EVAL, ROOT, percentile, read_jsonl, serve_env, start_serve, table, use_bench_cache, write_result
 
-CONCURRENCY = (1, 4, 16)
+CONCURRENCY = (1, 16, 64)
+DEFAULT_CORPUS = 300  # abstracts: the bundled model embeds ~16 texts/s here, and each abstract is ~10 texts
 MAX_SECONDS = 20.0  # per (route, concurrency) cell
 
 
@@ -55,7 +59,7 @@ def _load(url: str, route: str, bodies: list[dict], headers: dict, clients: int)
     latencies: list[float] = []
     errors = 0
     deadline = time.perf_counter() + MAX_SECONDS
-    count = min(len(bodies), 40 * clients)
+    count = min(len(bodies), max(60, 8 * clients))
 
     def worker(offset: int) -> None:
         nonlocal errors
@@ -73,6 +77,46 @@ def _load(url: str, route: str, bodies: list[dict], headers: dict, clients: int)
         list(pool.map(worker, range(clients)))
     elapsed = time.perf_counter() - started
     return len(latencies) / elapsed, latencies, errors
+
+
+def _tree_cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process and all its descendants (gunicorn's master and workers)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total, todo = 0.0, [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+            for task in Path(f"/proc/{current}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return total
+
+
+def _first_request(function: str, event: dict, env: dict) -> dict:
+    """A cold function container: import the module, then handle one event (the model loads here)."""
+    code = (
+        "import json, sys, time\n"
+        "t = time.perf_counter()\n"
+        "import app\n"
+        "imported = time.perf_counter() - t\n"
+        "from sourcerer.serve import LocalContext\n"
+        "t = time.perf_counter()\n"
+        "response = app.lambda_handler(json.loads(sys.stdin.read()), LocalContext())\n"
+        "print(json.dumps({'import_s': imported, 'first_request_s': time.perf_counter() - t, 'status': response['statusCode']}))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        input=json.dumps(event),
+        cwd=ROOT / "functions" / function,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    return json.loads(result.stdout.strip().splitlines()[-1]) if result.returncode == 0 else {"error": result.stderr[-300:]}
 
 
 def _import_time(function: str, env: dict) -> float:
@@ -93,7 +137,7 @@ def _import_time(function: str, env: dict) -> float:
     return total / 1e6
 
 
-def run(corpus_limit: int | None = None) -> dict:
+def run(corpus_limit: int | None = DEFAULT_CORPUS) -> dict:
     use_bench_cache()
     home = Path(tempfile.mkdtemp(prefix="sourcerer-service-"))
     started = time.perf_counter()
@@ -102,20 +146,39 @@ def run(corpus_limit: int | None = None) -> dict:
     key = _key(home)
     queries = [q["text"] for q in read_jsonl(EVAL / "scifact" / "queries.jsonl")]
     search_bodies = [{"q": q, "top_k": 10} for q in queries]
-    answer_bodies = [{"q": q, "top_k": 5} for q in queries]
+    answer_bodies = [{"q": q, "top_k": 5, "verify": True} for q in queries]
     env = serve_env(home)
+    env.pop("OMP_NUM_THREADS", None)  # `serve` sets it per worker from the worker count
     server, url = start_serve(env)
     headers = {"Authorization": f"Bearer {key}"}
+    cores = len(os.sched_getaffinity(0))
     rows, data = [], {}
     try:
         import httpx
 
-        httpx.post(f"{url}/v1/search", headers=headers, json=search_bodies[0], timeout=120)  # load the model once
+        for body in search_bodies[:4]:  # every worker loads its model and vectors
+            httpx.post(f"{url}/v1/search", headers=headers, json=body, timeout=120)
         for route, bodies in (("/v1/search", search_bodies), ("/v1/answer", answer_bodies)):
             for clients in CONCURRENCY:
+                load_before, cpu_before = os.getloadavg()[0], _tree_cpu_seconds(server.pid)
                 rps, latencies, errors = _load(url, route, bodies, headers, clients)
+                cpu_per_request = (_tree_cpu_seconds(server.pid) - cpu_before) / max(1, len(latencies))
+                ceiling = cores / cpu_per_request if cpu_per_request else float("nan")
                 p = [percentile(latencies, q) for q in (50, 95, 99)]
-                rows.append([f"HTTP {route}", clients, len(latencies), rps, *p, errors])
+                rows.append(
+                    [
+                        f"HTTP {route}",
+                        clients,
+                        len(latencies),
+                        rps,
+                        *p,
+                        errors,
+                        cpu_per_request * 1000,
+                        ceiling,
+                        rps / ceiling,
+                        load_before,
+                    ]
+                )
                 data[f"http {route} c{clients}"] = {
                     "rps": rps,
                     "p50": p[0],
@@ -123,45 +186,100 @@ def run(corpus_limit: int | None = None) -> dict:
                     "p99": p[2],
                     "n": len(latencies),
                     "errors": errors,
+                    "cpu_ms_per_request": cpu_per_request * 1000,
+                    "ceiling_rps": ceiling,
+                    "share_of_ceiling": rps / ceiling,
+                    "load_before": load_before,
                 }
     finally:
         server.terminate()
-        server.wait(timeout=10)
+        server.wait(timeout=20)
 
-    # in-process: the same resolver without HTTP
+    # in-process: the same resolver without HTTP; an answer against one query embedding of a new question
     os.environ.update({k: v for k, v in env.items() if k.startswith(("SOURCERER_", "POWERTOOLS_"))})
     from sourcerer.api import build_app, get_service
     from sourcerer.serve import LocalContext, to_event
 
     get_service.cache_clear()
     app = build_app()
-    for route, bodies in (("/v1/search", search_bodies), ("/v1/answer", answer_bodies)):
+    model = get_service().index.embedder
+    embeds, fresh = [], queries[900:960]  # questions no run above embedded: every call pays the query embedding
+    for q in fresh[:20]:
+        t = time.perf_counter()
+        model.inner.embed([q + " (probe)"], "query")
+        embeds.append((time.perf_counter() - t) * 1000)
+    for route, bodies in (
+        ("/v1/search", [{"q": q, "top_k": 10} for q in fresh]),
+        ("/v1/answer", [{"q": q, "top_k": 5, "verify": True} for q in fresh]),
+    ):
         latencies = []
-        for body in bodies[700:740]:  # questions the HTTP runs did not embed yet: both pay the query embedding
+        for body in bodies[20:60]:
             event = to_event("POST", route, {"Authorization": f"Bearer {key}"}, json.dumps(body))
             t = time.perf_counter()
             app.resolve(event, LocalContext())
             latencies.append((time.perf_counter() - t) * 1000)
         p = [percentile(latencies, q) for q in (50, 95, 99)]
-        rows.append([f"in-process {route}", 1, len(latencies), 1000 / (sum(latencies) / len(latencies)), *p, 0])
+        rows.append([f"in-process {route}", 1, len(latencies), 1000 / (sum(latencies) / len(latencies)), *p, 0, "", "", "", ""])
         data[f"in-process {route}"] = {"p50": p[0], "p95": p[1], "p99": p[2]}
+    embed_p50 = percentile(embeds, 50)
+    data["query_embedding_p50_ms"] = embed_p50
+    data["answer_over_embedding"] = data["in-process /v1/answer"]["p50"] / embed_p50
 
     import_env = {**env, "PYTHONPATH": os.pathsep.join(sys.path)}
-    imports = [[f, _import_time(f, import_env)] for f in ("search", "answer", "ingest")]
+    event = json.loads((ROOT / "events" / "apigw_search.json").read_text())
+    event["headers"] = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    event["multiValueHeaders"] = {k: [v] for k, v in event["headers"].items()}
+    cold = []
+    for function, path, body in (
+        ("search", "/v1/search", {"q": queries[5], "top_k": 8}),
+        ("answer", "/v1/answer", {"q": queries[5], "top_k": 5}),
+    ):
+        first = _first_request(function, {**event, "path": path, "resource": path, "body": json.dumps(body)}, import_env)
+        cold.append(
+            [
+                function,
+                _import_time(function, import_env),
+                first.get("import_s"),
+                first.get("first_request_s"),
+                first.get("status"),
+            ]
+        )
+    cold.append(["ingest", _import_time("ingest", import_env), "", "", ""])
     text = table(
-        f"Service — sourcerer serve on loopback, SciFact ingested ({ingest_s:.0f} s to ingest)",
-        ["route", "clients", "requests", "req/s", "p50 ms", "p95 ms", "p99 ms", "errors"],
+        f"Service — sourcerer serve ({cores} cores, one gunicorn worker each) on loopback, {corpus_limit or 'all'} SciFact abstracts ingested ({ingest_s:.0f} s)",
+        [
+            "route",
+            "clients",
+            "requests",
+            "req/s",
+            "p50 ms",
+            "p95 ms",
+            "p99 ms",
+            "errors",
+            "CPU ms/req",
+            "ceiling req/s",
+            "share of ceiling",
+            "load before",
+        ],
         rows,
     )
-    text += "\n" + table(
-        "Cold-start import time of each function module (target: search ≤ 1.0 s)", ["function", "seconds"], imports
+    text += (
+        f"\nceiling = cores ÷ CPU-seconds per request (all server processes, /proc), measured in the same cell."
+        f"\nin-process answer p50 ÷ one query embedding p50 ({embed_p50:.1f} ms): {data['answer_over_embedding']:.2f}×\n"
     )
-    data["import_s"] = {f: s for f, s in imports}
+    text += "\n" + table(
+        "Cold start of each function (import of the module, then the first request with the local model loading)",
+        ["function", "import s (-X importtime)", "import s (wall)", "first request s", "status"],
+        cold,
+    )
+    data["cold"] = {c[0]: {"import_s": c[1], "wall_import_s": c[2], "first_request_s": c[3]} for c in cold}
     write_result("service", text, data)
     return data
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--corpus", type=int, default=None, help="limit the SciFact abstracts ingested (default all)")
+    parser.add_argument(
+        "--corpus", type=int, default=DEFAULT_CORPUS, help=f"SciFact abstracts ingested (default {DEFAULT_CORPUS})"
+    )
     run(parser.parse_args().corpus)

@@ -156,3 +156,28 @@ def start_serve(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
             return process, match.group()
     process.kill()
     raise RuntimeError(f"sourcerer serve did not start: {process.stderr.read()}")  # type: ignore[union-attr]
+
+
+class HashedEmbedder:
+    """Deterministic, distinct 16-d unit vectors per text (no model), counting the texts it embeds: exact and
+    graph search have something to rank, and a test can tell which process did the embedding."""
+
+    model_id = "test:hashed"
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self._lock = threading.Lock()
+
+    def embed(self, texts, role):
+        import hashlib
+
+        import numpy as np
+
+        with self._lock:
+            self.calls += len(texts)
+        rows = [np.random.default_rng(int(hashlib.sha256(t.encode()).hexdigest()[:8], 16)).standard_normal(16) for t in texts]
+        matrix = np.array(rows, dtype=np.float32).reshape(len(texts), 16)
+        return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9)
+
+    def calibrate(self, cosine):
+        return (cosine + 1) / 2

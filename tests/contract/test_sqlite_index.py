@@ -1,6 +1,7 @@
 """The SQLite adapter against the Index contract, plus what only a file-backed index can show."""
 
 import pytest
+from fakes import HashedEmbedder
 from index_contract import FAILOVER, IndexContract
 from sourcerer.accounting import tally
 from sourcerer.errors import ConfigurationError
@@ -94,43 +95,25 @@ def test_an_index_from_before_scoped_identity_is_renamed_once_and_re_ingests_unc
     ] * len(reopened.search("failover", tenant="acme", k=5, mode="keyword"))
 
 
-class Hashed:
-    """Deterministic, distinct unit vectors per text, so exact and graph search have something to rank."""
-
-    model_id = "test:hashed"
-
-    def embed(self, texts, role):
-        import hashlib
-
-        import numpy as np
-
-        rows = [np.random.default_rng(int(hashlib.sha256(t.encode()).hexdigest()[:8], 16)).standard_normal(16) for t in texts]
-        matrix = np.array(rows, dtype=np.float32).reshape(len(texts), 16)
-        return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9)
-
-    def calibrate(self, cosine):
-        return (cosine + 1) / 2
-
-
 def test_a_write_between_masking_and_searching_never_pairs_a_mask_with_other_rows(tmp_path):
     """The race seen at 64 clients with ingest running: a mask made before a write is used after it. Rows the
     mask does not cover are not searched (they are newer than the caller's view), never misread."""
-    index = SQLiteIndex(tmp_path / "race.db", embedder=Hashed())
+    index = SQLiteIndex(tmp_path / "race.db", embedder=HashedEmbedder())
     index.ingest_document({"source_uri": "a.txt", "text": FAILOVER})
     where, args = index._filter("local", None, None)
     old_mask = index._visible(index._catch_up(), where, args)
     index.ingest_document({"source_uri": "b.txt", "text": "The cafeteria opens at noon."})
     cache = index._catch_up()
     assert cache.size > len(old_mask)
-    found, _ = cache.search(Hashed().embed(["x"], "query")[0], old_mask, 10, [])
+    found, _ = cache.search(HashedEmbedder().embed(["x"], "query")[0], old_mask, 10, [])
     assert set(found) <= set(cache.ids[: len(old_mask)].tolist())
     assert index.search("cafeteria", tenant="local", mode="hybrid")
 
 
 def test_readers_catch_up_on_another_process_writes_without_reloading(tmp_path):
     writer, reader = (
-        SQLiteIndex(tmp_path / "shared.db", embedder=Hashed()),
-        SQLiteIndex(tmp_path / "shared.db", embedder=Hashed()),
+        SQLiteIndex(tmp_path / "shared.db", embedder=HashedEmbedder()),
+        SQLiteIndex(tmp_path / "shared.db", embedder=HashedEmbedder()),
     )
     writer.ingest_document({"source_uri": "a.txt", "text": FAILOVER})
     assert reader.search("failover", tenant="local", mode="semantic")
@@ -151,8 +134,8 @@ def test_a_reader_behind_a_pruned_change_log_reloads(tmp_path, monkeypatch):
 
     monkeypatch.setattr(module, "CHANGE_LOG_ROWS", 2)
     writer, reader = (
-        SQLiteIndex(tmp_path / "pruned.db", embedder=Hashed()),
-        SQLiteIndex(tmp_path / "pruned.db", embedder=Hashed()),
+        SQLiteIndex(tmp_path / "pruned.db", embedder=HashedEmbedder()),
+        SQLiteIndex(tmp_path / "pruned.db", embedder=HashedEmbedder()),
     )
     writer.ingest_document({"source_uri": "a.txt", "text": FAILOVER})
     reader.search("failover", tenant="local", mode="semantic")
@@ -169,7 +152,7 @@ def test_the_hnsw_path_returns_what_exact_search_returns_and_only_visible_rows(t
 
     from sourcerer.store import vectors
 
-    index = SQLiteIndex(tmp_path / "graph.db", embedder=Hashed())
+    index = SQLiteIndex(tmp_path / "graph.db", embedder=HashedEmbedder())
     for i in range(60):
         tenant = "acme" if i % 3 else "globex"
         index.ingest_document(

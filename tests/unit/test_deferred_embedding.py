@@ -1,12 +1,10 @@
 """Deferred embedding: ingest makes a document keyword-searchable at once; vectors follow (background worker,
 `sourcerer ingest`'s second phase, `sourcerer embed`), and search meanwhile says how many are pending."""
 
-import hashlib
-import threading
 import time
 
-import numpy as np
 import pytest
+from fakes import HashedEmbedder
 from sourcerer.accounting import tally
 from sourcerer.cli import main
 from sourcerer.store.background import BackgroundEmbedder
@@ -19,26 +17,6 @@ DOCS = {
 }
 
 
-class Counting:
-    """Deterministic vectors per text, counting the texts it embeds (thread-safe)."""
-
-    model_id = "test:counting"
-
-    def __init__(self) -> None:
-        self.calls = 0
-        self._lock = threading.Lock()
-
-    def embed(self, texts, role):
-        with self._lock:
-            self.calls += len(texts)
-        rows = [np.random.default_rng(int(hashlib.sha256(t.encode()).hexdigest()[:8], 16)).standard_normal(16) for t in texts]
-        matrix = np.array(rows, dtype=np.float32).reshape(len(texts), 16)
-        return matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-9)
-
-    def calibrate(self, cosine):
-        return (cosine + 1) / 2
-
-
 def _ingest(index):
     for uri, text in DOCS.items():
         index.ingest_document({"source_uri": uri, "text": text})
@@ -46,8 +24,8 @@ def _ingest(index):
 
 def test_a_deferred_ingest_is_keyword_searchable_at_once_and_ranks_as_if_embedded(tmp_path):
     eager, deferred = (
-        SQLiteIndex(tmp_path / "eager.db", embedder=Counting()),
-        SQLiteIndex(tmp_path / "deferred.db", embedder=Counting(), defer_embedding=True),
+        SQLiteIndex(tmp_path / "eager.db", embedder=HashedEmbedder()),
+        SQLiteIndex(tmp_path / "deferred.db", embedder=HashedEmbedder(), defer_embedding=True),
     )
     _ingest(eager)
     _ingest(deferred)
@@ -67,7 +45,7 @@ def test_a_deferred_ingest_is_keyword_searchable_at_once_and_ranks_as_if_embedde
 
 
 def test_a_document_replaced_or_deleted_while_pending_is_never_given_stale_vectors(tmp_path):
-    index = SQLiteIndex(tmp_path / "index.db", embedder=Counting(), defer_embedding=True)
+    index = SQLiteIndex(tmp_path / "index.db", embedder=HashedEmbedder(), defer_embedding=True)
     _ingest(index)
     index.ingest_document({"source_uri": "ops.md", "text": "# Operations\n\nThe cutover now takes 30 seconds.\n"})
     index.delete_document(
@@ -87,8 +65,8 @@ def test_a_document_replaced_or_deleted_while_pending_is_never_given_stale_vecto
 
 
 def test_one_background_embedder_per_index_file_fills_the_vectors(tmp_path):
-    first = SQLiteIndex(tmp_path / "shared.db", embedder=Counting(), defer_embedding=True)
-    second = SQLiteIndex(tmp_path / "shared.db", embedder=Counting(), defer_embedding=True)
+    first = SQLiteIndex(tmp_path / "shared.db", embedder=HashedEmbedder(), defer_embedding=True)
+    second = SQLiteIndex(tmp_path / "shared.db", embedder=HashedEmbedder(), defer_embedding=True)
     workers = [BackgroundEmbedder(first, idle_s=0.05).start()]
     time.sleep(0.2)  # the first takes the file lock
     workers.append(BackgroundEmbedder(second, idle_s=0.05).start())
@@ -119,3 +97,25 @@ def test_cli_ingest_then_embed_later(tmp_path, monkeypatch, capsys):
     assert main(["embed"]) == 0 and "0 chunks embedded" in capsys.readouterr().out
     assert main(["search", "failover cutover", "--mode", "semantic"]) == 0
     assert "ops.md" in capsys.readouterr().out
+
+
+def test_a_large_folder_is_prepared_in_worker_processes_with_the_same_outcome(tmp_path, monkeypatch):
+    from sourcerer.store import base
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for i in range(12):
+        (folder / f"note{i:02}.md").write_text(f"# Note {i}\n\nThe badge office opens at {i} am on weekdays.\n", encoding="utf-8")
+    (folder / "broken.json").write_text("{not json", encoding="utf-8")
+    (folder / "image.png").write_bytes(b"\x89PNG")
+    serial = SQLiteIndex(tmp_path / "serial.db", embedder=HashedEmbedder(), defer_embedding=True).ingest_path(folder)
+    monkeypatch.setattr(base, "PARALLEL_FROM_FILES", 4)
+    monkeypatch.setattr(base, "WINDOW", 5)  # several windows
+    monkeypatch.setattr(base.os, "sched_getaffinity", lambda _: {0, 1}, raising=False)
+    parallel_index = SQLiteIndex(tmp_path / "parallel.db", embedder=HashedEmbedder(), defer_embedding=True)
+    parallel = parallel_index.ingest_path(folder)
+    assert [(f.path, f.status, f.reason, f.chunks, f.document_id) for f in parallel.files] == [
+        (f.path, f.status, f.reason, f.chunks, f.document_id) for f in serial.files
+    ]
+    assert parallel.summary() == serial.summary() and "2 skipped" in parallel.summary()
+    assert parallel_index.search("badge office 7 am", tenant="local", mode="keyword")[0].source_uri.endswith("note07.md")

@@ -135,11 +135,13 @@ _DERIVATIONAL = (
 )
 
 
+@lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
     """A light, deterministic English stemmer: common derivational endings, plural, -ing, -ed and -ly.
 
     It is deliberately conservative: it only has to map related forms of one word together, the same way for
-    questions and passages. Non-ASCII words are returned unchanged.
+    questions and passages. Non-ASCII words are returned unchanged. Remembered: words repeat, and stemming
+    was the largest cost of a keyword-only ingest.
     """
     if word.endswith(("'s", "’s")):
         word = word[:-2]
@@ -182,20 +184,29 @@ _ELISION = re.compile(r"^(?:l|d|j|n|s|c|m|t|qu|dell|all|nell|sull)'(?=\w)")
 
 def iter_terms(text: str, *, keep_stopwords: bool = False) -> Iterator[str]:
     """Yield index terms of `text` in order (see the module docstring for the rules)."""
-    for match in _TOKEN.finditer(normalize(text)):
-        kind = match.lastgroup
-        token = match.group()
-        if kind in ("cjk", "sea"):
-            yield from _bigrams(token)
-        elif kind == "num":
-            yield token.replace(",", "") if re.fullmatch(r"\d{1,3}(,\d{3})+", token) else token
+    for cjk, sea, num, word in _TOKEN.findall(normalize(text)):  # groups, not match objects: ingest's hot loop
+        if word:
+            term = _word_term(word, keep_stopwords)
+            if term is not None:
+                yield term
+        elif num:
+            yield num.replace(",", "") if _THOUSANDS.fullmatch(num) else num
         else:
-            token = token.replace("’", "'")
-            if "'" in token:  # French and Italian l', d', qu'...: "d'essai" -> "essai"
-                token = _ELISION.sub("", token)
-            if not keep_stopwords and token in STOPWORDS:
-                continue
-            yield stem(token)
+            yield from _bigrams(cjk or sea)
+
+
+_THOUSANDS = re.compile(r"\d{1,3}(,\d{3})+")
+
+
+@lru_cache(maxsize=200_000)
+def _word_term(token: str, keep_stopwords: bool) -> str | None:
+    """A word's index term, or None for a stopword (remembered: words repeat across a corpus)."""
+    token = token.replace("’", "'")
+    if "'" in token:  # French and Italian l', d', qu'...: "d'essai" -> "essai"
+        token = _ELISION.sub("", token)
+    if not keep_stopwords and token in STOPWORDS:
+        return None
+    return stem(token)
 
 
 def terms(text: str, *, keep_stopwords: bool = False) -> list[str]:

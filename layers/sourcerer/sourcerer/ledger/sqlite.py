@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from sourcerer.ledger.base import AnswerRecord, Finding, UsageRecord
+from sourcerer.sqlitedb import connect
 from sourcerer.tenancy import TIERS, KeyRecord, TenancyError, TenantSettings
 
 PAGE = 200  # answers read per query while iterating
@@ -45,14 +46,7 @@ class SQLiteLedger:
             return self._conn
         with self._lock:  # one opening: concurrent first requests of a new worker must not switch journal modes side by side
             if self._conn is None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
-                conn.execute("PRAGMA journal_mode=WAL")
-                # WAL + NORMAL: a commit survives a killed process (the kill -9 test in bench/load.py); only an OS
-                # crash can lose the last commits, and no fsync per request holds the lock
-                conn.execute("PRAGMA synchronous=NORMAL")
-                conn.executescript(SCHEMA)
-                self._conn = conn
+                self._conn = connect(self.path, SCHEMA)
         return self._conn
 
     def create_tenant(self, tenant: str, tier: str) -> dict[str, Any]:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+import os
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -44,8 +45,15 @@ class Index(Protocol):
     """
 
     def ingest_document(
-        self, doc: Document | Mapping[str, Any], *, admit: Admit | None = None, access: Access | None = None
-    ) -> dict[str, Any]: ...
+        self,
+        doc: Document | Mapping[str, Any],
+        *,
+        admit: Admit | None = None,
+        access: Access | None = None,
+        prepared: Prepared | None = None,
+    ) -> dict[str, Any]:
+        """`prepared`: `prepare(doc)` computed beforehand (in another process, by `ingest_folder`)."""
+        ...
 
     def ingest_path(
         self,
@@ -99,6 +107,7 @@ class Prepared:
     content_hash: str
     label: str
     title: str = ""  # a real title (metadata or the document's own), never just the file name
+    terms: list[list[str]] = field(default_factory=list)  # per chunk, its BM25 terms (`index_terms`)
 
 
 def index_terms(chunk: Chunk, title: str) -> list[str]:
@@ -149,7 +158,15 @@ def prepare(doc: Document, settings: ChunkSettings | None = None) -> Prepared:
     if not chunks:
         raise UnsupportedDocument("no text found")
     label = str(doc.metadata.get("title") or parsed.title)
-    return Prepared(doc=doc, chunks=chunks, content_hash=doc.content_hash(), label=label, title=title_of(label, doc.source_uri))
+    title = title_of(label, doc.source_uri)
+    return Prepared(
+        doc=doc,
+        chunks=chunks,
+        content_hash=doc.content_hash(),
+        label=label,
+        title=title,
+        terms=[index_terms(chunk, title) for chunk in chunks],
+    )
 
 
 def title_of(label: str, source_uri: str) -> str:
@@ -231,26 +248,23 @@ def ingest_folder(
     metadata: Mapping[str, Any] | None,
     progress: Callable[[str, int], None] | None = None,
 ) -> IngestReport:
-    """Ingest a file or every file under a folder. Files that fail are reported with the reason; the rest go in."""
+    """Ingest a file or every file under a folder. Files that fail are reported with the reason; the rest go in.
+
+    Large folders are parsed, chunked and tokenised (most of a keyword-only ingest) in one worker process per
+    core, a window of files ahead of the writes, which the index serialises anyway."""
     report = IngestReport()
     root = Path(path)
-    for file in files_under(path):
+    files = files_under(path)
+    fields = {"tenant": tenant, "scope": scope, "acl": list(acl), "metadata": dict(metadata or {})}
+    for file, item, prepared in _documents(files, root, fields, getattr(index, "chunk_settings", None)):
         shown = str(file)
         try:
-            reason = why_skip(file, root)
-            if reason is not None:
-                report.files.append(FileOutcome(path=shown, status="skipped", reason=reason))
+            if isinstance(item, str):
+                report.files.append(FileOutcome(path=shown, status="skipped", reason=item))
             else:
-                result = index.ingest_document(
-                    Document(
-                        source_uri=file.as_posix(),
-                        content=file.read_bytes(),
-                        tenant=tenant,
-                        scope=scope,
-                        acl=list(acl),
-                        metadata=dict(metadata or {}),
-                    )
-                )
+                if isinstance(prepared, str):
+                    raise UnsupportedDocument(prepared)
+                result = index.ingest_document(item, prepared=prepared)
                 report.files.append(
                     FileOutcome(path=shown, status=result["status"], document_id=result["document_id"], chunks=result["chunks"])
                 )
@@ -259,6 +273,51 @@ def ingest_folder(
         if progress:
             progress(shown, report.files[-1].chunks)
     return report
+
+
+PARALLEL_FROM_FILES = 64  # below this, starting worker processes costs more than it saves
+WINDOW = 256  # files in flight: bounds memory on a huge folder
+
+
+def _documents(
+    files: list[Path], root: Path, fields: dict[str, Any], settings: ChunkSettings | None
+) -> Iterator[tuple[Path, Document | str, Prepared | str | None]]:
+    """Per file, in order: (file, its Document or why it is skipped, its `Prepared` or why it failed or None)."""
+    workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    if len(files) < PARALLEL_FROM_FILES or workers < 2:
+        for file in files:
+            yield (file, *_read(file, root, fields, settings, False))
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    # spawn, not fork: the parent may hold the model's OpenMP threads and open SQLite connections
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+        for start in range(0, len(files), WINDOW):
+            window = files[start : start + WINDOW]
+            n = len(window)
+            results = pool.map(_read, window, [root] * n, [fields] * n, [settings] * n, [True] * n, chunksize=8)
+            for file, (item, prepared) in zip(window, results, strict=True):
+                yield file, item, prepared
+
+
+def _read(
+    file: Path, root: Path, fields: dict[str, Any], settings: ChunkSettings | None, prepare_too: bool
+) -> tuple[Document | str, Prepared | str | None]:
+    """A file's Document (or why it is skipped) and, with `prepare_too`, its `Prepared` (or why it failed)."""
+    try:
+        reason = why_skip(file, root)
+        if reason is not None:
+            return reason, None
+        document = Document(source_uri=file.as_posix(), content=file.read_bytes(), **fields)
+    except (OSError, ValueError) as exc:
+        return str(exc), None
+    if not prepare_too:
+        return document, None
+    try:
+        return document, prepare(document, settings)
+    except (UnsupportedDocument, ValueError) as exc:
+        return document, str(exc)
 
 
 def make_retriever(

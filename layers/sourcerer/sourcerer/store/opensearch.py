@@ -31,11 +31,11 @@ from sourcerer.store.base import (
     MAX_QUERY_CHARS,
     Admit,
     Mode,
+    Prepared,
     as_document,
     check_move,
     check_write,
     embedding_text,
-    index_terms,
     ingest_folder,
     make_retriever,
     plan_search,
@@ -278,7 +278,7 @@ class OpenSearchIndex:
                 "label": chunk.label,
                 "position": chunk.position,
                 "text": chunk.text,
-                "terms": " ".join(index_terms(chunk, prepared.title)),
+                "terms": " ".join(prepared.terms[i]),
                 "locator": chunk.locator.model_dump(),
                 "sentences": [seg.model_dump() for seg in chunk.sentences],
                 "metadata": document.metadata,
@@ -317,7 +317,12 @@ class OpenSearchIndex:
 
     @_translated
     def ingest_document(
-        self, doc: Document | Mapping[str, Any], *, admit: Admit | None = None, access: Access | None = None
+        self,
+        doc: Document | Mapping[str, Any],
+        *,
+        admit: Admit | None = None,
+        access: Access | None = None,
+        prepared: Prepared | None = None,
     ) -> dict[str, Any]:
         document = as_document(doc)
         assert document.document_id is not None
@@ -330,7 +335,8 @@ class OpenSearchIndex:
                 index=self.index, body={"query": {"bool": {"filter": _document(document.tenant, document.document_id)}}}
             )["count"]
             return {"document_id": document.document_id, "chunks": count, "status": "unchanged"}
-        prepared = prepare(document, self.chunk_settings)
+        if prepared is None or prepared.content_hash != content_hash:
+            prepared = prepare(document, self.chunk_settings)
         if admit is not None:
             admit(len(prepared.chunks))
         vectors = (

@@ -17,6 +17,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
+from functools import lru_cache
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -29,15 +30,16 @@ from sourcerer.models import Segment
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, unpack_vectors
 from sourcerer.retrieval.hybrid import fuse
 from sourcerer.retrieval.keyword import K1, B
+from sourcerer.sqlitedb import connect
 from sourcerer.store.base import (
     MAX_QUERY_CHARS,
     Admit,
     Mode,
+    Prepared,
     as_document,
     check_move,
     check_write,
     embedding_text,
-    index_terms,
     ingest_folder,
     make_retriever,
     plan_search,
@@ -108,6 +110,7 @@ def candidate_terms(tokens: list[str], counts: dict[str, int], total: int) -> li
     return rare[:MAX_CANDIDATE_TERMS] if len(rare) >= 3 else by_rarity[:3]
 
 
+@lru_cache(maxsize=200_000)
 def fts_token(term: str) -> str:
     """Hex-encode a term: FTS5 then sees one opaque ASCII token, whatever the script."""
     return "t" + term.encode("utf-8").hex()
@@ -147,11 +150,7 @@ class SQLiteIndex:
             return self._conn
         with self._lock:  # one opening: concurrent first requests must not switch journal modes side by side
             if self._conn is None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-                conn.executescript(SCHEMA)
+                conn = connect(self.path, SCHEMA)
                 columns = {r[1] for r in conn.execute("PRAGMA table_info(chunks)")}
                 if "sentences" not in columns:  # an index from before sentence offsets: its chunks cite whole
                     conn.execute("ALTER TABLE chunks ADD COLUMN sentences TEXT")
@@ -219,7 +218,12 @@ class SQLiteIndex:
         return current
 
     def ingest_document(
-        self, doc: Document | Mapping[str, Any], *, admit: Admit | None = None, access: Access | None = None
+        self,
+        doc: Document | Mapping[str, Any],
+        *,
+        admit: Admit | None = None,
+        access: Access | None = None,
+        prepared: Prepared | None = None,
     ) -> dict[str, Any]:
         document = as_document(doc)
         assert document.document_id is not None and document.scope is not None
@@ -230,7 +234,8 @@ class SQLiteIndex:
         check_write(access, document, existing and (existing[2], existing[3]))
         if existing is not None and existing[0] == content_hash:
             return {"document_id": document.document_id, "chunks": existing[1], "status": "unchanged"}
-        prepared = prepare(document, self.chunk_settings)
+        if prepared is None or prepared.content_hash != content_hash:
+            prepared = prepare(document, self.chunk_settings)
         if admit is not None:
             admit(len(prepared.chunks))
         embedder = None if self.defer_embedding else self.embedder
@@ -247,13 +252,16 @@ class SQLiteIndex:
                     db.execute("ROLLBACK")
                     return {"document_id": document.document_id, "chunks": current[1], "status": "unchanged"}
                 status = "replaced" if current is not None else "ingested"
-                self._delete_chunks(db, document.tenant, document.document_id)
+                if current is not None:
+                    self._delete_chunks(db, document.tenant, document.document_id)
                 if vectors is not None and len(vectors):
                     db.execute("INSERT OR IGNORE INTO meta VALUES ('embed_dim', ?)", (str(vectors.shape[1]),))
                 acl_json = json.dumps(document.acl)
+                written: list[int] = []
+                written_terms = 0
                 for i, chunk in enumerate(prepared.chunks):
                     vector = vectors[i].astype(np.float32).tobytes() if vectors is not None else None
-                    chunk_terms = [fts_token(t) for t in index_terms(chunk, prepared.title)]
+                    chunk_terms = [fts_token(t) for t in prepared.terms[i]]
                     cur = db.execute(
                         "INSERT INTO chunks (unit_id, tenant, document_id, position, text, label, scope, acl, locator, receipt, n_terms, vector,"
                         " sentences, synthesis_vectors) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -280,8 +288,10 @@ class SQLiteIndex:
                         "INSERT INTO chunk_scopes VALUES (?, ?)", [(s, rowid) for s in scope_ancestors(document.scope)]
                     )
                     db.executemany("INSERT INTO chunk_groups VALUES (?, ?)", [(g, rowid) for g in document.acl])
-                    db.execute("INSERT INTO chunk_changes (chunk) VALUES (?)", (rowid,))
-                    self._count(db, 1, len(chunk_terms))
+                    written.append(rowid)
+                    written_terms += len(chunk_terms)
+                db.executemany("INSERT INTO chunk_changes (chunk) VALUES (?)", [(r,) for r in written])
+                self._count(db, len(written), written_terms)
                 db.execute(
                     "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                     " ON CONFLICT (tenant, document_id) DO UPDATE SET source_uri=excluded.source_uri, label=excluded.label,"
