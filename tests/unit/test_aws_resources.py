@@ -293,3 +293,60 @@ def test_schedule_event_audits_answers_in_the_dynamodb_ledger_under_moto(aws, mo
     assert new_by_status == {"ok": [1.0], "source_changed": [1.0], "source_deleted": [0.0], "unfaithful": [0.0], "error": [0.0]}
     assert next(e for e in emitted if "AnswersChecked" in e)["AnswersChecked"] == [2.0]
     get_service.cache_clear()
+
+
+def test_the_embed_queue_sends_one_message_per_batch_of_chunks(aws):
+    from sourcerer.store.background import EmbedQueue
+
+    sqs = boto3.client("sqs")
+    url = sqs.create_queue(QueueName="embed")["QueueUrl"]
+    EmbedQueue(url, client=sqs)("acme", [f"u{i}" for i in range(70)])
+    bodies = []
+    while True:
+        messages = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", [])
+        if not messages:
+            break
+        bodies += [json.loads(m["Body"]) for m in messages]
+    assert sorted(len(b["unit_ids"]) for b in bodies) == [6, 32, 32] and {b["tenant"] for b in bodies} == {"acme"}
+    assert sorted(u for b in bodies for u in b["unit_ids"]) == sorted(f"u{i}" for i in range(70))
+
+
+def test_the_embed_function_reports_only_failed_messages(monkeypatch):
+    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+    monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "test")
+    spec = importlib.util.spec_from_file_location("function_ingest_embed", ROOT / "functions" / "ingest" / "embed.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    calls = []
+
+    class Index:
+        def embed_units(self, tenant, unit_ids):
+            calls.append((tenant, unit_ids))
+            if "boom" in unit_ids:
+                raise RuntimeError("bedrock throttled")
+            return len(unit_ids)
+
+    monkeypatch.setattr(module, "index", lambda: Index())
+    event = json.loads((ROOT / "events" / "sqs_s3_object_created.json").read_text())
+    good, bad = copy.deepcopy(event["Records"][0]), copy.deepcopy(event["Records"][0])
+    good.update(messageId="m-good", body=json.dumps({"tenant": "acme", "unit_ids": ["u1", "u2"]}))
+    bad.update(messageId="m-bad", body=json.dumps({"tenant": "acme", "unit_ids": ["boom"]}))
+    response = module.lambda_handler({"Records": [good, bad]}, Context())
+    assert response == {"batchItemFailures": [{"itemIdentifier": "m-bad"}]}
+    assert calls == [("acme", ["u1", "u2"]), ("acme", ["boom"])]
+
+
+def test_only_the_ingest_functions_defer_embedding_to_the_embed_function():
+    template = (ROOT / "template.yaml").read_text()
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+    resources = yaml.load(template, Loader=Loader)["Resources"]
+    for name in ("IngestFunction", "IngestS3Function"):
+        assert "SOURCERER_EMBED_QUEUE" in resources[name]["Properties"]["Environment"]["Variables"]
+    embed = resources["EmbedFunction"]["Properties"]
+    assert embed["Handler"] == "embed.lambda_handler" and "Environment" not in embed
+    assert embed["Events"]["Pending"]["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]

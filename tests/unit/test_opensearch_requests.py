@@ -320,3 +320,71 @@ def _hit_from(source):
     from sourcerer.store.opensearch import _hit
 
     return _hit(source, 0.5)
+
+
+# --- deferred embedding: the cloud split (ingest writes keyword-searchable chunks; the embed function fills vectors)
+
+
+def test_a_deferred_ingest_writes_no_vectors_and_queues_its_chunks(cluster):
+    _no_existing(cluster)
+    cluster.route("POST", "/_bulk", (200, {"errors": False, "items": [{"index": {"status": 201}}]}))
+    queued = []
+    index = _index(cluster, defer_embedding=True, on_pending=lambda tenant, units: queued.append((tenant, units)))
+    result = index.ingest_document({"source_uri": "ops.txt", "text": TEXT, "tenant": "acme", "scope": "acme/alpha"})
+    _, source = cluster.sent("POST", "/_bulk")[0]["body"]
+    assert "embedding" not in source and "synthesis_vectors" not in source and source["title"] == ""
+    assert queued == [("acme", [source["unit_id"]])] and result["status"] == "ingested"
+
+
+def test_a_retried_deferred_ingest_requeues_what_still_waits(cluster):
+    stored = {"content_hash": None, "scope": "local", "acl": [], "source_uri": "ops.txt"}
+    index = _index(cluster, defer_embedding=True, on_pending=lambda tenant, units: queued.append((tenant, units)))
+    from sourcerer.store.models import Document
+
+    document = Document(source_uri="ops.txt", text=TEXT)
+    stored["content_hash"] = document.content_hash()
+    queued = []
+    cluster.route(
+        "POST",
+        "/docs/_search",
+        (200, {"hits": {"hits": [{"_source": stored}]}}),  # the stored document: unchanged
+        (200, {"hits": {"hits": [{"_source": {"unit_id": "u1"}}, {"_source": {"unit_id": "u2"}}]}}),  # still pending
+    )
+    cluster.route("POST", "/docs/_count", (200, {"count": 2}))
+    assert index.ingest_document(document)["status"] == "unchanged"
+    assert queued == [("local", ["u1", "u2"])]
+    pending = cluster.sent("POST", "/docs/_search")[1]["body"]["query"]["bool"]
+    assert pending["must_not"] == [{"exists": {"field": "embedding"}}]
+
+
+@pytest.mark.parametrize("serverless", [False, True])
+def test_embed_units_rewrites_pending_chunks_with_vectors_once(cluster, serverless):
+    source = {
+        "unit_id": "u1",
+        "tenant": "acme",
+        "text": TEXT,
+        "title": "Runbook",
+        "sentences": [{"start": 0, "end": len(TEXT)}],
+        "document_id": "d1",
+    }
+    cluster.route(
+        "POST",
+        "/docs/_search",
+        (200, {"hits": {"hits": [{"_source": source}]}}),
+        (200, {"hits": {"hits": []}}),  # a redelivered message: nothing left
+    )
+    cluster.route("POST", "/_bulk", (200, {"errors": False, "items": [{"index": {"status": 201}}]}))
+    cluster.route("POST", "/docs/_delete_by_query", (200, {"deleted": 1}))
+    index = _index(cluster)
+    index.serverless = serverless
+    assert index.embed_units("acme", ["u1", "u9"]) == 1
+    query = cluster.sent("POST", "/docs/_search")[0]["body"]["query"]["bool"]
+    assert query["filter"] == [{"term": {"tenant": "acme"}}, {"terms": {"unit_id": ["u1", "u9"]}}]
+    action, written = cluster.sent("POST", "/_bulk")[0]["body"]
+    assert written["embedding"] == [0.5, 0.5, 0.5, 0.5] and written["synthesis_vectors"] and written["text"] == TEXT
+    assert action == ({"index": {"_index": "docs"}} if serverless else {"index": {"_index": "docs", "_id": "u1"}})
+    deletes = cluster.sent("POST", "/docs/_delete_by_query")
+    assert len(deletes) == (1 if serverless else 0)  # Serverless cannot overwrite by id: the vectorless copy goes
+    if serverless:
+        assert deletes[0]["body"]["query"]["bool"]["must_not"] == [{"exists": {"field": "embedding"}}]
+    assert index.embed_units("acme", ["u1"]) == 0 and len(cluster.sent("POST", "/_bulk")) == 1

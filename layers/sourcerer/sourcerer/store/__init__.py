@@ -7,6 +7,7 @@ index = open_index()   # SOURCERER_INDEX, default sqlite under SOURCERER_HOME
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
 from sourcerer import config
@@ -63,5 +64,17 @@ def open_index(url: str | None = None, embedder: Embedder | CachedEmbedder | str
             aws_service=query.get("aws"),
             region=query.get("region"),
             embedder=chosen,
+            **_embed_queue(),
         )
     raise ConfigurationError(f"unknown index URL {url!r}: use sqlite:///... or opensearch://host:port/index")
+
+
+def _embed_queue() -> dict[str, Any]:
+    """With `SOURCERER_EMBED_QUEUE` (an SQS queue URL, set by template.yaml), ingest defers embedding to the
+    embed function: one message per batch of chunks."""
+    url = config.env("SOURCERER_EMBED_QUEUE")
+    if not url:
+        return {}
+    from sourcerer.store.background import EmbedQueue
+
+    return {"defer_embedding": True, "on_pending": EmbedQueue(url)}

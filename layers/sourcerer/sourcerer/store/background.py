@@ -55,3 +55,38 @@ class BackgroundEmbedder:
                 if not done:
                     self.wake.wait(self.idle_s)
                     self.wake.clear()
+
+
+class EmbedQueue:
+    """The cloud half of deferred embedding: ingest (API or S3) sends the unit ids of chunks written without
+    vectors to SQS, `UNITS_PER_MESSAGE` per message, and the embed function (`functions/ingest/embed.py`) calls
+    `OpenSearchIndex.embed_units` for each message. The upload's ingest returns without waiting on Bedrock."""
+
+    UNITS_PER_MESSAGE = 32
+
+    def __init__(self, url: str, client: Any = None) -> None:
+        self.url = url
+        self._client = client
+
+    @property
+    def client(self) -> Any:
+        if self._client is None:
+            import boto3
+
+            self._client = boto3.client("sqs")
+        return self._client
+
+    def __call__(self, tenant: str, unit_ids: list[str]) -> None:
+        import json
+
+        bodies = [
+            json.dumps({"tenant": tenant, "unit_ids": unit_ids[i : i + self.UNITS_PER_MESSAGE]})
+            for i in range(0, len(unit_ids), self.UNITS_PER_MESSAGE)
+        ]
+        for start in range(0, len(bodies), 10):  # SendMessageBatch takes ten entries
+            entries = [{"Id": str(n), "MessageBody": body} for n, body in enumerate(bodies[start : start + 10])]
+            response = self.client.send_message_batch(QueueUrl=self.url, Entries=entries)
+            if response.get("Failed"):
+                from sourcerer.errors import ProviderError
+
+                raise ProviderError(f"{len(response['Failed'])} embedding messages were not queued: {response['Failed'][0]}")

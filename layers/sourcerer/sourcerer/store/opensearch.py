@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from sourcerer.accounting import current, note_search
@@ -106,6 +107,7 @@ def index_body(dimension: int | None, *, shards: int = 1, replicas: int = 1) -> 
         "public": {"type": "boolean"},
         "source_uri": {"type": "keyword"},
         "label": {"type": "keyword"},
+        "title": {"type": "keyword", "index": False},  # embedded with the chunk: a deferred embedding needs it
         "position": {"type": "integer"},
         "text": {"type": "text", "index": False},
         "terms": {"type": "text", "analyzer": "sourcerer_terms", "norms": True},
@@ -169,6 +171,8 @@ class OpenSearchIndex:
         client: Any = None,
         bulk_retries: int = 3,
         backoff_s: float = 1.0,
+        defer_embedding: bool = False,
+        on_pending: Callable[[str, list[str]], None] | None = None,
     ) -> None:
         if aws_service not in (None, "es", "aoss"):
             raise ConfigurationError("aws must be 'es' (OpenSearch Service domain) or 'aoss' (Serverless)")
@@ -179,6 +183,11 @@ class OpenSearchIndex:
         self.chunk_settings = chunk_settings
         self.bulk_retries, self.backoff_s = bulk_retries, backoff_s
         self._client = client
+        # deferred embedding (the cloud split): ingest writes chunks without vectors and hands their unit ids to
+        # `on_pending` (an SQS message per batch, see `sourcerer.store.background.EmbedQueue`); `embed_units`,
+        # run by the embed function, fills them in
+        self.defer_embedding = defer_embedding
+        self.on_pending = on_pending
 
     @property
     def client(self) -> Any:
@@ -276,6 +285,7 @@ class OpenSearchIndex:
                 "public": not document.acl,
                 "source_uri": document.source_uri,
                 "label": chunk.label,
+                "title": prepared.title,
                 "position": chunk.position,
                 "text": chunk.text,
                 "terms": " ".join(prepared.terms[i]),
@@ -334,17 +344,17 @@ class OpenSearchIndex:
             count = self.client.count(
                 index=self.index, body={"query": {"bool": {"filter": _document(document.tenant, document.document_id)}}}
             )["count"]
+            self._queue_pending(document.tenant, document.document_id)  # a retried ingest re-queues what still waits
             return {"document_id": document.document_id, "chunks": count, "status": "unchanged"}
         if prepared is None or prepared.content_hash != content_hash:
             prepared = prepare(document, self.chunk_settings)
         if admit is not None:
             admit(len(prepared.chunks))
-        vectors = (
-            self.embedder.embed([embedding_text(c, prepared.title) for c in prepared.chunks], "passage")
-            if self.embedder is not None
-            else None
-        )
-        self._bulk(self.bulk_lines(document, prepared, vectors, synthesis_vectors(self.embedder, prepared.chunks)))
+        embedder = None if self.deferred else self.embedder
+        vectors = embedder.embed([embedding_text(c, prepared.title) for c in prepared.chunks], "passage") if embedder else None
+        self._bulk(self.bulk_lines(document, prepared, vectors, synthesis_vectors(embedder, prepared.chunks)))
+        if self.deferred and self.on_pending is not None:
+            self.on_pending(document.tenant, [c.unit_id for c in prepared.chunks])
         if existing is not None:
             # new chunks first, then the old ones go: nothing is lost if this fails, and search hides the
             # older version of a document while both are visible (see `_latest_only`)
@@ -365,6 +375,66 @@ class OpenSearchIndex:
             "chunks": len(prepared.chunks),
             "status": "replaced" if existing else "ingested",
         }
+
+    @property
+    def deferred(self) -> bool:
+        return self.defer_embedding and self.embedder is not None
+
+    def _pending_query(self, tenant: str, filters: list[dict[str, Any]]) -> dict[str, Any]:
+        return {"bool": {"filter": [{"term": {"tenant": tenant}}, *filters], "must_not": [{"exists": {"field": "embedding"}}]}}
+
+    def _queue_pending(self, tenant: str, document_id: str) -> None:
+        if not self.deferred or self.on_pending is None:
+            return
+        waiting = self.client.search(
+            index=self.index,
+            body={
+                "size": MAX_DOCUMENT_CHUNKS,
+                "_source": ["unit_id"],
+                "query": self._pending_query(tenant, [{"term": {"document_id": document_id}}]),
+            },
+        )["hits"]["hits"]
+        if waiting:
+            self.on_pending(tenant, sorted({h["_source"]["unit_id"] for h in waiting}))
+
+    @_translated
+    def embed_units(self, tenant: str, unit_ids: list[str]) -> int:
+        """Compute the vectors of these chunks if they still have none (the embed function's work): rewrite them
+        with their vectors, then delete the copies without (Serverless cannot update a document in place).
+        Idempotent: a redelivered message finds nothing left to do. Returns how many chunks it embedded."""
+        if self.embedder is None or not unit_ids:
+            return 0
+        hits = self.client.search(
+            index=self.index,
+            body={"size": len(unit_ids), "query": self._pending_query(tenant, [{"terms": {"unit_id": unit_ids}}])},
+        )["hits"]["hits"]
+        if not hits:
+            return 0
+        sources = [h["_source"] for h in hits]
+        chunks = [
+            SimpleNamespace(text=src["text"], sentences=[Segment.model_validate(seg) for seg in src.get("sentences") or []])
+            for src in sources
+        ]
+        vectors = self.embedder.embed(
+            [embedding_text(c, src.get("title", "")) for c, src in zip(chunks, sources, strict=True)], "passage"
+        )  # type: ignore[arg-type]
+        synthesis = synthesis_vectors(self.embedder, chunks)  # type: ignore[arg-type]
+        lines: list[dict[str, Any]] = []
+        for src, vector, packed in zip(sources, vectors, synthesis, strict=True):
+            action: dict[str, Any] = {"_index": self.index}
+            if not self.serverless:
+                action["_id"] = src["unit_id"]
+            filled = {**src, "embedding": [float(x) for x in vector]}
+            if packed is not None:
+                filled["synthesis_vectors"] = base64.b64encode(packed).decode("ascii")
+            lines += [{"index": action}, filled]
+        self._bulk(lines)
+        if self.serverless:  # the vectorless copies go; on a domain the same _id was overwritten
+            self.client.delete_by_query(
+                index=self.index,
+                body={"query": self._pending_query(tenant, [{"terms": {"unit_id": [s["unit_id"] for s in sources]}}])},
+            )
+        return len(sources)
 
     @_translated
     def delete_document(self, tenant: str, document_id: str, *, access: Access | None = None) -> bool:
