@@ -23,7 +23,7 @@ from pathlib import Path
 from bench.common import EVAL, ROOT, percentile, read_jsonl, serve_env, start_serve, table, use_bench_cache, write_result
 
 CONCURRENCY = (1, 16, 64)
-DEFAULT_CORPUS = 300  # abstracts: the bundled model embeds ~16 texts/s here, and each abstract is ~10 texts
+DEFAULT_CORPUS = 150  # abstracts: the bundled model embeds ~7 texts/s here, and each abstract is ~14 texts (chunk and sentences)
 MAX_SECONDS = 20.0  # per (route, concurrency) cell
 
 

@@ -112,10 +112,22 @@ def test_a_large_folder_is_prepared_in_worker_processes_with_the_same_outcome(tm
     monkeypatch.setattr(base, "PARALLEL_FROM_FILES", 4)
     monkeypatch.setattr(base, "WINDOW", 5)  # several windows
     monkeypatch.setattr(base.os, "sched_getaffinity", lambda _: {0, 1}, raising=False)
+    monkeypatch.setattr(base.threading, "active_count", lambda: 1)  # daemon threads of earlier tests aside
+    import concurrent.futures
+
+    pools = []
+    real_init = concurrent.futures.ProcessPoolExecutor.__init__
+
+    def spy(self, *args, **kwargs):
+        pools.append(kwargs.get("max_workers"))
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(concurrent.futures.ProcessPoolExecutor, "__init__", spy)
     parallel_index = SQLiteIndex(tmp_path / "parallel.db", embedder=HashedEmbedder(), defer_embedding=True)
     parallel = parallel_index.ingest_path(folder)
     assert [(f.path, f.status, f.reason, f.chunks, f.document_id) for f in parallel.files] == [
         (f.path, f.status, f.reason, f.chunks, f.document_id) for f in serial.files
     ]
+    assert pools == [1]  # one worker process beside this one, which writes
     assert parallel.summary() == serial.summary() and "2 skipped" in parallel.summary()
     assert parallel_index.search("badge office 7 am", tenant="local", mode="keyword")[0].source_uri.endswith("note07.md")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -250,8 +252,8 @@ def ingest_folder(
 ) -> IngestReport:
     """Ingest a file or every file under a folder. Files that fail are reported with the reason; the rest go in.
 
-    Large folders are parsed, chunked and tokenised (most of a keyword-only ingest) in one worker process per
-    core, a window of files ahead of the writes, which the index serialises anyway."""
+    Large folders are parsed, chunked and tokenised (two thirds of a keyword-only ingest) in worker processes,
+    one per core but this one, a window of files ahead of the writes made here (the index serialises them)."""
     report = IngestReport()
     root = Path(path)
     files = files_under(path)
@@ -283,16 +285,18 @@ def _documents(
     files: list[Path], root: Path, fields: dict[str, Any], settings: ChunkSettings | None
 ) -> Iterator[tuple[Path, Document | str, Prepared | str | None]]:
     """Per file, in order: (file, its Document or why it is skipped, its `Prepared` or why it failed or None)."""
-    workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    if len(files) < PARALLEL_FROM_FILES or workers < 2:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    workers = cores - 1  # this process writes (a third of the work): one core stays its own
+    # fork, not spawn: spawn re-runs the caller's main module, which breaks any script without a __main__
+    # guard. Forking is safe only without other threads (a server's background embedder): then, serial.
+    if len(files) < PARALLEL_FROM_FILES or workers < 1 or sys.platform != "linux" or threading.active_count() > 1:
         for file in files:
             yield (file, *_read(file, root, fields, settings, False))
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    # spawn, not fork: the parent may hold the model's OpenMP threads and open SQLite connections
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
         for start in range(0, len(files), WINDOW):
             window = files[start : start + WINDOW]
             n = len(window)
