@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 ANN_MIN_ROWS = 50_000  # below this an exact scan takes a few milliseconds: no graph needed
 EXACT_VISIBLE_ROWS = 20_000  # a caller who sees this few rows is scanned exactly (fast, and no graph detours)
 HNSW_M, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH = 16, 64, 128  # chosen in bench/scale.py (recall vs latency)
+MAX_EF_SEARCH = 2048
 
 
 def _faiss() -> Any | None:
@@ -177,7 +178,10 @@ class VectorCache:
             if use_graph:
                 faiss = _faiss()
                 selector = faiss.IDSelectorBitmap(np.packbits(allowed, bitorder="little"))
-                params = faiss.SearchParametersHNSW(efSearch=max(HNSW_EF_SEARCH, 2 * depth), sel=selector)
+                # a filtered graph search walks through rows the caller may not see: the fewer it sees, the wider
+                # the beam must be to collect `depth` of its own (measured in bench/scale.py)
+                ef = min(MAX_EF_SEARCH, max(HNSW_EF_SEARCH, 2 * depth, int(depth * size / count)))
+                params = faiss.SearchParametersHNSW(efSearch=ef, sel=selector)
                 _, found_rows = self.ann.search(query[None, :].astype(np.float32), depth, params=params)
                 rows = found_rows[0][found_rows[0] >= 0].astype(np.int64)
             extra = [(chunk, row_of(chunk)) for chunk in also]
