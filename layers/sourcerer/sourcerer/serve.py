@@ -211,9 +211,10 @@ def write_json_error(sock: Any, status_int: int, reason: str, mesg: str) -> None
     body instead of its HTML page. Same signature as `gunicorn.util.write_error`, which it replaces."""
     from gunicorn.util import write_nonblock
 
+    code = "bad_request" if status_int < 500 else "internal"
     if "HTTP Version" in mesg:  # HTTP/9.9: the precise status, as the standard library server answered
-        status_int, reason = 505, "HTTP Version Not Supported"
-    body = json.dumps(_error_body("bad_request" if status_int < 500 else "internal", mesg or reason)).encode()
+        status_int, reason, code = 505, "HTTP Version Not Supported", "http_version_not_supported"
+    body = json.dumps(_error_body(code, mesg or reason)).encode()
     head = (
         f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(body)}\r\n\r\n"
