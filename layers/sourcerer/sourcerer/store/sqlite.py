@@ -99,15 +99,15 @@ def candidate_terms(tokens: list[str], counts: dict[str, int], total: int) -> li
     """The query terms FTS5 ranks candidates by. FTS5 scores every chunk that holds any query term, so a term
     in many chunks ("in", "of", "patients") makes ranking cost grow with the index (525 ms at 500k chunks).
     Above `PRUNE_ABOVE_CHUNKS` chunks, terms in more than `COMMON_TERM_SHARE` of them find no candidates
-    (at least the three rarest always do, at most the `MAX_CANDIDATE_TERMS` rarest); every query term still
-    counts in the BM25 score of the candidates.
+    (at most the `MAX_CANDIDATE_TERMS` rarest; when every term is common, the rarest alone); every query term
+    still counts in the BM25 score of the candidates.
     A chunk that holds *only* common terms scores low on them by IDF; how often the top 10 still changes is
     measured in bench/scale.py (keyword top 10 identical to unpruned ranking)."""
     if total < PRUNE_ABOVE_CHUNKS:
         return tokens
     by_rarity = sorted(tokens, key=lambda t: counts.get(t, 0))
     rare = [t for t in by_rarity if counts.get(t, 0) <= COMMON_TERM_SHARE * total]
-    return rare[:MAX_CANDIDATE_TERMS] if len(rare) >= 3 else by_rarity[:3]
+    return rare[:MAX_CANDIDATE_TERMS] or by_rarity[:1]
 
 
 @lru_cache(maxsize=200_000)
@@ -423,7 +423,9 @@ class SQLiteIndex:
         if self.embedder is None:
             return 0
         with self._lock:
-            return int(self._db().execute("SELECT count(*) FROM chunks WHERE vector IS NULL").fetchone()[0])
+            return int(
+                self._db().execute("SELECT count(*) FROM chunks INDEXED BY chunks_pending WHERE vector IS NULL").fetchone()[0]
+            )
 
     def embed_pending(self, batch: int = 32, limit: int | None = None, progress: Callable[[int], None] | None = None) -> int:
         """Embed chunks that have no vectors yet, `batch` at a time, oldest first; returns how many were embedded.
@@ -436,7 +438,7 @@ class SQLiteIndex:
         while limit is None or done < limit:
             with self._lock:
                 rows = db.execute(
-                    "SELECT c.id, c.text, c.sentences, d.label, d.source_uri FROM chunks c JOIN documents d"
+                    "SELECT c.id, c.text, c.sentences, d.label, d.source_uri FROM chunks c INDEXED BY chunks_pending JOIN documents d"
                     " ON d.tenant = c.tenant AND d.document_id = c.document_id WHERE c.vector IS NULL ORDER BY c.id LIMIT ?",
                     (batch if limit is None else min(batch, limit - done),),
                 ).fetchall()
@@ -618,15 +620,14 @@ class SQLiteIndex:
         FTS5 ranks fastest on its own, so the top rows are taken from it first and then filtered by what the
         caller may see; only when too few survive (a small tenant in a big index) does the join query run.
         """
-        if only is not None:
+        if only is not None:  # rescoring given chunks: no ranking needed, only which of them this caller sees
             if not only:
                 return []
             marks = ",".join("?" * len(only))
-            sql = (
-                f"SELECT c.id FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ? AND {where}"
-                f" AND c.id IN ({marks}) ORDER BY bm25(chunks_fts) LIMIT ?"
-            )
-            return [r[0] for r in db.execute(sql, [match, *args, *only, wanted])]
+            return [
+                r[0]
+                for r in db.execute(f"SELECT c.id FROM chunks c NOT INDEXED WHERE c.id IN ({marks}) AND {where}", [*only, *args])
+            ]
         for depth in (wanted, 8 * wanted):
             top = [
                 r[0]
@@ -742,7 +743,8 @@ class SQLiteIndex:
             waiting = [
                 r[0]
                 for r in self._db().execute(
-                    f"SELECT c.id FROM chunks c WHERE c.vector IS NULL AND {where} LIMIT ?", [*args, ON_DEMAND_CHUNKS + 1]
+                    f"SELECT c.id FROM chunks c INDEXED BY chunks_pending WHERE c.vector IS NULL AND {where} LIMIT ?",
+                    [*args, ON_DEMAND_CHUNKS + 1],
                 )
             ]
         cache = self._catch_up()
@@ -796,7 +798,9 @@ class SQLiteIndex:
             # vectors still being computed (deferred embedding): those chunks are found by keyword only for now
             with self._lock:
                 trace["pending_embeddings"] = (
-                    self._db().execute("SELECT count(*) FROM chunks WHERE vector IS NULL AND tenant=?", (tenant,)).fetchone()[0]
+                    self._db()
+                    .execute("SELECT count(*) FROM chunks INDEXED BY chunks_pending WHERE vector IS NULL AND tenant=?", (tenant,))
+                    .fetchone()[0]
                 )
         note_search(trace)  # per request (see sourcerer.accounting), never on this shared object
         if planned is None:
