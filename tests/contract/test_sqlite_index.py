@@ -168,6 +168,13 @@ def test_the_hnsw_path_returns_what_exact_search_returns_and_only_visible_rows(t
             break
         time.sleep(0.05)
     assert index._vectors.ann is not None
+    reopened = SQLiteIndex(tmp_path / "graph.db", embedder=HashedEmbedder())
+    reopened._catch_up()  # a large index opened fresh builds its graph without waiting for a write
+    for _ in range(100):
+        if reopened._vectors.ann is not None:
+            break
+        time.sleep(0.05)
+    assert reopened._vectors.ann is not None
     for q, expected in exact.items():
         with tally() as spent:
             hits = index.search(q, tenant="acme", mode="semantic", k=5)

@@ -73,6 +73,7 @@ class VectorCache:
             self.row_of = {}
             self.ann, self.ann_rows = None, 0
             self._append(rows)
+            self._extend_ann()  # a large index opened fresh starts its graph now, not at its first write
 
     def apply(self, seq: int, touched: list[int], rows: list[tuple[int, bytes]]) -> list[int]:
         """Retire every touched chunk's row, append `rows` (the touched chunks that still have a vector).
