@@ -96,7 +96,7 @@ def timed(fn, queries: list[str]) -> list[float]:
     return out
 
 
-def run(sizes: tuple[int, ...] = SIZES, n_queries: int = 100) -> dict:
+def run(sizes: tuple[int, ...] = SIZES, n_queries: int = 100, reuse: bool = False) -> dict:
     from sourcerer.accounting import tally
     from sourcerer.store import vectors
     from sourcerer.store.sqlite import SQLiteIndex
@@ -107,7 +107,8 @@ def run(sizes: tuple[int, ...] = SIZES, n_queries: int = 100) -> dict:
     embedder = MixedVectors(basis)
     path = CACHE / "scale.db"
     for suffix in ("", "-wal", "-shm"):
-        Path(f"{path}{suffix}").unlink(missing_ok=True)
+        if not reuse:  # --reuse: measure an index a previous run built (its build time is that run's)
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
     index = SQLiteIndex(path, embedder=embedder)
     rng, docs, build_s = random.Random(7), 0, 0.0
     rows, data = [], {}
@@ -223,5 +224,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default=",".join(str(s) for s in SIZES), help="chunk counts, comma-separated")
     parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--reuse", action="store_true", help="measure the index a previous run left in bench/.cache")
     args = parser.parse_args()
-    run(tuple(int(s) for s in args.sizes.split(",")), args.queries)
+    run(tuple(int(s) for s in args.sizes.split(",")), args.queries, args.reuse)
