@@ -109,14 +109,14 @@ def run(sizes: tuple[int, ...] = SIZES, n_queries: int = 100, reuse: bool = Fals
     for suffix in ("", "-wal", "-shm"):
         if not reuse:  # --reuse: measure an index a previous run built (its build time is that run's)
             Path(f"{path}{suffix}").unlink(missing_ok=True)
-    index = SQLiteIndex(path, embedder=embedder)
+    index = SQLiteIndex(path, embedder=embedder, graph=True)
     rng, docs, build_s = random.Random(7), 0, 0.0
     rows, data = [], {}
     for size in sizes:
         docs, seconds, chunks = grow(index, sentences, size, rng, docs)
         build_s += seconds
         index.close()
-        index = SQLiteIndex(path, embedder=embedder)  # a fresh process's view: the first query loads vectors
+        index = SQLiteIndex(path, embedder=embedder, graph=True)  # a fresh process's view: the first query loads vectors
         started = time.perf_counter()
         index.search(queries[0], tenant="big", k=10)
         first_load_ms = (time.perf_counter() - started) * 1000

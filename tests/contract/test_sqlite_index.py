@@ -152,7 +152,7 @@ def test_the_hnsw_path_returns_what_exact_search_returns_and_only_visible_rows(t
 
     from sourcerer.store import vectors
 
-    index = SQLiteIndex(tmp_path / "graph.db", embedder=HashedEmbedder())
+    index = SQLiteIndex(tmp_path / "graph.db", embedder=HashedEmbedder(), graph=True)
     for i in range(60):
         tenant = "acme" if i % 3 else "globex"
         index.ingest_document(
@@ -168,7 +168,10 @@ def test_the_hnsw_path_returns_what_exact_search_returns_and_only_visible_rows(t
             break
         time.sleep(0.05)
     assert index._vectors.ann is not None
-    reopened = SQLiteIndex(tmp_path / "graph.db", embedder=HashedEmbedder())
+    one_shot = SQLiteIndex(tmp_path / "graph.db", embedder=HashedEmbedder())
+    one_shot._catch_up()
+    assert one_shot._vectors.ann is None and not one_shot._vectors._building  # a CLI command never starts one
+    reopened = SQLiteIndex(tmp_path / "graph.db", embedder=HashedEmbedder(), graph=True)
     reopened._catch_up()  # a large index opened fresh builds its graph without waiting for a write
     for _ in range(100):
         if reopened._vectors.ann is not None:

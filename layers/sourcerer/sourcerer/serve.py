@@ -104,6 +104,8 @@ def make_wsgi_app(background_embedding: bool = True) -> Callable[[dict[str, Any]
 
     app = build_app()
     warm = get_service()
+    if hasattr(warm.index, "_vectors"):  # a long-running process: large SQLite indexes get their HNSW graph
+        warm.index._vectors.graph = True
     if warm.index.embedder is not None:  # the first request must not pay for loading the model
         warm.index.embedder.embed(["warm up"], "query")
         if background_embedding and hasattr(warm.index, "embed_pending"):

@@ -129,6 +129,7 @@ class SQLiteIndex:
         embedder: Embedder | CachedEmbedder | None = None,
         chunk_settings: ChunkSettings | None = None,
         defer_embedding: bool = False,
+        graph: bool = False,
     ) -> None:
         self.path = Path(path)
         self.embedder = embedder
@@ -138,7 +139,7 @@ class SQLiteIndex:
         self.chunk_settings = chunk_settings
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
-        self._vectors = VectorCache()
+        self._vectors = VectorCache(graph=graph)  # an HNSW graph above 50k vectors (see store/vectors.py)
         self._loaded = False
         # visible vector rows per caller filter: (cache generation, rows covered, mask)
         self._masks: dict[tuple[Any, ...], tuple[int, int, np.ndarray]] = {}

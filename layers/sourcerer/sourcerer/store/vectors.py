@@ -46,7 +46,10 @@ def _faiss() -> Any | None:
 class VectorCache:
     """Rows of (chunk id, vector); `alive[i]` is False once row i is retired (its chunk deleted or rewritten)."""
 
-    def __init__(self) -> None:
+    def __init__(self, graph: bool = False) -> None:
+        # `graph`: build the HNSW graph above ANN_MIN_ROWS. Only long-running processes (`sourcerer serve`) do:
+        # a one-shot command would exit mid-build, and its queries are served exactly in milliseconds anyway
+        self.graph = graph
         self.seq = 0  # the last change-log entry applied
         self.size = 0
         self.ids = np.zeros(0, dtype=np.int64)
@@ -138,7 +141,7 @@ class VectorCache:
         if self.ann is not None and self.ann_rows < self.size:
             self.ann.add(self.matrix[self.ann_rows : self.size])
             self.ann_rows = self.size
-        elif self.ann is None and not self._building and self.size - self.retired >= ANN_MIN_ROWS and _faiss():
+        elif self.graph and self.ann is None and not self._building and self.size - self.retired >= ANN_MIN_ROWS and _faiss():
             self._building = True
             threading.Thread(target=self._build_ann, name="sourcerer-hnsw", daemon=True).start()
 
