@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -142,20 +143,29 @@ class FakeOpenSearch:
 
 
 def start_serve(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
-    """`sourcerer serve --port 0` in a subprocess with `env`; returns it and its URL once it listens."""
+    """`sourcerer serve --port 0` in a subprocess with `env`; returns it and its URL once it listens. Its stderr
+    goes to `server.log` under SOURCERER_HOME (a pipe nobody reads would fill and stall it); `server_log(process)`
+    reads it back for a failing assertion's message."""
+    log = open(os.path.join(env["SOURCERER_HOME"], "server.log"), "w")  # noqa: SIM115 - lives as long as the server
     process = subprocess.Popen(
         [sys.executable, "-m", "sourcerer.cli", "serve", "--port", "0"],
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=log,
         text=True,
         env=env,
     )
+    process.log_path = log.name  # type: ignore[attr-defined]
     for _ in range(5):
         match = re.search(r"http://127\.0\.0\.1:\d+", process.stdout.readline())  # type: ignore[union-attr]
         if match:
             return process, match.group()
     process.kill()
-    raise RuntimeError(f"sourcerer serve did not start: {process.stderr.read()}")  # type: ignore[union-attr]
+    raise RuntimeError(f"sourcerer serve did not start: {server_log(process)}")
+
+
+def server_log(process: subprocess.Popen, tail: int = 4000) -> str:
+    with open(process.log_path) as handle:  # type: ignore[attr-defined]
+        return handle.read()[-tail:]
 
 
 class HashedEmbedder:

@@ -11,7 +11,7 @@ import sys
 
 import httpx
 import pytest
-from fakes import start_serve
+from fakes import server_log, start_serve
 from sourcerer.ledger.sqlite import SQLiteLedger
 from sourcerer.tenancy import month_of, new_key
 
@@ -35,6 +35,7 @@ def api(tmp_path_factory):
         return {"Authorization": f"Bearer {secret}"}, record
 
     with httpx.Client(base_url=url, timeout=60) as client:
+        client.server = process  # for server_log() in a failing assertion
         yield client, key, ledger
     process.terminate()
     process.wait(timeout=10)
@@ -143,7 +144,7 @@ def test_quota_is_exact_when_20_requests_race_for_the_last_5_units(api):
     with concurrent.futures.ThreadPoolExecutor(max_workers=20) as pool:
         statuses = list(pool.map(lambda _: client.post("/v1/search", headers=headers, json={"q": "anything"}), range(20)))
     codes = sorted(r.status_code for r in statuses)
-    assert codes.count(200) == 5 and codes.count(429) == 15, [(r.status_code, r.text[:200]) for r in statuses if r.status_code not in (200, 429)]
+    assert codes.count(200) == 5 and codes.count(429) == 15, server_log(client.server)
     limited = next(r for r in statuses if r.status_code == 429)
     assert int(limited.headers["Retry-After"]) > 0 and limited.json()["error"]["code"] == "quota_exceeded"
     usage = client.get("/v1/usage", headers=headers).json()

@@ -182,7 +182,7 @@ class CachedEmbedder:
         if self._db is None:
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._db = sqlite3.connect(self.path, check_same_thread=False)
+                self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=2)
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")  # a cache: a lost last write is recomputed, not fsync'd
                 self._db.execute(
@@ -229,14 +229,17 @@ class CachedEmbedder:
                     self.memory[key] = vector
                 db = self._conn()
                 if db is not None:
-                    db.executemany(
-                        "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
-                        [
-                            (self.model_id, k[0], k[1], v.astype(np.float32).tobytes())
-                            for k, v in zip(unique, vectors, strict=True)
-                        ],
-                    )
-                    db.commit()
+                    try:
+                        db.executemany(
+                            "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?, ?)",
+                            [
+                                (self.model_id, k[0], k[1], v.astype(np.float32).tobytes())
+                                for k, v in zip(unique, vectors, strict=True)
+                            ],
+                        )
+                        db.commit()
+                    except sqlite3.Error:  # a cache: another process holding the file past the timeout costs a
+                        db.rollback()  # recomputation later, never this request (it was a 500 under load)
                 fresh = dict(zip(unique, vectors, strict=True))
                 while len(self.memory) > self.MEMORY_ENTRIES:
                     self.memory.popitem(last=False)
