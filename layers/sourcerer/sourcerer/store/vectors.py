@@ -31,8 +31,11 @@ log = logging.getLogger(__name__)
 
 ANN_MIN_ROWS = 50_000  # below this an exact scan takes a few milliseconds: no graph needed
 EXACT_VISIBLE_ROWS = 20_000  # a caller who sees this few rows is scanned exactly (fast, and no graph detours)
-HNSW_M, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH = 16, 64, 128  # chosen in bench/scale.py (recall vs latency)
-MAX_EF_SEARCH = 2048
+# the search beam, measured at 500k vectors (40 SciFact queries, recall@10 against exact for a tenant with 80% /
+# 8% of the rows): 128: 0.87 / 0.85 in 3.9 ms; 256: 0.94 / 0.91; 512: 0.97 / 0.94; 1024: 0.985 / 0.957 in 7 ms
+# (exact scan: 74 ms). At 100k, 128 already gave 0.986.
+HNSW_M, HNSW_EF_CONSTRUCTION, HNSW_EF_SEARCH = 16, 64, 1024
+MAX_EF_SEARCH = 4096
 
 
 def _faiss() -> Any | None:
