@@ -146,6 +146,7 @@ def start_serve(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
     """`sourcerer serve --port 0` in a subprocess with `env`; returns it and its URL once it listens. Its stderr
     goes to `server.log` under SOURCERER_HOME (a pipe nobody reads would fill and stall it); `server_log(process)`
     reads it back for a failing assertion's message."""
+    os.makedirs(env["SOURCERER_HOME"], exist_ok=True)
     log = open(os.path.join(env["SOURCERER_HOME"], "server.log"), "w")  # noqa: SIM115 - lives as long as the server
     process = subprocess.Popen(
         [sys.executable, "-m", "sourcerer.cli", "serve", "--port", "0"],
