@@ -726,7 +726,7 @@ class SQLiteIndex:
                     allowed = {
                         r[0]
                         for r in db.execute(
-                            f"SELECT c.id FROM chunks c WHERE c.id IN ({marks}) AND {where}", [*new_ids.tolist(), *args]
+                            f"SELECT c.id FROM chunks c NOT INDEXED WHERE c.id IN ({marks}) AND {where}", [*new_ids.tolist(), *args]
                         )
                     }
                     fresh = np.fromiter((int(i) in allowed for i in new_ids), dtype=bool, count=len(new_ids))
