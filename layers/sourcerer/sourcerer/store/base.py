@@ -8,11 +8,13 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
 from sourcerer.errors import DocumentConflict, DocumentNotFound
+from sourcerer.models import Segment
 from sourcerer.retrieval.embedders import pack_vectors
 from sourcerer.store.chunking import ChunkSettings, chunk_pieces
 from sourcerer.store.models import Access, Chunk, Document, FileOutcome, Hit, IngestReport
@@ -141,6 +143,16 @@ def synthesis_vectors(embedder: Any, chunks: list[Chunk]) -> list[bytes | None]:
     unique = list(dict.fromkeys(t for texts in per_chunk for t in texts))
     vectors = dict(zip(unique, embedder.embed(unique, "passage"), strict=True))
     return [pack_vectors(np.vstack([vectors[t] for t in texts])) for texts in per_chunk]
+
+
+def deferred_vectors(embedder: Any, stored: list[tuple[str, list[Any], str]]) -> tuple[np.ndarray, list[bytes | None]]:
+    """For chunks written without vectors, given as (text, sentence segments as stored, document title): the
+    vectors ingest would have computed (`embedding_text`) and their packed `synthesis_vectors`."""
+    chunks = [
+        SimpleNamespace(text=text, sentences=[Segment.model_validate(seg) for seg in segments]) for text, segments, _ in stored
+    ]
+    vectors = embedder.embed([embedding_text(c, title) for c, (_, _, title) in zip(chunks, stored, strict=True)], "passage")  # type: ignore[arg-type]
+    return vectors, synthesis_vectors(embedder, chunks)  # type: ignore[arg-type]
 
 
 def as_document(doc: Document | Mapping[str, Any]) -> Document:

@@ -20,7 +20,6 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from sourcerer.accounting import current, note_search
@@ -36,6 +35,7 @@ from sourcerer.store.base import (
     as_document,
     check_move,
     check_write,
+    deferred_vectors,
     embedding_text,
     ingest_folder,
     make_retriever,
@@ -411,14 +411,9 @@ class OpenSearchIndex:
         if not hits:
             return 0
         sources = [h["_source"] for h in hits]
-        chunks = [
-            SimpleNamespace(text=src["text"], sentences=[Segment.model_validate(seg) for seg in src.get("sentences") or []])
-            for src in sources
-        ]
-        vectors = self.embedder.embed(
-            [embedding_text(c, src.get("title", "")) for c, src in zip(chunks, sources, strict=True)], "passage"
-        )  # type: ignore[arg-type]
-        synthesis = synthesis_vectors(self.embedder, chunks)  # type: ignore[arg-type]
+        vectors, synthesis = deferred_vectors(
+            self.embedder, [(src["text"], src.get("sentences") or [], src.get("title", "")) for src in sources]
+        )
         lines: list[dict[str, Any]] = []
         for src, vector, packed in zip(sources, vectors, synthesis, strict=True):
             action: dict[str, Any] = {"_index": self.index}

@@ -19,7 +19,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -39,6 +38,7 @@ from sourcerer.store.base import (
     as_document,
     check_move,
     check_write,
+    deferred_vectors,
     embedding_text,
     ingest_folder,
     make_retriever,
@@ -51,6 +51,7 @@ from sourcerer.store.base import (
 from sourcerer.store.chunking import ChunkSettings
 from sourcerer.store.models import (
     Access,
+    Chunk,
     Document,
     Hit,
     IngestReport,
@@ -423,14 +424,15 @@ class SQLiteIndex:
 
     # --- vectors filled after ingest (deferred embedding) ---------------------------------------------
 
-    def pending_embeddings(self) -> int:
-        """Chunks written without their vectors yet (keyword-searchable, not yet semantically)."""
+    def pending_embeddings(self, tenant: str | None = None) -> int:
+        """Chunks (of `tenant`, or all) written without their vectors yet: keyword-searchable, not yet semantically."""
         if self.embedder is None:
             return 0
+        sql, args = "SELECT count(*) FROM chunks INDEXED BY chunks_pending WHERE vector IS NULL", []
+        if tenant is not None:
+            sql, args = sql + " AND tenant=?", [tenant]
         with self._lock:
-            return int(
-                self._db().execute("SELECT count(*) FROM chunks INDEXED BY chunks_pending WHERE vector IS NULL").fetchone()[0]
-            )
+            return int(self._db().execute(sql, args).fetchone()[0])
 
     def embed_pending(self, batch: int = 32, limit: int | None = None, progress: Callable[[int], None] | None = None) -> int:
         """Embed chunks that have no vectors yet, `batch` at a time, oldest first; returns how many were embedded.
@@ -449,14 +451,9 @@ class SQLiteIndex:
                 ).fetchall()
             if not rows:
                 break
-            chunks = [
-                SimpleNamespace(text=r[1], sentences=[Segment.model_validate(seg) for seg in json.loads(r[2] or "[]")])
-                for r in rows
-            ]
-            vectors = self.embedder.embed(
-                [embedding_text(c, title_of(r[3], r[4])) for c, r in zip(chunks, rows, strict=True)], "passage"
+            vectors, synthesis = deferred_vectors(
+                self.embedder, [(r[1], json.loads(r[2] or "[]"), title_of(r[3], r[4])) for r in rows]
             )
-            synthesis = synthesis_vectors(self.embedder, chunks)  # type: ignore[arg-type]
             with self._lock:
                 db.execute("BEGIN IMMEDIATE")
                 try:
@@ -700,7 +697,7 @@ class SQLiteIndex:
                     cache.apply(last, touched, rows)
             finally:
                 db.execute("COMMIT")
-            if cache.compact() is not None:  # rows renumbered: visibility is looked up again
+            if cache.compact():  # rows renumbered: visibility is looked up again
                 self._masks.clear()
             return cache
 
@@ -726,7 +723,8 @@ class SQLiteIndex:
                     allowed = {
                         r[0]
                         for r in db.execute(
-                            f"SELECT c.id FROM chunks c NOT INDEXED WHERE c.id IN ({marks}) AND {where}", [*new_ids.tolist(), *args]
+                            f"SELECT c.id FROM chunks c NOT INDEXED WHERE c.id IN ({marks}) AND {where}",
+                            [*new_ids.tolist(), *args],
                         )
                     }
                     fresh = np.fromiter((int(i) in allowed for i in new_ids), dtype=bool, count=len(new_ids))
@@ -784,7 +782,7 @@ class SQLiteIndex:
             stored = {r[0]: np.frombuffer(r[4], dtype=np.float32) for r in rows if r[4] is not None}
             todo = [r for r in rows if r[4] is None]
             if todo:
-                texts = [embedding_text(SimpleNamespace(text=r[1]), title_of(r[2], r[3])) for r in todo]  # type: ignore[arg-type]
+                texts = [embedding_text(Chunk.model_construct(text=r[1]), title_of(r[2], r[3])) for r in todo]
                 stored.update(zip((r[0] for r in todo), self.embedder.embed(texts, "passage"), strict=True))
                 current().search["embedded_on_demand"] = len(todo)
             found.update({rowid: float(passage @ vector) for rowid, passage in stored.items()})
@@ -804,12 +802,7 @@ class SQLiteIndex:
         planned, trace = plan_search(query, k, mode, self.embedder is not None)
         if self.embedder is not None and mode != "keyword":
             # vectors still being computed (deferred embedding): those chunks are found by keyword only for now
-            with self._lock:
-                trace["pending_embeddings"] = (
-                    self._db()
-                    .execute("SELECT count(*) FROM chunks INDEXED BY chunks_pending WHERE vector IS NULL AND tenant=?", (tenant,))
-                    .fetchone()[0]
-                )
+            trace["pending_embeddings"] = self.pending_embeddings(tenant)
         note_search(trace)  # per request (see sourcerer.accounting), never on this shared object
         if planned is None:
             return []

@@ -120,13 +120,13 @@ class VectorCache:
             self.row_of[chunk] = self.size + offset
         self.size = needed
 
-    def compact(self) -> np.ndarray | None:
-        """Drop retired rows once they are a quarter of the matrix (at least 10,000): returns the kept rows'
-        old positions (to remap per-caller visibility), or None when there was nothing worth compacting.
+    def compact(self) -> bool:
+        """Drop retired rows once they are a quarter of the matrix (at least 10,000); True when rows were
+        renumbered (per-caller visibility must then be looked up again).
         The graph is rebuilt in the background; exact search serves meanwhile."""
         with self.lock:
             if self.retired <= max(10_000, self.size // 4):
-                return None
+                return False
             kept = np.flatnonzero(self.alive[: self.size])
             self.matrix, self.ids = self.matrix[kept].copy(), self.ids[kept].copy()
             self.alive = np.ones(len(kept), dtype=bool)
@@ -135,7 +135,7 @@ class VectorCache:
             self.ann, self.ann_rows = None, 0
             self.generation += 1
             self._extend_ann()
-            return kept
+            return True
 
     # --- the graph -----------------------------------------------------------------------------------
 
