@@ -21,7 +21,7 @@ serve: $(STAMP)  ## the HTTP API on http://127.0.0.1:8080 (embedded stores; prin
 	SOURCERER_HOME=$${SOURCERER_HOME:-.sourcerer} $(BIN)/sourcerer serve --port $${PORT:-8080}
 
 openapi: $(STAMP)  ## regenerate docs/openapi.json from the code (a test fails when it drifts)
-	$(BIN)/python -c "from sourcerer.api import openapi_spec; open('docs/openapi.json', 'w').write(openapi_spec() + '\n')"
+	$(BIN)/python -c "from sourcerer.http.api import openapi_spec; open('docs/openapi.json', 'w').write(openapi_spec() + '\n')"
 
 test: $(STAMP)  ## the test suite (no network beyond 127.0.0.1)
 	$(BIN)/python -m pytest -q

@@ -64,12 +64,13 @@ def _scores(truth: dict[str, str], predicted: dict[str, str]) -> tuple[float, fl
 
 def run(n: int) -> dict:
     use_bench_cache()
-    from sourcerer.audit import Auditor
     from sourcerer.ledger.sqlite import SQLiteLedger
     from sourcerer.retrieval.embedders import local_embedder
-    from sourcerer.service import AnswerRequest, DocumentRequest, Service
+    from sourcerer.service.audit import Auditor
+    from sourcerer.service.core import Service
+    from sourcerer.service.schemas import AnswerRequest, DocumentRequest
+    from sourcerer.service.tenancy import new_key
     from sourcerer.store.sqlite import SQLiteIndex
-    from sourcerer.tenancy import new_key
 
     rng = random.Random(13)
     work = Path(tempfile.mkdtemp(prefix="sourcerer-audit-bench-"))
@@ -83,16 +84,16 @@ def run(n: int) -> dict:
     started = time.perf_counter()
     ids = {}
     for title, paragraphs in documents.items():
-        ids[title] = service.ingest(ctx, None, DocumentRequest(source_uri=f"{title}.md", text=_markdown(title, paragraphs)))[
-            "document_id"
-        ]
+        ids[title] = service.ingest(
+            ctx, None, DocumentRequest(source_uri=f"{title}.md", text=_markdown(title, paragraphs))
+        ).model_dump(mode="json")["document_id"]
     ingest_s = time.perf_counter() - started
 
     started = time.perf_counter()
     answers: dict[str, dict] = {}  # answer_id -> {titles, texts of cited chunks}
     title_of = {v: k for k, v in ids.items()}
     for query in sample(read_jsonl(EVAL / "xquad" / "en" / "queries.jsonl"), n):
-        body = service.answer(ctx, None, AnswerRequest(q=query["text"], top_k=5))
+        body = service.answer(ctx, None, AnswerRequest(q=query["text"], top_k=5)).model_dump(mode="json")
         if body["answer"]["refused"]:
             continue
         stored = service.ledger.get_answer("acme", body["answer_id"])
@@ -144,12 +145,16 @@ def run(n: int) -> dict:
         paragraphs = list(documents[title])
         j = rng.randrange(len(paragraphs))
         paragraphs[j], reworded[title] = _reword(paragraphs[j], rng)
-        service.ingest(ctx, None, DocumentRequest(source_uri=f"{title}.md", text=_markdown(title, paragraphs)))
+        service.ingest(ctx, None, DocumentRequest(source_uri=f"{title}.md", text=_markdown(title, paragraphs))).model_dump(
+            mode="json"
+        )
     for title in deleted:
-        service.delete_document(ctx, None, ids[title])
+        service.delete_document(ctx, None, ids[title]).model_dump(mode="json")
     for title in prepended:
         intro = f"This page collects notes about {title.replace('_', ' ')} for readers new to the subject."
-        service.ingest(ctx, None, DocumentRequest(source_uri=f"{title}.md", text=_markdown(title, [intro, *documents[title]])))
+        service.ingest(
+            ctx, None, DocumentRequest(source_uri=f"{title}.md", text=_markdown(title, [intro, *documents[title]]))
+        ).model_dump(mode="json")
 
     truth = {}
     for answer_id, seen in answers.items():

@@ -38,8 +38,8 @@ def _corpus(limit: int) -> list[dict]:
 
 def _setup(home: Path, corpus: list[dict]) -> str:
     from sourcerer.ledger.sqlite import SQLiteLedger
+    from sourcerer.service.tenancy import new_key
     from sourcerer.store import Document, open_index
-    from sourcerer.tenancy import new_key
 
     index = open_index(f"sqlite:///{home}/index.db", embedder="local")
     for doc in corpus:
@@ -204,7 +204,7 @@ def s3_orders(home: Path) -> list[list]:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit"))
     import test_s3_event_order as scenarios  # noqa: PLC0415 - the same scenarios the tests replay
     from sourcerer.ledger.sqlite import SQLiteLedger
-    from sourcerer.s3ingest import handle_record
+    from sourcerer.service.s3ingest import handle_record
     from sourcerer.store.sqlite import SQLiteIndex
 
     rows = []

@@ -44,7 +44,7 @@ def _ingest(home: Path, corpus_limit: int | None) -> None:
 
 def _key(home: Path) -> str:
     from sourcerer.ledger.sqlite import SQLiteLedger
-    from sourcerer.tenancy import new_key
+    from sourcerer.service.tenancy import new_key
 
     ledger = SQLiteLedger(home / "ledger.db")
     ledger.create_tenant("bench", "enterprise")
@@ -102,7 +102,7 @@ def _first_request(function: str, event: dict, env: dict) -> dict:
         "t = time.perf_counter()\n"
         "import app\n"
         "imported = time.perf_counter() - t\n"
-        "from sourcerer.serve import LocalContext\n"
+        "from sourcerer.http.serve import LocalContext\n"
         "t = time.perf_counter()\n"
         "response = app.lambda_handler(json.loads(sys.stdin.read()), LocalContext())\n"
         "print(json.dumps({'import_s': imported, 'first_request_s': time.perf_counter() - t, 'status': response['statusCode']}))\n"
@@ -201,8 +201,8 @@ def run(corpus_limit: int | None = DEFAULT_CORPUS) -> dict:
 
     # in-process: the same resolver without HTTP; an answer against one query embedding of a new question
     os.environ.update({k: v for k, v in env.items() if k.startswith(("SOURCERER_", "POWERTOOLS_"))})
-    from sourcerer.api import build_app, get_service
-    from sourcerer.serve import LocalContext, to_event
+    from sourcerer.http.api import build_app, get_service
+    from sourcerer.http.serve import LocalContext, to_event
 
     get_service.cache_clear()
     app = build_app()

@@ -2,7 +2,7 @@
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.logging import correlation_paths
-from sourcerer.api import answers, build_app
+from sourcerer.http.api import answers, build_app
 
 logger = Logger()
 tracer = Tracer()

@@ -10,8 +10,8 @@ import time
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event_source
-from sourcerer.api import get_service
-from sourcerer.audit import Auditor, parse_since
+from sourcerer.service.audit import Auditor, parse_since
+from sourcerer.service.wiring import get_service
 
 logger = Logger()
 tracer = Tracer()

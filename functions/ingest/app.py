@@ -2,7 +2,7 @@
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.logging import correlation_paths
-from sourcerer.api import build_app, documents
+from sourcerer.http.api import build_app, documents
 
 logger = Logger()
 tracer = Tracer()

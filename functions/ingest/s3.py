@@ -9,8 +9,8 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
-from sourcerer.api import get_service
-from sourcerer.s3ingest import handle_record
+from sourcerer.service.s3ingest import handle_record
+from sourcerer.service.wiring import get_service
 
 logger = Logger()
 tracer = Tracer()

@@ -6,7 +6,8 @@ import pytest
 from sourcerer import ask
 from sourcerer.errors import DocumentConflict, DocumentNotFound
 from sourcerer.models import receipt_of
-from sourcerer.store.models import Access, Hit
+from sourcerer.scopes import Access
+from sourcerer.store.models import Hit
 
 FAILOVER = (
     "# Operations handbook\n\n## Failover\n\n"

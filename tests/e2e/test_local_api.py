@@ -13,7 +13,7 @@ import httpx
 import pytest
 from fakes import server_log, start_serve
 from sourcerer.ledger.sqlite import SQLiteLedger
-from sourcerer.tenancy import month_of, new_key
+from sourcerer.service.tenancy import month_of, new_key
 
 RUNBOOK = (
     "# Failover\n\nDuring the March drill, the failover cutover from the primary region to the standby region completed "

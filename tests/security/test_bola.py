@@ -16,13 +16,13 @@ import re
 import uuid
 
 import pytest
-from sourcerer import api
+from sourcerer.http import api
+from sourcerer.http.serve import LocalContext, to_event
 from sourcerer.ledger.sqlite import SQLiteLedger
-from sourcerer.serve import LocalContext, to_event
-from sourcerer.service import Service
-from sourcerer.store.models import within
+from sourcerer.scopes import within
+from sourcerer.service.core import Service
+from sourcerer.service.tenancy import new_key
 from sourcerer.store.sqlite import SQLiteIndex
-from sourcerer.tenancy import new_key
 
 SEED = 20261201
 ATTEMPTS = 2000

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from fakes import start_serve
 from sourcerer.ledger.sqlite import SQLiteLedger
-from sourcerer.tenancy import new_key
+from sourcerer.service.tenancy import new_key
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = 20261201

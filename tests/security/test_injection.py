@@ -80,12 +80,12 @@ def test_html_and_script_in_a_document_come_back_as_json_strings_never_as_markup
     """The service serves JSON only (errors included): markup inside a source is a string value, escaped."""
     import json
 
-    from sourcerer import api
+    from sourcerer.http import api
+    from sourcerer.http.serve import LocalContext, to_event
     from sourcerer.ledger.sqlite import SQLiteLedger
-    from sourcerer.serve import LocalContext, to_event
-    from sourcerer.service import Service
+    from sourcerer.service.core import Service
+    from sourcerer.service.tenancy import new_key
     from sourcerer.store.sqlite import SQLiteIndex
-    from sourcerer.tenancy import new_key
 
     service = Service(index=SQLiteIndex(tmp_path / "i.db", embedder=None), ledger=SQLiteLedger(tmp_path / "l.db"))
     service.ledger.create_tenant("acme", "pro")

@@ -3,15 +3,16 @@
 import json
 
 import pytest
-from sourcerer.audit import Auditor, parse_since
 from sourcerer.cli import main
-from sourcerer.errors import ProviderError
+from sourcerer.errors import Forbidden, InvalidRequest, NotFound, ProviderError
 from sourcerer.ledger.base import sha256_of
 from sourcerer.ledger.sqlite import SQLiteLedger
 from sourcerer.models import ClaimVerdict, receipt_of
-from sourcerer.service import AnswerRequest, DocumentRequest, Service
+from sourcerer.service.audit import Auditor, parse_since
+from sourcerer.service.core import Service
+from sourcerer.service.schemas import AnswerRequest, DocumentRequest
+from sourcerer.service.tenancy import new_key
 from sourcerer.store.sqlite import SQLiteIndex
-from sourcerer.tenancy import Forbidden, NotFound, TenancyError, new_key
 
 RUNBOOK = (
     "# Failover\n\nDuring the March drill, the failover cutover from the primary region to the standby region completed "
@@ -59,7 +60,7 @@ def _key(service, tenant="acme", scopes=("acme/alpha",), perms=("read", "write")
 
 
 def _answer(service, ctx, question):
-    answered = service.answer(ctx, None, AnswerRequest(q=question))
+    answered = service.answer(ctx, None, AnswerRequest(q=question)).model_dump(mode="json")
     assert answered["answer"]["refused"] is False, answered["answer"]
     return answered
 
@@ -69,7 +70,7 @@ def three_answers(service):
     """Three answers, each citing its own document."""
     ctx = _key(service)
     for uri, text in (("runbook.md", RUNBOOK), ("billing.md", BILLING), ("leave.md", LEAVE)):
-        service.ingest(ctx, "acme/alpha", DocumentRequest(source_uri=uri, text=text))
+        service.ingest(ctx, "acme/alpha", DocumentRequest(source_uri=uri, text=text)).model_dump(mode="json")
     ids = {
         "runbook": _answer(service, ctx, "How long did the failover cutover take?")["answer_id"],
         "billing": _answer(service, ctx, "When are invoices sent?")["answer_id"],
@@ -84,7 +85,7 @@ def _statuses(report):
 
 def test_every_answer_is_logged_with_its_receipts(service, three_answers):
     ctx, ids = three_answers
-    stored = service.get_answer(ctx, None, ids["runbook"])["answer"]
+    stored = service.get_answer(ctx, None, ids["runbook"]).model_dump(mode="json")["answer"]
     assert stored["question"] == "How long did the failover cutover take?"
     assert "42 seconds" in stored["answer"] and stored["answer_sha256"].startswith("sha256:")
     citation = stored["citations"][0]
@@ -112,7 +113,9 @@ def test_an_edited_document_flags_only_the_answers_that_cite_it(service, three_a
     ctx, ids = three_answers
     auditor = Auditor(service.index, service.ledger)
     auditor.run(since=0)
-    service.ingest(ctx, "acme/alpha", DocumentRequest(source_uri="runbook.md", text=RUNBOOK.replace("42 seconds", "97 seconds")))
+    service.ingest(
+        ctx, "acme/alpha", DocumentRequest(source_uri="runbook.md", text=RUNBOOK.replace("42 seconds", "97 seconds"))
+    ).model_dump(mode="json")
 
     report = auditor.run(since=0)
 
@@ -122,22 +125,24 @@ def test_an_edited_document_flags_only_the_answers_that_cite_it(service, three_a
     assert finding.citations[0].status == "changed"
     assert finding.citations[0].current_receipt != finding.citations[0].receipt
     assert finding.claims and "42 seconds" in finding.claims[0].claim
-    stored = service.get_answer(ctx, None, ids["runbook"])["answer"]
+    stored = service.get_answer(ctx, None, ids["runbook"]).model_dump(mode="json")["answer"]
     assert stored["audit"]["status"] == "source_changed"
 
 
 def test_an_unchanged_reingest_keeps_receipts_and_answers_ok(service, three_answers):
     ctx, ids = three_answers
-    service.ingest(ctx, "acme/alpha", DocumentRequest(source_uri="runbook.md", text=RUNBOOK))
+    service.ingest(ctx, "acme/alpha", DocumentRequest(source_uri="runbook.md", text=RUNBOOK)).model_dump(mode="json")
     assert set(_statuses(Auditor(service.index, service.ledger).run(since=0)).values()) == {"ok"}
 
 
 def test_text_added_above_the_cited_chunk_is_a_move_not_a_change(service):
     ctx = _key(service)
     long_intro = "# Preface\n\n" + " ".join(f"Section {i} covers routine operational matters of the team." for i in range(40))
-    service.ingest(ctx, "acme/alpha", DocumentRequest(source_uri="runbook.md", text=RUNBOOK))
+    service.ingest(ctx, "acme/alpha", DocumentRequest(source_uri="runbook.md", text=RUNBOOK)).model_dump(mode="json")
     answer_id = _answer(service, ctx, "How long did the failover cutover take?")["answer_id"]
-    service.ingest(ctx, "acme/alpha", DocumentRequest(source_uri="runbook.md", text=long_intro + "\n\n" + RUNBOOK))
+    service.ingest(ctx, "acme/alpha", DocumentRequest(source_uri="runbook.md", text=long_intro + "\n\n" + RUNBOOK)).model_dump(
+        mode="json"
+    )
 
     finding = Auditor(service.index, service.ledger).run(since=0).findings[0]
 
@@ -147,8 +152,10 @@ def test_text_added_above_the_cited_chunk_is_a_move_not_a_change(service):
 
 def test_a_deleted_document_is_source_deleted(service, three_answers):
     ctx, ids = three_answers
-    billing = next(d for d in service.list_documents(ctx, None)["documents"] if d["source_uri"] == "billing.md")
-    service.delete_document(ctx, None, billing["document_id"])
+    billing = next(
+        d for d in service.list_documents(ctx, None).model_dump(mode="json")["documents"] if d["source_uri"] == "billing.md"
+    )
+    service.delete_document(ctx, None, billing["document_id"]).model_dump(mode="json")
 
     report = Auditor(service.index, service.ledger).run(since=0)
 
@@ -185,7 +192,7 @@ def test_a_failure_in_one_answer_is_recorded_and_the_run_goes_on(service, three_
 
 def test_tenants_are_audited_independently(service, three_answers):
     globex = _key(service, tenant="globex", scopes=("globex",))
-    service.ingest(globex, None, DocumentRequest(source_uri="leave.md", text=LEAVE))
+    service.ingest(globex, None, DocumentRequest(source_uri="leave.md", text=LEAVE)).model_dump(mode="json")
     other = _answer(service, globex, "How many days of paid leave do employees accrue per month?")["answer_id"]
 
     class BrokenForAcme:
@@ -226,9 +233,12 @@ def test_a_deadline_stops_the_run_between_answers_and_the_next_run_finishes(serv
 
 def test_refusals_are_logged_but_not_audited(service, three_answers):
     ctx, _ = three_answers
-    refused = service.answer(ctx, None, AnswerRequest(q="What is the capital of Mongolia?"))
+    refused = service.answer(ctx, None, AnswerRequest(q="What is the capital of Mongolia?")).model_dump(mode="json")
     assert refused["answer"]["refused"] is True and refused["answer_id"]
-    assert service.get_answer(ctx, None, refused["answer_id"])["answer"]["reason"] == refused["answer"]["reason"]
+    assert (
+        service.get_answer(ctx, None, refused["answer_id"]).model_dump(mode="json")["answer"]["reason"]
+        == refused["answer"]["reason"]
+    )
     report = Auditor(service.index, service.ledger).run(since=0)
     assert report.refusals_skipped == 1 and refused["answer_id"] not in _statuses(report)
 
@@ -237,9 +247,9 @@ def test_store_text_false_keeps_hashes_and_the_audit_still_checks_receipts(servi
     ctx = _key(service)
     service.ledger.update_tenant_settings("acme", {"store_text": False})
     ctx = _key(service)  # the setting is read when the key authenticates
-    service.ingest(ctx, "acme/alpha", DocumentRequest(source_uri="runbook.md", text=RUNBOOK))
+    service.ingest(ctx, "acme/alpha", DocumentRequest(source_uri="runbook.md", text=RUNBOOK)).model_dump(mode="json")
     question = "How long did the failover cutover take?"
-    answered = service.answer(ctx, None, AnswerRequest(q=question, verify=True))
+    answered = service.answer(ctx, None, AnswerRequest(q=question, verify=True)).model_dump(mode="json")
 
     stored = service.ledger.get_answer("acme", answered["answer_id"])
     assert stored.question is None and stored.answer is None and stored.text_stored is False
@@ -252,7 +262,9 @@ def test_store_text_false_keeps_hashes_and_the_audit_still_checks_receipts(servi
     auditor = Auditor(service.index, service.ledger, judge=RejectingJudge("42"))
     ok = auditor.run(since=0).findings[0]
     assert ok.status == "ok" and "hashes only" in ok.detail and ok.judge is None  # receipts only, no judge
-    service.ingest(ctx, "acme/alpha", DocumentRequest(source_uri="runbook.md", text=RUNBOOK.replace("42", "97")))
+    service.ingest(ctx, "acme/alpha", DocumentRequest(source_uri="runbook.md", text=RUNBOOK.replace("42", "97"))).model_dump(
+        mode="json"
+    )
     changed = auditor.run(since=0).findings[0]
     assert changed.status == "source_changed" and changed.claims == []
 
@@ -261,19 +273,19 @@ def test_answers_are_read_only_within_scope_tenant_and_acl_groups(service, three
     ctx, ids = three_answers
     service.ingest(
         _key(service, groups=("legal",)), "acme/alpha", DocumentRequest(source_uri="nda.md", text=LEAVE, acl=["legal"])
-    )
+    ).model_dump(mode="json")
     legal = _key(service, groups=("legal",))
     secret = _answer(service, legal, "How many days of paid leave do employees accrue per month?")["answer_id"]
 
-    assert service.get_answer(legal, None, ids["runbook"])["answer"]["answer_id"] == ids["runbook"]
+    assert service.get_answer(legal, None, ids["runbook"]).model_dump(mode="json")["answer"]["answer_id"] == ids["runbook"]
     with pytest.raises(NotFound):
-        service.get_answer(ctx, None, secret)  # asked by a key holding a group this one lacks
+        service.get_answer(ctx, None, secret).model_dump(mode="json")  # asked by a key holding a group this one lacks
     with pytest.raises(NotFound):
-        service.get_answer(_key(service, scopes=("acme/beta",)), None, ids["runbook"])
+        service.get_answer(_key(service, scopes=("acme/beta",)), None, ids["runbook"]).model_dump(mode="json")
     with pytest.raises(NotFound):
-        service.get_answer(_key(service, tenant="globex", scopes=("globex",)), None, ids["runbook"])
+        service.get_answer(_key(service, tenant="globex", scopes=("globex",)), None, ids["runbook"]).model_dump(mode="json")
     with pytest.raises(NotFound):
-        service.get_answer(ctx, None, "ans_000000000000deadbeef")
+        service.get_answer(ctx, None, "ans_000000000000deadbeef").model_dump(mode="json")
 
 
 def test_audit_findings_are_listed_for_admins_by_time_and_status(service, three_answers):
@@ -281,20 +293,22 @@ def test_audit_findings_are_listed_for_admins_by_time_and_status(service, three_
     Auditor(service.index, service.ledger, judge=RejectingJudge("Invoices")).run(since=0)
     admin = _key(service, scopes=("acme",), perms=("admin",))
     with pytest.raises(Forbidden):
-        service.audits(ctx, None, 0, None)
-    listed = service.audits(admin, None, 0, "unfaithful")["findings"]
+        service.audits(ctx, None, 0, None).model_dump(mode="json")
+    listed = service.audits(admin, None, 0, "unfaithful").model_dump(mode="json")["findings"]
     assert [f["answer_id"] for f in listed] == [ids["billing"]]
-    everything = service.audits(admin, None, 0, None)
+    everything = service.audits(admin, None, 0, None).model_dump(mode="json")
     assert len(everything["findings"]) == 3 and everything["next_since"] is None
-    first = service.audits(admin, None, 0, None, limit=2)
-    rest = service.audits(admin, None, parse_since(str(first["next_since"]), 0), None, limit=2)  # as the API parses it
+    first = service.audits(admin, None, 0, None, limit=2).model_dump(mode="json")
+    rest = service.audits(admin, None, parse_since(str(first["next_since"]), 0), None, limit=2).model_dump(
+        mode="json"
+    )  # as the API parses it
     assert [f["answer_id"] for f in first["findings"] + rest["findings"]] == [f["answer_id"] for f in everything["findings"]]
     assert rest["next_since"] is None
-    with pytest.raises(TenancyError):
-        service.audits(admin, None, 0, None, limit=0)
-    assert service.audits(admin, "acme/beta", 0, None)["findings"] == []
-    with pytest.raises(TenancyError):
-        service.audits(admin, None, 0, "fine")
+    with pytest.raises(InvalidRequest):
+        service.audits(admin, None, 0, None, limit=0).model_dump(mode="json")
+    assert service.audits(admin, "acme/beta", 0, None).model_dump(mode="json")["findings"] == []
+    with pytest.raises(InvalidRequest):
+        service.audits(admin, None, 0, "fine").model_dump(mode="json")
 
 
 def test_parse_since_understands_dates_epochs_and_ages():
@@ -315,7 +329,7 @@ def test_cli_audit_prints_findings_as_json_and_a_rerun_changes_nothing(tmp_path,
 
     service = Service(index=open_index(), ledger=open_ledger())  # what the CLI opens under SOURCERER_HOME
     ctx = _key(service)
-    service.ingest(ctx, "acme/alpha", DocumentRequest(source_uri="runbook.md", text=RUNBOOK))
+    service.ingest(ctx, "acme/alpha", DocumentRequest(source_uri="runbook.md", text=RUNBOOK)).model_dump(mode="json")
     answer_id = _answer(service, ctx, "How long did the failover cutover take?")["answer_id"]
 
     assert main(["audit", "--json", "--since", "1d"]) == 0

@@ -74,8 +74,8 @@ def test_ledger_table_from_the_template_works_under_moto(aws):
 def _s3_function(monkeypatch, tmp_path):
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "test")
-    from sourcerer import api
-    from sourcerer.service import Service
+    from sourcerer.http import api
+    from sourcerer.service.core import Service
 
     service = Service(index=SQLiteIndex(tmp_path / "index.db", embedder=None), ledger=SQLiteLedger(tmp_path / "ledger.db"))
     monkeypatch.setattr(api, "get_service", lambda: service)
@@ -121,7 +121,7 @@ def test_s3_uploads_are_ingested_once_and_deleted_on_removal(aws, monkeypatch, t
         and hits[0].source_uri == "s3://docs/tenants/acme/alpha/backend/runbook.md"
         and hits[0].scope == "acme/alpha/backend"
     )
-    assert service.ledger.usage("acme", __import__("sourcerer.tenancy", fromlist=["month_of"]).month_of())["chunks"] == 1
+    assert service.ledger.usage("acme", __import__("sourcerer.service.tenancy", fromlist=["month_of"]).month_of())["chunks"] == 1
 
     marker = s3.delete_object(Bucket="docs", Key="tenants/acme/alpha/backend/runbook.md")["VersionId"]
     removed = _event(
@@ -153,8 +153,8 @@ def test_objects_outside_the_layout_or_tenants_go_to_the_dlq(aws, monkeypatch, t
 
 
 def test_search_event_against_the_dynamodb_ledger_under_moto(aws, monkeypatch, tmp_path):
-    from sourcerer.api import get_service
-    from sourcerer.tenancy import new_key
+    from sourcerer.service.tenancy import new_key
+    from sourcerer.service.wiring import get_service
     from test_ledgers import table_from_template
 
     boto3.resource("dynamodb").create_table(**table_from_template("ledger"))
@@ -187,9 +187,9 @@ def test_search_event_against_the_dynamodb_ledger_under_moto(aws, monkeypatch, t
 
 
 def test_a_down_backend_is_a_503_without_internals(monkeypatch, tmp_path):
-    from sourcerer.api import get_service
     from sourcerer.ledger.sqlite import SQLiteLedger
-    from sourcerer.tenancy import new_key
+    from sourcerer.service.tenancy import new_key
+    from sourcerer.service.wiring import get_service
 
     monkeypatch.setenv("SOURCERER_HOME", str(tmp_path))
     monkeypatch.setenv("SOURCERER_INDEX", "opensearch://127.0.0.1:9/docs")  # nothing listens on port 9
@@ -204,14 +204,14 @@ def test_a_down_backend_is_a_503_without_internals(monkeypatch, tmp_path):
     spec = importlib.util.spec_from_file_location("function_search_down", ROOT / "functions" / "search" / "app.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    from sourcerer.serve import to_event
+    from sourcerer.http.serve import to_event
 
     response = module.lambda_handler(
         to_event("POST", "/v1/search", {"Authorization": f"Bearer {key}"}, json.dumps({"q": "failover"})), Context()
     )
     assert response["statusCode"] == 503
     assert json.loads(response["body"])["error"]["code"] == "backend_unavailable" and "127.0.0.1" not in response["body"]
-    from sourcerer.tenancy import month_of
+    from sourcerer.service.tenancy import month_of
 
     assert ledger.usage("acme", month_of()) == {"queries": 0}  # the failed request was not counted
     get_service.cache_clear()
@@ -221,7 +221,7 @@ def test_search_event_from_events_folder_reaches_the_handler(monkeypatch, tmp_pa
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "test")
     monkeypatch.setenv("SOURCERER_HOME", str(tmp_path))
-    from sourcerer.api import get_service
+    from sourcerer.service.wiring import get_service
 
     get_service.cache_clear()
     spec = importlib.util.spec_from_file_location("function_search", ROOT / "functions" / "search" / "app.py")
@@ -242,9 +242,9 @@ class AuditContext(Context):
 
 
 def test_schedule_event_audits_answers_in_the_dynamodb_ledger_under_moto(aws, monkeypatch, tmp_path, capsys):
-    from sourcerer.api import get_service
-    from sourcerer.service import AnswerRequest, DocumentRequest
-    from sourcerer.tenancy import new_key
+    from sourcerer.service.schemas import AnswerRequest, DocumentRequest
+    from sourcerer.service.tenancy import new_key
+    from sourcerer.service.wiring import get_service
     from test_ledgers import table_from_template
 
     boto3.resource("dynamodb").create_table(**table_from_template("ledger"))
@@ -262,14 +262,16 @@ def test_schedule_event_audits_answers_in_the_dynamodb_ledger_under_moto(aws, mo
         "# Failover\n\nDuring the March drill, the failover cutover from the primary region to the standby region "
         "completed in 42 seconds.\nThe database replica lag stayed under two seconds throughout.\n"
     )
-    service.ingest(ctx, None, DocumentRequest(source_uri="runbook.md", text=runbook))
+    service.ingest(ctx, None, DocumentRequest(source_uri="runbook.md", text=runbook)).model_dump(mode="json")
     billing = "# Billing\n\nInvoices are sent on the first business day of each month.\nPayment is due within 30 days.\n"
-    service.ingest(ctx, None, DocumentRequest(source_uri="billing.md", text=billing))
-    answered = service.answer(ctx, None, AnswerRequest(q="How long did the failover cutover take?"))
+    service.ingest(ctx, None, DocumentRequest(source_uri="billing.md", text=billing)).model_dump(mode="json")
+    answered = service.answer(ctx, None, AnswerRequest(q="How long did the failover cutover take?")).model_dump(mode="json")
     assert not answered["answer"]["refused"], answered["answer"]
     changed = answered["answer_id"]
-    kept = service.answer(ctx, None, AnswerRequest(q="When are invoices sent?"))["answer_id"]
-    service.ingest(ctx, None, DocumentRequest(source_uri="runbook.md", text=runbook.replace("42 seconds", "97 seconds")))
+    kept = service.answer(ctx, None, AnswerRequest(q="When are invoices sent?")).model_dump(mode="json")["answer_id"]
+    service.ingest(
+        ctx, None, DocumentRequest(source_uri="runbook.md", text=runbook.replace("42 seconds", "97 seconds"))
+    ).model_dump(mode="json")
     spec = importlib.util.spec_from_file_location("function_audit_moto", ROOT / "functions" / "audit" / "app.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -5,8 +5,8 @@ import json
 from pathlib import Path
 
 import pytest
-from sourcerer.api import openapi_spec
-from sourcerer.serve import LocalContext, to_event
+from sourcerer.http.api import openapi_spec
+from sourcerer.http.serve import LocalContext, to_event
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,7 +23,7 @@ def powertools_env(monkeypatch, tmp_path):
     monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
     monkeypatch.setenv("POWERTOOLS_METRICS_NAMESPACE", "sourcerer-test")
     monkeypatch.setenv("SOURCERER_HOME", str(tmp_path))
-    from sourcerer.api import get_service
+    from sourcerer.service.wiring import get_service
 
     get_service.cache_clear()
     yield
@@ -53,8 +53,8 @@ def test_each_function_serves_only_its_routes():
 
 
 def test_the_answer_function_serves_the_answer_log_and_audits():
-    from sourcerer.api import get_service
-    from sourcerer.tenancy import new_key
+    from sourcerer.service.tenancy import new_key
+    from sourcerer.service.wiring import get_service
 
     ledger = get_service().ledger
     ledger.create_tenant("acme", "pro")

@@ -8,7 +8,8 @@ import pytest
 from fakes import FakeOpenSearch
 from sourcerer.errors import ProviderError
 from sourcerer.models import receipt_of
-from sourcerer.store.models import Access, document_id_for, scope_ancestors, unit_id_for
+from sourcerer.scopes import Access, scope_ancestors
+from sourcerer.store.models import document_id_for, unit_id_for
 from sourcerer.store.opensearch import OpenSearchIndex, access_filter, index_body
 from sourcerer.text import terms
 

@@ -4,10 +4,11 @@ import io
 import json
 
 import pytest
+from sourcerer.errors import UnsupportedDocument
 from sourcerer.store.base import prepare
 from sourcerer.store.chunking import ChunkSettings, chunk_pieces
 from sourcerer.store.models import Document
-from sourcerer.store.parsers import UnsupportedDocument, parse
+from sourcerer.store.parsers import parse
 
 
 def _chunks(uri, data, **kw):

@@ -10,14 +10,15 @@ import json
 import time
 
 import pytest
+from sourcerer.errors import UnsupportedDocument
 from sourcerer.ledger.sqlite import SQLiteLedger
-from sourcerer.service import DocumentRequest, SearchRequest, Service
+from sourcerer.service.core import Service
+from sourcerer.service.schemas import DocumentRequest, SearchRequest
+from sourcerer.service.tenancy import new_key
 from sourcerer.store.base import prepare
 from sourcerer.store.chunking import MAX_DOCUMENT_CHUNKS, MAX_PIECE_CHARS
 from sourcerer.store.models import Document
-from sourcerer.store.parsers import UnsupportedDocument
 from sourcerer.store.sqlite import SQLiteIndex
-from sourcerer.tenancy import new_key
 from sourcerer.text import sentence_spans
 
 SHAPES = {
@@ -84,8 +85,8 @@ def test_search_responses_stay_far_under_lambdas_6_mb_with_the_largest_documents
     ctx = service.authenticate(f"Bearer {key}")
     blob = "ünïcödé 日本語 failover " * 30_000  # ~1 MB of text without a full stop: hundreds of maximal chunks
     for name in ("a.txt", "b.txt"):
-        service.ingest(ctx, None, DocumentRequest(source_uri=name, text=blob))
-    found = service.search(ctx, None, SearchRequest(q="failover", top_k=100, mode="keyword"))
+        service.ingest(ctx, None, DocumentRequest(source_uri=name, text=blob)).model_dump(mode="json")
+    found = service.search(ctx, None, SearchRequest(q="failover", top_k=100, mode="keyword")).model_dump(mode="json")
     assert len(found["hits"]) == 100
     assert len(json.dumps(found).encode()) < 2_000_000
 

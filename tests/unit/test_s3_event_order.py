@@ -15,7 +15,7 @@ import boto3
 import pytest
 from moto import mock_aws
 from sourcerer.ledger.sqlite import SQLiteLedger
-from sourcerer.s3ingest import handle_record
+from sourcerer.service.s3ingest import handle_record
 from sourcerer.store.sqlite import SQLiteIndex
 
 BUCKET, KEY = "docs", "tenants/acme/alpha/runbook.md"

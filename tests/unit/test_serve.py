@@ -4,7 +4,7 @@ import io
 import json
 import socket
 
-from sourcerer import serve
+from sourcerer.http import serve
 
 
 def test_each_worker_gets_the_cores_shared_out_and_at_least_one_model_thread(monkeypatch):
@@ -40,4 +40,6 @@ def test_a_request_gunicorn_cannot_parse_gets_our_json_error():
     with left, right:
         serve.write_json_error(left, 431, "Request Header Fields Too Large", "too many headers")
         head, _, body = right.recv(4096).partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.1 431") and json.loads(body) == {"error": {"code": "bad_request", "message": "too many headers"}}
+    assert head.startswith(b"HTTP/1.1 431") and json.loads(body) == {
+        "error": {"code": "bad_request", "message": "too many headers"}
+    }

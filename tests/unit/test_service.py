@@ -4,10 +4,12 @@ import base64
 
 import pytest
 from pydantic import ValidationError
+from sourcerer.errors import Forbidden, PayloadTooLarge, QuotaExceeded, Unauthorized, UpgradeRequired
 from sourcerer.ledger.sqlite import SQLiteLedger
-from sourcerer.service import AnswerRequest, DocumentRequest, PayloadTooLarge, SearchRequest, Service
+from sourcerer.service.core import Service
+from sourcerer.service.schemas import AnswerRequest, DocumentRequest, SearchRequest
+from sourcerer.service.tenancy import month_of, new_key
 from sourcerer.store.sqlite import SQLiteIndex
-from sourcerer.tenancy import Forbidden, QuotaExceeded, Unauthorized, UpgradeRequired, month_of, new_key
 
 RUNBOOK = (
     "# Failover\n\nDuring the March drill, the failover cutover from the primary region to the standby region completed "
@@ -43,24 +45,32 @@ def test_missing_unknown_and_revoked_keys_are_unauthorized(service):
 
 def test_ingest_search_answer_delete_round_trip(service):
     _, ctx = _key(service)
-    first = service.ingest(ctx, "acme/alpha/backend", DocumentRequest(source_uri="runbook.md", text=RUNBOOK))
-    again = service.ingest(ctx, "acme/alpha/backend", DocumentRequest(source_uri="runbook.md", text=RUNBOOK))
+    first = service.ingest(ctx, "acme/alpha/backend", DocumentRequest(source_uri="runbook.md", text=RUNBOOK)).model_dump(
+        mode="json"
+    )
+    again = service.ingest(ctx, "acme/alpha/backend", DocumentRequest(source_uri="runbook.md", text=RUNBOOK)).model_dump(
+        mode="json"
+    )
     assert (first["status"], again["status"]) == ("ingested", "unchanged")
-    assert service.usage(ctx)["units"]["chunks"]["used"] == first["chunks"]  # the unchanged re-ingest cost nothing
+    assert (
+        service.usage(ctx).model_dump(mode="json")["units"]["chunks"]["used"] == first["chunks"]
+    )  # the unchanged re-ingest cost nothing
 
-    found = service.search(ctx, None, SearchRequest(q="failover cutover time"))
+    found = service.search(ctx, None, SearchRequest(q="failover cutover time")).model_dump(mode="json")
     assert "42 seconds" in found["hits"][0]["text"]
     assert found["context"] == {"tenant": "acme", "tier": "pro", "scopes": ["acme/alpha"], "perms": ["read", "write"]}
 
-    answered = service.answer(ctx, "acme/alpha", AnswerRequest(q="How long did the failover cutover take?", verify="strict"))
+    answered = service.answer(
+        ctx, "acme/alpha", AnswerRequest(q="How long did the failover cutover take?", verify="strict")
+    ).model_dump(mode="json")
     assert answered["answer"]["refused"] is False
     citation = answered["answer"]["citations"][0]
     assert set(citation) >= {"index", "unit_id", "source_uri", "label", "locator", "receipt"}
     assert answered["answer"]["faithfulness"]["faithful"] is True
 
-    service.delete_document(ctx, None, first["document_id"])
-    assert service.search(ctx, None, SearchRequest(q="failover"))["hits"] == []
-    usage = service.usage(ctx)
+    service.delete_document(ctx, None, first["document_id"]).model_dump(mode="json")
+    assert service.search(ctx, None, SearchRequest(q="failover")).model_dump(mode="json")["hits"] == []
+    usage = service.usage(ctx).model_dump(mode="json")
     assert usage["units"]["queries"] == {"used": 3, "quota": 50_000}
     assert [r.route for r in service.ledger.usage_records("acme")] == [
         "POST /v1/documents",
@@ -73,59 +83,59 @@ def test_ingest_search_answer_delete_round_trip(service):
 def test_scopes_outside_the_grant_and_other_tenants_are_invisible(service):
     _, acme = _key(service)
     _, globex = _key(service, tenant="globex", scopes=("globex",))
-    service.ingest(acme, "acme/alpha", DocumentRequest(source_uri="a.md", text=RUNBOOK))
+    service.ingest(acme, "acme/alpha", DocumentRequest(source_uri="a.md", text=RUNBOOK)).model_dump(mode="json")
     with pytest.raises(Forbidden):
-        service.search(acme, "acme/alphabet", SearchRequest(q="failover"))
-    assert service.search(globex, None, SearchRequest(q="failover cutover"))["hits"] == []
+        service.search(acme, "acme/alphabet", SearchRequest(q="failover")).model_dump(mode="json")
+    assert service.search(globex, None, SearchRequest(q="failover cutover")).model_dump(mode="json")["hits"] == []
 
 
 def test_free_tier_gets_upgrade_required_for_answers(service):
     _, ctx = _key(service, tier="free", perms=("read",))
     with pytest.raises(UpgradeRequired) as caught:
-        service.answer(ctx, None, AnswerRequest(q="anything"))
-    assert caught.value.status == 402 and caught.value.required_tier == "pro"
+        service.answer(ctx, None, AnswerRequest(q="anything")).model_dump(mode="json")
+    assert caught.value.required_tier == "pro"
 
 
 def test_quota_exhaustion_is_429_with_retry_after(service):
     _, ctx = _key(service, tier="free", perms=("read",))
     service.ledger.consume("acme", "queries", 999, None, month_of())
-    service.search(ctx, None, SearchRequest(q="failover"))
+    service.search(ctx, None, SearchRequest(q="failover")).model_dump(mode="json")
     with pytest.raises(QuotaExceeded) as caught:
-        service.search(ctx, None, SearchRequest(q="failover"))
-    assert caught.value.status == 429 and caught.value.retry_after_s > 0
+        service.search(ctx, None, SearchRequest(q="failover")).model_dump(mode="json")
+    assert caught.value.retry_after_s > 0
 
 
 def test_bad_documents_are_clear_errors(service):
     _, ctx = _key(service, groups=("engineering",))
     with pytest.raises(PayloadTooLarge):
-        service.ingest(ctx, None, DocumentRequest(source_uri="big.txt", text="x" * (5 * 1024 * 1024 + 1)))
+        service.ingest(ctx, None, DocumentRequest(source_uri="big.txt", text="x" * (5 * 1024 * 1024 + 1))).model_dump(mode="json")
     with pytest.raises(ValidationError, match="content_base64"):  # the schema says what base64 is: a 422
         DocumentRequest(source_uri="a.txt", content_base64="!!!")
     with pytest.raises(Forbidden, match="ACL groups it holds"):
-        service.ingest(ctx, None, DocumentRequest(source_uri="a.txt", text="hi there", acl=["finance"]))
+        service.ingest(ctx, None, DocumentRequest(source_uri="a.txt", text="hi there", acl=["finance"])).model_dump(mode="json")
     ok = service.ingest(
         ctx,
         None,
         DocumentRequest(source_uri="a.txt", content_base64=base64.b64encode(b"Hello world.").decode(), acl=["engineering"]),
-    )
+    ).model_dump(mode="json")
     assert ok["status"] == "ingested"
     _, reader = _key(service, tenant="acme", perms=("read",))
     with pytest.raises(Forbidden):
-        service.ingest(reader, None, DocumentRequest(source_uri="b.txt", text="nope"))
+        service.ingest(reader, None, DocumentRequest(source_uri="b.txt", text="nope")).model_dump(mode="json")
 
 
 def test_top_k_above_the_tier_limit_is_capped_and_the_trace_says_so(service):
     _, ctx = _key(service, tier="free", perms=("read",))
-    found = service.search(ctx, None, SearchRequest(q="x", top_k=11))
+    found = service.search(ctx, None, SearchRequest(q="x", top_k=11)).model_dump(mode="json")
     assert found["trace"]["stages"][0]["units"]["top_k"] == 10
 
 
 def test_a_malformed_price_table_is_the_operators_fault_a_503_that_charges_nothing(tmp_path, monkeypatch):
     import json
 
-    from sourcerer import api
     from sourcerer.errors import ConfigurationError
-    from sourcerer.serve import LocalContext, to_event
+    from sourcerer.http import api
+    from sourcerer.http.serve import LocalContext, to_event
 
     monkeypatch.setenv("SOURCERER_PRICES", '{"query": "free"')
     with pytest.raises(ConfigurationError, match="SOURCERER_PRICES"):
@@ -137,7 +147,7 @@ def test_a_malformed_price_table_is_the_operators_fault_a_503_that_charges_nothi
         result = api.build_app().resolve(event, LocalContext())
     finally:
         api.get_service.cache_clear()
-    assert result["statusCode"] == 503 and json.loads(result["body"])["error"]["code"] == "misconfigured"
+    assert result["statusCode"] == 503 and json.loads(result["body"])["error"]["code"] == "configuration_error"
     assert "free" not in result["body"]  # the parser's message is for the operator's log, not the client
 
 
@@ -168,7 +178,11 @@ def test_the_same_content_ingested_concurrently_is_written_and_charged_once(tmp_
 
     def post():
         barrier.wait()
-        results.append(service.ingest(ctx, "acme/alpha", DocumentRequest(source_uri="runbook.md", text=RUNBOOK))["status"])
+        results.append(
+            service.ingest(ctx, "acme/alpha", DocumentRequest(source_uri="runbook.md", text=RUNBOOK)).model_dump(mode="json")[
+                "status"
+            ]
+        )
 
     threads = [threading.Thread(target=post) for _ in range(4)]
     for t in threads:
@@ -185,9 +199,9 @@ def test_requests_refused_before_running_never_hold_quota(tmp_path):
     service = Service(index=SQLiteIndex(tmp_path / "i.db", embedder=None), ledger=SQLiteLedger(tmp_path / "l.db"))
     _, ctx = _key(service, tier="free")
     with pytest.raises(Forbidden):
-        service.search(ctx, "acme/beta", SearchRequest(q="failover"))
+        service.search(ctx, "acme/beta", SearchRequest(q="failover")).model_dump(mode="json")
     with pytest.raises(UpgradeRequired):
-        service.answer(ctx, None, AnswerRequest(q="failover"))
+        service.answer(ctx, None, AnswerRequest(q="failover")).model_dump(mode="json")
     with pytest.raises(ValidationError):  # filters are reserved: the schema itself refuses them, before any route
         SearchRequest(q="failover", filters={"lang": "en"})
     assert service.ledger.usage("acme", month_of()) == {} and service.ledger.usage_records("acme") == []
@@ -202,7 +216,7 @@ def test_a_request_that_dies_after_its_charge_leaves_quota_and_usage_record_in_a
     _, ctx = _key(service)
     for _ in range(3):
         with pytest.raises(KeyboardInterrupt):
-            service.search(ctx, None, SearchRequest(q="failover"))
+            service.search(ctx, None, SearchRequest(q="failover")).model_dump(mode="json")
     records = service.ledger.usage_records("acme")
     assert service.ledger.usage("acme", month_of())["queries"] == sum(r.units["queries"] for r in records) == 3
 
@@ -217,7 +231,7 @@ def test_a_request_that_fails_gives_its_quota_back_and_leaves_no_usage_record(tm
     service = Service(index=Down(tmp_path / "i.db", embedder=None), ledger=SQLiteLedger(tmp_path / "l.db"))
     _, ctx = _key(service)
     with pytest.raises(ProviderError):
-        service.search(ctx, None, SearchRequest(q="failover"))
+        service.search(ctx, None, SearchRequest(q="failover")).model_dump(mode="json")
     assert service.ledger.usage("acme", month_of()) == {"queries": 0} and service.ledger.usage_records("acme") == []
 
 
@@ -242,12 +256,14 @@ def test_concurrent_requests_never_see_each_others_trace_or_embedding_tokens(tmp
 
     service = Service(index=SQLiteIndex(tmp_path / "i.db", embedder=CountingEmbedder()), ledger=SQLiteLedger(tmp_path / "l.db"))
     _, ctx = _key(service, tier="enterprise", scopes=("acme",))
-    service.ingest(ctx, None, DocumentRequest(source_uri="runbook.md", text=RUNBOOK))
+    service.ingest(ctx, None, DocumentRequest(source_uri="runbook.md", text=RUNBOOK)).model_dump(mode="json")
 
     def one(n):
         words = n % 12 + 1
         mode = "keyword" if n % 2 else "hybrid"
-        found = service.search(ctx, None, SearchRequest(q=" ".join(["failover"] * words), mode=mode), request_id=f"r{n}")
+        found = service.search(
+            ctx, None, SearchRequest(q=" ".join(["failover"] * words), mode=mode), request_id=f"r{n}"
+        ).model_dump(mode="json")
         return n, words, mode, found["trace"]["stages"][0]["detail"]
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=16) as pool:

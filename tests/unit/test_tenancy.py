@@ -4,8 +4,10 @@ import json
 
 import pytest
 from sourcerer.cli import main
+from sourcerer.errors import Forbidden, InvalidRequest
 from sourcerer.ledger import open_ledger
-from sourcerer.tenancy import TIERS, Context, Forbidden, TenancyError, hash_key, new_key, within
+from sourcerer.scopes import within
+from sourcerer.service.tenancy import Context, hash_key, new_key, tiers
 
 
 def test_keys_are_random_urlsafe_and_stored_as_hash():
@@ -16,9 +18,9 @@ def test_keys_are_random_urlsafe_and_stored_as_hash():
 
 
 def test_scopes_must_stay_inside_the_tenant_and_perms_must_be_known():
-    with pytest.raises(TenancyError, match="outside tenant"):
+    with pytest.raises(InvalidRequest, match="outside tenant"):
         new_key("acme", ["globex/alpha"], ["read"])
-    with pytest.raises(TenancyError, match="permissions"):
+    with pytest.raises(InvalidRequest, match="permissions"):
         new_key("acme", [], ["superuser"])
     with pytest.raises(ValueError):
         new_key("acme", ["acme/../globex"], ["read"])
@@ -26,7 +28,7 @@ def test_scopes_must_stay_inside_the_tenant_and_perms_must_be_known():
 
 def test_scope_narrowing_never_matches_a_prefix_look_alike():
     _, record = new_key("acme", ["acme/alpha"], ["read"])
-    ctx = Context(tenant="acme", tier=TIERS["pro"], key_id=record.key_id, scopes=record.scopes, perms=list(record.perms))
+    ctx = Context(tenant="acme", tier=tiers()["pro"], key_id=record.key_id, scopes=record.scopes, perms=list(record.perms))
     assert ctx.narrow(None) == ["acme/alpha"]
     assert ctx.narrow("acme/alpha/backend") == ["acme/alpha/backend"]
     with pytest.raises(Forbidden):

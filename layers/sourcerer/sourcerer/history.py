@@ -14,12 +14,13 @@ rule, in two shapes of follow-up:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
+from typing import Any
 
+from sourcerer.errors import MalformedReply
 from sourcerer.synthesis.prompt import REWRITE_PROMPT
-from sourcerer.synthesis.providers import ChatProvider, with_retries
+from sourcerer.synthesis.providers import ChatProvider, ask_for_json
 from sourcerer.text import normalize, terms
 
 _WORD = re.compile(r"[\w'’-]+", re.UNICODE)
@@ -199,12 +200,15 @@ async def rewrite_with_llm(question: str, history: Sequence[dict], provider: Cha
         {"role": "system", "content": REWRITE_PROMPT},
         {"role": "user", "content": f"Conversation:\n{conversation}\n\nLast message: {question}"},
     ]
-    reply = await with_retries(provider, messages)
-    text = reply.content.strip().removeprefix("```json").removeprefix("```").removesuffix("```").strip()
     try:
-        query = json.loads(text)["query"]
-        if isinstance(query, str) and query.strip():
-            return query.strip(), reply.usage
-    except (ValueError, KeyError, TypeError):
-        pass
-    return standalone_query(question, history), reply.usage
+        query, usage, _ = await ask_for_json(provider, messages, _read_query, attempts=1)
+    except MalformedReply as exc:
+        return standalone_query(question, history), exc.usage
+    return query, usage
+
+
+def _read_query(data: dict[str, Any]) -> str:
+    query = data.get("query")
+    if not isinstance(query, str) or not query.strip():
+        raise MalformedReply("the rewrite has no query")
+    return query.strip()

@@ -8,20 +8,20 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
-from sourcerer import config
 from sourcerer.citations import enforce
-from sourcerer.errors import ConfigurationError, ProviderError, VerificationUnavailable
+from sourcerer.errors import ConfigurationError, MalformedReply, ProviderError, VerificationUnavailable
 from sourcerer.grounding import ask_endpoint
 from sourcerer.history import rewrite_with_llm, standalone_query, validate_history
 from sourcerer.models import Answer, Passage, Trace, TraceEntry
 from sourcerer.retrieval.base import call_retriever
 from sourcerer.retrieval.embedders import local_embedder
 from sourcerer.retrieval.hybrid import hybrid_retriever
-from sourcerer.synthesis.draft import Draft, MalformedReply, parse_reply
+from sourcerer.settings import get_settings
+from sourcerer.synthesis.draft import Draft, read_draft
 from sourcerer.synthesis.extractive import ExtractiveSynthesizer
 from sourcerer.synthesis.prompt import build_messages
-from sourcerer.synthesis.providers import ChatProvider, chat_chain_from_env, make_provider, with_retries
-from sourcerer.verify import Judge, LLMJudge, LocalJudge, apply_vetoes, faithfulness_of, pick_quotes, split_claims
+from sourcerer.synthesis.providers import ChatProvider, ask_for_json, chat_chain_from_env, make_provider
+from sourcerer.verify import LocalJudge, apply_vetoes, choose_judge, faithfulness_of, pick_quotes, split_claims
 
 Verify = bool | Literal["strict"]
 
@@ -44,7 +44,7 @@ class _Clock:
 
 def resolve_chain(chat: Any) -> tuple[list[ChatProvider], bool]:
     """(LLM providers to try in order, whether the extractive synthesiser answers last)."""
-    extractive_last = (config.env("SOURCERER_EXTRACTIVE_FALLBACK", "true") or "true").lower() not in ("0", "false", "no")
+    extractive_last = get_settings().extractive_fallback
     if chat is None:
         providers, extractive = chat_chain_from_env()
         return providers, extractive and extractive_last
@@ -59,36 +59,12 @@ def resolve_chain(chat: Any) -> tuple[list[ChatProvider], bool]:
     raise ConfigurationError(f"chat must be None, 'extractive', a provider name or a provider object, not {chat!r}")
 
 
-def resolve_judge(judge: Any, providers: Sequence[ChatProvider]) -> Judge:
-    if judge is None:
-        return LLMJudge(providers[0]) if providers else LocalJudge(local_embedder())
-    if judge == "local":
-        return LocalJudge(local_embedder())
-    if judge == "llm":
-        if not providers:
-            raise ConfigurationError("judge='llm' needs a chat provider: set SOURCERER_API_KEY or pass chat=")
-        return LLMJudge(providers[0])
-    if isinstance(judge, Judge):
-        return judge
-    raise ConfigurationError(f"judge must be None, 'local', 'llm' or a judge object, not {judge!r}")
-
-
 async def _synthesize_llm(provider: ChatProvider, messages: list[dict]) -> Draft:
     """One provider: transient errors retried inside `with_retries`; a malformed reply is retried once."""
-    usage: dict[str, float] = {}
-    for attempt in range(2):
-        reply = await with_retries(provider, messages)
-        for key, value in reply.usage.items():
-            usage[key] = usage.get(key, 0.0) + value
-        try:
-            draft = parse_reply(reply.content, provider.name)
-            draft.usage = usage
-            draft.detail["attempts"] = attempt + 1
-            return draft
-        except MalformedReply:
-            if attempt == 1:
-                raise
-    raise AssertionError("unreachable")  # pragma: no cover
+    draft, usage, attempts = await ask_for_json(provider, messages, lambda data: read_draft(data, provider.name))
+    draft.usage = usage
+    draft.detail["attempts"] = attempts
+    return draft
 
 
 async def synthesize(
@@ -139,7 +115,7 @@ async def aask(
     turns = validate_history(history)
 
     if passages is None and retriever is None:
-        endpoint = endpoint or config.env("SOURCERER_GROUNDING_URL")
+        endpoint = endpoint or get_settings().grounding_url
         if not endpoint:
             return clock.finish(Answer.refusal("no_grounding"))
         if verify:
@@ -210,7 +186,7 @@ async def aask(
 
     if verify:
         started = time.perf_counter()
-        chosen = resolve_judge(judge, providers)
+        chosen = choose_judge(judge, providers)
         claims = split_claims(answer.answer)
         try:
             verdicts = await chosen.judge(claims, grounded)

@@ -6,19 +6,18 @@ JSON verdict per claim.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from sourcerer.citations import MARKER, split_grouped_markers, strip_markers
+from sourcerer.errors import ConfigurationError, MalformedReply
 from sourcerer.models import CharSpan, ClaimVerdict, Faithfulness, Passage
-from sourcerer.retrieval.embedders import CachedEmbedder, with_known
+from sourcerer.retrieval.embedders import CachedEmbedder, local_embedder, with_known
 from sourcerer.support import ClaimSupport, SourceSentence, source_sentences, supporting_sentences
-from sourcerer.synthesis.draft import MalformedReply
 from sourcerer.synthesis.prompt import JUDGE_PROMPT, render_sources
-from sourcerer.synthesis.providers import ChatProvider, with_retries
+from sourcerer.synthesis.providers import ChatProvider, ask_for_json, chat_chain_from_env
 from sourcerer.text import sentence_spans
 
 
@@ -166,24 +165,12 @@ class LLMJudge:
             {"role": "system", "content": JUDGE_PROMPT},
             {"role": "user", "content": f"Sources:\n\n{sources}\n\nClaims:\n" + "\n".join(lines)},
         ]
-        for attempt in range(2):  # a malformed reply is retried once
-            reply = await with_retries(self.provider, messages)
-            self.usage = reply.usage
-            try:
-                return self._parse(reply.content, claims, passages)
-            except MalformedReply:
-                if attempt == 1:
-                    raise
-        raise AssertionError("unreachable")  # pragma: no cover
+        verdicts, self.usage, _ = await ask_for_json(self.provider, messages, lambda data: self._read(data, claims, passages))
+        return verdicts
 
     @staticmethod
-    def _parse(content: str, claims: Sequence[Claim], passages: Sequence[Passage]) -> list[ClaimVerdict]:
-        text = content.strip()
-        fenced = re.match(r"^```(?:json)?\s*(.*?)\s*```$", text, re.DOTALL)
-        if fenced:
-            text = fenced.group(1)
+    def _read(data: dict[str, Any], claims: Sequence[Claim], passages: Sequence[Passage]) -> list[ClaimVerdict]:
         try:
-            data = json.loads(text)
             by_number = {int(v["claim"]): v for v in data["verdicts"]}
         except (ValueError, KeyError, TypeError) as exc:
             raise MalformedReply(f"judge reply is not the verdict JSON: {exc}") from exc
@@ -195,3 +182,25 @@ class LLMJudge:
             why = str(verdict.get("why", "")) if verdict else "the judge gave no verdict"
             verdicts.append(ClaimVerdict(claim=claim.text, supported=supported, citations=claim.citations, why=why))
         return verdicts
+
+
+def choose_judge(judge: Any, providers: Sequence[ChatProvider]) -> Judge:
+    """The judge `ask(verify=...)` and the audit use: `judge` as given ('local', 'llm' or a judge object), or by
+    default the LLM judge when a chat provider is configured, else the local one."""
+    if judge is None:
+        return LLMJudge(providers[0]) if providers else LocalJudge(local_embedder())
+    if judge == "local":
+        return LocalJudge(local_embedder())
+    if judge == "llm":
+        if not providers:
+            raise ConfigurationError("judge='llm' needs a chat provider: set SOURCERER_API_KEY or pass chat=")
+        return LLMJudge(providers[0])
+    if isinstance(judge, Judge):
+        return judge
+    raise ConfigurationError(f"judge must be None, 'local', 'llm' or a judge object, not {judge!r}")
+
+
+def configured_judge() -> Judge:
+    """The default judge of this process's settings (what the scheduled audit verifies with)."""
+    providers, _ = chat_chain_from_env()
+    return choose_judge(None, providers)

@@ -6,19 +6,20 @@
 
 from __future__ import annotations
 
-from sourcerer import config
 from sourcerer.ledger.base import Ledger, UsageRecord
+from sourcerer.settings import get_settings
 
 
 def open_ledger(table: str | None = None) -> Ledger:
-    table = table or config.env("SOURCERER_TABLE")
+    settings = get_settings()
+    table = table or settings.table
     if table:
         from sourcerer.ledger.dynamodb import DynamoDBLedger
 
         return DynamoDBLedger(table)
     from sourcerer.ledger.sqlite import SQLiteLedger
 
-    return SQLiteLedger(config.home() / "ledger.db")
+    return SQLiteLedger(settings.home / "ledger.db")
 
 
 __all__ = ["Ledger", "UsageRecord", "open_ledger"]

@@ -1,4 +1,9 @@
-"""The Ledger port."""
+"""The Ledger port: storage for tenants, keys, quota counters, usage records, the answer log and audit findings.
+
+Storage only: which tiers exist, what a tenant's settings mean and who may see what are the service's
+(`sourcerer.service.tenancy`); the ledger stores what it is given, with the conditional writes that keep
+quota and findings right under concurrency.
+"""
 
 from __future__ import annotations
 
@@ -12,9 +17,25 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from sourcerer.models import Faithfulness, Locator, receipt_of
-from sourcerer.tenancy import KeyRecord
+from sourcerer.scopes import Permission
 
 USAGE_TTL_S = 400 * 24 * 3600  # request records are kept a little over a year, then expire
+
+
+class KeyRecord(BaseModel):
+    """What is stored for an API key: never the key itself, only its SHA-256 hash."""
+
+    key_id: str
+    key_hash: str
+    tenant: str
+    scopes: list[str]
+    perms: list[Permission]
+    groups: list[str] = Field(default_factory=list)
+    created_at: float = Field(default_factory=time.time)
+    revoked: bool = False
+
+    def public(self) -> dict[str, Any]:
+        return self.model_dump(exclude={"key_hash"})
 
 
 class UsageRecord(BaseModel):
@@ -156,7 +177,7 @@ class Ledger(Protocol):
     def create_tenant(self, tenant: str, tier: str) -> dict[str, Any]: ...
 
     def get_tenant(self, tenant: str) -> dict[str, Any] | None:
-        """`{tenant, tier, created_at, settings}` (settings as `TenantSettings` fields), or None."""
+        """`{tenant, tier, created_at, settings}` (settings: the stored overrides, a dict), or None."""
         ...
 
     def update_tenant_settings(self, tenant: str, settings: dict[str, Any]) -> dict[str, Any]: ...

@@ -22,13 +22,14 @@ Quotas are exact under concurrency because each increment is one conditional `Up
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from decimal import Decimal
 from typing import Any
 
-from sourcerer.ledger.base import AnswerRecord, Finding, UsageRecord, answer_id_floor
-from sourcerer.tenancy import TIERS, KeyRecord, TenancyError, TenantSettings
+from sourcerer.errors import NotFound
+from sourcerer.ledger.base import AnswerRecord, Finding, KeyRecord, UsageRecord, answer_id_floor
 
 
 def table_definition(name: str) -> dict[str, Any]:
@@ -79,8 +80,6 @@ class DynamoDBLedger:
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def create_tenant(self, tenant: str, tier: str) -> dict[str, Any]:
-        if tier not in TIERS:
-            raise TenancyError(f"tier must be one of {', '.join(TIERS)}")
         self.table.update_item(
             Key={"pk": f"TENANT#{tenant}", "sk": "META"},
             UpdateExpression="SET tier = :tier, created_at = if_not_exists(created_at, :now)",
@@ -93,23 +92,22 @@ class DynamoDBLedger:
         item = self.table.get_item(Key={"pk": f"TENANT#{tenant}", "sk": "META"}).get("Item")
         if not item:
             return None
-        settings = TenantSettings.model_validate_json(item["settings"]) if item.get("settings") else TenantSettings()
         return {
             "tenant": tenant,
             "tier": item["tier"],
             "created_at": float(item["created_at"]),
-            "settings": settings.model_dump(),
+            "settings": json.loads(item["settings"]) if item.get("settings") else {},
         }
 
     def update_tenant_settings(self, tenant: str, settings: dict[str, Any]) -> dict[str, Any]:
         current = self.get_tenant(tenant)
         if current is None:
-            raise TenancyError(f"no tenant {tenant}")
-        merged = TenantSettings.model_validate({**current["settings"], **settings})
+            raise NotFound(f"no tenant {tenant}")
+        merged = {**current["settings"], **settings}
         self.table.update_item(
             Key={"pk": f"TENANT#{tenant}", "sk": "META"},
             UpdateExpression="SET settings = :s",
-            ExpressionAttributeValues={":s": merged.model_dump_json()},
+            ExpressionAttributeValues={":s": json.dumps(merged)},
         )
         return self.get_tenant(tenant) or {}
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 import time
@@ -9,9 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from sourcerer.ledger.base import AnswerRecord, Finding, UsageRecord
+from sourcerer.errors import NotFound
+from sourcerer.ledger.base import AnswerRecord, Finding, KeyRecord, UsageRecord
 from sourcerer.sqlitedb import connect
-from sourcerer.tenancy import TIERS, KeyRecord, TenancyError, TenantSettings
 
 PAGE = 200  # answers read per query while iterating
 
@@ -50,8 +51,6 @@ class SQLiteLedger:
         return self._conn
 
     def create_tenant(self, tenant: str, tier: str) -> dict[str, Any]:
-        if tier not in TIERS:
-            raise TenancyError(f"tier must be one of {', '.join(TIERS)}")
         with self._lock:
             self._db().execute(
                 "INSERT INTO tenants VALUES (?, ?, ?) ON CONFLICT (tenant) DO UPDATE SET tier = excluded.tier",
@@ -72,16 +71,15 @@ class SQLiteLedger:
             )
         if row is None:
             return None
-        settings = TenantSettings.model_validate_json(row[3]) if row[3] else TenantSettings()
-        return {"tenant": row[0], "tier": row[1], "created_at": row[2], "settings": settings.model_dump()}
+        return {"tenant": row[0], "tier": row[1], "created_at": row[2], "settings": json.loads(row[3]) if row[3] else {}}
 
     def update_tenant_settings(self, tenant: str, settings: dict[str, Any]) -> dict[str, Any]:
         current = self.get_tenant(tenant)
         if current is None:
-            raise TenancyError(f"no tenant {tenant}")
-        merged = TenantSettings.model_validate({**current["settings"], **settings})
+            raise NotFound(f"no tenant {tenant}")
+        merged = {**current["settings"], **settings}
         with self._lock:
-            self._db().execute("INSERT OR REPLACE INTO tenant_settings VALUES (?, ?)", (tenant, merged.model_dump_json()))
+            self._db().execute("INSERT OR REPLACE INTO tenant_settings VALUES (?, ?)", (tenant, json.dumps(merged)))
         return self.get_tenant(tenant) or {}
 
     def list_tenants(self) -> list[str]:

@@ -18,9 +18,9 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import httpx
 import numpy as np
 
-from sourcerer import config
 from sourcerer.accounting import add_embedding_tokens
 from sourcerer.errors import ConfigurationError, EmbeddingError
+from sourcerer.settings import get_settings
 
 Role = Literal["query", "passage"]
 
@@ -92,15 +92,15 @@ class OpenAIEmbedder:
         timeout: float = 30.0,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        self.endpoint = endpoint or config.env("SOURCERER_EMBED_ENDPOINT")
-        self.model = model or config.env("SOURCERER_EMBED_MODEL")
+        self.endpoint = endpoint or get_settings().embed_endpoint
+        self.model = model or get_settings().embed_model
         if not self.endpoint or not self.model:
             raise ConfigurationError("the openai embedder needs SOURCERER_EMBED_ENDPOINT and SOURCERER_EMBED_MODEL")
         if not self.endpoint.rstrip("/").endswith("/embeddings"):
             self.endpoint = self.endpoint.rstrip("/") + "/embeddings"
         self.model_id = f"openai:{self.model}"
         headers = {}
-        key = api_key or config.api_key()
+        key = api_key or get_settings().api_key
         if key:
             headers["Authorization"] = f"Bearer {key}"
         self._client = httpx.Client(timeout=timeout, headers=headers, transport=transport)
@@ -125,7 +125,7 @@ class BedrockTitanEmbedder:
     """Amazon Titan Text Embeddings v2 through Bedrock `InvokeModel` (one text per call, as the API takes)."""
 
     def __init__(self, model: str | None = None, client: Any = None, dimensions: int = 1024) -> None:
-        self.model = model or config.env("SOURCERER_BEDROCK_EMBED_MODEL", "amazon.titan-embed-text-v2:0")
+        self.model = model or get_settings().bedrock_embed_model
         self.model_id = f"bedrock:{self.model}"
         self.dimensions = dimensions
         if client is None:
@@ -323,15 +323,16 @@ def make_embedder(name: str | None = None) -> CachedEmbedder | None:
     Without a setting: the local model when installed, else an OpenAI-compatible endpoint when configured,
     else None (keyword retrieval only).
     """
-    choice = (name or config.env("SOURCERER_EMBEDDER") or "").lower()
+    settings = get_settings()
+    choice = (name or settings.embedder or "").lower()
     if not choice:
         if local_model_available():
             choice = "local"
-        elif config.env("SOURCERER_EMBED_ENDPOINT"):
+        elif settings.embed_endpoint:
             choice = "openai"
         else:
             return None
-    cache_path = config.home() / "embeddings.db"
+    cache_path = settings.home / "embeddings.db"
     if choice == "none":
         return None
     if choice == "local":
@@ -352,6 +353,7 @@ def _cached_local(path: str) -> CachedEmbedder:
 def local_embedder() -> CachedEmbedder | None:
     """The bundled model, cached, or None when it is not installed or `SOURCERER_EMBEDDER=none` (used by the
     synthesiser and the local judge, whose semantic features were trained on this model's cosines)."""
-    if (config.env("SOURCERER_EMBEDDER") or "").lower() == "none" or not local_model_available():
+    settings = get_settings()
+    if (settings.embedder or "").lower() == "none" or not local_model_available():
         return None
-    return _cached_local(str(config.home() / "embeddings.db"))
+    return _cached_local(str(settings.home / "embeddings.db"))

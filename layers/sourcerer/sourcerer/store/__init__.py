@@ -10,18 +10,18 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlparse
 
-from sourcerer import config
-from sourcerer.errors import ConfigurationError
+from sourcerer.errors import ConfigurationError, UnsupportedDocument
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, make_embedder
+from sourcerer.settings import get_settings
 from sourcerer.store.base import Index
 from sourcerer.store.models import Document, Hit, IngestReport
-from sourcerer.store.parsers import UnsupportedDocument
 
 __all__ = ["Document", "Hit", "Index", "IngestReport", "UnsupportedDocument", "default_index_url", "open_index"]
 
 
 def default_index_url() -> str:
-    return config.env("SOURCERER_INDEX") or f"sqlite:///{(config.home() / 'index.db').as_posix()}"
+    settings = get_settings()
+    return settings.index or f"sqlite:///{(settings.home / 'index.db').as_posix()}"
 
 
 def open_index(url: str | None = None, embedder: Embedder | CachedEmbedder | str | None = None) -> Index:
@@ -72,7 +72,7 @@ def open_index(url: str | None = None, embedder: Embedder | CachedEmbedder | str
 def _embed_queue() -> dict[str, Any]:
     """With `SOURCERER_EMBED_QUEUE` (an SQS queue URL, set by template.yaml), ingest defers embedding to the
     embed function: one message per batch of chunks."""
-    url = config.env("SOURCERER_EMBED_QUEUE")
+    url = get_settings().embed_queue
     if not url:
         return {}
     from sourcerer.store.background import EmbedQueue

@@ -13,12 +13,13 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-from sourcerer.errors import DocumentConflict, DocumentNotFound
+from sourcerer.errors import DocumentConflict, DocumentNotFound, UnsupportedDocument
 from sourcerer.models import Segment
 from sourcerer.retrieval.embedders import pack_vectors
+from sourcerer.scopes import Access
 from sourcerer.store.chunking import ChunkSettings, chunk_pieces
-from sourcerer.store.models import Access, Chunk, Document, FileOutcome, Hit, IngestReport
-from sourcerer.store.parsers import EXTENSIONS, UnsupportedDocument, parse
+from sourcerer.store.models import Chunk, Document, FileOutcome, Hit, IngestReport
+from sourcerer.store.parsers import EXTENSIONS, parse
 from sourcerer.text import terms
 
 Mode = Literal["hybrid", "keyword", "semantic"]

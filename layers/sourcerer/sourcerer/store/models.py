@@ -3,73 +3,12 @@
 from __future__ import annotations
 
 import hashlib
-import re
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from sourcerer.models import Locator, Segment
-
-_SCOPE_SEGMENT = re.compile(r"^[\w.\-@]+$", re.UNICODE)
-# what `normalize_scope` accepts, for API schemas: segments joined by "/", outer slashes and spaces allowed
-SCOPE_PATTERN = r"^[ /]*(?:[\w.\-@]+(?:/[\w.\-@]+)*)?[ /]*$"
-
-
-def normalize_scope(scope: str | None, tenant: str) -> str:
-    """A scope path such as `acme/alpha/backend`: segments of letters, digits, `.`, `-`, `_`, `@`.
-
-    No scope means the tenant's root (`tenant`). Leading/trailing slashes are dropped; empty, `.` and `..`
-    segments are refused, so a scope can never be widened by its spelling.
-    """
-    if scope is None or not str(scope).strip("/ "):
-        return tenant
-    parts = str(scope).strip("/ ").split("/")
-    for part in parts:
-        if part in ("", ".", "..") or not _SCOPE_SEGMENT.match(part):
-            raise ValueError(f"invalid scope {scope!r}: use segments of letters, digits, '.', '-', '_' or '@' joined by '/'")
-    return "/".join(parts)
-
-
-def scope_ancestors(scope: str) -> list[str]:
-    """`acme/alpha/backend` -> [`acme`, `acme/alpha`, `acme/alpha/backend`]."""
-    parts = scope.split("/")
-    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
-
-
-def within(scope: str, grant: str) -> bool:
-    """Whether `scope` is `grant` or below it (`acme/alpha/x` is within `acme/alpha`; `acme/alphabet` is not)."""
-    return scope == grant or scope.startswith(grant + "/")
-
-
-@dataclass(frozen=True)
-class Access:
-    """Who is writing, for the write rule every path enforces: a caller may create, replace, move or delete a
-    document only if it could read it (a granted scope covers the document's current scope, and it holds one
-    of the document's ACL groups when it has any), and the target scope lies within its grants.
-
-    `groups=None` holds every group (an administrator, the CLI's operator, the bucket owner on S3 ingest).
-    """
-
-    scopes: tuple[str, ...]
-    groups: frozenset[str] | None = None
-
-    @classmethod
-    def everything(cls, tenant: str) -> Access:
-        return cls(scopes=(tenant,), groups=None)
-
-    def may_write_to(self, scope: str) -> bool:
-        return any(within(scope, grant) for grant in self.scopes)
-
-    def may_touch(self, scope: str, acl: list[str] | tuple[str, ...]) -> bool:
-        """Whether an existing document at `scope` with these ACL groups may be replaced, moved or deleted."""
-        return self.may_write_to(scope) and (not acl or self.groups is None or bool(self.groups & set(acl)))
-
-
-def validate_tenant(tenant: str) -> str:
-    if not isinstance(tenant, str) or not tenant or not _SCOPE_SEGMENT.match(tenant):
-        raise ValueError(f"invalid tenant {tenant!r}: letters, digits, '.', '-', '_' or '@'")
-    return tenant
+from sourcerer.scopes import normalize_scope, validate_tenant
 
 
 class Document(BaseModel):

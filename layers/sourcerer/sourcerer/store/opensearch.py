@@ -27,6 +27,7 @@ from sourcerer.errors import ConfigurationError, DocumentNotFound, ProviderError
 from sourcerer.models import Segment
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, unpack_vectors
 from sourcerer.retrieval.hybrid import fuse
+from sourcerer.scopes import Access, normalize_scope, scope_ancestors, validate_tenant
 from sourcerer.store.base import (
     MAX_QUERY_CHARS,
     Admit,
@@ -45,17 +46,7 @@ from sourcerer.store.base import (
     synthesis_vectors,
 )
 from sourcerer.store.chunking import MAX_DOCUMENT_CHUNKS, ChunkSettings
-from sourcerer.store.models import (
-    Access,
-    Document,
-    Hit,
-    IngestReport,
-    document_id_for,
-    normalize_scope,
-    scope_ancestors,
-    unit_id_for,
-    validate_tenant,
-)
+from sourcerer.store.models import Document, Hit, IngestReport, document_id_for, unit_id_for
 from sourcerer.text import terms
 
 K1 = 1.2  # Lucene's BM25 default

@@ -16,11 +16,8 @@ from html.parser import HTMLParser
 from pathlib import PurePosixPath
 from typing import Any
 
+from sourcerer.errors import UnsupportedDocument
 from sourcerer.text import sentence_spans
-
-
-class UnsupportedDocument(ValueError):
-    """The file type is unknown or the file cannot be read; the reason says which."""
 
 
 @dataclass

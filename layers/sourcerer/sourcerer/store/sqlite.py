@@ -29,6 +29,7 @@ from sourcerer.models import Segment
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, unpack_vectors
 from sourcerer.retrieval.hybrid import fuse
 from sourcerer.retrieval.keyword import K1, B
+from sourcerer.scopes import Access, normalize_scope, scope_ancestors, validate_tenant
 from sourcerer.sqlitedb import connect
 from sourcerer.store.base import (
     MAX_QUERY_CHARS,
@@ -49,18 +50,7 @@ from sourcerer.store.base import (
     title_of,
 )
 from sourcerer.store.chunking import ChunkSettings
-from sourcerer.store.models import (
-    Access,
-    Chunk,
-    Document,
-    Hit,
-    IngestReport,
-    document_id_for,
-    normalize_scope,
-    scope_ancestors,
-    unit_id_for,
-    validate_tenant,
-)
+from sourcerer.store.models import Chunk, Document, Hit, IngestReport, document_id_for, unit_id_for
 from sourcerer.store.vectors import VectorCache
 from sourcerer.text import terms
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from sourcerer.errors import MalformedReply
 from sourcerer.models import CharSpan
 
 
@@ -25,25 +24,8 @@ class Draft:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-class MalformedReply(ValueError):
-    """The model's reply is not the JSON object we asked for."""
-
-
-_FENCE = re.compile(r"^\s*```(?:json|JSON)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
-
-
-def parse_reply(content: str, provider: str) -> Draft:
-    """Parse `{"answer": str, "citations": [int], "refused": bool}`, bare or inside a Markdown code fence."""
-    text = content.strip()
-    fenced = _FENCE.match(text)
-    if fenced:
-        text = fenced.group(1).strip()
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise MalformedReply(f"reply is not JSON: {exc}") from exc
-    if not isinstance(data, dict):
-        raise MalformedReply("reply is not a JSON object")
+def read_draft(data: dict[str, Any], provider: str) -> Draft:
+    """A draft from `{"answer": str, "citations": [int], "refused": bool}`, the answer JSON a model replied with (`MalformedReply` when it is not that shape)."""
     answer = data.get("answer")
     refused = data.get("refused", False)
     citations = data.get("citations", [])

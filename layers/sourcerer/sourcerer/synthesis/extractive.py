@@ -23,10 +23,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from sourcerer import config
 from sourcerer.citations import strip_markers
 from sourcerer.models import CharSpan, Passage
 from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities, with_known
+from sourcerer.settings import get_settings
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, sigmoid
 from sourcerer.synthesis.draft import Draft
 from sourcerer.text import digit_numbers, is_instruction, normalize, passage_terms, terms, without_invisibles
@@ -184,9 +184,9 @@ class ExtractiveSynthesizer:
     def threshold(self, feature_set: str) -> float:
         if self.settings.min_answerability is not None:
             return self.settings.min_answerability
-        override = config.env("SOURCERER_MIN_ANSWERABILITY")
-        if override:
-            return float(override)
+        override = get_settings().min_answerability
+        if override is not None:
+            return override
         return self.models[feature_set].answerability.threshold
 
     # --- features ---------------------------------------------------------------------------------------

@@ -10,27 +10,23 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import httpx
 
-from sourcerer import config
-from sourcerer.errors import ConfigurationError, ProviderError
+from sourcerer.errors import ConfigurationError, MalformedReply, ProviderError, TransientProviderError
+from sourcerer.settings import get_settings
+
+T = TypeVar("T")
 
 
 @dataclass
 class ChatReply:
     content: str
     usage: dict[str, float] = field(default_factory=dict)
-
-
-class TransientProviderError(ProviderError):
-    """Worth retrying: a timeout, a connection error, HTTP 429 or 5xx."""
-
-    def __init__(self, message: str, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
 
 
 @runtime_checkable
@@ -43,7 +39,7 @@ class ChatProvider(Protocol):
 
 
 def _backoff_base() -> float:
-    return float(config.env("SOURCERER_BACKOFF_S", "0.5") or 0.5)
+    return get_settings().backoff_s
 
 
 async def with_retries(provider: ChatProvider, messages: list[dict[str, str]], attempts: int = 3) -> ChatReply:
@@ -60,6 +56,43 @@ async def with_retries(provider: ChatProvider, messages: list[dict[str, str]], a
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+_FENCE = re.compile(r"^\s*```(?:json|JSON)?\s*\n?(.*?)\n?\s*```\s*$", re.DOTALL)
+
+
+def json_object(content: str) -> dict[str, Any]:
+    """A reply's JSON object, bare or inside a Markdown code fence (`MalformedReply` when it is neither)."""
+    text = content.strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1).strip()
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise MalformedReply(f"reply is not JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise MalformedReply("reply is not a JSON object")
+    return data
+
+
+async def ask_for_json(
+    provider: ChatProvider, messages: list[dict[str, str]], read: Callable[[dict[str, Any]], T], attempts: int = 2
+) -> tuple[T, dict[str, float], int]:
+    """Ask `provider` for a JSON object and `read` it (which raises `MalformedReply` when it cannot): transient
+    failures are retried inside `with_retries`, an unusable reply is asked again up to `attempts` times.
+    Returns (what `read` made of it, the usage of every call, the attempts it took)."""
+    usage: dict[str, float] = {}
+    for attempt in range(1, attempts + 1):
+        reply = await with_retries(provider, messages)
+        for key, value in reply.usage.items():
+            usage[key] = usage.get(key, 0.0) + value
+        try:
+            return read(json_object(reply.content)), usage, attempt
+        except MalformedReply as exc:
+            if attempt == attempts:
+                raise MalformedReply(str(exc), usage) from exc
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
 class OpenAIChat:
     """Any OpenAI-compatible `/chat/completions` endpoint (OpenRouter by default)."""
 
@@ -71,9 +104,10 @@ class OpenAIChat:
         timeout: float = 60.0,
         json_mode: bool = True,
     ) -> None:
-        self.model = model or config.env("SOURCERER_MODEL", config.DEFAULT_MODEL)
-        self.endpoint = endpoint or config.env("SOURCERER_ENDPOINT", config.DEFAULT_ENDPOINT)
-        self.api_key = api_key or config.api_key()
+        settings = get_settings()
+        self.model = model or settings.model
+        self.endpoint = endpoint or settings.endpoint
+        self.api_key = api_key or settings.api_key
         if not self.model:
             raise ConfigurationError("no chat model configured: set SOURCERER_MODEL")
         self.timeout = timeout
@@ -127,7 +161,7 @@ class BedrockChat:
     }
 
     def __init__(self, model: str | None = None, client: Any = None, max_tokens: int = 1024) -> None:
-        self.model = model or config.env("SOURCERER_BEDROCK_MODEL")
+        self.model = model or get_settings().bedrock_model
         if not self.model:
             raise ConfigurationError("no Bedrock model configured: set SOURCERER_BEDROCK_MODEL")
         self.name = f"bedrock:{self.model}"
@@ -195,15 +229,16 @@ def chat_chain_from_env() -> tuple[list[ChatProvider], bool]:
     `SOURCERER_PROVIDERS` (e.g. `bedrock,openai,extractive`) sets it explicitly; otherwise OpenAI-compatible
     when a key is set, Bedrock when `SOURCERER_BEDROCK_MODEL` is set, and extractive last.
     """
-    explicit = config.env("SOURCERER_PROVIDERS")
+    settings = get_settings()
+    explicit = settings.providers
     if explicit:
         names = [n.strip().lower() for n in explicit.split(",") if n.strip()]
         providers = [make_provider(n) for n in names if n != "extractive"]
         return providers, "extractive" in names
     providers: list[ChatProvider] = []
-    if config.env("SOURCERER_BEDROCK_MODEL"):
+    if settings.bedrock_model:
         providers.append(BedrockChat())
-    if config.api_key():
+    if settings.api_key:
         providers.append(OpenAIChat())
     return providers, True
 

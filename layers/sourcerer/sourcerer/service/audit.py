@@ -28,21 +28,19 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from sourcerer import config
 from sourcerer.errors import SourcererError
 from sourcerer.ledger.base import FINDING_STATUSES, AnswerRecord, CitationCheck, ClaimCheck, Finding, Ledger, LoggedCitation
 from sourcerer.models import Passage
+from sourcerer.settings import get_settings
 from sourcerer.store.base import Index
 from sourcerer.store.models import Hit
-from sourcerer.verify import Judge, split_claims
+from sourcerer.verify import Judge, configured_judge, split_claims
 
-log = logging.getLogger("sourcerer.audit")
-
-DEFAULT_WINDOW_DAYS = 30
+log = logging.getLogger("sourcerer.service.audit")
 
 
 def default_window_days() -> float:
-    return float(config.env("SOURCERER_AUDIT_WINDOW_DAYS") or DEFAULT_WINDOW_DAYS)
+    return get_settings().audit_window_days
 
 
 AGE_PATTERN = r"^\s*\d{1,6}(?:\.\d{1,6})?\s*[dhm]\s*$"
@@ -114,15 +112,6 @@ class AuditReport:
         ]
 
 
-def default_judge() -> Judge:
-    """The judge answers are verified with: the LLM judge when a chat provider is configured, else the local one."""
-    from sourcerer.pipeline import resolve_judge
-    from sourcerer.synthesis.providers import chat_chain_from_env
-
-    providers, _ = chat_chain_from_env()
-    return resolve_judge(None, providers)
-
-
 BATCH = 100  # answers whose cited chunks are fetched in one index request
 
 
@@ -157,7 +146,7 @@ class Auditor:
     @property
     def judge(self) -> Judge:
         if self._judge is None:
-            self._judge = default_judge()
+            self._judge = configured_judge()
         return self._judge
 
     def run(
@@ -346,4 +335,4 @@ class Auditor:
         return "changed", at_position, f"chunk {c.position} of {where} changed since the answer"
 
 
-__all__ = ["AuditReport", "Auditor", "default_judge", "parse_since"]
+__all__ = ["AuditReport", "Auditor", "parse_since"]

@@ -1,26 +1,28 @@
-"""Tenants, tiers, API keys, scopes and permissions: who may do what, and how much of it.
+"""Tenants, tiers, API keys and callers: who may do what, and how much of it.
 
-Keys are random (`sk_` + 32 bytes, URL-safe), shown once, stored only as a SHA-256 hash. A key belongs to one
-tenant and carries granted scopes, permissions (`read`, `write`, `admin`) and optional ACL groups.
+Keys are random (`sk_` + 32 bytes, URL-safe), shown once, stored only as a SHA-256 hash (`KeyRecord` in the
+ledger). A key belongs to one tenant and carries granted scopes, permissions (`read`, `write`, `admin`) and
+optional ACL groups. Tiers are defaults overridden by the `SOURCERER_TIERS` setting; the ledger stores a
+tenant's tier name and settings, and this module says what they mean.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Literal
+from functools import lru_cache
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sourcerer.errors import SourcererError
-from sourcerer.store.models import Access, normalize_scope, validate_tenant, within
+from sourcerer.errors import ConfigurationError, Forbidden, InvalidRequest
+from sourcerer.ledger.base import KeyRecord
+from sourcerer.scopes import PERMISSIONS, Access, normalize_scope, validate_tenant, within
+from sourcerer.settings import get_settings
 
-Permission = Literal["read", "write", "admin"]
-PERMISSIONS: tuple[str, ...] = ("read", "write", "admin")
 TierName = Literal["free", "pro", "enterprise"]
 UNITS = ("queries", "chunks")  # metered monthly
 
@@ -50,19 +52,35 @@ DEFAULT_TIERS: dict[str, Tier] = {
 }
 
 
-def load_tiers(raw: str | None = None) -> dict[str, Tier]:
-    """The defaults, with fields overridden per tier by `SOURCERER_TIERS`, e.g. `{"pro": {"monthly_queries": 100000}}`."""
-    tiers = dict(DEFAULT_TIERS)
-    raw = raw if raw is not None else os.environ.get("SOURCERER_TIERS")
-    if raw:
-        for name, fields in json.loads(raw).items():
-            if name not in tiers:
-                raise ValueError(f"unknown tier {name!r} in SOURCERER_TIERS")
-            tiers[name] = tiers[name].model_copy(update=fields)
-    return tiers
+def load_tiers(overrides: dict[str, dict[str, Any]] | None = None) -> dict[str, Tier]:
+    """The defaults, with fields overridden per tier, e.g. `{"pro": {"monthly_queries": 100000}}` (the
+    `SOURCERER_TIERS` setting). A bad override is the operator's: `ConfigurationError`."""
+    table = dict(DEFAULT_TIERS)
+    for name, fields in (overrides or {}).items():
+        if name not in table:
+            raise ConfigurationError(f"SOURCERER_TIERS names an unknown tier {name!r}")
+        try:
+            table[name] = Tier.model_validate({**table[name].model_dump(), **fields, "name": name})
+        except ValidationError as exc:
+            raise ConfigurationError(f"SOURCERER_TIERS is not valid for {name!r}: {exc.errors()[0]['msg']}") from exc
+    return table
 
 
-TIERS: dict[str, Tier] = load_tiers()
+def tiers() -> dict[str, Tier]:
+    """The tiers of this process's settings."""
+    return _tiers(json.dumps(get_settings().tiers, sort_keys=True))
+
+
+@lru_cache(maxsize=4)
+def _tiers(overrides: str) -> dict[str, Tier]:
+    return load_tiers(json.loads(overrides))
+
+
+def tier_named(name: str) -> Tier:
+    known = tiers()
+    if name not in known:
+        raise InvalidRequest(f"tier must be one of {', '.join(known)}")
+    return known[name]
 
 
 class TenantSettings(BaseModel):
@@ -77,59 +95,8 @@ class TenantSettings(BaseModel):
     )
 
 
-class TenancyError(SourcererError):
-    """Base of the access errors; `status` and `code` are what the HTTP layer answers."""
-
-    status = 400
-    code = "bad_request"
-
-
-class Unauthorized(TenancyError):
-    status, code = 401, "unauthorized"
-
-
-class Forbidden(TenancyError):
-    status, code = 403, "forbidden"
-
-
-class UpgradeRequired(TenancyError):
-    status, code = 402, "upgrade_required"
-
-    def __init__(self, message: str, required_tier: str = "pro") -> None:
-        super().__init__(message)
-        self.required_tier = required_tier
-
-
-class QuotaExceeded(TenancyError):
-    status, code = 429, "quota_exceeded"
-
-    def __init__(self, message: str, retry_after_s: int) -> None:
-        super().__init__(message)
-        self.retry_after_s = retry_after_s
-
-
-class NotFound(TenancyError):
-    status, code = 404, "not_found"
-
-
 def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode("utf-8")).hexdigest()
-
-
-class KeyRecord(BaseModel):
-    """What is stored for a key: never the key itself."""
-
-    key_id: str
-    key_hash: str
-    tenant: str
-    scopes: list[str]
-    perms: list[Permission]
-    groups: list[str] = Field(default_factory=list)
-    created_at: float = Field(default_factory=time.time)
-    revoked: bool = False
-
-    def public(self) -> dict:
-        return self.model_dump(exclude={"key_hash"})
 
 
 def new_key(tenant: str, scopes: list[str], perms: list[str], groups: list[str] | None = None) -> tuple[str, KeyRecord]:
@@ -137,11 +104,11 @@ def new_key(tenant: str, scopes: list[str], perms: list[str], groups: list[str] 
     validate_tenant(tenant)
     unknown = [p for p in perms if p not in PERMISSIONS]
     if unknown or not perms:
-        raise TenancyError(f"permissions must be some of {', '.join(PERMISSIONS)}")
+        raise InvalidRequest(f"permissions must be some of {', '.join(PERMISSIONS)}")
     grants = [normalize_scope(s, tenant) for s in (scopes or [tenant])]
     for scope in grants:
         if scope != tenant and not scope.startswith(tenant + "/"):
-            raise TenancyError(f"scope {scope!r} is outside tenant {tenant!r}: scopes start with the tenant")
+            raise InvalidRequest(f"scope {scope!r} is outside tenant {tenant!r}: scopes start with the tenant")
     key = "sk_" + secrets.token_urlsafe(32)
     digest = hash_key(key)
     record = KeyRecord(
@@ -167,6 +134,19 @@ class Context:
     groups: list[str] = field(default_factory=list)
     settings: TenantSettings = field(default_factory=lambda: TenantSettings())
 
+    @classmethod
+    def of(cls, record: KeyRecord, tenant: dict[str, Any]) -> Context:
+        """The caller a key record names, with its tenant's tier and settings as the ledger stores them."""
+        return cls(
+            tenant=record.tenant,
+            tier=tier_named(tenant["tier"]),
+            key_id=record.key_id,
+            scopes=record.scopes,
+            perms=list(record.perms),
+            groups=record.groups,
+            settings=TenantSettings.model_validate(tenant.get("settings") or {}),
+        )
+
     def require(self, perm: str) -> None:
         if perm not in self.perms and "admin" not in self.perms:
             raise Forbidden(f"this key lacks the {perm!r} permission")
@@ -175,10 +155,7 @@ class Context:
         """The scopes a request may see: the requested one if the key grants it, else all granted scopes."""
         if requested is None or not str(requested).strip("/ "):
             return list(self.scopes)
-        try:
-            scope = normalize_scope(requested, self.tenant)
-        except ValueError as exc:
-            raise TenancyError(str(exc)) from exc
+        scope = normalize_scope(requested, self.tenant)
         if not any(within(scope, grant) for grant in self.scopes):
             raise Forbidden(f"scope {scope!r} is outside this key's grants")
         return [scope]

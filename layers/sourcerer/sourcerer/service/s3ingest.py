@@ -14,17 +14,14 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote_plus
 
-from sourcerer.errors import SourcererError
+from sourcerer.errors import InvalidRequest, RejectedObject
 from sourcerer.ledger.base import Ledger, UsageRecord, sequencer_key
+from sourcerer.scopes import Access, normalize_scope, validate_tenant
+from sourcerer.service.tenancy import month_of, tier_named
 from sourcerer.store.base import Index
-from sourcerer.store.models import Access, Document, document_id_for, normalize_scope, validate_tenant
-from sourcerer.tenancy import TIERS, month_of
+from sourcerer.store.models import Document, document_id_for
 
 PREFIX = "tenants/"
-
-
-class RejectedObject(SourcererError):
-    """The object cannot be ingested (bad key layout, unknown tenant, over quota); the reason says why."""
 
 
 @dataclass
@@ -60,7 +57,7 @@ def parse_record(record: dict[str, Any]) -> ObjectRef:
     try:
         validate_tenant(tenant)
         scope = normalize_scope("/".join([tenant, *parts[2:-1]]), tenant)
-    except ValueError as exc:
+    except InvalidRequest as exc:
         raise RejectedObject(f"key {key!r}: {exc}") from exc
     return ObjectRef(
         bucket=bucket,
@@ -111,7 +108,7 @@ def _apply_current(ref: ObjectRef, tier: str, *, index: Index, ledger: Ledger, s
         scope=ref.scope,
         metadata={"title": ref.key.rsplit("/", 1)[-1], "s3_version": "" if version == "null" else version},
     )
-    limit = TIERS[tier].limit("chunks")
+    limit = tier_named(tier).limit("chunks")
     charged: UsageRecord | None = None
     month = month_of()
 

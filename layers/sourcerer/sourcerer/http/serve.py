@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import parse_qsl
 
-log = logging.getLogger("sourcerer.serve")
+log = logging.getLogger("sourcerer.http.serve")
 MAX_BODY_BYTES = 8 * 1024 * 1024  # a little over the document limit once base64 and JSON are counted
 REQUEST_TIMEOUT_S = 15
 THREADS_PER_WORKER = 4
@@ -100,7 +100,8 @@ def make_wsgi_app(background_embedding: bool = True) -> Callable[[dict[str, Any]
 
     With `background_embedding` (and an embedded index with a model), an ingest answers once the document is
     keyword-searchable and its vectors are filled by a background thread (see `sourcerer.store.background`)."""
-    from sourcerer.api import build_app, get_service
+    from sourcerer.http.api import build_app
+    from sourcerer.service.wiring import get_service
 
     app = build_app()
     warm = get_service()

@@ -7,7 +7,7 @@ import time
 from importlib import resources
 from typing import Any
 
-from sourcerer.cli import render
+from sourcerer.cli.ask import render
 from sourcerer.pipeline import ask
 from sourcerer.synthesis.providers import ChatReply
 
@@ -73,16 +73,13 @@ def run_http_demo() -> None:
 
     import httpx
 
+    from sourcerer.http.serve import serve_in_thread
     from sourcerer.ledger import open_ledger
-    from sourcerer.serve import serve_in_thread
-    from sourcerer.tenancy import new_key
+    from sourcerer.service.admin import issue_key
 
     ledger = open_ledger()
-    ledger.create_tenant("acme", "pro")
-    key, record = new_key("acme", ["acme/alpha"], ["read", "write"])
-    ledger.put_key(record)
-    admin_key, admin = new_key("acme", ["acme"], ["admin"])
-    ledger.put_key(admin)
+    key = issue_key(ledger, "acme", ["acme/alpha"], ["read", "write"], tier="pro").key
+    admin_key = issue_key(ledger, "acme", ["acme"], ["admin"]).key
     server, base = serve_in_thread()
     headers = {"Authorization": f"Bearer {key}", "X-Sourcerer-Scope": "acme/alpha/backend"}
     print(f"━━ The HTTP API on {base} (tenant acme, pro tier, scope acme/alpha) ━━\n")
@@ -137,8 +134,8 @@ def run_http_demo() -> None:
 
 def _audit_demo(client: Any, headers: dict, admin: dict, handbook: dict[str, str], answer_id: str, since: float) -> None:
     """Days later, the failover runbook is edited: the audit notices the answer that cited it."""
-    from sourcerer.api import get_service
-    from sourcerer.audit import Auditor
+    from sourcerer.service.audit import Auditor
+    from sourcerer.service.wiring import get_service
 
     edited = handbook["operations.md"].replace("42 seconds", "97 seconds")
     result = client.post("/v1/documents", headers=headers, json={"source_uri": "handbook/operations.md", "text": edited}).json()

@@ -1,0 +1,196 @@
+"""`sourcerer ask` and `sourcerer search`: questions and queries, as a person reads them or as JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from sourcerer.cli.common import groups, index_options, open_index_of
+from sourcerer.errors import SourcererError
+from sourcerer.models import Answer
+
+
+def load_passages(path: str | Path) -> list[dict[str, Any]]:
+    """Passages from a `.jsonl` file of `{text, source}` objects, or a folder of text files (one passage per
+    paragraph, labelled with the file name)."""
+    path = Path(path)
+    if path.is_dir():
+        passages = []
+        for file in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in {".txt", ".md", ""}):
+            text = file.read_text(encoding="utf-8", errors="replace")
+            for paragraph in text.split("\n\n"):
+                if paragraph.strip():
+                    passages.append({"text": " ".join(paragraph.split()), "source": file.name})
+        return passages
+    if not path.exists():
+        raise SourcererError(f"no such file or folder: {path}")
+    passages = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise SourcererError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
+        if not isinstance(item, dict) or not isinstance(item.get("text"), str):
+            raise SourcererError(f'{path}:{number}: each line must be an object with a "text" string')
+        passages.append(item)
+    return passages
+
+
+def render(answer: Answer, *, question: str | None = None) -> str:
+    """A readable rendering: the answer, its citations with their text, or the refusal and its reason."""
+    lines = []
+    if question:
+        lines.append(f"Q: {question}")
+    if answer.refused:
+        lines.append(f"REFUSED ({answer.reason}): {answer.answer}")
+    else:
+        lines.append(f"A: {answer.answer}")
+        for citation in answer.citations:
+            lines.append(f"   [{citation.index}] {citation.label} ({_where(citation.locator)}, {citation.receipt[:19]}…)")
+            lines.append(f"       “{citation.quote or citation.text}”")
+    if answer.faithfulness is not None:
+        f = answer.faithfulness
+        lines.append(f"   verified by {f.judge} judge: faithful={f.faithful} score={f.score:.2f}")
+        for claim in f.claims:
+            mark = "✓" if claim.supported else "✗"
+            lines.append(f"     {mark} {claim.claim} — {claim.why}")
+    if answer.trace.draft:
+        lines.append(f"   refused draft: {answer.trace.draft}")
+    lines.append(f"   ({answer.provider}, via {answer.via}, {answer.trace.total_ms:.0f} ms)")
+    return "\n".join(lines)
+
+
+def _where(loc: Any) -> str:
+    """A locator as a person reads it: chars 10-42, lines 3-4, p.2, 00:13:05-00:13:09."""
+    if loc.kind == "char_span":
+        return f"chars {loc.start}-{loc.end}"
+    if loc.kind == "lines":
+        return f"lines {loc.start}-{loc.end}" if loc.end != loc.start else f"line {loc.start}"
+    if loc.kind == "page":
+        return f"p.{loc.page}"
+    return f"{_clock(loc.t_start_ms)}-{_clock(loc.t_end_ms)}"
+
+
+def _clock(ms: int) -> str:
+    seconds = ms // 1000
+    return f"{seconds // 3600:02d}:{seconds % 3600 // 60:02d}:{seconds % 60:02d}"
+
+
+def load_history(path: str) -> list[dict[str, str]]:
+    """A conversation so far: a JSON list of {"role": "user"|"assistant", "text"} turns, or one turn per line."""
+    raw = Path(path).read_text(encoding="utf-8").strip()
+    try:
+        turns = json.loads(raw) if raw.startswith("[") else [json.loads(line) for line in raw.splitlines() if line.strip()]
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not a JSON list of turns or JSON lines ({exc.msg}, line {exc.lineno})") from exc
+    from sourcerer.history import validate_history
+
+    return validate_history(turns)
+
+
+def _cmd_ask(args: argparse.Namespace) -> int:
+    from sourcerer.pipeline import ask
+
+    kwargs: dict[str, Any] = {"k": args.k, "min_score": args.min_score, "verify": args.verify}
+    if args.passages:
+        kwargs["passages"] = load_passages(args.passages)
+    elif args.endpoint:
+        kwargs["endpoint"] = args.endpoint
+    else:
+        kwargs["retriever"] = open_index_of(args).retriever(
+            tenant=args.tenant, scope=args.scope, groups=groups(args.groups), k=args.k, mode=args.mode
+        )
+    if args.history:
+        kwargs["history"] = load_history(args.history)
+    if args.chat:
+        kwargs["chat"] = args.chat
+    if args.judge:
+        kwargs["judge"] = args.judge
+    answer = ask(args.question, **kwargs)
+    if args.json:
+        print(json.dumps(answer.model_dump(mode="json"), ensure_ascii=False, indent=2))
+    else:
+        print(render(answer, question=args.question))
+    return 0
+
+
+def _cmd_search(args: argparse.Namespace) -> int:
+    index = open_index_of(args)
+    from sourcerer.accounting import tally
+
+    with tally() as spent:
+        hits = index.search(
+            args.query, tenant=args.tenant, scope=args.scope, groups=groups(args.groups), k=args.k, mode=args.mode
+        )
+    if args.json:
+        print(
+            json.dumps(
+                {"hits": [h.model_dump(mode="json") for h in hits], "trace": spent.search},
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
+        return 0
+    if not hits:
+        print("no results")
+    for rank, hit in enumerate(hits, start=1):
+        loc = hit.locator.model_dump()
+        where = ", ".join(f"{k}={v}" for k, v in loc.items() if k != "kind" and v is not None)
+        print(f"{rank:>2}. {hit.score:.3f}  {hit.label}  ({hit.source_uri}, {loc['kind']} {where})")
+        print(f"    {hit.text[:200]}{'…' if len(hit.text) > 200 else ''}")
+    return 0
+
+
+def register(sub: Any) -> None:
+    ask_p = sub.add_parser(
+        "ask",
+        help="answer a question from the index, passages or a grounding endpoint",
+        description="Answer QUESTION with enforced citations, or refuse with a reason. Grounding: --passages, "
+        "--endpoint, or (by default) the index, filtered by --tenant, --scope and --groups.",
+        epilog='example: sourcerer ask "How long does shipping take?" --passages policies.jsonl --verify strict',
+    )
+    ask_p.add_argument("question", help="the question to answer")
+    source = ask_p.add_mutually_exclusive_group()
+    source.add_argument(
+        "--passages", metavar="PATH", help=".jsonl of {text, source}, or a folder of text files (one passage per paragraph)"
+    )
+    source.add_argument("--endpoint", metavar="URL", help="a grounding endpoint")
+    ask_p.add_argument("--k", type=int, default=5, help="passages to retrieve (default 5)")
+    ask_p.add_argument(
+        "--min-score", type=float, default=0.2, help="refuse when the best passage scores under this (0-1, default 0.2)"
+    )
+    ask_p.add_argument(
+        "--verify",
+        nargs="?",
+        const=True,
+        default=False,
+        choices=[True, "strict"],
+        type=lambda v: "strict" if v == "strict" else v,
+        metavar="strict",
+        help="check every claim against its cited passages; 'strict' refuses an unfaithful answer",
+    )
+    ask_p.add_argument(
+        "--chat", choices=["extractive", "openai", "bedrock"], help="synthesiser (default: from the environment, extractive last)"
+    )
+    ask_p.add_argument(
+        "--judge", choices=["local", "llm"], help="verifier (default: llm when a chat model is configured, else local)"
+    )
+    ask_p.add_argument(
+        "--history",
+        metavar="FILE",
+        help='the conversation so far, for a follow-up: a JSON list of {"role": "user"|"assistant", "text": ...}',
+    )
+    ask_p.add_argument("--json", action="store_true", help="print the full answer as JSON")
+    index_options(ask_p)
+    ask_p.set_defaults(func=_cmd_ask)
+
+    search_p = sub.add_parser("search", help="hybrid, keyword or semantic search over the index")
+    search_p.add_argument("query")
+    search_p.add_argument("--k", type=int, default=8, help="results (default 8)")
+    search_p.add_argument("--json", action="store_true", help="print hits as JSON")
+    index_options(search_p)
+    search_p.set_defaults(func=_cmd_search)

@@ -1,0 +1,172 @@
+"""`sourcerer ingest`, `embed`, `documents` and `opensearch`: what is in the index and how it got there."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from sourcerer.cli.common import bar, groups, index_options, open_index_of
+from sourcerer.errors import SourcererError
+
+
+def _cmd_ingest(args: argparse.Namespace) -> int:
+    from sourcerer.store.base import files_under
+
+    index = open_index_of(args)
+    deferred = hasattr(index, "embed_pending") and index.embedder is not None
+    if deferred:  # phase 1 writes text and keyword terms (searchable at once); phase 2 computes the vectors
+        index.defer_embedding = True
+    total, done, chunks = len(files_under(args.path)), 0, 0
+    started = time.perf_counter()
+    live = not args.json and sys.stderr.isatty()  # no carriage-return frames in logs and pipes
+
+    def progress(path: str, written: int) -> None:
+        nonlocal done, chunks
+        done += 1
+        chunks += written
+        if live:
+            sys.stderr.write(f"\r[{bar(done, total)}] {done}/{total} files, {chunks} chunks indexed  ")
+            sys.stderr.flush()
+
+    report = index.ingest_path(args.path, tenant=args.tenant, scope=args.scope, acl=groups(args.acl), progress=progress)
+    if not args.json:  # the last frame, as one plain line where there is no terminal to redraw
+        sys.stderr.write("\n" if live else f"[{bar(done, total)}] {done}/{total} files, {chunks} chunks indexed\n")
+    if args.json:
+        print(json.dumps(report.model_dump(mode="json"), ensure_ascii=False, indent=2))
+    else:
+        print(f"{report.summary()} in {time.perf_counter() - started:.1f} s (keyword-searchable now)")
+        for outcome in report.files:
+            if outcome.status == "skipped":
+                print(f"  skipped {outcome.path}: {outcome.reason}")
+    if deferred and not args.no_embed:
+        _embed(index, quiet=args.json)
+    elif deferred and not args.json:
+        print(
+            f"{index.pending_embeddings()} chunks wait for their vectors: run `sourcerer embed` (or keep `sourcerer serve` running)"
+        )
+    return 0
+
+
+def _embed(index: Any, quiet: bool = False) -> int:
+    """Embed every pending chunk with a progress bar; Ctrl-C leaves the rest for later, losing nothing."""
+    total, done, started = index.pending_embeddings(), 0, time.perf_counter()
+    live = not quiet and sys.stderr.isatty()
+
+    def progress(count: int) -> None:
+        nonlocal done
+        done += count
+        if live:
+            rate = done / max(time.perf_counter() - started, 1e-6)
+            sys.stderr.write(f"\r[{bar(done, total)}] {done}/{total} chunks embedded ({rate:.1f}/s)  ")
+            sys.stderr.flush()
+
+    try:
+        index.embed_pending(progress=progress)
+    except KeyboardInterrupt:
+        if live:
+            sys.stderr.write("\n")
+        print(f"stopped: {index.pending_embeddings()} chunks still to embed; `sourcerer embed` finishes them", file=sys.stderr)
+        return 130
+    if not quiet:
+        sys.stderr.write("\n" if live else f"[{bar(done, total)}] {done}/{total} chunks embedded\n")
+        print(f"{done} chunks embedded in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+def _cmd_embed(args: argparse.Namespace) -> int:
+    index = open_index_of(args)
+    if not hasattr(index, "embed_pending") or index.embedder is None:
+        print("nothing to embed: this index has no embedding model or computes vectors at ingest", file=sys.stderr)
+        return 0
+    return _embed(index, quiet=args.json)
+
+
+def _cmd_documents(args: argparse.Namespace) -> int:
+    index = open_index_of(args)
+    if args.action == "list":
+        docs = index.list_documents(args.tenant, args.scope)
+        if args.json:
+            print(json.dumps(docs, ensure_ascii=False, indent=2, default=str))
+        else:
+            for d in docs:
+                print(f"{d['document_id']}  {d['chunks']:>4} chunks  {d['scope']}  {d['source_uri']}")
+            print(f"{len(docs)} documents")
+        return 0
+    if not args.document_id:
+        raise SourcererError(f"documents {args.action} needs a DOCUMENT_ID")
+    if args.action == "move":
+        if not args.to:
+            raise SourcererError("documents move needs --to SCOPE")
+        moved = index.move_document(args.tenant, args.document_id, args.to)
+        print(f"moved {args.document_id} to {moved['scope']}: now {moved['document_id']}")
+        return 0
+    if index.delete_document(args.tenant, args.document_id):
+        print(f"deleted {args.document_id}")
+        return 0
+    print(f"sourcerer: error: no document {args.document_id} for tenant {args.tenant}", file=sys.stderr)
+    return 1
+
+
+def _cmd_opensearch(args: argparse.Namespace) -> int:
+    from sourcerer.store.opensearch import OpenSearchIndex, index_body
+
+    if args.action == "mapping":
+        print(json.dumps(index_body(args.dimension), indent=2))
+        return 0
+    index = open_index_of(args)
+    if not isinstance(index, OpenSearchIndex):
+        raise SourcererError("opensearch init needs an OpenSearch index URL (--index or SOURCERER_INDEX)")
+    print(json.dumps(index.init()))
+    return 0
+
+
+def register(sub: Any) -> None:
+    ingest_p = sub.add_parser(
+        "ingest",
+        help="ingest a file or folder into the index (txt md html pdf vtt srt json jsonl)",
+        epilog="example: sourcerer ingest ./handbook --scope acme/alpha/backend --acl engineering",
+    )
+    ingest_p.add_argument("path", help="a file or a folder (searched recursively)")
+    ingest_p.add_argument(
+        "--acl", metavar="GROUPS", help="comma-separated groups allowed to see these documents (default: everyone)"
+    )
+    ingest_p.add_argument("--json", action="store_true", help="print the ingest report as JSON")
+    ingest_p.add_argument(
+        "--no-embed",
+        action="store_true",
+        help="index text only (keyword-searchable) and leave the vectors to `sourcerer embed` or a running `sourcerer serve`",
+    )
+    index_options(ingest_p, search=False)
+    ingest_p.set_defaults(func=_cmd_ingest)
+
+    embed_p = sub.add_parser(
+        "embed",
+        help="compute the vectors of chunks ingested without them (after `ingest --no-embed` or an interrupted ingest)",
+        epilog="example: sourcerer ingest ./docs --no-embed && sourcerer embed",
+    )
+    embed_p.add_argument("--json", action="store_true", help="no progress output")
+    embed_p.add_argument("--index", metavar="URL", help="index URL (default SOURCERER_INDEX, else sqlite under SOURCERER_HOME)")
+    embed_p.set_defaults(func=_cmd_embed)
+
+    docs_p = sub.add_parser(
+        "documents",
+        help="list, delete or move ingested documents",
+        description="List, delete or move documents. A document's identity is its tenant, scope and source; "
+        "moving keeps its chunks and vectors and gives it the identity of the new scope.",
+        epilog="example: sourcerer documents move doc_0123abcd --tenant acme --to acme/beta",
+    )
+    docs_p.add_argument("action", choices=["list", "delete", "move"])
+    docs_p.add_argument("document_id", nargs="?", help="the document to delete or move")
+    docs_p.add_argument("--to", metavar="SCOPE", help="with move: the scope to move the document to")
+    docs_p.add_argument("--json", action="store_true")
+    index_options(docs_p, search=False)
+    docs_p.set_defaults(func=_cmd_documents)
+
+    os_p = sub.add_parser("opensearch", help="create or update the OpenSearch index, or print its mapping")
+    os_p.add_argument("action", choices=["init", "mapping"])
+    os_p.add_argument("--dimension", type=int, default=384, help="vector dimension for `mapping` (default 384)")
+    os_p.add_argument("--index", metavar="URL", help="index URL (default SOURCERER_INDEX)")
+    os_p.set_defaults(func=_cmd_opensearch)

@@ -1,0 +1,40 @@
+"""The `sourcerer` command line: the parser, and one module per audience (`ask` for questions and search,
+`index` for what is in the index, `admin` for tenants, keys, audits and the local server)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from sourcerer.cli import admin, ask, index
+from sourcerer.errors import SourcererError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sourcerer",
+        description="Ask your documents: a cited answer, or a refusal with its reason.",
+        epilog="Environment: SOURCERER_API_KEY / OPENROUTER_API_KEY, SOURCERER_MODEL, SOURCERER_ENDPOINT, "
+        "SOURCERER_BEDROCK_MODEL, SOURCERER_PROVIDERS, SOURCERER_EMBEDDER, SOURCERER_GROUNDING_URL, "
+        "SOURCERER_INDEX, SOURCERER_TABLE, SOURCERER_HOME. See README.md.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    ask.register(sub)
+    index.register(sub)
+    admin.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.func(args)
+    except (SourcererError, ValueError, FileNotFoundError) as exc:
+        print(f"sourcerer: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,394 @@
+"""The HTTP API, defined once with Powertools' resolver: Lambda handlers and `sourcerer serve` both use it.
+
+Routers are grouped by permission boundary (documents: write; search: read; answer: read, pro tiers), so each
+Lambda function includes only its own; `build_app()` with no argument includes them all (the local server).
+Routes are thin: one dependency (`caller`) authenticates, the use case runs in `sourcerer.service`, and the
+route returns its response model, so the OpenAPI spec documents every body. Exceptions become HTTP in exactly
+one place, the `STATUS` table; anything not in it is a logged 500 that carries a request id and no internals.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import uuid
+from datetime import datetime
+from functools import lru_cache
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Depends, Response, content_types
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.exceptions import ServiceError
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestUnsupportedContentType, RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
+from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Query
+from aws_lambda_powertools.event_handler.request import Request
+from pydantic import BaseModel, StringConstraints
+
+from sourcerer import __version__
+from sourcerer.errors import (
+    ConfigurationError,
+    DocumentConflict,
+    Forbidden,
+    InvalidRequest,
+    NotFound,
+    PayloadTooLarge,
+    ProviderError,
+    QuotaExceeded,
+    SourcererError,
+    Unauthorized,
+    UnsupportedDocument,
+    UpgradeRequired,
+)
+from sourcerer.ledger.base import FindingStatus
+from sourcerer.scopes import SCOPE_PATTERN
+from sourcerer.service.audit import AGE_PATTERN, parse_since
+from sourcerer.service.core import DEFAULT_AUDIT_PAGE, MAX_AUDIT_PAGE
+from sourcerer.service.schemas import (
+    AnswerLookup,
+    AnswerRequest,
+    AnswerResponse,
+    AuditPage,
+    DeleteResponse,
+    DocumentList,
+    DocumentRequest,
+    Error,
+    Health,
+    IngestResponse,
+    MoveRequest,
+    MoveResponse,
+    SearchRequest,
+    SearchResponse,
+    UsageResponse,
+)
+from sourcerer.service.tenancy import Context
+from sourcerer.service.wiring import get_service
+
+log = logging.getLogger("sourcerer.http.api")
+
+# The one mapping from exception types to (status, code); the most specific class in an exception's MRO wins.
+STATUS: dict[type[Exception], tuple[int, str]] = {
+    InvalidRequest: (400, "bad_request"),
+    UnsupportedDocument: (400, "unsupported_document"),
+    PayloadTooLarge: (413, "payload_too_large"),
+    Unauthorized: (401, "unauthorized"),
+    UpgradeRequired: (402, "upgrade_required"),
+    Forbidden: (403, "forbidden"),
+    NotFound: (404, "not_found"),
+    DocumentConflict: (409, "conflict"),
+    QuotaExceeded: (429, "quota_exceeded"),
+    ProviderError: (503, "backend_unavailable"),
+    ConfigurationError: (503, "configuration_error"),
+}
+
+ERRORS = {
+    400: "invalid input",
+    401: "missing, unknown or revoked API key",
+    402: "the tenant's tier does not include this",
+    403: "scope or permission not granted",
+    404: "not found",
+    409: "conflicts with a document that exists",
+    413: "document too large",
+    415: "the body is not JSON (Content-Type)",
+    422: "validation failed",
+    429: "monthly quota used up (Retry-After says when it resets)",
+    500: "internal error (the body carries a request id for the operator)",
+    503: "a backend is unavailable, or the service is misconfigured",
+}
+
+
+def responses(success: type[BaseModel], *statuses: int) -> dict[int, dict[str, Any]]:
+    """OpenAPI `responses` of a route: its success body, and its errors, all one `Error` body."""
+    errors = {s: {"description": ERRORS[s], "content": {"application/json": {"model": Error}}} for s in (*statuses, 500)}
+    return {200: {"description": "success", "content": {"application/json": {"model": success}}}, **errors}
+
+
+def caller(request: Request) -> Context:
+    """The authenticated caller (`Authorization: Bearer <key>`): resolved once per request, before the route."""
+    return get_service().authenticate(request.headers.get("authorization"))
+
+
+Caller = Annotated[Context, Depends(caller)]
+BEARER: list[dict[str, list[str]]] = [{"bearerAuth": []}]  # every route but /health
+ScopeHeader = Annotated[
+    str | None,
+    Header(alias="X-Sourcerer-Scope", pattern=SCOPE_PATTERN, max_length=512, description="scope path, e.g. acme/alpha"),
+]
+ScopeQuery = Annotated[
+    str | None, Query(alias="scope", pattern=SCOPE_PATTERN, max_length=512, description="scope path (alternative to the header)")
+]
+
+
+def _request_id(router: Router) -> str | None:
+    return router.current_event.request_context.request_id
+
+
+documents = Router()
+
+
+@documents.post(
+    "/v1/documents",
+    security=BEARER,
+    summary="Ingest a document",
+    tags=["documents"],
+    responses=responses(IngestResponse, 400, 401, 403, 404, 413, 422, 429, 503),
+)
+def post_document(
+    request: Annotated[DocumentRequest, Body()], ctx: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None
+) -> IngestResponse:
+    return get_service().ingest(ctx, x_scope or scope, request, _request_id(documents))
+
+
+@documents.get(
+    "/v1/documents",
+    security=BEARER,
+    summary="List documents in the key's scopes",
+    tags=["documents"],
+    responses=responses(DocumentList, 400, 401, 403, 422, 503),
+)
+def get_documents(ctx: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None) -> DocumentList:
+    return get_service().list_documents(ctx, x_scope or scope)
+
+
+@documents.delete(
+    "/v1/documents/<document_id>",
+    security=BEARER,
+    summary="Delete a document",
+    tags=["documents"],
+    responses=responses(DeleteResponse, 400, 401, 403, 404, 422, 503),
+)
+def delete_document(document_id: str, ctx: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None) -> DeleteResponse:
+    return get_service().delete_document(ctx, x_scope or scope, document_id)
+
+
+@documents.post(
+    "/v1/documents/<document_id>/move",
+    security=BEARER,
+    summary="Move a document to another scope",
+    tags=["documents"],
+    responses=responses(MoveResponse, 400, 401, 403, 404, 409, 422, 503),
+)
+def move_document(
+    document_id: str, request: Annotated[MoveRequest, Body()], ctx: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None
+) -> MoveResponse:
+    """The key must be able to read the document where it is (scope and ACL groups) and be granted `to_scope`."""
+    return get_service().move_document(ctx, x_scope or scope, document_id, request)
+
+
+search = Router()
+
+
+@search.post(
+    "/v1/search",
+    security=BEARER,
+    summary="Hybrid search",
+    tags=["search"],
+    responses=responses(SearchResponse, 400, 401, 403, 422, 429, 503),
+)
+def post_search(
+    request: Annotated[SearchRequest, Body()], ctx: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None
+) -> SearchResponse:
+    return get_service().search(ctx, x_scope or scope, request, _request_id(search))
+
+
+@search.get(
+    "/v1/usage",
+    security=BEARER,
+    summary="This month's usage and quota",
+    tags=["usage"],
+    responses=responses(UsageResponse, 401, 403, 503),
+)
+def get_usage(ctx: Caller) -> UsageResponse:
+    return get_service().usage(ctx)
+
+
+@search.get("/health", summary="Liveness", tags=["health"])
+def health() -> Health:
+    return Health(status="ok", version=__version__)
+
+
+answers = Router()
+
+
+@answers.post(
+    "/v1/answer",
+    security=BEARER,
+    summary="Cited answer or refusal",
+    tags=["answer"],
+    responses=responses(AnswerResponse, 400, 401, 402, 403, 422, 429, 503),
+)
+def post_answer(
+    request: Annotated[AnswerRequest, Body()], ctx: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None
+) -> AnswerResponse:
+    return get_service().answer(ctx, x_scope or scope, request, _request_id(answers))
+
+
+@answers.get(
+    "/v1/answers/<answer_id>",
+    security=BEARER,
+    summary="A logged answer, its citations with receipts, and its latest audit finding",
+    tags=["answer"],
+    responses=responses(AnswerLookup, 400, 401, 403, 404, 422, 503),
+)
+def get_answer(answer_id: str, ctx: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None) -> AnswerLookup:
+    return get_service().get_answer(ctx, x_scope or scope, answer_id)
+
+
+@answers.get(
+    "/v1/audits",
+    security=BEARER,
+    summary="Audit findings (admin)",
+    tags=["audits"],
+    responses=responses(AuditPage, 400, 401, 403, 422, 503),
+)
+def get_audits(
+    ctx: Caller,
+    x_scope: ScopeHeader = None,
+    scope: ScopeQuery = None,
+    since: Annotated[
+        datetime | Annotated[str, StringConstraints(pattern=AGE_PATTERN)] | float | None,
+        Query(description="ISO 8601 time, epoch seconds or an age such as 7d (default: the audit window)"),
+    ] = None,
+    status: Annotated[FindingStatus | None, Query(description="only findings of this status")] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_AUDIT_PAGE, description="findings per page (oldest first)")] = DEFAULT_AUDIT_PAGE,
+) -> AuditPage:
+    """Findings oldest first; when `next_since` is not null, pass it as `since` for the next page."""
+    service = get_service()
+    return service.audits(ctx, x_scope or scope, parse_since(since, service.clock()), status, limit)
+
+
+def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None, **extra: Any) -> Response:
+    return Response(
+        status_code=status,
+        content_type=content_types.APPLICATION_JSON,
+        body=json.dumps({"error": {"code": code, "message": message, **extra}}),
+        headers=headers,
+    )
+
+
+def status_of(exc: BaseException) -> tuple[int, str] | None:
+    """(status, code) of the most specific class of `exc` in `STATUS`, or None (an internal error)."""
+    return next((STATUS[cls] for cls in type(exc).__mro__ if cls in STATUS), None)
+
+
+def _register_errors(app: APIGatewayRestResolver) -> None:
+    @app.exception_handler(RequestValidationError)
+    def validation(exc: RequestValidationError) -> Response:
+        errors = exc.errors()
+        if any(e.get("type") == "extra_forbidden" and tuple(e.get("loc", ()))[-1:] == ("scope",) for e in errors):
+            return _error(400, "scope_in_body", "the scope comes from the X-Sourcerer-Scope header or ?scope=, never the body")
+        if any(
+            e.get("type") == "json_invalid"
+            or (tuple(e.get("loc", ())) == ("body",) and e.get("type") in ("missing", "model_attributes_type"))
+            for e in errors
+        ):
+            return _error(400, "invalid_body", "the body must be a JSON object")
+        details = [{"loc": list(e.get("loc", ())), "msg": e.get("msg"), "type": e.get("type")} for e in errors]
+        return _error(422, "validation_error", "the request does not match the schema", detail=details)
+
+    @app.exception_handler(SourcererError)
+    def known(exc: SourcererError) -> Response:
+        status, code = status_of(exc) or (500, "internal_error")
+        if status == 500:
+            return internal(exc)
+        if isinstance(exc, ConfigurationError):  # the operator reads the reason in the log; the client never does
+            log.error("misconfigured: %s", exc)
+            return _error(status, code, "the service is misconfigured; the operator has been told")
+        if isinstance(exc, ProviderError):
+            log.warning("backend unavailable: %s", exc)
+            return _error(status, code, "a backend service is unavailable; retry later")
+        if isinstance(exc, UpgradeRequired):
+            return _error(status, code, str(exc), required_tier=exc.required_tier)
+        if isinstance(exc, QuotaExceeded):
+            return _error(status, code, str(exc), {"Retry-After": str(exc.retry_after_s)})
+        return _error(status, code, str(exc))
+
+    @app.exception_handler(RecursionError)
+    def too_deep(exc: RecursionError) -> Response:  # the JSON decoder recurses once per level of nesting
+        return _error(400, "invalid_body", "the body is nested too deeply")
+
+    @app.exception_handler(RequestUnsupportedContentType)
+    def unsupported_media_type(exc: RequestUnsupportedContentType) -> Response:
+        return _error(415, "unsupported_media_type", "send the body as Content-Type: application/json")
+
+    @app.exception_handler(ServiceError)
+    def resolver_error(exc: ServiceError) -> Response:  # what the resolver itself answers (e.g. a body too large)
+        return _error(exc.status_code, "bad_request" if exc.status_code < 500 else "internal_error", str(exc.msg))
+
+    @app.exception_handler(Exception)
+    def internal(exc: Exception) -> Response:
+        if _not_json(app):  # the resolver's form parser raises bare ValueErrors on a malformed body it cannot read
+            return unsupported_media_type(exc)  # type: ignore[arg-type]
+        request_id = _current_request_id(app)
+        log.error("internal error in request %s", request_id, exc_info=exc)
+        return _error(
+            500, "internal_error", "an internal error occurred; quote the request id to the operator", request_id=request_id
+        )
+
+    @app.not_found
+    def not_found(exc: Exception) -> Response:
+        allowed = allowed_methods(app, app.current_event.path)
+        if allowed:
+            return _error(
+                405,
+                "method_not_allowed",
+                f"{app.current_event.http_method} is not allowed here; use {', '.join(allowed)}",
+                {"Allow": ", ".join(allowed)},
+            )
+        return _error(404, "not_found", "no such route")
+
+
+def _not_json(app: APIGatewayRestResolver) -> bool:
+    """Whether the request carries a body that is not JSON (every body this API takes is JSON)."""
+    try:
+        event = app.current_event
+        kind = (event.headers.get("content-type") or "").split(";")[0].strip().lower()
+        return bool(event.body) and bool(kind) and kind != "application/json" and not kind.endswith("+json")
+    except Exception:  # noqa: BLE001 - no event to read it from
+        return False
+
+
+def _current_request_id(app: APIGatewayRestResolver) -> str:
+    try:
+        return app.current_event.request_context.request_id or uuid.uuid4().hex
+    except Exception:  # noqa: BLE001 - no event to read it from
+        return uuid.uuid4().hex
+
+
+def allowed_methods(app: APIGatewayRestResolver, path: str) -> list[str]:
+    """The methods the spec declares for `path` (empty when no route matches it): a 405 names them in `Allow`."""
+    return sorted({method for pattern, methods in _route_table(app) if pattern.fullmatch(path) for method in methods})
+
+
+@lru_cache(maxsize=8)
+def _route_table(app: APIGatewayRestResolver) -> tuple[tuple[re.Pattern[str], frozenset[str]], ...]:
+    paths = json.loads(openapi_spec(app))["paths"]
+    return tuple(
+        (re.compile(re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(route))), frozenset(m.upper() for m in methods))
+        for route, methods in paths.items()
+    )
+
+
+def build_app(*routers: Router) -> APIGatewayRestResolver:
+    app = APIGatewayRestResolver(enable_validation=True)
+    app.configure_openapi(
+        title="Sourcerer API",
+        version=__version__,
+        description="Cited answers or refusals over your documents.",
+        security_schemes={"bearerAuth": HTTPBearer(description="an API key from `sourcerer keys create`")},
+    )
+    for router in routers or (documents, search, answers):
+        app.include_router(router)
+    _register_errors(app)
+    if not routers:
+
+        @app.get("/openapi.json", summary="This API's OpenAPI document", tags=["health"], include_in_schema=False)
+        def openapi() -> dict[str, Any]:
+            return json.loads(openapi_spec(app))
+
+    return app
+
+
+def openapi_spec(app: APIGatewayRestResolver | None = None) -> str:
+    return (app or build_app()).get_openapi_json_schema()

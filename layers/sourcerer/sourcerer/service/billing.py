@@ -1,0 +1,100 @@
+"""Metering and prices: quota is taken before the work, given back if the work fails, and the request's final
+units and cost are written once after it.
+
+`Meter.metered(...)` wraps a whole use case, so nothing a client did not cause is charged: a backend that
+fails, a misconfiguration found halfway, or our own bug gives the quota back and leaves no usage record.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from sourcerer.errors import ConfigurationError, QuotaExceeded
+from sourcerer.ledger.base import AnswerRecord, Ledger, UsageRecord
+from sourcerer.service.tenancy import Context, month_of, seconds_to_next_month
+from sourcerer.settings import get_settings
+
+
+class Prices(BaseModel):
+    """The price table behind `est_cost_usd`: defaults, overridden by the `SOURCERER_PRICES` setting."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: float = Field(default=0.0, ge=0)
+    chunk: float = Field(default=0.0, ge=0)
+    llm_input_per_1k: float = Field(default=0.0005, ge=0)
+    llm_output_per_1k: float = Field(default=0.0015, ge=0)
+
+    @classmethod
+    def from_settings(cls) -> Prices:
+        """Read once when the service starts: a malformed table is the operator's fault (a 503 that charges
+        nothing), never the client's (a 400 after its quota was taken)."""
+        try:
+            return cls.model_validate(get_settings().prices or {})
+        except ValidationError as exc:
+            raise ConfigurationError(f"SOURCERER_PRICES is not a valid price table: {exc.errors()[0]['msg']}") from exc
+
+    def estimate(self, units: dict[str, float]) -> float:
+        return round(
+            units.get("queries", 0) * self.query
+            + units.get("chunks", 0) * self.chunk
+            + units.get("llm_tokens_in", 0) / 1000 * self.llm_input_per_1k
+            + units.get("llm_tokens_out", 0) / 1000 * self.llm_output_per_1k,
+            8,
+        )
+
+
+@dataclass(frozen=True)
+class Charge:
+    """Quota a request holds and the usage record written with it (see `Ledger.charge`)."""
+
+    record: UsageRecord
+    unit: str
+    amount: int
+    month: str
+
+
+@dataclass
+class Meter:
+    ledger: Ledger
+    prices: Prices
+    clock: Callable[[], float]
+
+    def charge(self, ctx: Context, route: str, request_id: str | None, unit: str, amount: int) -> Charge:
+        """Take quota and write the usage record in one ledger transaction (`QuotaExceeded` when used up)."""
+        now = self.clock()
+        record = UsageRecord(
+            tenant=ctx.tenant, route=route, request_id=request_id or uuid.uuid4().hex, units={unit: amount}, timestamp=now
+        )
+        charge = Charge(record=record, unit=unit, amount=amount, month=month_of(now))
+        if not self.ledger.charge(record, unit, amount, ctx.tier.limit(unit), charge.month):
+            raise QuotaExceeded(
+                f"monthly {unit} quota of the {ctx.tier.name} tier is used up", retry_after_s=seconds_to_next_month(now)
+            )
+        return charge
+
+    def release(self, charge: Charge) -> None:
+        """Give the quota back and delete the usage record (the request failed, or did nothing new)."""
+        self.ledger.release(charge.record, charge.unit, charge.amount, charge.month)
+
+    @contextmanager
+    def metered(self, ctx: Context, route: str, request_id: str | None, unit: str, amount: int) -> Iterator[Charge]:
+        """Charge for the work inside; any exception from it gives the charge back before it propagates."""
+        charge = self.charge(ctx, route, request_id, unit, amount)
+        try:
+            yield charge
+        except Exception:  # not a KeyboardInterrupt or a killed worker: like a crash, that keeps the charge and its record
+            self.release(charge)
+            raise
+
+    def settle(self, charge: Charge, units: dict[str, float], answer: AnswerRecord | None = None) -> float:
+        """The final units and cost of a charged request, written over its usage record (with the answer's log
+        record, for an answer, in the same ledger write). Returns the cost."""
+        cost = self.prices.estimate(units)
+        self.ledger.settle(charge.record.model_copy(update={"units": units, "est_cost_usd": cost}), answer)
+        return cost

@@ -1,0 +1,299 @@
+"""The service's use cases, shared by the Lambda handlers, `sourcerer serve` and the CLI: authenticate,
+authorise, meter, act, answer with response models. Nothing here knows about HTTP or Lambda events: failures
+are the typed exceptions of `sourcerer.errors`, which each transport maps in one place.
+
+Every metered use case runs inside `Meter.metered`, so a request that fails for any reason the client did not
+cause gives its quota back and leaves no usage record.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import itertools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sourcerer.accounting import current, tally
+from sourcerer.errors import (
+    DocumentNotFound,
+    Forbidden,
+    InvalidRequest,
+    NotFound,
+    PayloadTooLarge,
+    Unauthorized,
+    UpgradeRequired,
+)
+from sourcerer.ledger.base import FINDING_STATUSES, Ledger
+from sourcerer.pipeline import ask
+from sourcerer.service.billing import Charge, Meter, Prices
+from sourcerer.service.schemas import (
+    AnswerLookup,
+    AnswerRequest,
+    AnswerResponse,
+    AuditPage,
+    CallerContext,
+    DeleteResponse,
+    DocumentInfo,
+    DocumentList,
+    DocumentRequest,
+    IngestResponse,
+    MoveRequest,
+    MoveResponse,
+    SearchRequest,
+    SearchResponse,
+    SearchStage,
+    SearchTrace,
+    UnitUsage,
+    UsageResponse,
+)
+from sourcerer.service.tenancy import Context, hash_key, month_of
+from sourcerer.service.views import answer_body, answer_record, finding_view, hit_views, logged_answer
+from sourcerer.store.base import Index
+from sourcerer.store.models import Document, Hit
+from sourcerer.store.parsers import sniff_content_type
+
+MAX_DOCUMENT_BYTES = 5 * 1024 * 1024
+DEFAULT_AUDIT_PAGE, MAX_AUDIT_PAGE = 100, 1000  # findings per GET /v1/audits (a response must stay far under 6 MB)
+
+
+class _ScopedRetriever:
+    """What `ask()` searches through in the service: the index, within the caller's tenant, scopes and groups.
+    It keeps the hits of its last search for the response and the answer log."""
+
+    def __init__(self, service: Service, ctx: Context, scopes: list[str], request: SearchRequest) -> None:
+        self.service, self.ctx, self.scopes, self.request = service, ctx, scopes, request
+        self.hits: list[Hit] = []
+        self.last_trace: dict[str, Any] = {}
+
+    def __call__(self, query: str, k: int) -> list[dict[str, Any]]:
+        self.hits = self.service._hits(self.ctx, self.scopes, self.request.model_copy(update={"q": query, "top_k": k}))
+        self.last_trace = dict(current().search)  # this request's search, whatever other threads are doing
+        return [h.as_passage() for h in self.hits]
+
+
+def _echo(ctx: Context, scopes: list[str]) -> CallerContext:
+    return CallerContext.model_validate(ctx.echo(scopes))
+
+
+@dataclass
+class Service:
+    index: Index
+    ledger: Ledger
+    clock: Callable[[], float] = field(default=time.time)
+    prices: Prices = field(default_factory=Prices.from_settings)
+
+    def __post_init__(self) -> None:
+        self.meter = Meter(self.ledger, self.prices, self.clock)
+
+    # --- who is calling ---------------------------------------------------------------------------
+
+    def authenticate(self, authorization: str | None) -> Context:
+        if not authorization or not authorization.startswith("Bearer ") or not authorization[7:].strip():
+            raise Unauthorized("missing API key: send Authorization: Bearer <key>")
+        record = self.ledger.find_key(hash_key(authorization[7:].strip()))
+        if record is None:
+            raise Unauthorized("unknown API key")
+        if record.revoked:
+            raise Unauthorized("this API key was revoked")
+        tenant = self.ledger.get_tenant(record.tenant)
+        if tenant is None:
+            raise Unauthorized("this API key's tenant no longer exists")
+        return Context.of(record, tenant)
+
+    # --- documents ------------------------------------------------------------------------------
+
+    def ingest(self, ctx: Context, scope: str | None, request: DocumentRequest, request_id: str | None = None) -> IngestResponse:
+        ctx.require("write")
+        target = ctx.narrow(scope)
+        if len(target) != 1:
+            raise InvalidRequest("this key grants several scopes: say which one with X-Sourcerer-Scope or ?scope=")
+        document = self._document(ctx, target[0], request)
+        charge: Charge | None = None
+
+        def admit(chunks: int) -> None:  # new or changed content only; unsupported files fail before this
+            nonlocal charge
+            charge = self.meter.charge(ctx, "POST /v1/documents", request_id, "chunks", chunks)
+
+        try:
+            with tally() as spent:
+                result = self.index.ingest_document(document, admit=admit, access=ctx.access(target))
+            if charge is not None and result["status"] == "unchanged":
+                self.meter.release(charge)  # a concurrent request wrote the same content first: charged once, there
+            elif charge is not None:
+                self.meter.settle(charge, {"chunks": result["chunks"], "embedding_tokens": spent.embedding_tokens})
+        except Exception as exc:
+            if charge is not None:  # the write failed after the quota was taken: give it back
+                self.meter.release(charge)
+            if isinstance(exc, DocumentNotFound):  # a document there this key could not read: say nothing of it
+                raise NotFound(f"no document for {request.source_uri!r} this key may write in {target[0]}") from exc
+            raise
+        return IngestResponse(**result, context=_echo(ctx, target))
+
+    @staticmethod
+    def _document(ctx: Context, scope: str, request: DocumentRequest) -> Document:
+        if request.content_base64 is not None:
+            try:
+                content = base64.b64decode(request.content_base64, validate=True)
+            except (binascii.Error, ValueError) as exc:
+                raise InvalidRequest("content_base64 is not valid base64") from exc
+        else:
+            content = (request.text or "").encode("utf-8", "replace")  # a lone surrogate from JSON becomes "?"
+        if len(content) > MAX_DOCUMENT_BYTES:
+            raise PayloadTooLarge(f"documents are limited to {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB")
+        acl = sorted(set(request.acl))
+        if acl and not set(acl) <= set(ctx.groups) and "admin" not in ctx.perms:
+            raise Forbidden("a key can only restrict documents to ACL groups it holds")
+        return Document(
+            source_uri=request.source_uri,
+            content=content,
+            content_type=request.content_type or sniff_content_type(request.source_uri, content),
+            tenant=ctx.tenant,
+            scope=scope,
+            acl=acl,
+            metadata=request.metadata,
+        )
+
+    def list_documents(self, ctx: Context, scope: str | None) -> DocumentList:
+        ctx.require("read")
+        scopes = ctx.narrow(scope)
+        docs: dict[str, dict[str, Any]] = {}
+        for s in scopes:
+            for d in self.index.list_documents(ctx.tenant, s):
+                if not d.get("acl") or set(d["acl"]) & set(ctx.groups) or "admin" in ctx.perms:
+                    docs[d["document_id"]] = d
+        listed = sorted(docs.values(), key=lambda d: d["source_uri"])
+        return DocumentList(documents=[DocumentInfo.model_validate(d) for d in listed], context=_echo(ctx, scopes))
+
+    def delete_document(self, ctx: Context, scope: str | None, document_id: str) -> DeleteResponse:
+        """Delete a document the key could read (scope and ACL groups); anything else is a 404."""
+        ctx.require("write")
+        scopes = ctx.narrow(scope)
+        if not self.index.delete_document(ctx.tenant, document_id, access=ctx.access(scopes)):
+            raise NotFound(f"no document {document_id} in this key's scopes")
+        return DeleteResponse(document_id=document_id, deleted=True, context=_echo(ctx, scopes))
+
+    def move_document(self, ctx: Context, scope: str | None, document_id: str, request: MoveRequest) -> MoveResponse:
+        """Move a document the key could read to another scope it is granted (both needed; else a 404)."""
+        ctx.require("write")
+        scopes = ctx.narrow(scope)
+        target = ctx.narrow(request.to_scope)[0]
+        try:
+            moved = self.index.move_document(ctx.tenant, document_id, target, access=ctx.access(scopes))
+        except DocumentNotFound as exc:
+            raise NotFound(f"no document {document_id} in this key's scopes") from exc
+        return MoveResponse(**moved, context=_echo(ctx, scopes))
+
+    # --- search and answer ------------------------------------------------------------------------
+
+    def _hits(self, ctx: Context, scopes: list[str], request: SearchRequest) -> list[Hit]:
+        merged: dict[str, Hit] = {}
+        for s in scopes:
+            for hit in self.index.search(
+                request.q, tenant=ctx.tenant, scope=s, groups=ctx.groups, k=self._top_k(ctx, request), mode=request.mode
+            ):
+                if hit.unit_id not in merged or hit.score > merged[hit.unit_id].score:
+                    merged[hit.unit_id] = hit
+        return sorted(merged.values(), key=lambda h: (-h.score, h.unit_id))[: self._top_k(ctx, request)]
+
+    @staticmethod
+    def _top_k(ctx: Context, request: SearchRequest) -> int:
+        """What a request gets: its top_k, capped at the tier's maximum (the trace says which applied)."""
+        return min(request.top_k, ctx.tier.max_top_k)
+
+    def search(self, ctx: Context, scope: str | None, request: SearchRequest, request_id: str | None = None) -> SearchResponse:
+        started = time.perf_counter()
+        ctx.require("read")
+        scopes = ctx.narrow(scope)
+        with self.meter.metered(ctx, "POST /v1/search", request_id, "queries", 1) as charge, tally() as spent:
+            hits = self._hits(ctx, scopes, request)
+            ms = round((time.perf_counter() - started) * 1000, 3)
+            cost = self.meter.settle(charge, {"queries": 1, "embedding_tokens": spent.embedding_tokens})
+        stage = SearchStage(
+            stage="search", ms=ms, units={"hits": len(hits), "top_k": self._top_k(ctx, request)}, detail=spent.search
+        )
+        return SearchResponse(
+            hits=hit_views(hits),
+            trace=SearchTrace(stages=[stage], total_ms=ms, est_cost_usd=cost, cache={}),
+            context=_echo(ctx, scopes),
+        )
+
+    def answer(self, ctx: Context, scope: str | None, request: AnswerRequest, request_id: str | None = None) -> AnswerResponse:
+        ctx.require("read")
+        if not ctx.tier.answer_access:
+            raise UpgradeRequired(f"answers need the pro tier; this tenant is on {ctx.tier.name}", required_tier="pro")
+        scopes = ctx.narrow(scope)
+        retriever = _ScopedRetriever(self, ctx, scopes, request)
+        with self.meter.metered(ctx, "POST /v1/answer", request_id, "queries", 1) as charge, tally() as spent:
+            # ask() searches through the retriever, so a follow-up is searched as its standalone rewrite
+            answer = ask(
+                request.q,
+                retriever=retriever,
+                k=request.top_k,
+                min_score=request.min_score,
+                verify=request.verify,
+                history=[turn.model_dump() for turn in request.history] or None,
+            )
+            synth = answer.trace.stage("synthesize")
+            units: dict[str, float] = {"queries": 1, "embedding_tokens": spent.embedding_tokens}
+            if synth is not None:
+                units["llm_tokens_in"] = synth.units.get("input_tokens", 0.0)
+                units["llm_tokens_out"] = synth.units.get("output_tokens", 0.0)
+            # logged and billed in one ledger write: an answer that cannot be logged cannot be audited later, so
+            # it is not served (and its quota is given back)
+            record = answer_record(ctx, scopes, request.q, answer, retriever.hits, self.clock())
+            answer.trace.est_cost_usd = self.meter.settle(charge, units, answer=record)
+        return AnswerResponse(
+            answer_id=record.answer_id,
+            answer=answer_body(answer),
+            hits=hit_views(retriever.hits),
+            trace=answer.trace,
+            context=_echo(ctx, scopes),
+        )
+
+    # --- the answer log and audits -------------------------------------------------------------------
+
+    def get_answer(self, ctx: Context, scope: str | None, answer_id: str) -> AnswerLookup:
+        """A logged answer, to a key of the same tenant that may read its scopes and holds the ACL groups of the
+        key that asked (the answer may quote chunks only those groups see); else 404, saying nothing more."""
+        ctx.require("read")
+        scopes = ctx.narrow(scope)
+        record = self.ledger.get_answer(ctx.tenant, answer_id)
+        if (
+            record is None
+            or not ctx.may_read(record.scopes, scopes)
+            or not ("admin" in ctx.perms or set(record.groups) <= set(ctx.groups))
+        ):
+            raise NotFound(f"no answer {answer_id} in this key's scopes")
+        return AnswerLookup(answer=logged_answer(record), context=_echo(ctx, scopes))
+
+    def audits(
+        self, ctx: Context, scope: str | None, since: float, status: str | None, limit: int = DEFAULT_AUDIT_PAGE
+    ) -> AuditPage:
+        """Findings checked at or after `since`, oldest first, at most `limit`; `next_since` continues the list."""
+        ctx.require("admin")
+        if status is not None and status not in FINDING_STATUSES:
+            raise InvalidRequest(f"status must be one of {', '.join(FINDING_STATUSES)}")
+        if not 1 <= limit <= MAX_AUDIT_PAGE:
+            raise InvalidRequest(f"limit must be between 1 and {MAX_AUDIT_PAGE}")
+        scopes = ctx.narrow(scope)
+        visible = (f for f in self.ledger.findings(ctx.tenant, since=since, status=status) if ctx.may_read(f.scopes, scopes))
+        page = list(itertools.islice(visible, limit + 1))
+        more = page[limit] if len(page) > limit else None
+        return AuditPage(
+            findings=[finding_view(f) for f in page[:limit]],
+            next_since=more.checked_at if more is not None else None,
+            context=_echo(ctx, scopes),
+        )
+
+    def usage(self, ctx: Context) -> UsageResponse:
+        ctx.require("read")
+        month = month_of(self.clock())
+        used = self.ledger.usage(ctx.tenant, month)
+        return UsageResponse(
+            month=month,
+            tier=ctx.tier.name,
+            units={u: UnitUsage(used=used.get(u, 0), quota=ctx.tier.limit(u)) for u in ("queries", "chunks")},
+        )

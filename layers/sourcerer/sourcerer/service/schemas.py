@@ -1,0 +1,290 @@
+"""The API's own shapes: request bodies, response bodies and the one error body. The domain models (answers,
+citations, traces) live in the library; these say what crosses the wire, so the OpenAPI spec documents every
+2xx and error body and the drift test keeps code and spec one.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from sourcerer.ledger.base import CitationCheck, ClaimCheck, FindingStatus, LoggedCitation
+from sourcerer.models import Faithfulness, Locator, Trace
+from sourcerer.scopes import SCOPE_PATTERN
+from sourcerer.store.parsers import EXTENSIONS
+
+# --- request models (the API's own shapes; the domain models live in the library) ------------------
+
+
+def _whole(value: Any) -> Any:
+    """JSON has one number type: 8.0 is the integer 8. Strings and booleans stay errors (the models are strict)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+WholeNumber = Annotated[int, BeforeValidator(_whole)]
+BASE64 = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
+ContentType = Literal[tuple(sorted(set(EXTENSIONS.values())))]  # type: ignore[valid-type]
+
+
+class DocumentRequest(BaseModel):
+    # strict: "5", true or "yes" are not numbers or booleans; exactly one of `text` and `content_base64`
+    model_config = ConfigDict(
+        extra="forbid",
+        strict=True,
+        json_schema_extra={"oneOf": [{"required": ["text"]}, {"required": ["content_base64"]}]},
+    )
+
+    source_uri: str = Field(min_length=1, max_length=2048, pattern=r"\S", description="the document's identity in its scope")
+    text: str = Field(default=None, min_length=1, pattern=r"\S", description="the content as text")  # type: ignore[assignment]
+    content_base64: str = Field(default=None, min_length=4, pattern=BASE64, description="the content as base64 bytes (PDF)")  # type: ignore[assignment]
+    content_type: ContentType | None = Field(
+        default=None, description="the parser to use; default from the source_uri's extension, else PDF or plain text"
+    )
+    acl: list[str] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_content(self) -> DocumentRequest:
+        if (self.text is None) == (self.content_base64 is None):
+            raise ValueError("give exactly one of text or content_base64")
+        return self
+
+
+class MoveRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    to_scope: str = Field(
+        min_length=1, max_length=512, pattern=SCOPE_PATTERN, description="the scope to move the document to, e.g. acme/beta"
+    )
+
+
+class SearchRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    q: str = Field(min_length=1, max_length=4000)
+    top_k: WholeNumber = Field(default=8, ge=1, le=100, description="hits wanted; capped at the tier's maximum")
+    mode: Literal["hybrid", "keyword", "semantic"] = "hybrid"
+    filters: dict[str, Any] | None = Field(default=None, max_length=0, description="reserved; only {} is accepted today")
+
+
+class Turn(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    role: Literal["user", "assistant"]
+    text: str = Field(max_length=20_000)
+
+
+class AnswerRequest(SearchRequest):
+    verify: bool | Literal["strict"] = False
+    history: list[Turn] = Field(default_factory=list, max_length=50, description="earlier turns, oldest first")
+    min_score: float = Field(default=0.2, ge=0.0, le=1.0)
+
+
+# --- responses ------------------------------------------------------------------------------------------------
+
+
+class CallerContext(BaseModel):
+    """The effective caller, echoed on every response: which tenant, tier, scopes and permissions applied."""
+
+    tenant: str
+    tier: str
+    scopes: list[str]
+    perms: list[str]
+
+
+class ValidationIssue(BaseModel):
+    loc: list[str | int]
+    msg: str | None = None
+    type: str | None = None
+
+
+class ErrorDetail(BaseModel):
+    code: str = Field(description="stable machine-readable code, e.g. quota_exceeded")
+    message: str = Field(description="what went wrong, for a person")
+    detail: list[ValidationIssue] | None = Field(default=None, description="validation_error only: each problem")
+    required_tier: str | None = Field(default=None, description="upgrade_required only: the tier that includes this")
+    request_id: str | None = Field(default=None, description="internal_error only: quote it to the operator")
+
+
+class Error(BaseModel):
+    """Every error response, whatever its status."""
+
+    error: ErrorDetail
+
+
+class IngestResponse(BaseModel):
+    document_id: str
+    chunks: int = Field(description="chunks the document has now")
+    status: Literal["ingested", "replaced", "unchanged"]
+    context: CallerContext
+
+
+class DocumentInfo(BaseModel):
+    document_id: str
+    source_uri: str
+    label: str
+    scope: str
+    acl: list[str]
+    metadata: dict[str, Any]
+    chunks: int
+    content_hash: str
+    created_at: float
+    updated_at: float
+
+
+class DocumentList(BaseModel):
+    documents: list[DocumentInfo]
+    context: CallerContext
+
+
+class DeleteResponse(BaseModel):
+    document_id: str
+    deleted: bool
+    context: CallerContext
+
+
+class MoveResponse(BaseModel):
+    document_id: str = Field(description="the document's identity in its new scope")
+    previous_document_id: str
+    scope: str
+    status: Literal["moved", "unchanged"]
+    context: CallerContext
+
+
+class HitView(BaseModel):
+    """A search hit as the API shows it (the stored sentence offsets and vectors stay inside)."""
+
+    unit_id: str
+    document_id: str
+    source_uri: str
+    label: str
+    text: str
+    score: float
+    locator: Locator
+    receipt: str = Field(description="sha256: of `text`")
+    scope: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    position: int = Field(description="the chunk's place in its document, from 0")
+
+
+class SearchStage(BaseModel):
+    stage: str
+    ms: float
+    units: dict[str, float] = Field(default_factory=dict)
+    detail: dict[str, Any] = Field(default_factory=dict, description="what the index did: mode, candidates, timings")
+
+
+class SearchTrace(BaseModel):
+    stages: list[SearchStage]
+    total_ms: float
+    est_cost_usd: float
+    cache: dict[str, Any] = Field(default_factory=dict)
+
+
+class SearchResponse(BaseModel):
+    hits: list[HitView]
+    trace: SearchTrace
+    context: CallerContext
+
+
+class CitationView(BaseModel):
+    index: int = Field(description="the inline marker number, [index] in the answer text")
+    unit_id: str | None
+    source_uri: str | None
+    label: str
+    locator: Locator
+    quote: str | None = Field(description="the cited sentence(s); `locator` points at them")
+    quote_spans: list[tuple[int, int]]
+    receipt: str = Field(description="sha256: of the cited chunk text")
+    answer_spans: list[tuple[int, int]] = Field(description="[start, end) of each marker of this citation in `text`")
+
+
+class AnswerBody(BaseModel):
+    text: str = Field(description="the answer with [n] markers, or the refusal message")
+    refused: bool
+    reason: str | None = Field(description="why it refused (see the README's refusal reasons); null when answered")
+    citations: list[CitationView]
+    faithfulness: Faithfulness | None = Field(description="the verification verdict, when verify was asked")
+    extractive: bool
+    provider: str
+
+
+class AnswerResponse(BaseModel):
+    answer_id: str = Field(description="GET /v1/answers/{answer_id} returns it with its latest audit finding")
+    answer: AnswerBody
+    hits: list[HitView]
+    trace: Trace
+    context: CallerContext
+
+
+class FindingView(BaseModel):
+    """An audit's verdict on one answer."""
+
+    answer_id: str
+    tenant: str
+    scopes: list[str]
+    status: FindingStatus
+    claims: list[ClaimCheck]
+    citations: list[CitationCheck]
+    checked_at: float
+    judge: str | None
+    detail: str
+
+
+class NotAudited(BaseModel):
+    """An answer no audit has checked yet."""
+
+    status: Literal["not_audited"]
+
+
+class LoggedAnswer(BaseModel):
+    """A logged answer as its tenant may read it: texts only where the tenant keeps them (else their hashes)."""
+
+    answer_id: str
+    tenant: str
+    scopes: list[str]
+    key_id: str | None
+    question: str | None
+    question_sha256: str
+    answer: str | None
+    answer_sha256: str
+    text_stored: bool
+    refused: bool
+    reason: str | None
+    citations: list[LoggedCitation]
+    faithfulness: Faithfulness | None
+    provider: str
+    extractive: bool
+    created_at: float
+    expires_at: int
+    audit: FindingView | NotAudited = Field(description="the latest audit finding")
+
+
+class AnswerLookup(BaseModel):
+    answer: LoggedAnswer
+    context: CallerContext
+
+
+class AuditPage(BaseModel):
+    findings: list[FindingView]
+    next_since: float | None = Field(description="pass as `since` for the next page; null on the last one")
+    context: CallerContext
+
+
+class UnitUsage(BaseModel):
+    used: int
+    quota: int | None = Field(description="null: unlimited")
+
+
+class UsageResponse(BaseModel):
+    month: str
+    tier: str
+    units: dict[str, UnitUsage]
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    version: str

@@ -1,0 +1,91 @@
+"""Every `SOURCERER_*` setting, in one pydantic model read through `get_settings()`.
+
+Nothing reads the environment at import time: `get_settings()` parses and validates it at first use and hands
+the result to the factories (`open_index`, `open_ledger`, `make_embedder`, the chat providers, the tiers). An
+invalid value is a `ConfigurationError` that names the variable, raised where the setting is first needed; a
+service turns it into a 503 that charges nothing. Empty variables count as unset.
+
+The parsed settings are cached per distinct environment: a process reads them once (the environment of a
+Lambda container or a server does not change), and a test that sets a variable gets it on the next call.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, Json, ValidationError, field_validator
+
+from sourcerer.errors import ConfigurationError
+
+DEFAULT_ENDPOINT = "https://openrouter.ai/api/v1/chat/completions"
+DEFAULT_MODEL = "google/gemini-3-flash-preview"
+DEFAULT_BEDROCK_EMBED_MODEL = "amazon.titan-embed-text-v2:0"
+
+
+class Settings(BaseModel):
+    """The environment Sourcerer runs in. Field aliases are the variable names (see the README's table)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", populate_by_name=True)
+
+    # local state and stores
+    home: Path = Field(Path(".sourcerer"), alias="SOURCERER_HOME", description="local state: index, ledger, caches")
+    index: str | None = Field(None, alias="SOURCERER_INDEX", description="index URL: sqlite:///path or opensearch://host")
+    table: str | None = Field(None, alias="SOURCERER_TABLE", description="DynamoDB ledger table (else SQLite in home)")
+    embed_queue: str | None = Field(None, alias="SOURCERER_EMBED_QUEUE", description="SQS queue URL for deferred embedding")
+    # embeddings
+    embedder: str | None = Field(None, alias="SOURCERER_EMBEDDER", description="local, openai, bedrock or none")
+    embed_endpoint: str | None = Field(None, alias="SOURCERER_EMBED_ENDPOINT", description="OpenAI-compatible embeddings URL")
+    embed_model: str | None = Field(None, alias="SOURCERER_EMBED_MODEL")
+    bedrock_embed_model: str = Field(DEFAULT_BEDROCK_EMBED_MODEL, alias="SOURCERER_BEDROCK_EMBED_MODEL")
+    # chat models
+    api_key_value: str | None = Field(None, validation_alias=AliasChoices("SOURCERER_API_KEY", "OPENROUTER_API_KEY"), repr=False)
+    model: str = Field(DEFAULT_MODEL, alias="SOURCERER_MODEL")
+    endpoint: str = Field(DEFAULT_ENDPOINT, alias="SOURCERER_ENDPOINT")
+    bedrock_model: str | None = Field(None, alias="SOURCERER_BEDROCK_MODEL")
+    providers: str | None = Field(None, alias="SOURCERER_PROVIDERS", description="comma-separated chain: openai,bedrock")
+    backoff_s: float = Field(0.5, ge=0, alias="SOURCERER_BACKOFF_S", description="first retry delay of a chat call")
+    extractive_fallback: bool = Field(True, alias="SOURCERER_EXTRACTIVE_FALLBACK")
+    grounding_url: str | None = Field(None, alias="SOURCERER_GROUNDING_URL")
+    min_answerability: float | None = Field(
+        None, ge=0, alias="SOURCERER_MIN_ANSWERABILITY", description="above 1 refuses everything"
+    )
+    # the service
+    prices: Json[dict[str, Any]] | None = Field(None, alias="SOURCERER_PRICES", description="price table overrides (JSON)")
+    tiers: Json[dict[str, dict[str, Any]]] | None = Field(None, alias="SOURCERER_TIERS", description="tier overrides (JSON)")
+    audit_window_days: float = Field(30.0, gt=0, alias="SOURCERER_AUDIT_WINDOW_DAYS")
+
+    @field_validator("extractive_fallback", mode="before")
+    @classmethod
+    def _yes_no(cls, value: Any) -> Any:
+        return value.strip().lower() not in ("0", "false", "no", "off") if isinstance(value, str) else value
+
+    @property
+    def api_key(self) -> str | None:
+        return self.api_key_value
+
+    @classmethod
+    def variables(cls) -> list[str]:
+        """Every environment variable the model reads (the test fixture clears exactly these)."""
+        names: list[str] = []
+        for field in cls.model_fields.values():
+            choices = field.validation_alias.choices if isinstance(field.validation_alias, AliasChoices) else [field.alias]
+            names.extend(str(c) for c in choices if c)
+        return names
+
+
+def get_settings() -> Settings:
+    """The settings of this process's environment, validated (a `ConfigurationError` names a bad variable)."""
+    names = Settings.variables()
+    return _parse(tuple((name, os.environ[name]) for name in names if os.environ.get(name, "").strip()))
+
+
+@lru_cache(maxsize=8)
+def _parse(values: tuple[tuple[str, str], ...]) -> Settings:
+    try:
+        return Settings.model_validate(dict(values))
+    except ValidationError as exc:
+        first = exc.errors()[0]  # located by the variable's name (the field's alias)
+        raise ConfigurationError(f"{first['loc'][0]} is not valid: {first['msg']}") from exc
