@@ -7,6 +7,7 @@ from sourcerer import ask
 from sourcerer.errors import DocumentConflict, DocumentNotFound
 from sourcerer.models import receipt_of
 from sourcerer.scopes import Access
+from sourcerer.store.base import SearchResult
 from sourcerer.store.models import Hit
 
 FAILOVER = (
@@ -96,7 +97,7 @@ class IndexContract:
     def test_delete_removes_the_document_and_its_chunks(self, index):
         result = index.ingest_document(_doc("ops.md", FAILOVER))
         assert index.delete_document("acme", result["document_id"]) is True
-        assert index.search("failover", tenant="acme", k=5) == []
+        assert list(index.search("failover", tenant="acme", k=5)) == []
         assert index.list_documents("acme") == []
         assert index.delete_document("acme", result["document_id"]) is False
 
@@ -155,7 +156,7 @@ class IndexContract:
             )
         hits = index.search("failover password", tenant="acme", groups=["secret"], k=3, mode="keyword")
         assert [(h.document_id, h.text) for h in hits] == [(original["document_id"], "The failover password rotates weekly.")]
-        assert index.search("nothing to see", tenant="acme", groups=["staff"], k=3, mode="keyword") == []
+        assert list(index.search("nothing to see", tenant="acme", groups=["staff"], k=3, mode="keyword")) == []
         insider = Access(scopes=("acme/alpha",), groups=frozenset({"secret"}))
         replaced = index.ingest_document(
             _doc("secret.md", "Rotation is monthly.", scope="acme/alpha", acl=["secret"]), access=insider
@@ -194,7 +195,7 @@ class IndexContract:
             index.move_document("acme", doc["document_id"], "acme/beta", access=Access(scopes=("acme/beta",), groups=None))
         moved = index.move_document("acme", doc["document_id"], "acme/beta", access=both)
         assert moved["scope"] == "acme/beta" and moved["document_id"] != doc["document_id"]
-        assert index.search("failover cutover", tenant="acme", scope="acme/alpha", k=3) == []
+        assert list(index.search("failover cutover", tenant="acme", scope="acme/alpha", k=3)) == []
         hits = index.search("failover cutover", tenant="acme", scope="acme/beta", k=3)
         assert hits and hits[0].document_id == moved["document_id"] and hits[0].scope == "acme/beta"
         assert [d["scope"] for d in index.list_documents("acme")] == ["acme/beta"]
@@ -212,7 +213,7 @@ class IndexContract:
     @pytest.mark.parametrize("query", ["", "   ", "the of and"])
     def test_empty_or_stopword_queries_return_nothing_in_keyword_mode(self, index, query):
         index.ingest_document(_doc("ops.md", FAILOVER))
-        assert index.search(query, tenant="acme", k=5, mode="keyword") == []
+        assert list(index.search(query, tenant="acme", k=5, mode="keyword")) == []
 
     def test_operator_characters_are_just_text(self, index):
         index.ingest_document(_doc("ops.md", FAILOVER))
@@ -226,7 +227,7 @@ class IndexContract:
             "^~{}[]\\/!",
         ]:
             hits = index.search(query, tenant="acme", k=3)
-            assert isinstance(hits, list)
+            assert isinstance(hits, SearchResult) and all(isinstance(h, Hit) for h in hits)
         assert "failover" in index.search('title:"failover" AND -cutover*', tenant="acme", k=3, mode="keyword")[0].text
 
     def test_huge_query_is_cut_not_fatal(self, index):

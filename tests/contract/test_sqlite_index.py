@@ -125,7 +125,7 @@ def test_readers_catch_up_on_another_process_writes_without_reloading(tmp_path):
     assert {h.source_uri for h in reader.search("failover", tenant="local", mode="semantic", k=20)} == {"b.txt"}
     moved = writer.list_documents("local")[0]["document_id"]
     writer.move_document("local", moved, "local/elsewhere")
-    assert reader.search("cafeteria", tenant="local", scope="local/other", mode="semantic") == []
+    assert list(reader.search("cafeteria", tenant="local", scope="local/other", mode="semantic")) == []
     assert reader.search("cafeteria", tenant="local", scope="local/elsewhere", mode="semantic")
 
 

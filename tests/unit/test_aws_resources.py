@@ -128,7 +128,7 @@ def test_s3_uploads_are_ingested_once_and_deleted_on_removal(aws, monkeypatch, t
         "sqs_s3_object_removed.json", "docs", "tenants/acme/alpha/backend/runbook.md", marker, sequencer="0A1B2C3D4E5F678902"
     )
     assert function.lambda_handler(removed, Context()) == {"batchItemFailures": []}
-    assert service.index.search("failover cutover", tenant="acme", k=10, mode="keyword") == []
+    assert list(service.index.search("failover cutover", tenant="acme", k=10, mode="keyword")) == []
 
 
 @pytest.mark.parametrize("key", ["uploads/runbook.md", "tenants/ghost/alpha/runbook.md", "tenants/acme/../globex/x.md"])

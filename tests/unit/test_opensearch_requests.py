@@ -231,7 +231,7 @@ def test_keyword_search_without_acl_groups_sees_only_public_chunks(cluster):
             {"responses": [{"hits": {"hits": []}}, {"hits": {"total": {"value": 0}}, "aggregations": {"t0": {"doc_count": 0}}}]},
         ),
     )
-    assert _index(cluster).search("failover", tenant="acme", mode="keyword") == []
+    assert list(_index(cluster).search("failover", tenant="acme", mode="keyword")) == []
     lines = cluster.sent("POST", "/_msearch")[0]["body"]
     assert len(lines) == 4
     assert lines[1]["query"]["bool"]["filter"][-1] == {

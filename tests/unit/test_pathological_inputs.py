@@ -104,4 +104,4 @@ def test_a_folder_ingest_skips_links_that_leave_the_folder_and_says_why(tmp_path
     status = {f.path.rsplit("/", 1)[-1]: (f.status, f.reason) for f in report.files}
     assert status["escape.txt"] == ("skipped", "a link to a file outside the folder being ingested")
     assert status["inside.txt"][0] == "ingested" and status["guide.txt"][0] == "ingested"
-    assert index.search("root password", tenant="t", mode="keyword") == []
+    assert list(index.search("root password", tenant="t", mode="keyword")) == []

@@ -100,7 +100,7 @@ def test_any_order_of_delivery_ends_with_the_index_equal_to_the_bucket(s3, tmp_p
         for event in order:
             handle_record(event, index=index, ledger=ledger, s3=s3)  # never raises: nothing goes to the DLQ
         documents = index.list_documents("acme")
-        chunks = index.search("failover cutover", tenant="acme", k=10, mode="keyword")
+        chunks = list(index.search("failover cutover", tenant="acme", k=10, mode="keyword"))
         if expected is None:
             assert documents == [] and chunks == [], f"{scenario}: order {n} left a deleted object searchable"
         else:

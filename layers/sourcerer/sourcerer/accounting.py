@@ -26,12 +26,17 @@ _current: ContextVar[Tally | None] = ContextVar("sourcerer_tally", default=None)
 @contextmanager
 def tally() -> Iterator[Tally]:
     """Count what the code inside spends (in this thread or task, and in threads it hands its context to)."""
+    outer = _current.get()
     mine = Tally()
     token = _current.set(mine)
     try:
         yield mine
     finally:
         _current.reset(token)
+        if outer is not None:  # a tally inside another (one search in a request) counts toward it too
+            outer.embedding_tokens += mine.embedding_tokens
+            if mine.search:
+                outer.search = mine.search
 
 
 def current() -> Tally:

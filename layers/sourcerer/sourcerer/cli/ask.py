@@ -120,16 +120,11 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 
 def _cmd_search(args: argparse.Namespace) -> int:
     index = open_index_of(args)
-    from sourcerer.accounting import tally
-
-    with tally() as spent:
-        hits = index.search(
-            args.query, tenant=args.tenant, scope=args.scope, groups=groups(args.groups), k=args.k, mode=args.mode
-        )
+    hits = index.search(args.query, tenant=args.tenant, scope=args.scope, groups=groups(args.groups), k=args.k, mode=args.mode)
     if args.json:
         print(
             json.dumps(
-                {"hits": [h.model_dump(mode="json") for h in hits], "trace": spent.search},
+                {"hits": [h.model_dump(mode="json") for h in hits], "trace": hits.trace},
                 ensure_ascii=False,
                 indent=2,
             )

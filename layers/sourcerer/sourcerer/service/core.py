@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sourcerer.accounting import current, tally
+from sourcerer.accounting import tally
 from sourcerer.errors import (
     DocumentNotFound,
     Forbidden,
@@ -69,8 +69,9 @@ class _ScopedRetriever:
         self.last_trace: dict[str, Any] = {}
 
     def __call__(self, query: str, k: int) -> list[dict[str, Any]]:
-        self.hits = self.service._hits(self.ctx, self.scopes, self.request.model_copy(update={"q": query, "top_k": k}))
-        self.last_trace = dict(current().search)  # this request's search, whatever other threads are doing
+        self.hits, self.last_trace = self.service._hits(
+            self.ctx, self.scopes, self.request.model_copy(update={"q": query, "top_k": k})
+        )
         return [h.as_passage() for h in self.hits]
 
 
@@ -188,15 +189,19 @@ class Service:
 
     # --- search and answer ------------------------------------------------------------------------
 
-    def _hits(self, ctx: Context, scopes: list[str], request: SearchRequest) -> list[Hit]:
+    def _hits(self, ctx: Context, scopes: list[str], request: SearchRequest) -> tuple[list[Hit], dict[str, Any]]:
+        """The best hits over the request's scopes, and the trace of its (last) search."""
         merged: dict[str, Hit] = {}
+        trace: dict[str, Any] = {}
         for s in scopes:
-            for hit in self.index.search(
+            found = self.index.search(
                 request.q, tenant=ctx.tenant, scope=s, groups=ctx.groups, k=self._top_k(ctx, request), mode=request.mode
-            ):
+            )
+            trace = found.trace
+            for hit in found:
                 if hit.unit_id not in merged or hit.score > merged[hit.unit_id].score:
                     merged[hit.unit_id] = hit
-        return sorted(merged.values(), key=lambda h: (-h.score, h.unit_id))[: self._top_k(ctx, request)]
+        return sorted(merged.values(), key=lambda h: (-h.score, h.unit_id))[: self._top_k(ctx, request)], trace
 
     @staticmethod
     def _top_k(ctx: Context, request: SearchRequest) -> int:
@@ -208,12 +213,10 @@ class Service:
         ctx.require("read")
         scopes = ctx.narrow(scope)
         with self.meter.metered(ctx, "POST /v1/search", request_id, "queries", 1) as charge, tally() as spent:
-            hits = self._hits(ctx, scopes, request)
+            hits, trace = self._hits(ctx, scopes, request)
             ms = round((time.perf_counter() - started) * 1000, 3)
             cost = self.meter.settle(charge, {"queries": 1, "embedding_tokens": spent.embedding_tokens})
-        stage = SearchStage(
-            stage="search", ms=ms, units={"hits": len(hits), "top_k": self._top_k(ctx, request)}, detail=spent.search
-        )
+        stage = SearchStage(stage="search", ms=ms, units={"hits": len(hits), "top_k": self._top_k(ctx, request)}, detail=trace)
         return SearchResponse(
             hits=hit_views(hits),
             trace=SearchTrace(stages=[stage], total_ms=ms, est_cost_usd=cost, cache={}),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from sourcerer.accounting import tally
 from sourcerer.errors import DocumentConflict, DocumentNotFound, UnsupportedDocument
 from sourcerer.models import Segment
 from sourcerer.retrieval.embedders import pack_vectors
@@ -96,13 +97,38 @@ class Index(Protocol):
         groups: Iterable[str] | None = None,
         k: int = 10,
         mode: Mode = "hybrid",
-    ) -> list[Hit]: ...
+    ) -> SearchResult:
+        """The best `k` hits the caller may see, with the search's trace and embedding tokens."""
+        ...
 
     def retriever(
         self, *, tenant: str, scope: str | None = None, groups: Iterable[str] | None = None, k: int = 8, mode: Mode = "hybrid"
     ) -> Callable[[str, int], list[dict[str, Any]]]: ...
 
     def stats(self) -> dict[str, Any]: ...
+
+
+@dataclass
+class SearchResult(Sequence[Hit]):
+    """What one search found, and what it did and spent: its own, never read back from a shared object. It is a
+    sequence of its hits, best first."""
+
+    hits: list[Hit]
+    trace: dict[str, Any] = field(default_factory=dict)
+    embedding_tokens: int = 0
+
+    def __getitem__(self, i: Any) -> Any:
+        return self.hits[i]
+
+    def __len__(self) -> int:
+        return len(self.hits)
+
+
+def searched(run: Callable[[], list[Hit]]) -> SearchResult:
+    """Run an adapter's search and keep its trace and embedding tokens with its hits (see `sourcerer.accounting`)."""
+    with tally() as spent:
+        hits = run()
+    return SearchResult(hits=hits, trace=dict(spent.search), embedding_tokens=spent.embedding_tokens)
 
 
 @dataclass
@@ -196,6 +222,82 @@ def check_write(access: Access | None, document: Document, existing: tuple[str, 
     assert document.scope is not None
     if not access.may_write_to(document.scope) or (existing is not None and not access.may_touch(*existing)):
         raise DocumentNotFound(f"no document {document.document_id} this caller may write")
+
+
+@dataclass(frozen=True)
+class Stored:
+    """What an index holds under a document's identity: enough to decide an ingest."""
+
+    content_hash: str
+    scope: str
+    acl: list[str]
+
+
+WriteStatus = Literal["ingested", "replaced", "unchanged"]
+
+
+class IngestStorage(Protocol):
+    """The storage primitives an adapter supplies to `ingest_with`, which holds the idempotent algorithm (so a
+    new adapter cannot get idempotency, admission or the write rule wrong)."""
+
+    embedder: Any
+    chunk_settings: ChunkSettings
+
+    @property
+    def deferred(self) -> bool:
+        """Whether vectors are left for later (`defer_embedding`), so a write carries text and terms only."""
+        ...
+
+    def stored_document(self, tenant: str, document_id: str) -> Stored | None: ...
+
+    def keep_unchanged(self, document: Document) -> int:
+        """The stored chunk count of a document re-ingested with the same content (and anything an unchanged
+        retry must redo, such as re-queueing chunks still waiting for vectors)."""
+        ...
+
+    def write_document(
+        self,
+        document: Document,
+        prepared: Prepared,
+        vectors: np.ndarray | None,
+        synthesis: list[bytes | None],
+        access: Access | None,
+        stored: Stored | None,
+    ) -> tuple[WriteStatus, int]:
+        """Replace whatever is stored under the document's identity with `prepared`, atomically where the store
+        can (re-checking the write rule and the content hash inside its transaction, so that a concurrent
+        writer of the same content makes this one `unchanged`). Returns (status, chunks stored)."""
+        ...
+
+
+def ingest_with(
+    storage: IngestStorage,
+    doc: Document | Mapping[str, Any],
+    *,
+    admit: Admit | None = None,
+    access: Access | None = None,
+    prepared: Prepared | None = None,
+) -> dict[str, Any]:
+    """The one ingest algorithm: the same content is `unchanged` and admits nothing (a retry never duplicates
+    or charges twice); new or changed content is admitted (`admit(chunks)` may raise to refuse it) before the
+    model runs or anything is written; the write rule is checked before and, where the store has
+    transactions, again inside the write."""
+    document = as_document(doc)
+    assert document.document_id is not None and document.scope is not None
+    content_hash = document.content_hash()
+    stored = storage.stored_document(document.tenant, document.document_id)
+    check_write(access, document, stored and (stored.scope, stored.acl))
+    if stored is not None and stored.content_hash == content_hash:
+        return {"document_id": document.document_id, "chunks": storage.keep_unchanged(document), "status": "unchanged"}
+    if prepared is None or prepared.content_hash != content_hash:
+        prepared = prepare(document, storage.chunk_settings)
+    if admit is not None:
+        admit(len(prepared.chunks))
+    embedder = None if storage.deferred else storage.embedder
+    vectors = embedder.embed([embedding_text(c, prepared.title) for c in prepared.chunks], "passage") if embedder else None
+    synthesis = synthesis_vectors(embedder, prepared.chunks)
+    status, chunks = storage.write_document(document, prepared, vectors, synthesis, access, stored)
+    return {"document_id": document.document_id, "chunks": chunks, "status": status}
 
 
 def check_move(access: Access | None, target: str, occupant: tuple[str, list[str]] | None) -> None:

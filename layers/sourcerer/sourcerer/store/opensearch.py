@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sourcerer.accounting import current, note_search
 from sourcerer.errors import ConfigurationError, DocumentNotFound, ProviderError
@@ -33,21 +33,24 @@ from sourcerer.store.base import (
     Admit,
     Mode,
     Prepared,
-    as_document,
+    SearchResult,
+    Stored,
+    WriteStatus,
     check_move,
-    check_write,
     deferred_vectors,
-    embedding_text,
     ingest_folder,
+    ingest_with,
     make_retriever,
     plan_search,
-    prepare,
+    searched,
     synthesis_texts,
-    synthesis_vectors,
 )
 from sourcerer.store.chunking import MAX_DOCUMENT_CHUNKS, ChunkSettings
 from sourcerer.store.models import Document, Hit, IngestReport, document_id_for, unit_id_for
 from sourcerer.text import terms
+
+if TYPE_CHECKING:
+    import numpy as np
 
 K1 = 1.2  # Lucene's BM25 default
 MAX_QUERY_TERMS = 64
@@ -325,28 +328,39 @@ class OpenSearchIndex:
         access: Access | None = None,
         prepared: Prepared | None = None,
     ) -> dict[str, Any]:
-        document = as_document(doc)
+        return ingest_with(self, doc, admit=admit, access=access, prepared=prepared)
+
+    # --- the storage primitives `ingest_with` runs on (OpenSearch has no transactions: the write rule is checked
+    # on the stored version just before the write) -------------------------------------------------------------
+
+    def stored_document(self, tenant: str, document_id: str) -> Stored | None:
+        existing = self._existing(tenant, document_id)
+        return (
+            None
+            if existing is None
+            else Stored(content_hash=existing["content_hash"], scope=existing["scope"], acl=existing["acl"])
+        )
+
+    def keep_unchanged(self, document: Document) -> int:
         assert document.document_id is not None
-        content_hash = document.content_hash()
-        existing = self._existing(document.tenant, document.document_id)
-        # OpenSearch has no transactions: the rule is checked on the stored version just before the write
-        check_write(access, document, existing and (existing["scope"], existing["acl"]))
-        if existing is not None and existing["content_hash"] == content_hash:
-            count = self.client.count(
-                index=self.index, body={"query": {"bool": {"filter": _document(document.tenant, document.document_id)}}}
-            )["count"]
-            self._queue_pending(document.tenant, document.document_id)  # a retried ingest re-queues what still waits
-            return {"document_id": document.document_id, "chunks": count, "status": "unchanged"}
-        if prepared is None or prepared.content_hash != content_hash:
-            prepared = prepare(document, self.chunk_settings)
-        if admit is not None:
-            admit(len(prepared.chunks))
-        embedder = None if self.deferred else self.embedder
-        vectors = embedder.embed([embedding_text(c, prepared.title) for c in prepared.chunks], "passage") if embedder else None
-        self._bulk(self.bulk_lines(document, prepared, vectors, synthesis_vectors(embedder, prepared.chunks)))
+        self._queue_pending(document.tenant, document.document_id)  # a retried ingest re-queues what still waits
+        query = {"query": {"bool": {"filter": _document(document.tenant, document.document_id)}}}
+        return int(self.client.count(index=self.index, body=query)["count"])
+
+    def write_document(
+        self,
+        document: Document,
+        prepared: Prepared,
+        vectors: np.ndarray | None,
+        synthesis: list[bytes | None],
+        access: Access | None,
+        stored: Stored | None,
+    ) -> tuple[WriteStatus, int]:
+        assert document.document_id is not None
+        self._bulk(self.bulk_lines(document, prepared, vectors, synthesis))
         if self.deferred and self.on_pending is not None:
             self.on_pending(document.tenant, [c.unit_id for c in prepared.chunks])
-        if existing is not None:
+        if stored is not None:
             # new chunks first, then the old ones go: nothing is lost if this fails, and search hides the
             # older version of a document while both are visible (see `_latest_only`)
             self.client.delete_by_query(
@@ -355,17 +369,13 @@ class OpenSearchIndex:
                     "query": {
                         "bool": {
                             "filter": _document(document.tenant, document.document_id),
-                            "must_not": [{"term": {"content_hash": content_hash}}],
+                            "must_not": [{"term": {"content_hash": prepared.content_hash}}],
                         }
                     }
                 },
                 **({} if self.serverless else {"refresh": True}),
             )
-        return {
-            "document_id": document.document_id,
-            "chunks": len(prepared.chunks),
-            "status": "replaced" if existing else "ingested",
-        }
+        return ("replaced" if stored is not None else "ingested"), len(prepared.chunks)
 
     @property
     def deferred(self) -> bool:
@@ -524,6 +534,18 @@ class OpenSearchIndex:
 
     @_translated
     def search(
+        self,
+        query: str,
+        *,
+        tenant: str,
+        scope: str | None = None,
+        groups: Iterable[str] | None = None,
+        k: int = 10,
+        mode: Mode = "hybrid",
+    ) -> SearchResult:
+        return searched(lambda: self._search(query, tenant=tenant, scope=scope, groups=groups, k=k, mode=mode))
+
+    def _search(
         self,
         query: str,
         *,

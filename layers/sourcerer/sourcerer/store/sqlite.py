@@ -36,17 +36,19 @@ from sourcerer.store.base import (
     Admit,
     Mode,
     Prepared,
-    as_document,
+    SearchResult,
+    Stored,
+    WriteStatus,
     check_move,
     check_write,
     deferred_vectors,
     embedding_text,
     ingest_folder,
+    ingest_with,
     make_retriever,
     plan_search,
-    prepare,
+    searched,
     synthesis_texts,
-    synthesis_vectors,
     title_of,
 )
 from sourcerer.store.chunking import ChunkSettings
@@ -221,22 +223,37 @@ class SQLiteIndex:
         access: Access | None = None,
         prepared: Prepared | None = None,
     ) -> dict[str, Any]:
-        document = as_document(doc)
+        return ingest_with(self, doc, admit=admit, access=access, prepared=prepared)
+
+    # --- the storage primitives `ingest_with` runs on ----------------------------------------------------------
+
+    @property
+    def deferred(self) -> bool:
+        return self.defer_embedding
+
+    def stored_document(self, tenant: str, document_id: str) -> Stored | None:
+        with self._lock:
+            current = self._existing(self._db(), tenant, document_id)
+        return None if current is None else Stored(content_hash=current[0], scope=current[2], acl=current[3])
+
+    def keep_unchanged(self, document: Document) -> int:
+        assert document.document_id is not None
+        with self._lock:
+            current = self._existing(self._db(), document.tenant, document.document_id)
+        return current[1] if current is not None else 0
+
+    def write_document(
+        self,
+        document: Document,
+        prepared: Prepared,
+        vectors: np.ndarray | None,
+        synthesis: list[bytes | None],
+        access: Access | None,
+        stored: Stored | None,
+    ) -> tuple[WriteStatus, int]:
         assert document.document_id is not None and document.scope is not None
         db = self._db()
-        content_hash = document.content_hash()
-        with self._lock:
-            existing = self._existing(db, document.tenant, document.document_id)
-        check_write(access, document, existing and (existing[2], existing[3]))
-        if existing is not None and existing[0] == content_hash:
-            return {"document_id": document.document_id, "chunks": existing[1], "status": "unchanged"}
-        if prepared is None or prepared.content_hash != content_hash:
-            prepared = prepare(document, self.chunk_settings)
-        if admit is not None:
-            admit(len(prepared.chunks))
-        embedder = None if self.defer_embedding else self.embedder
-        vectors = embedder.embed([embedding_text(c, prepared.title) for c in prepared.chunks], "passage") if embedder else None
-        synthesis = synthesis_vectors(embedder, prepared.chunks)
+        content_hash = prepared.content_hash
         now = time.time()
         with self._lock:
             db.execute("BEGIN IMMEDIATE")
@@ -246,7 +263,7 @@ class SQLiteIndex:
                 check_write(access, document, current and (current[2], current[3]))
                 if current is not None and current[0] == content_hash:  # a concurrent writer stored this content first
                     db.execute("ROLLBACK")
-                    return {"document_id": document.document_id, "chunks": current[1], "status": "unchanged"}
+                    return "unchanged", current[1]
                 status = "replaced" if current is not None else "ingested"
                 if current is not None:
                     self._delete_chunks(db, document.tenant, document.document_id)
@@ -313,7 +330,7 @@ class SQLiteIndex:
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
-        return {"document_id": document.document_id, "chunks": len(prepared.chunks), "status": status}
+        return status, len(prepared.chunks)
 
     @staticmethod
     def _bump(db: sqlite3.Connection) -> None:
@@ -779,6 +796,18 @@ class SQLiteIndex:
         return {rowid: self.embedder.calibrate(c) for rowid, c in found.items()}
 
     def search(
+        self,
+        query: str,
+        *,
+        tenant: str,
+        scope: str | None = None,
+        groups: Iterable[str] | None = None,
+        k: int = 10,
+        mode: Mode = "hybrid",
+    ) -> SearchResult:
+        return searched(lambda: self._search(query, tenant=tenant, scope=scope, groups=groups, k=k, mode=mode))
+
+    def _search(
         self,
         query: str,
         *,
