@@ -100,7 +100,7 @@ def test_cli_ingest_then_embed_later(tmp_path, monkeypatch, capsys):
 
 
 def test_a_large_folder_is_prepared_in_worker_processes_with_the_same_outcome(tmp_path, monkeypatch):
-    from sourcerer.store import base
+    from sourcerer.store import folders
 
     folder = tmp_path / "docs"
     folder.mkdir()
@@ -109,10 +109,10 @@ def test_a_large_folder_is_prepared_in_worker_processes_with_the_same_outcome(tm
     (folder / "broken.json").write_text("{not json", encoding="utf-8")
     (folder / "image.png").write_bytes(b"\x89PNG")
     serial = SQLiteIndex(tmp_path / "serial.db", embedder=HashedEmbedder(), defer_embedding=True).ingest_path(folder)
-    monkeypatch.setattr(base, "PARALLEL_FROM_FILES", 4)
-    monkeypatch.setattr(base, "WINDOW", 5)  # several windows
-    monkeypatch.setattr(base.os, "sched_getaffinity", lambda _: {0, 1}, raising=False)
-    monkeypatch.setattr(base.threading, "active_count", lambda: 1)  # daemon threads of earlier tests aside
+    monkeypatch.setattr(folders, "PARALLEL_FROM_FILES", 4)
+    monkeypatch.setattr(folders, "WINDOW", 5)  # several windows
+    monkeypatch.setattr(folders.os, "sched_getaffinity", lambda _: {0, 1}, raising=False)
+    monkeypatch.setattr(folders.threading, "active_count", lambda: 1)  # daemon threads of earlier tests aside
     import concurrent.futures
 
     pools = []

@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from sourcerer.errors import MalformedReply
+from sourcerer.errors import InvalidRequest, MalformedReply
 from sourcerer.synthesis.prompt import REWRITE_PROMPT
 from sourcerer.synthesis.providers import ChatProvider, ask_for_json
 from sourcerer.text import normalize, terms
@@ -79,7 +79,7 @@ def validate_history(history: Sequence[dict] | None) -> list[dict]:
     turns = []
     for turn in history or []:
         if not isinstance(turn, dict) or turn.get("role") not in ("user", "assistant"):
-            raise ValueError('each history turn must be {"role": "user"|"assistant", "text": ...}')
+            raise InvalidRequest('each history turn must be {"role": "user"|"assistant", "text": ...}')
         turns.append({"role": turn["role"], "text": str(turn.get("text", turn.get("content", "")))})
     return turns
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from sourcerer.cli.common import groups, index_options, open_index_of
-from sourcerer.errors import SourcererError
+from sourcerer.errors import InvalidRequest, SourcererError
 from sourcerer.models import Answer
 
 
@@ -86,7 +86,7 @@ def load_history(path: str) -> list[dict[str, str]]:
     try:
         turns = json.loads(raw) if raw.startswith("[") else [json.loads(line) for line in raw.splitlines() if line.strip()]
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not a JSON list of turns or JSON lines ({exc.msg}, line {exc.lineno})") from exc
+        raise InvalidRequest(f"{path}: not a JSON list of turns or JSON lines ({exc.msg}, line {exc.lineno})") from exc
     from sourcerer.history import validate_history
 
     return validate_history(turns)

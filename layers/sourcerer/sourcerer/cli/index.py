@@ -13,7 +13,7 @@ from sourcerer.errors import SourcererError
 
 
 def _cmd_ingest(args: argparse.Namespace) -> int:
-    from sourcerer.store.base import files_under
+    from sourcerer.store.folders import files_under
 
     index = open_index_of(args)
     deferred = hasattr(index, "embed_pending") and index.embedder is not None

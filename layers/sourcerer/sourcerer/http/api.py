@@ -13,6 +13,7 @@ import json
 import logging
 import re
 import uuid
+from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from typing import Annotated, Any
@@ -24,6 +25,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestUnsupp
 from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Query
 from aws_lambda_powertools.event_handler.request import Request
+from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEvent
 from pydantic import BaseModel, StringConstraints
 
 from sourcerer import __version__
@@ -104,12 +106,23 @@ def responses(success: type[BaseModel], *statuses: int) -> dict[int, dict[str, A
     return {200: {"description": "success", "content": {"application/json": {"model": success}}}, **errors}
 
 
-def caller(request: Request) -> Context:
-    """The authenticated caller (`Authorization: Bearer <key>`): resolved once per request, before the route."""
-    return get_service().authenticate(request.headers.get("authorization"))
+@dataclass(frozen=True)
+class Call:
+    """Who is calling (authenticated from `Authorization: Bearer <key>`) and the request's id (for metering)."""
+
+    ctx: Context
+    request_id: str | None
 
 
-Caller = Annotated[Context, Depends(caller)]
+def caller(request: Request) -> Call:
+    """Resolved once per request, before the route, from the request itself (never from state on a router, which
+    a resolver per thread would share)."""
+    event = request.resolved_event
+    request_id = event.request_context.request_id if isinstance(event, APIGatewayProxyEvent) else None
+    return Call(ctx=get_service().authenticate(request.headers.get("authorization")), request_id=request_id)
+
+
+Caller = Annotated[Call, Depends(caller)]
 BEARER: list[dict[str, list[str]]] = [{"bearerAuth": []}]  # every route but /health
 ScopeHeader = Annotated[
     str | None,
@@ -118,10 +131,6 @@ ScopeHeader = Annotated[
 ScopeQuery = Annotated[
     str | None, Query(alias="scope", pattern=SCOPE_PATTERN, max_length=512, description="scope path (alternative to the header)")
 ]
-
-
-def _request_id(router: Router) -> str | None:
-    return router.current_event.request_context.request_id
 
 
 documents = Router()
@@ -135,9 +144,9 @@ documents = Router()
     responses=responses(IngestResponse, 400, 401, 403, 404, 413, 422, 429, 503),
 )
 def post_document(
-    request: Annotated[DocumentRequest, Body()], ctx: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None
+    request: Annotated[DocumentRequest, Body()], call: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None
 ) -> IngestResponse:
-    return get_service().ingest(ctx, x_scope or scope, request, _request_id(documents))
+    return get_service().ingest(call.ctx, x_scope or scope, request, call.request_id)
 
 
 @documents.get(
@@ -147,8 +156,8 @@ def post_document(
     tags=["documents"],
     responses=responses(DocumentList, 400, 401, 403, 422, 503),
 )
-def get_documents(ctx: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None) -> DocumentList:
-    return get_service().list_documents(ctx, x_scope or scope)
+def get_documents(call: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None) -> DocumentList:
+    return get_service().list_documents(call.ctx, x_scope or scope)
 
 
 @documents.delete(
@@ -158,8 +167,8 @@ def get_documents(ctx: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = 
     tags=["documents"],
     responses=responses(DeleteResponse, 400, 401, 403, 404, 422, 503),
 )
-def delete_document(document_id: str, ctx: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None) -> DeleteResponse:
-    return get_service().delete_document(ctx, x_scope or scope, document_id)
+def delete_document(document_id: str, call: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None) -> DeleteResponse:
+    return get_service().delete_document(call.ctx, x_scope or scope, document_id)
 
 
 @documents.post(
@@ -170,10 +179,10 @@ def delete_document(document_id: str, ctx: Caller, x_scope: ScopeHeader = None, 
     responses=responses(MoveResponse, 400, 401, 403, 404, 409, 422, 503),
 )
 def move_document(
-    document_id: str, request: Annotated[MoveRequest, Body()], ctx: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None
+    document_id: str, request: Annotated[MoveRequest, Body()], call: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None
 ) -> MoveResponse:
     """The key must be able to read the document where it is (scope and ACL groups) and be granted `to_scope`."""
-    return get_service().move_document(ctx, x_scope or scope, document_id, request)
+    return get_service().move_document(call.ctx, x_scope or scope, document_id, request)
 
 
 search = Router()
@@ -187,9 +196,9 @@ search = Router()
     responses=responses(SearchResponse, 400, 401, 403, 422, 429, 503),
 )
 def post_search(
-    request: Annotated[SearchRequest, Body()], ctx: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None
+    request: Annotated[SearchRequest, Body()], call: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None
 ) -> SearchResponse:
-    return get_service().search(ctx, x_scope or scope, request, _request_id(search))
+    return get_service().search(call.ctx, x_scope or scope, request, call.request_id)
 
 
 @search.get(
@@ -199,8 +208,8 @@ def post_search(
     tags=["usage"],
     responses=responses(UsageResponse, 401, 403, 503),
 )
-def get_usage(ctx: Caller) -> UsageResponse:
-    return get_service().usage(ctx)
+def get_usage(call: Caller) -> UsageResponse:
+    return get_service().usage(call.ctx)
 
 
 @search.get("/health", summary="Liveness", tags=["health"])
@@ -219,9 +228,9 @@ answers = Router()
     responses=responses(AnswerResponse, 400, 401, 402, 403, 422, 429, 503),
 )
 def post_answer(
-    request: Annotated[AnswerRequest, Body()], ctx: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None
+    request: Annotated[AnswerRequest, Body()], call: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None
 ) -> AnswerResponse:
-    return get_service().answer(ctx, x_scope or scope, request, _request_id(answers))
+    return get_service().answer(call.ctx, x_scope or scope, request, call.request_id)
 
 
 @answers.get(
@@ -231,8 +240,8 @@ def post_answer(
     tags=["answer"],
     responses=responses(AnswerLookup, 400, 401, 403, 404, 422, 503),
 )
-def get_answer(answer_id: str, ctx: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None) -> AnswerLookup:
-    return get_service().get_answer(ctx, x_scope or scope, answer_id)
+def get_answer(answer_id: str, call: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None) -> AnswerLookup:
+    return get_service().get_answer(call.ctx, x_scope or scope, answer_id)
 
 
 @answers.get(
@@ -243,7 +252,7 @@ def get_answer(answer_id: str, ctx: Caller, x_scope: ScopeHeader = None, scope: 
     responses=responses(AuditPage, 400, 401, 403, 422, 503),
 )
 def get_audits(
-    ctx: Caller,
+    call: Caller,
     x_scope: ScopeHeader = None,
     scope: ScopeQuery = None,
     since: Annotated[
@@ -255,7 +264,7 @@ def get_audits(
 ) -> AuditPage:
     """Findings oldest first; when `next_since` is not null, pass it as `since` for the next page."""
     service = get_service()
-    return service.audits(ctx, x_scope or scope, parse_since(since, service.clock()), status, limit)
+    return service.audits(call.ctx, x_scope or scope, parse_since(since, service.clock()), status, limit)
 
 
 def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None, **extra: Any) -> Response:
@@ -387,6 +396,9 @@ def build_app(*routers: Router) -> APIGatewayRestResolver:
         def openapi() -> dict[str, Any]:
             return json.loads(openapi_spec(app))
 
+    # include_router copies a router's context, which is the context of the last resolver that included it: in a
+    # server building one resolver per thread, that is another thread's request in flight (its caller included)
+    app.clear_context()
     return app
 
 

@@ -17,6 +17,7 @@ import json
 import logging
 import os
 import sys
+import threading
 import uuid
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -103,7 +104,15 @@ def make_wsgi_app(background_embedding: bool = True) -> Callable[[dict[str, Any]
     from sourcerer.http.api import build_app
     from sourcerer.service.wiring import get_service
 
-    app = build_app()
+    # one resolver per thread: Powertools keeps the current event and the per-request dependency cache on the
+    # resolver, so threads sharing one would read each other's request (a crossed caller, a crossed trace)
+    resolvers = threading.local()
+
+    def resolver() -> Any:
+        if not hasattr(resolvers, "app"):
+            resolvers.app = build_app()
+        return resolvers.app
+
     warm = get_service()
     if hasattr(warm.index, "_vectors"):  # a long-running process: large SQLite indexes get their HNSW graph
         warm.index._vectors.graph = True
@@ -147,7 +156,7 @@ def make_wsgi_app(background_embedding: bool = True) -> Callable[[dict[str, Any]
             environ.get("QUERY_STRING", ""),
         )
         try:
-            result = app.resolve(event, LocalContext())
+            result = resolver().resolve(event, LocalContext())
         except Exception:  # noqa: BLE001 - never a stack trace to a client; the operator gets it
             log.exception("%s %s failed", environ["REQUEST_METHOD"], environ.get("PATH_INFO"))
             return _reply(start_response, 500, _error_body("internal", "internal error"))

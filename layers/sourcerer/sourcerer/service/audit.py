@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from sourcerer.errors import SourcererError
+from sourcerer.errors import InvalidRequest, SourcererError
 from sourcerer.ledger.base import FINDING_STATUSES, AnswerRecord, CitationCheck, ClaimCheck, Finding, Ledger, LoggedCitation
 from sourcerer.models import Passage
 from sourcerer.settings import get_settings
@@ -66,7 +66,7 @@ def parse_since(value: str | float | datetime | None, now: float) -> float:
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError as exc:
-        raise ValueError(f"since must be an ISO 8601 time, epoch seconds or an age like 7d / 12h, not {value!r}") from exc
+        raise InvalidRequest(f"since must be an ISO 8601 time, epoch seconds or an age like 7d / 12h, not {value!r}") from exc
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     return moment.timestamp()

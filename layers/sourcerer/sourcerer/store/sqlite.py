@@ -6,6 +6,11 @@
   the index's write version changes (also after writes from another process).
 * Every ingest is one transaction (`BEGIN IMMEDIATE`), WAL mode: readers never see half a document, and a
   replaced document's old chunks disappear in the same commit its new ones appear.
+
+Why this file is long (about 870 lines): it is one adapter, and every part of it shares the schema and the
+connection's lock: the write transaction, the FTS5 keyword search and its pruning, the change log that keeps
+the vector matrix current, on-demand and deferred embedding, and document moves. Split, each part would
+reach into the others' private state.
 """
 
 from __future__ import annotations
@@ -43,7 +48,6 @@ from sourcerer.store.base import (
     check_write,
     deferred_vectors,
     embedding_text,
-    ingest_folder,
     ingest_with,
     make_retriever,
     plan_search,
@@ -52,6 +56,7 @@ from sourcerer.store.base import (
     title_of,
 )
 from sourcerer.store.chunking import ChunkSettings
+from sourcerer.store.folders import ingest_folder
 from sourcerer.store.models import Chunk, Document, Hit, IngestReport, document_id_for, unit_id_for
 from sourcerer.store.vectors import VectorCache
 from sourcerer.text import terms

@@ -1,0 +1,127 @@
+"""Ingesting a folder: which files, read and prepared in worker processes when there are many, written in order
+through the index's own `ingest_document` (so every write takes the one idempotent path)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from sourcerer.errors import UnsupportedDocument
+from sourcerer.store.base import Index, Prepared, prepare
+from sourcerer.store.chunking import ChunkSettings
+from sourcerer.store.models import Document, FileOutcome, IngestReport
+from sourcerer.store.parsers import EXTENSIONS
+
+MAX_FILE_BYTES = 64 * 1024 * 1024  # a folder ingest skips bigger files without reading them
+
+
+def files_under(path: str | Path) -> list[Path]:
+    """The file itself, or every file below a folder (hidden files and folders left out), sorted."""
+    root = Path(path)
+    if not root.exists():
+        raise FileNotFoundError(f"no such file or folder: {root}")
+    if root.is_file():
+        return [root]
+    return sorted(
+        p for p in root.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
+
+
+def why_skip(file: Path, root: Path) -> str | None:
+    """Why a file found under `root` is not ingested, or None. A link that leads out of the folder is never
+    followed: ingesting a folder must not make the rest of the disk searchable."""
+    if root.is_dir() and not file.resolve().is_relative_to(root.resolve()):
+        return "a link to a file outside the folder being ingested"
+    if file.suffix.lower() not in EXTENSIONS:
+        return f"unsupported file type {file.suffix or '(none)'!r}"
+    if file.stat().st_size > MAX_FILE_BYTES:
+        return f"larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB"
+    return None
+
+
+def ingest_folder(
+    index: Index,
+    path: str | Path,
+    *,
+    tenant: str,
+    scope: str | None,
+    acl: Iterable[str],
+    metadata: Mapping[str, Any] | None,
+    progress: Callable[[str, int], None] | None = None,
+) -> IngestReport:
+    """Ingest a file or every file under a folder. Files that fail are reported with the reason; the rest go in.
+
+    Large folders are parsed, chunked and tokenised (two thirds of a keyword-only ingest) in worker processes,
+    one per core but this one, a window of files ahead of the writes made here (the index serialises them)."""
+    report = IngestReport()
+    root = Path(path)
+    files = files_under(path)
+    fields = {"tenant": tenant, "scope": scope, "acl": list(acl), "metadata": dict(metadata or {})}
+    for file, item, prepared in _documents(files, root, fields, getattr(index, "chunk_settings", None)):
+        shown = str(file)
+        try:
+            if isinstance(item, str):
+                report.files.append(FileOutcome(path=shown, status="skipped", reason=item))
+            else:
+                if isinstance(prepared, str):
+                    raise UnsupportedDocument(prepared)
+                result = index.ingest_document(item, prepared=prepared)
+                report.files.append(
+                    FileOutcome(path=shown, status=result["status"], document_id=result["document_id"], chunks=result["chunks"])
+                )
+        except (UnsupportedDocument, OSError, ValueError) as exc:
+            report.files.append(FileOutcome(path=shown, status="skipped", reason=str(exc)))
+        if progress:
+            progress(shown, report.files[-1].chunks)
+    return report
+
+
+PARALLEL_FROM_FILES = 64  # below this, starting worker processes costs more than it saves
+WINDOW = 256  # files in flight: bounds memory on a huge folder
+
+
+def _documents(
+    files: list[Path], root: Path, fields: dict[str, Any], settings: ChunkSettings | None
+) -> Iterator[tuple[Path, Document | str, Prepared | str | None]]:
+    """Per file, in order: (file, its Document or why it is skipped, its `Prepared` or why it failed or None)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    workers = cores - 1  # this process writes (a third of the work): one core stays its own
+    # fork, not spawn: spawn re-runs the caller's main module, which breaks any script without a __main__
+    # guard. Forking is safe only without other threads (a server's background embedder): then, serial.
+    if len(files) < PARALLEL_FROM_FILES or workers < 1 or sys.platform != "linux" or threading.active_count() > 1:
+        for file in files:
+            yield (file, *_read(file, root, fields, settings, False))
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        for start in range(0, len(files), WINDOW):
+            window = files[start : start + WINDOW]
+            n = len(window)
+            results = pool.map(_read, window, [root] * n, [fields] * n, [settings] * n, [True] * n, chunksize=8)
+            for file, (item, prepared) in zip(window, results, strict=True):
+                yield file, item, prepared
+
+
+def _read(
+    file: Path, root: Path, fields: dict[str, Any], settings: ChunkSettings | None, prepare_too: bool
+) -> tuple[Document | str, Prepared | str | None]:
+    """A file's Document (or why it is skipped) and, with `prepare_too`, its `Prepared` (or why it failed)."""
+    try:
+        reason = why_skip(file, root)
+        if reason is not None:
+            return reason, None
+        document = Document(source_uri=file.as_posix(), content=file.read_bytes(), **fields)
+    except (OSError, ValueError) as exc:
+        return str(exc), None
+    if not prepare_too:
+        return document, None
+    try:
+        return document, prepare(document, settings)
+    except (UnsupportedDocument, ValueError) as exc:
+        return document, str(exc)
