@@ -13,10 +13,11 @@ from sourcerer.errors import SourcererError
 
 
 def _cmd_ingest(args: argparse.Namespace) -> int:
+    from sourcerer.store.base import EmbeddedIndex
     from sourcerer.store.folders import files_under
 
     index = open_index_of(args)
-    deferred = hasattr(index, "embed_pending") and index.embedder is not None
+    deferred = isinstance(index, EmbeddedIndex) and index.embedder is not None
     if deferred:  # phase 1 writes text and keyword terms (searchable at once); phase 2 computes the vectors
         index.defer_embedding = True
     total, done, chunks = len(files_under(args.path)), 0, 0
@@ -78,7 +79,9 @@ def _embed(index: Any, quiet: bool = False) -> int:
 
 def _cmd_embed(args: argparse.Namespace) -> int:
     index = open_index_of(args)
-    if not hasattr(index, "embed_pending") or index.embedder is None:
+    from sourcerer.store.base import EmbeddedIndex
+
+    if not isinstance(index, EmbeddedIndex) or index.embedder is None:
         print("nothing to embed: this index has no embedding model or computes vectors at ingest", file=sys.stderr)
         return 0
     return _embed(index, quiet=args.json)

@@ -206,13 +206,13 @@ def post_search(
     security=BEARER,
     summary="This month's usage and quota",
     tags=["usage"],
-    responses=responses(UsageResponse, 401, 403, 503),
+    responses=responses(UsageResponse, 401, 403, 422, 503),
 )
 def get_usage(call: Caller) -> UsageResponse:
     return get_service().usage(call.ctx)
 
 
-@search.get("/health", summary="Liveness", tags=["health"])
+@search.get("/health", summary="Liveness", tags=["health"], responses=responses(Health, 422))
 def health() -> Health:
     return Health(status="ok", version=__version__)
 
@@ -403,4 +403,11 @@ def build_app(*routers: Router) -> APIGatewayRestResolver:
 
 
 def openapi_spec(app: APIGatewayRestResolver | None = None) -> str:
-    return (app or build_app()).get_openapi_json_schema()
+    """The spec as served and committed (docs/openapi.json), without the resolver's default validation-error
+    schemas: no route answers with them (every error is one `Error` body)."""
+    spec = json.loads((app or build_app()).get_openapi_json_schema())
+    schemas = spec.get("components", {}).get("schemas", {})
+    for unused in ("HTTPValidationError", "ValidationError"):
+        if f'"#/components/schemas/{unused}"' not in json.dumps({k: v for k, v in spec.items() if k != "components"}):
+            schemas.pop(unused, None)
+    return json.dumps(spec, indent=4)

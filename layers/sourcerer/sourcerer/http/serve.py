@@ -103,6 +103,7 @@ def make_wsgi_app(background_embedding: bool = True) -> Callable[[dict[str, Any]
     keyword-searchable and its vectors are filled by a background thread (see `sourcerer.store.background`)."""
     from sourcerer.http.api import build_app
     from sourcerer.service.wiring import get_service
+    from sourcerer.store.base import EmbeddedIndex
 
     # one resolver per thread: Powertools keeps the current event and the per-request dependency cache on the
     # resolver, so threads sharing one would read each other's request (a crossed caller, a crossed trace)
@@ -114,11 +115,12 @@ def make_wsgi_app(background_embedding: bool = True) -> Callable[[dict[str, Any]
         return resolvers.app
 
     warm = get_service()
-    if hasattr(warm.index, "_vectors"):  # a long-running process: large SQLite indexes get their HNSW graph
-        warm.index._vectors.graph = True
+    local = isinstance(warm.index, EmbeddedIndex)
+    if local:
+        warm.index.serve_long_running()
     if warm.index.embedder is not None:  # the first request must not pay for loading the model
         warm.index.embedder.embed(["warm up"], "query")
-        if background_embedding and hasattr(warm.index, "embed_pending"):
+        if background_embedding and local:
             from sourcerer.store.background import BackgroundEmbedder
 
             warm.index.defer_embedding = True

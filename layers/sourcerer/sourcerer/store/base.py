@@ -106,6 +106,24 @@ class Index(Protocol):
     def stats(self) -> dict[str, Any]: ...
 
 
+@runtime_checkable
+class EmbeddedIndex(Protocol):
+    """What an index inside this process adds (the SQLite index): chunks written before their vectors, filled in
+    later by `embed_pending` (the CLI's second progress bar, the server's background thread), and a search graph
+    worth building in a long-running process."""
+
+    embedder: Any
+    defer_embedding: bool
+
+    def pending_embeddings(self, tenant: str | None = None) -> int: ...
+
+    def embed_pending(self, batch: int = 32, limit: int | None = None, progress: Callable[[int], None] | None = None) -> int: ...
+
+    def serve_long_running(self) -> None:
+        """This process will serve many queries: building an approximate-search graph for large indexes pays."""
+        ...
+
+
 @dataclass
 class SearchResult(Sequence[Hit]):
     """What one search found, and what it did and spent: its own, never read back from a shared object. It is a

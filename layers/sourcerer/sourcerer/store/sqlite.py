@@ -436,6 +436,9 @@ class SQLiteIndex:
 
     # --- vectors filled after ingest (deferred embedding) ---------------------------------------------
 
+    def serve_long_running(self) -> None:
+        self._vectors.graph = True  # large indexes get their HNSW graph, built in the background
+
     def pending_embeddings(self, tenant: str | None = None) -> int:
         """Chunks (of `tenant`, or all) written without their vectors yet: keyword-searchable, not yet semantically."""
         if self.embedder is None:
