@@ -3,11 +3,12 @@ planning and results, retriever wrapping. Walking folders is `store.folders`."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, ParamSpec, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -140,11 +141,20 @@ class SearchResult(Sequence[Hit]):
         return len(self.hits)
 
 
-def searched(run: Callable[[], list[Hit]]) -> SearchResult:
-    """Run an adapter's search and keep its trace and embedding tokens with its hits (see `sourcerer.accounting`)."""
-    with tally() as spent:
-        hits = run()
-    return SearchResult(hits=hits, trace=dict(spent.search), embedding_tokens=spent.embedding_tokens)
+P = ParamSpec("P")
+
+
+def search_result(search: Callable[P, list[Hit]]) -> Callable[P, SearchResult]:
+    """Make an adapter's search return a `SearchResult`: its hits with the trace it noted and the embedding tokens
+    it spent, counted in a tally of its own (see `sourcerer.accounting`)."""
+
+    @functools.wraps(search)
+    def run(*args: P.args, **kwargs: P.kwargs) -> SearchResult:
+        with tally() as spent:
+            hits = search(*args, **kwargs)
+        return SearchResult(hits=hits, trace=dict(spent.search), embedding_tokens=spent.embedding_tokens)
+
+    return run
 
 
 @dataclass

@@ -34,10 +34,8 @@ from sourcerer.retrieval.hybrid import fuse
 from sourcerer.scopes import Access, normalize_scope, scope_ancestors, validate_tenant
 from sourcerer.store.base import (
     MAX_QUERY_CHARS,
-    Admit,
     Mode,
     Prepared,
-    SearchResult,
     Stored,
     WriteStatus,
     check_move,
@@ -45,7 +43,7 @@ from sourcerer.store.base import (
     ingest_with,
     make_retriever,
     plan_search,
-    searched,
+    search_result,
     synthesis_texts,
 )
 from sourcerer.store.chunking import MAX_DOCUMENT_CHUNKS, ChunkSettings
@@ -323,16 +321,7 @@ class OpenSearchIndex:
                 time.sleep(self.backoff_s * 2**attempt)
         raise ProviderError(f"OpenSearch kept rejecting {len(pending) // 2} chunks with 429 (too many requests)")
 
-    @_translated
-    def ingest_document(
-        self,
-        doc: Document | Mapping[str, Any],
-        *,
-        admit: Admit | None = None,
-        access: Access | None = None,
-        prepared: Prepared | None = None,
-    ) -> dict[str, Any]:
-        return ingest_with(self, doc, admit=admit, access=access, prepared=prepared)
+    ingest_document = _translated(ingest_with)  # the one algorithm (store/base.py) over the primitives below
 
     # --- the storage primitives `ingest_with` runs on (OpenSearch has no transactions: the write rule is checked
     # on the stored version just before the write) -------------------------------------------------------------
@@ -537,19 +526,8 @@ class OpenSearchIndex:
         return lines
 
     @_translated
+    @search_result
     def search(
-        self,
-        query: str,
-        *,
-        tenant: str,
-        scope: str | None = None,
-        groups: Iterable[str] | None = None,
-        k: int = 10,
-        mode: Mode = "hybrid",
-    ) -> SearchResult:
-        return searched(lambda: self._search(query, tenant=tenant, scope=scope, groups=groups, k=k, mode=mode))
-
-    def _search(
         self,
         query: str,
         *,

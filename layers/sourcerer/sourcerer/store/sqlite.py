@@ -38,10 +38,8 @@ from sourcerer.scopes import Access, normalize_scope, scope_ancestors, validate_
 from sourcerer.sqlitedb import connect
 from sourcerer.store.base import (
     MAX_QUERY_CHARS,
-    Admit,
     Mode,
     Prepared,
-    SearchResult,
     Stored,
     WriteStatus,
     check_move,
@@ -51,7 +49,7 @@ from sourcerer.store.base import (
     ingest_with,
     make_retriever,
     plan_search,
-    searched,
+    search_result,
     synthesis_texts,
     title_of,
 )
@@ -220,15 +218,7 @@ class SQLiteIndex:
             return None
         return current
 
-    def ingest_document(
-        self,
-        doc: Document | Mapping[str, Any],
-        *,
-        admit: Admit | None = None,
-        access: Access | None = None,
-        prepared: Prepared | None = None,
-    ) -> dict[str, Any]:
-        return ingest_with(self, doc, admit=admit, access=access, prepared=prepared)
+    ingest_document = ingest_with  # the one algorithm (store/base.py) over the primitives below
 
     # --- the storage primitives `ingest_with` runs on ----------------------------------------------------------
 
@@ -803,19 +793,8 @@ class SQLiteIndex:
             found.update({rowid: float(passage @ vector) for rowid, passage in stored.items()})
         return {rowid: self.embedder.calibrate(c) for rowid, c in found.items()}
 
+    @search_result
     def search(
-        self,
-        query: str,
-        *,
-        tenant: str,
-        scope: str | None = None,
-        groups: Iterable[str] | None = None,
-        k: int = 10,
-        mode: Mode = "hybrid",
-    ) -> SearchResult:
-        return searched(lambda: self._search(query, tenant=tenant, scope=scope, groups=groups, k=k, mode=mode))
-
-    def _search(
         self,
         query: str,
         *,
