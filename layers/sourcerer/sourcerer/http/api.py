@@ -141,7 +141,7 @@ documents = Router()
     security=BEARER,
     summary="Ingest a document",
     tags=["documents"],
-    responses=responses(IngestResponse, 400, 401, 403, 404, 413, 422, 429, 503),
+    responses=responses(IngestResponse, 400, 401, 403, 404, 413, 415, 422, 429, 503),
 )
 def post_document(
     request: Annotated[DocumentRequest, Body()], call: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None
@@ -176,7 +176,7 @@ def delete_document(document_id: str, call: Caller, x_scope: ScopeHeader = None,
     security=BEARER,
     summary="Move a document to another scope",
     tags=["documents"],
-    responses=responses(MoveResponse, 400, 401, 403, 404, 409, 422, 503),
+    responses=responses(MoveResponse, 400, 401, 403, 404, 409, 415, 422, 503),
 )
 def move_document(
     document_id: str, request: Annotated[MoveRequest, Body()], call: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None
@@ -193,7 +193,7 @@ search = Router()
     security=BEARER,
     summary="Hybrid search",
     tags=["search"],
-    responses=responses(SearchResponse, 400, 401, 403, 422, 429, 503),
+    responses=responses(SearchResponse, 400, 401, 403, 415, 422, 429, 503),
 )
 def post_search(
     request: Annotated[SearchRequest, Body()], call: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None
@@ -225,7 +225,7 @@ answers = Router()
     security=BEARER,
     summary="Cited answer or refusal",
     tags=["answer"],
-    responses=responses(AnswerResponse, 400, 401, 402, 403, 422, 429, 503),
+    responses=responses(AnswerResponse, 400, 401, 402, 403, 415, 422, 429, 503),
 )
 def post_answer(
     request: Annotated[AnswerRequest, Body()], call: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None
