@@ -5,6 +5,7 @@ import json
 import socket
 
 from sourcerer.http import serve
+from sourcerer.http.serve import LocalContext, to_event
 
 
 def test_each_worker_gets_the_cores_shared_out_and_at_least_one_model_thread(monkeypatch):
@@ -43,3 +44,31 @@ def test_a_request_gunicorn_cannot_parse_gets_our_json_error():
     assert head.startswith(b"HTTP/1.1 431") and json.loads(body) == {
         "error": {"code": "bad_request", "message": "too many headers"}
     }
+
+
+def test_one_resolver_shared_by_many_threads_keeps_each_request_its_own(tmp_path, monkeypatch):
+    """Powertools keeps the request being resolved in class attributes; `sourcerer serve` shares one resolver
+    between threads, so each request's state lives in a context variable (http/resolver.py)."""
+    import concurrent.futures
+
+    from sourcerer.http import api
+    from sourcerer.ledger.sqlite import SQLiteLedger
+    from sourcerer.service.admin import issue_key
+    from sourcerer.service.core import Service
+    from sourcerer.store.sqlite import SQLiteIndex
+
+    service = Service(index=SQLiteIndex(tmp_path / "i.db", embedder=None), ledger=SQLiteLedger(tmp_path / "l.db"))
+    monkeypatch.setattr(api, "get_service", lambda: service)
+    keys = {t: issue_key(service.ledger, t, [t], ["read"], tier="pro").key for t in ("acme", "globex")}
+    app = api.build_app()
+
+    def call(i: int) -> tuple[str, str, str]:
+        tenant = ("acme", "globex")[i % 2]
+        event = to_event("GET", "/v1/documents", {"Authorization": f"Bearer {keys[tenant]}"}, None)
+        event["requestContext"]["requestId"] = f"r{i}"
+        body = json.loads(app.resolve(event, LocalContext())["body"])
+        return tenant, body["context"]["tenant"], body["context"]["scopes"][0]
+
+    with concurrent.futures.ThreadPoolExecutor(32) as pool:
+        seen = list(pool.map(call, range(2000)))
+    assert [s for s in seen if not s[0] == s[1] == s[2]] == []

@@ -43,6 +43,7 @@ from sourcerer.errors import (
     UnsupportedDocument,
     UpgradeRequired,
 )
+from sourcerer.http.resolver import ConcurrentRestResolver
 from sourcerer.ledger.base import FindingStatus
 from sourcerer.scopes import SCOPE_PATTERN
 from sourcerer.service.audit import AGE_PATTERN, parse_since
@@ -115,8 +116,7 @@ class Call:
 
 
 def caller(request: Request) -> Call:
-    """Resolved once per request, before the route, from the request itself (never from state on a router, which
-    a resolver per thread would share)."""
+    """Resolved once per request, before the route, from the request itself."""
     event = request.resolved_event
     request_id = event.request_context.request_id if isinstance(event, APIGatewayProxyEvent) else None
     return Call(ctx=get_service().authenticate(request.headers.get("authorization")), request_id=request_id)
@@ -380,7 +380,7 @@ def _route_table(app: APIGatewayRestResolver) -> tuple[tuple[re.Pattern[str], fr
 
 
 def build_app(*routers: Router) -> APIGatewayRestResolver:
-    app = APIGatewayRestResolver(enable_validation=True)
+    app = ConcurrentRestResolver(enable_validation=True)  # safe to share between a server's threads
     app.configure_openapi(
         title="Sourcerer API",
         version=__version__,
@@ -396,9 +396,6 @@ def build_app(*routers: Router) -> APIGatewayRestResolver:
         def openapi() -> dict[str, Any]:
             return json.loads(openapi_spec(app))
 
-    # include_router copies a router's context, which is the context of the last resolver that included it: in a
-    # server building one resolver per thread, that is another thread's request in flight (its caller included)
-    app.clear_context()
     return app
 
 

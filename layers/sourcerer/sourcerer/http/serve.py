@@ -8,7 +8,8 @@ Why processes and threads: the embedding model's C engine releases the GIL and h
 so threads overlap I/O with inference inside a worker, and one process per core puts every core to work on
 the Python parts (JSON, pydantic, scoring), which the GIL would otherwise serialise. Each worker runs its
 model with `cores // workers` OpenMP threads (one on 2 cores with 2 workers), set before the model loads,
-with a passive wait policy so idle OpenMP threads do not spin.
+with a passive wait policy so idle OpenMP threads do not spin. The threads share one resolver, which keeps
+each request's state in a context variable (`sourcerer.http.resolver`): Powertools' own keeps it per process.
 """
 
 from __future__ import annotations
@@ -105,15 +106,7 @@ def make_wsgi_app(background_embedding: bool = True) -> Callable[[dict[str, Any]
     from sourcerer.service.wiring import get_service
     from sourcerer.store.base import EmbeddedIndex
 
-    # one resolver per thread: Powertools keeps the current event and the per-request dependency cache on the
-    # resolver, so threads sharing one would read each other's request (a crossed caller, a crossed trace)
-    resolvers = threading.local()
-
-    def resolver() -> Any:
-        if not hasattr(resolvers, "app"):
-            resolvers.app = build_app()
-        return resolvers.app
-
+    app = build_app()  # one resolver for every thread: each request's state is its own (see http/resolver.py)
     warm = get_service()
     local = isinstance(warm.index, EmbeddedIndex)
     if local:
@@ -158,7 +151,7 @@ def make_wsgi_app(background_embedding: bool = True) -> Callable[[dict[str, Any]
             environ.get("QUERY_STRING", ""),
         )
         try:
-            result = resolver().resolve(event, LocalContext())
+            result = app.resolve(event, LocalContext())
         except Exception:  # noqa: BLE001 - never a stack trace to a client; the operator gets it
             log.exception("%s %s failed", environ["REQUEST_METHOD"], environ.get("PATH_INFO"))
             return _reply(start_response, 500, _error_body("internal", "internal error"))
@@ -195,7 +188,6 @@ def _error_body(code: str, message: str) -> dict[str, Any]:
 def serve_in_thread(host: str = "127.0.0.1") -> tuple[Any, str]:
     """The API on a free port, served from a daemon thread of this process by the standard library's WSGI server:
     for the demo, which runs a handful of requests and must not start worker processes. Returns (server, base URL)."""
-    import threading
     from wsgiref.simple_server import WSGIRequestHandler, make_server
 
     class QuietHandler(WSGIRequestHandler):

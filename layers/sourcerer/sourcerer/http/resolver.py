@@ -1,0 +1,81 @@
+"""A Powertools REST resolver that concurrent requests can share.
+
+Powertools' `resolve()` keeps the request it is handling in class attributes of `BaseRouter` (the event and the
+Lambda context) and in the resolver's `context` dict (the route, its arguments, the `Depends()` cache): one per
+process, which is right for Lambda (one request per container) and wrong for a server with threads, where one
+request would read another's caller. This resolver keeps all of it in a context variable per request instead —
+the technique Powertools' own ASGI resolver (`HttpResolverLocal`) uses — so `sourcerer serve` runs the exact
+routes of the Lambda functions on many threads.
+"""
+
+from __future__ import annotations
+
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+from aws_lambda_powertools.utilities.data_classes.common import BaseProxyEvent
+
+
+@dataclass
+class _RequestState:
+    event: BaseProxyEvent | None = None
+    lambda_context: Any = None
+    context: dict[str, Any] = field(default_factory=dict)
+    processed_stack_frames: list[str] = field(default_factory=list)
+
+
+class ConcurrentRestResolver(APIGatewayRestResolver):
+    def __init__(self, **kwargs: Any) -> None:
+        self._startup_state = _RequestState()  # what is set up before any request (e.g. by include_router)
+        self._request_state: ContextVar[_RequestState | None] = ContextVar("sourcerer_request", default=None)
+        super().__init__(**kwargs)
+
+    @property
+    def _state(self) -> _RequestState:
+        return self._request_state.get() or self._startup_state
+
+    @property  # type: ignore[override]
+    def current_event(self) -> BaseProxyEvent:
+        return self._state.event  # type: ignore[return-value]
+
+    @current_event.setter
+    def current_event(self, value: BaseProxyEvent) -> None:
+        self._state.event = value
+
+    @property  # type: ignore[override]
+    def lambda_context(self) -> Any:
+        return self._state.lambda_context
+
+    @lambda_context.setter
+    def lambda_context(self, value: Any) -> None:
+        self._state.lambda_context = value
+
+    @property  # type: ignore[override]
+    def context(self) -> dict[str, Any]:
+        return self._state.context
+
+    @context.setter
+    def context(self, value: dict[str, Any]) -> None:
+        self._state.context = value
+
+    @property  # type: ignore[override]
+    def processed_stack_frames(self) -> list[str]:
+        return self._state.processed_stack_frames
+
+    @processed_stack_frames.setter
+    def processed_stack_frames(self, value: list[str]) -> None:
+        self._state.processed_stack_frames = value
+
+    def resolve(self, event: Any, context: Any) -> dict[str, Any]:
+        """Powertools' `resolve()`, with the request's state in this request's context variable only."""
+        raw = event.raw_event if isinstance(event, BaseProxyEvent) else event
+        state = _RequestState(
+            event=self._to_proxy_event(dict(raw)), lambda_context=context, context=self._startup_state.context.copy()
+        )
+        token = self._request_state.set(state)
+        try:
+            return self._build_response(self._resolve())
+        finally:
+            self._request_state.reset(token)
