@@ -38,7 +38,8 @@ bench-quick: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check layers tests bench functions
-	$(BIN)/cfn-lint template.yaml
+	$(BIN)/cfn-lint template.yaml infra/*.yaml
+	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

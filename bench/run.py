@@ -4,7 +4,22 @@ from __future__ import annotations
 
 import argparse
 
-from bench import audit, containment, faq, ingest, load, multiturn, refusal, retrieval, scale, service, speed, verification
+from bench import (
+    audit,
+    capacity,
+    containment,
+    faq,
+    ingest,
+    load,
+    multiturn,
+    opensearch_parity,
+    refusal,
+    retrieval,
+    scale,
+    service,
+    speed,
+    verification,
+)
 
 
 def main() -> None:
@@ -23,6 +38,8 @@ def main() -> None:
     scale.run((10_000,) if quick else scale.SIZES, 30 if quick else 100)
     audit.run(50 if quick else 600)
     load.run(5 if quick else 60, 50 if quick else 300, 1 if quick else 5)
+    capacity.main([])  # reads service.json, so it runs after the service benchmark
+    opensearch_parity.main(["--docs", "200", "--queries", "30"] if quick else [])  # only where OPENSEARCH_URL is set
 
 
 if __name__ == "__main__":

@@ -122,7 +122,7 @@ def _cmd_opensearch(args: argparse.Namespace) -> int:
     index = open_index_of(args)
     if not isinstance(index, OpenSearchIndex):
         raise SourcererError("opensearch init needs an OpenSearch index URL (--index or SOURCERER_INDEX)")
-    print(json.dumps(index.init()))
+    print(json.dumps(index.init(shards=args.shards, replicas=args.replicas)))
     return 0
 
 
@@ -171,5 +171,7 @@ def register(sub: Any) -> None:
     os_p = sub.add_parser("opensearch", help="create or update the OpenSearch index, or print its mapping")
     os_p.add_argument("action", choices=["init", "mapping"])
     os_p.add_argument("--dimension", type=int, default=384, help="vector dimension for `mapping` (default 384)")
+    os_p.add_argument("--shards", type=int, default=1, help="primary shards when `init` creates the index (domains; default 1)")
+    os_p.add_argument("--replicas", type=int, default=1, help="replicas per shard when `init` creates it (domains; default 1)")
     os_p.add_argument("--index", metavar="URL", help="index URL (default SOURCERER_INDEX)")
     os_p.set_defaults(func=_cmd_opensearch)

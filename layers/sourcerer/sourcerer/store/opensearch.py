@@ -223,10 +223,11 @@ class OpenSearchIndex:
     # --- index management -----------------------------------------------------------------------------
 
     @_translated
-    def init(self) -> dict[str, Any]:
-        """Create the index, or add new fields to an existing one (`sourcerer opensearch init`)."""
+    def init(self, shards: int = 1, replicas: int = 1) -> dict[str, Any]:
+        """Create the index, or add new fields to an existing one (`sourcerer opensearch init`). `shards` and
+        `replicas` apply when the index is created on a managed domain; Serverless manages both itself."""
         dimension = self._dimension()
-        body = index_body(dimension)
+        body = index_body(dimension, shards=shards, replicas=replicas)
         if self.client.indices.exists(index=self.index):
             current = self.client.indices.get_mapping(index=self.index)
             props = next(iter(current.values()))["mappings"].get("properties", {})

@@ -1,0 +1,124 @@
+"""The cloud path a deployer relies on, checked offline: the search-tier templates and template.yaml pass
+cfn-lint, samconfig.toml lists every parameter, the CI workflow is valid and runs the suite against OpenSearch,
+the capacity model's tables in docs/scaling.md are what the script prints, and the parity benchmark compares
+what it says it compares."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+FUNCTIONS = ("IngestFunction", "IngestS3Function", "EmbedFunction", "SearchFunction", "AnswerFunction", "AuditFunction")
+
+
+def _load(path: Path) -> dict:
+    from cfnlint.decode import decode
+
+    template, errors = decode(str(path))
+    assert not errors
+    return template
+
+
+@pytest.mark.parametrize("name", ["opensearch-serverless.yaml", "opensearch-domain.yaml"])
+def test_search_tier_templates_pass_cfn_lint_and_output_what_the_app_stack_needs(name):
+    path = ROOT / "infra" / name
+    linted = subprocess.run([Path(sys.executable).parent / "cfn-lint", str(path)], capture_output=True, text=True)
+    assert linted.returncode == 0, linted.stdout  # errors and warnings (in the default region, us-east-1)
+    template = _load(path)
+    assert {"IndexUrl", "PrincipalArns"} <= set(template["Outputs"]) | set(template["Parameters"])
+    assert ("CollectionArn" if "serverless" in name else "DomainArn") in template["Outputs"]
+
+
+def test_serverless_policies_scope_the_collection_and_its_index_to_the_given_principals():
+    resources = _load(ROOT / "infra" / "opensearch-serverless.yaml")["Resources"]
+    kinds = {r["Properties"]["Type"] for r in resources.values() if r["Type"] == "AWS::OpenSearchServerless::SecurityPolicy"}
+    assert kinds == {"encryption", "network"}
+    data = resources["DataAccessPolicy"]["Properties"]
+    assert data["Type"] == "data"
+    policy_text = data["Policy"]["Fn::Sub"][0]
+    assert "index/${CollectionName}/${IndexName}" in policy_text and "aoss:*" not in policy_text
+    assert resources["Collection"]["Properties"]["Type"] == "VECTORSEARCH"
+
+
+def test_samconfig_lists_every_template_parameter_for_each_environment():
+    parameters = set(_load(ROOT / "template.yaml")["Parameters"])
+    config = tomllib.loads((ROOT / "samconfig.toml").read_text())
+    for env in ("dev", "prod"):
+        listed = {item.split("=", 1)[0] for item in config[env]["deploy"]["parameters"]["parameter_overrides"]}
+        assert listed == parameters, env
+
+
+def test_the_template_wires_vpc_bedrock_profiles_usage_plans_and_alarms():
+    template = _load(ROOT / "template.yaml")
+    resources = template["Resources"]
+    assert "Fn::If" in template["Globals"]["Function"]["VpcConfig"]  # only when SubnetIds are given
+    for name in ("AnswerFunction", "AuditFunction"):
+        statements = [s for p in resources[name]["Properties"]["Policies"] if "Statement" in p for s in p["Statement"]]
+        text = str(statements)
+        assert "inference-profile/${ChatModel}" in text and "bedrock:InferenceProfileArn" in text, name
+    plans = [r for r in resources.values() if r["Type"] == "AWS::ApiGateway::UsagePlan"]
+    assert len(plans) == 3
+    alarms = {r["Properties"]["MetricName"] for r in resources.values() if r["Type"] == "AWS::CloudWatch::Alarm"}
+    assert alarms == {"5XXError", "Latency", "ApproximateNumberOfMessagesVisible", "AuditErrors", "AuditIncomplete"}
+    audit_service = resources["AuditFunction"]["Properties"]["Environment"]["Variables"]["POWERTOOLS_SERVICE_NAME"]
+    for name in ("AuditErrorsAlarm", "AuditIncompleteAlarm"):  # the metric the function emits, under its dimension
+        assert resources[name]["Properties"]["Dimensions"] == [{"Name": "service", "Value": audit_service}]
+    roles = str(template["Outputs"]["FunctionRoleArns"]["Value"])
+    assert all(f"{name}Role" in roles for name in FUNCTIONS)
+
+
+def test_the_ci_workflow_is_valid_and_runs_the_suite_and_parity_against_opensearch():
+    workflow = ROOT / ".github" / "workflows" / "ci.yml"
+    checked = subprocess.run(
+        [Path(sys.executable).parent / "check-jsonschema", "--builtin-schema", "vendor.github-workflows", str(workflow)],
+        capture_output=True,
+        text=True,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    jobs = yaml.safe_load(workflow.read_text())["jobs"]
+    assert any("bash .ci/run" in step.get("run", "") for step in jobs["test"]["steps"])
+    opensearch = jobs["opensearch"]
+    assert re.match(r"opensearchproject/opensearch:2\.\d+", opensearch["services"]["opensearch"]["image"])
+    assert opensearch["env"]["OPENSEARCH_URL"].startswith("opensearch://localhost:9200")
+    runs = " ".join(step.get("run", "") for step in opensearch["steps"])
+    assert "pytest" in runs and "bench.opensearch_parity" in runs
+
+
+def test_the_scaling_doc_holds_the_tables_the_capacity_model_prints():
+    from bench.capacity import SCALING, SCENARIOS, Assumptions, estimate, report, with_report
+
+    current = SCALING.read_text(encoding="utf-8")
+    expected = with_report(current, report([estimate(w, Assumptions.measured()) for w in SCENARIOS]))
+    assert current == expected, "run `python -m bench.capacity` to refresh docs/scaling.md"
+
+
+def test_the_capacity_model_grows_with_the_workload_and_flags_a_hot_tenant():
+    from bench.capacity import Assumptions, Workload, estimate
+
+    small = estimate(Workload(tenants=10), Assumptions())
+    large = estimate(Workload(tenants=1000), Assumptions())
+    assert large["opensearch"]["knn_memory_gib"] > 50 * small["opensearch"]["knn_memory_gib"]
+    hot = estimate(Workload(tenants=10, searches_per_s=500, answers_per_s=100, busiest_tenant_share=0.5), Assumptions())
+    assert hot["dynamodb"]["hot_partition"] and hot["dynamodb"]["partition_key_shards_needed"] > 1
+    assert any("DynamoDB" in line for line in hot["breaks_first"])
+    extractive = estimate(Workload(llm="none (extractive)"), Assumptions())
+    assert extractive["bedrock"]["llm_tokens_per_minute_peak"] == 0
+
+
+def test_the_parity_comparison_measures_gap_and_agreement():
+    from bench.opensearch_parity import compare, main
+
+    qrels = {"q1": {"d1": 1}, "q2": {"d2": 1}}
+    same = {m: {"q1": ["d1", "d3"], "q2": ["d2"]} for m in ("keyword", "hybrid")}
+    worse = {"keyword": {"q1": ["d3", "d1"], "q2": ["d2"]}, "hybrid": same["hybrid"]}
+    assert compare({"sqlite": same, "other": same}, qrels)["passed"]
+    drifted = compare({"sqlite": same, "other": worse}, qrels)
+    assert not drifted["passed"] and drifted["keyword"]["same_top10"] == 0.5 and drifted["keyword"]["ndcg_gap"] > 0.01
+    assert main([]) == 0  # without OPENSEARCH_URL it explains how to run and passes
