@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sourcerer.models import CharSpan, Citation, Locator, Passage, merge_locators, receipt_of
+from sourcerer.text import sentence_spans
 
 MARKER = re.compile(r"\[(\d+)\]")
 _GROUPED = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)+)\]")
@@ -91,7 +92,41 @@ def enforce(
                 quote_spans=quote_spans,
                 answer_spans=positions.get(number, []),
                 unit_id=passage.id,
-                source_uri=passage.source_uri,
+                source_uri=deep_link(passage.source_uri, locator),
             )
         )
     return Enforced(answer=answer, citations=citations, dropped=dropped)
+
+
+def groundedness(answer: str) -> float:
+    """The share of `answer`'s sentences that carry at least one citation marker: a cheap, deterministic score of
+    how much of the answer stands on a cited source (markers left in an answer are valid: `enforce` removed the
+    others). A sentence that is only a marker belongs to the one before it."""
+    sentences: list[str] = []
+    for start, end in sentence_spans(answer):
+        piece = answer[start:end]
+        if sentences and not re.sub(r"[\W_]+", "", strip_markers(piece)):  # "[2]." split off its sentence
+            sentences[-1] += piece
+        else:
+            sentences.append(piece)
+    if not sentences:
+        return 0.0
+    return round(sum(1 for s in sentences if MARKER.search(s)) / len(sentences), 4)
+
+
+def deep_link(source_uri: str | None, locator: Locator | dict) -> str | None:
+    """`source_uri` with a fragment that opens the cited place (the locator itself is unchanged):
+    `#t=767` (seconds into a recording, W3C media fragments), `#page=14` (PDF open parameters), `#L12-L18`
+    (lines, as code hosts show them), `#char=120,480` (RFC 5147 character range). Any fragment the source
+    already had is replaced."""
+    if not source_uri:
+        return source_uri
+    at = locator if isinstance(locator, dict) else locator.model_dump()  # a retriever may hand plain dicts
+    base = source_uri.split("#", 1)[0]
+    if at["kind"] == "time_range":
+        return f"{base}#t={int(at['t_start_ms']) // 1000}"
+    if at["kind"] == "page":
+        return f"{base}#page={at['page']}"
+    if at["kind"] == "lines":
+        return f"{base}#L{at['start']}" + (f"-L{at['end']}" if at["end"] != at["start"] else "")
+    return f"{base}#char={at['start']},{at['end']}"

@@ -175,6 +175,7 @@ class Trace(BaseModel):
     est_cost_usd: float = 0.0
     cache: dict[str, int] = Field(default_factory=dict)
     notes: list[str] = Field(default_factory=list)
+    skipped: list[str] = Field(default_factory=list, description="optional stages a budget or configuration skipped")
     draft: str | None = Field(default=None, description="the answer a strict verification refused")
 
     def stage(self, name: str) -> TraceEntry | None:
@@ -211,6 +212,9 @@ class Answer(BaseModel):
     reason: RefusalReason | None = None
     citations: list[Citation] = Field(default_factory=list)
     faithfulness: Faithfulness | None = None
+    groundedness: float | None = Field(
+        default=None, description="share of the answer's sentences that carry a valid citation marker (None on refusals)"
+    )
     via: Literal["passages", "retriever", "endpoint"] | None = None
     provider: str = "none"
     extractive: bool = False

@@ -8,8 +8,8 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
-from sourcerer.citations import enforce
-from sourcerer.errors import ConfigurationError, MalformedReply, ProviderError, VerificationUnavailable
+from sourcerer.citations import enforce, groundedness
+from sourcerer.errors import ConfigurationError, MalformedReply, ProviderError, TransientProviderError, VerificationUnavailable
 from sourcerer.grounding import ask_endpoint
 from sourcerer.history import rewrite_with_llm, standalone_query, validate_history
 from sourcerer.models import Answer, Passage, Trace, TraceEntry
@@ -21,7 +21,7 @@ from sourcerer.synthesis.draft import Draft, read_draft
 from sourcerer.synthesis.extractive import ExtractiveSynthesizer
 from sourcerer.synthesis.prompt import build_messages
 from sourcerer.synthesis.providers import ChatProvider, ask_for_json, chat_chain_from_env, make_provider
-from sourcerer.verify import LocalJudge, apply_vetoes, choose_judge, faithfulness_of, pick_quotes, split_claims
+from sourcerer.verify import Judge, LocalJudge, apply_vetoes, choose_judge, faithfulness_of, pick_quotes, split_claims
 
 Verify = bool | Literal["strict"]
 
@@ -67,6 +67,18 @@ async def _synthesize_llm(provider: ChatProvider, messages: list[dict]) -> Draft
     return draft
 
 
+async def _judged(chosen: Judge, claims: Any, grounded: Sequence[Passage]) -> Any:
+    """A judge's verdicts; an LLM judge gets `SOURCERER_JUDGE_DEADLINE_S`, then counts as failed (the local judge
+    takes over unless the caller chose the judge)."""
+    if isinstance(chosen, LocalJudge):
+        return await chosen.judge(claims, grounded)
+    deadline = get_settings().judge_deadline_s
+    try:
+        return await asyncio.wait_for(chosen.judge(claims, grounded), timeout=deadline)
+    except TimeoutError as exc:
+        raise TransientProviderError(f"{chosen.name}: no verdict within {deadline:g} s") from exc
+
+
 async def synthesize(
     question: str,
     passages: Sequence[Passage],
@@ -78,9 +90,16 @@ async def synthesize(
     notes: list[str] = []
     if providers:
         messages = build_messages(question, passages, history)
+        deadline = asyncio.get_running_loop().time() + get_settings().llm_deadline_s
         for provider in providers:
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                notes.append(f"{provider.name} skipped: the LLM deadline ({get_settings().llm_deadline_s:g} s) has passed")
+                continue
             try:
-                return await _synthesize_llm(provider, messages), notes
+                return await asyncio.wait_for(_synthesize_llm(provider, messages), timeout=left), notes
+            except TimeoutError:
+                notes.append(f"{provider.name} did not answer within the LLM deadline, next provider")
             except (ProviderError, MalformedReply) as exc:
                 notes.append(f"{provider.name} failed, next provider: {exc}")
     if extractive_last:
@@ -100,6 +119,7 @@ async def aask(
     history: Sequence[dict] | None = None,
     chat: Any = None,
     judge: Any = None,
+    min_groundedness: float | None = None,
 ) -> Answer:
     """Answer `question` from passages, a retriever or a grounding endpoint — with enforced citations — or
     refuse with a reason. See `sourcerer.ask` for the parameters."""
@@ -182,14 +202,20 @@ async def aask(
     clock.stage("cite", started, units={"citations": len(enforced.citations)}, detail={"dropped_markers": enforced.dropped})
     if not enforced.citations:
         return clock.finish(Answer.refusal("no_citation", **common))
-    answer = Answer(answer=enforced.answer, refused=False, citations=enforced.citations, **common)
+    answer = Answer(
+        answer=enforced.answer, refused=False, citations=enforced.citations, groundedness=groundedness(enforced.answer), **common
+    )
+    if min_groundedness is not None and (answer.groundedness or 0.0) < min_groundedness:
+        trace.draft = answer.answer
+        trace.notes.append(f"groundedness {answer.groundedness} is under min_groundedness {min_groundedness}")
+        return clock.finish(Answer.refusal("no_citation", **common))
 
     if verify:
         started = time.perf_counter()
         chosen = choose_judge(judge, providers)
         claims = split_claims(answer.answer)
         try:
-            verdicts = await chosen.judge(claims, grounded)
+            verdicts = await _judged(chosen, claims, grounded)
         except (ProviderError, MalformedReply) as exc:
             if judge is not None:
                 raise
@@ -224,6 +250,8 @@ def ask(question: str, **kwargs: Any) -> Answer:
     claim-level `faithfulness`; `verify="strict"` refuses an unfaithful answer (`unfaithful`). `history` is
     a list of `{"role", "text"}` turns. `chat` picks the synthesiser (default from the environment, with the
     extractive synthesiser last); `judge` picks the verifier (`"local"`, `"llm"` or a judge object).
+    `min_groundedness` refuses (`no_citation`) an answer whose share of cited sentences (`Answer.groundedness`)
+    is under it.
     """
     coroutine = aask(question, **kwargs)
     try:

@@ -47,6 +47,12 @@ class Settings(BaseModel):
     bedrock_model: str | None = Field(None, alias="SOURCERER_BEDROCK_MODEL")
     providers: str | None = Field(None, alias="SOURCERER_PROVIDERS", description="comma-separated chain: openai,bedrock")
     backoff_s: float = Field(0.5, ge=0, alias="SOURCERER_BACKOFF_S", description="first retry delay of a chat call")
+    # a hung model must never outlast the answer function (29 s): each call, its retries, and each LLM stage as a
+    # whole are bounded, and the extractive synthesiser or the local judge answers after a deadline
+    llm_timeout_s: float = Field(6.0, gt=0, alias="SOURCERER_LLM_TIMEOUT_S", description="one chat call")
+    llm_attempts: int = Field(2, ge=1, le=5, alias="SOURCERER_LLM_ATTEMPTS", description="tries of a transient failure")
+    llm_deadline_s: float = Field(12.0, gt=0, alias="SOURCERER_LLM_DEADLINE_S", description="all LLM synthesis")
+    judge_deadline_s: float = Field(8.0, gt=0, alias="SOURCERER_JUDGE_DEADLINE_S", description="LLM verification")
     extractive_fallback: bool = Field(True, alias="SOURCERER_EXTRACTIVE_FALLBACK")
     grounding_url: str | None = Field(None, alias="SOURCERER_GROUNDING_URL")
     min_answerability: float | None = Field(
@@ -56,6 +62,11 @@ class Settings(BaseModel):
     prices: Json[dict[str, Any]] | None = Field(None, alias="SOURCERER_PRICES", description="price table overrides (JSON)")
     tiers: Json[dict[str, dict[str, Any]]] | None = Field(None, alias="SOURCERER_TIERS", description="tier overrides (JSON)")
     audit_window_days: float = Field(30.0, gt=0, alias="SOURCERER_AUDIT_WINDOW_DAYS")
+    cors_origins: str | None = Field(
+        None,
+        alias="SOURCERER_CORS_ORIGINS",
+        description="browser origins allowed to call the API, comma-separated; * matches a port or all origins",
+    )
 
     @field_validator("extractive_fallback", mode="before")
     @classmethod

@@ -43,7 +43,7 @@ from sourcerer.errors import (
     UnsupportedDocument,
     UpgradeRequired,
 )
-from sourcerer.http.resolver import ConcurrentRestResolver
+from sourcerer.http.resolver import ConcurrentRestResolver, cors_from
 from sourcerer.ledger.base import FindingStatus
 from sourcerer.scopes import SCOPE_PATTERN
 from sourcerer.service.audit import AGE_PATTERN, parse_since
@@ -67,6 +67,7 @@ from sourcerer.service.schemas import (
 )
 from sourcerer.service.tenancy import Context
 from sourcerer.service.wiring import get_service
+from sourcerer.settings import get_settings
 
 log = logging.getLogger("sourcerer.http.api")
 
@@ -379,8 +380,16 @@ def _route_table(app: APIGatewayRestResolver) -> tuple[tuple[re.Pattern[str], fr
     )
 
 
-def build_app(*routers: Router) -> APIGatewayRestResolver:
-    app = ConcurrentRestResolver(enable_validation=True)  # safe to share between a server's threads
+def build_app(*routers: Router, cors_origins: str | None = None) -> APIGatewayRestResolver:
+    """The resolver with `routers` (default: all). CORS for `cors_origins` patterns, else SOURCERER_CORS_ORIGINS
+    (unset: no CORS headers, which a browser on another origin cannot pass)."""
+    if cors_origins is None:
+        try:
+            cors_origins = get_settings().cors_origins
+        except ConfigurationError:  # built at import in Lambda: every request answers the 503 instead
+            cors_origins = None
+    cors = cors_from(cors_origins)
+    app = ConcurrentRestResolver(enable_validation=True, cors=cors)  # safe to share between a server's threads
     app.configure_openapi(
         title="Sourcerer API",
         version=__version__,

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from typing import Any
 
-from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, CORSConfig
 from aws_lambda_powertools.utilities.data_classes.common import BaseProxyEvent
 
 
@@ -79,3 +80,37 @@ class ConcurrentRestResolver(APIGatewayRestResolver):
             return self._build_response(self._resolve())
         finally:
             self._request_state.reset(token)
+
+
+class OriginPatterns(CORSConfig):
+    """CORS for origins given as patterns: `http://localhost:*` allows any port of localhost (a local playground
+    or dev server), `*` any origin. The API authenticates with bearer keys, never cookies, so no credentials."""
+
+    def __init__(self, patterns: list[str]) -> None:
+        super().__init__(
+            allow_origin=patterns[0],
+            extra_origins=patterns[1:],
+            allow_headers=["Authorization", "Content-Type", "X-Sourcerer-Scope"],
+            expose_headers=["Retry-After"],
+            max_age=600,
+        )
+        self.patterns = patterns
+
+    def allowed_origin(self, extracted_origin: str) -> str | None:
+        if extracted_origin and any(fnmatchcase(extracted_origin, p) for p in self.patterns):
+            return extracted_origin
+        return None
+
+    def to_dict(self, origin: str | None) -> dict[str, str]:
+        if not origin or self.allowed_origin(origin) is None:
+            return {}
+        headers = super().to_dict(self._allowed_origins[0])  # a listed origin, so the parent builds every header
+        headers["Access-Control-Allow-Origin"] = origin
+        headers["Vary"] = "Origin"
+        return headers
+
+
+def cors_from(origins: str | None) -> OriginPatterns | None:
+    """CORS from a comma-separated list of origin patterns (`SOURCERER_CORS_ORIGINS`); None turns it off."""
+    patterns = [o.strip().rstrip("/") for o in (origins or "").split(",") if o.strip()]
+    return OriginPatterns(patterns) if patterns else None

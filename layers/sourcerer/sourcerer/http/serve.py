@@ -28,6 +28,7 @@ log = logging.getLogger("sourcerer.http.serve")
 MAX_BODY_BYTES = 8 * 1024 * 1024  # a little over the document limit once base64 and JSON are counted
 REQUEST_TIMEOUT_S = 15
 THREADS_PER_WORKER = 4
+LOCAL_ORIGINS = "http://localhost:*,http://127.0.0.1:*"  # CORS default of `sourcerer serve`
 BACKLOG = 2048  # pending connections the kernel holds; 64 clients connecting at once must never be reset
 
 
@@ -104,9 +105,12 @@ def make_wsgi_app(background_embedding: bool = True) -> Callable[[dict[str, Any]
     keyword-searchable and its vectors are filled by a background thread (see `sourcerer.store.background`)."""
     from sourcerer.http.api import build_app
     from sourcerer.service.wiring import get_service
+    from sourcerer.settings import get_settings
     from sourcerer.store.base import EmbeddedIndex
 
-    app = build_app()  # one resolver for every thread: each request's state is its own (see http/resolver.py)
+    # one resolver for every thread: each request's state is its own (see http/resolver.py); browsers on any
+    # localhost port may call a local server unless SOURCERER_CORS_ORIGINS says otherwise
+    app = build_app(cors_origins=get_settings().cors_origins or LOCAL_ORIGINS)
     warm = get_service()
     local = isinstance(warm.index, EmbeddedIndex)
     if local:

@@ -316,7 +316,7 @@ class Auditor:
         self, tenant: str, c: LoggedCitation, hit: Hit | None, documents: dict[str, list[Hit]]
     ) -> tuple[str, Hit | None, str]:
         """(status, the chunk the citation now points at, why) for one citation."""
-        where = c.source_uri or c.document_id or "the cited document"
+        where = (c.source_uri or "").split("#", 1)[0] or c.document_id or "the cited document"  # without the deep link
         if hit is not None and hit.receipt == c.receipt:
             return "intact", hit, ""
         if not c.document_id:

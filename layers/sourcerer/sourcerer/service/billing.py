@@ -10,12 +10,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sourcerer.errors import ConfigurationError, QuotaExceeded
 from sourcerer.ledger.base import AnswerRecord, Ledger, UsageRecord
+from sourcerer.service.schemas import AnswerRequest
 from sourcerer.service.tenancy import Context, month_of, seconds_to_next_month
 from sourcerer.settings import get_settings
 
@@ -98,3 +100,52 @@ class Meter:
         cost = self.prices.estimate(units)
         self.ledger.settle(charge.record.model_copy(update={"units": units, "est_cost_usd": cost}), answer)
         return cost
+
+
+# --- budgets: which optional stages an answer can afford -------------------------------------------------------
+
+LLM_ANSWER_MS = 2_500  # a chat model's answer, typical (Bedrock Claude 3.5 Haiku, ~160 output tokens)
+LLM_JUDGE_MS = 1_500  # its verdict on an answer's claims
+LLM_ANSWER_TOKENS = (1_900, 160)  # (input, output) of one answer: five passages and the prompt
+RERANK_UNAVAILABLE = "skipped: no reranker is configured in this release"
+
+
+@dataclass
+class AnswerPlan:
+    """What `ask()` runs for a request: the stages its budget allows, and the ones it skipped (in the trace)."""
+
+    chat: Any = None  # None: the configured chain
+    judge: Any = None
+    verify: Any = False
+    skipped: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def plan_answer(request: AnswerRequest, prices: Prices) -> AnswerPlan:
+    """Skip optional stages (rerank, LLM synthesis, LLM verification) that would not fit `request.budget`; the
+    extractive synthesiser and the local judge take their place, so an answer still comes back, cited."""
+    from sourcerer.synthesis.providers import chat_chain_from_env
+
+    plan = AnswerPlan(verify=request.verify)
+    if request.rerank:
+        plan.skipped.append("rerank")
+        plan.notes.append(f"rerank {RERANK_UNAVAILABLE}")
+    budget = request.budget
+    if budget is None:
+        return plan
+    providers, _ = chat_chain_from_env()
+    if not providers:
+        return plan  # nothing optional costs time or money beyond the search
+    llm_cost = prices.estimate({"llm_tokens_in": LLM_ANSWER_TOKENS[0], "llm_tokens_out": LLM_ANSWER_TOKENS[1]})
+    over_time = budget.max_ms is not None and budget.max_ms < LLM_ANSWER_MS
+    over_cost = budget.max_cost_usd is not None and budget.max_cost_usd < llm_cost
+    if over_time or over_cost:
+        plan.chat = "extractive"
+        plan.skipped.append("synthesize:llm")
+        plan.notes.append(f"budget: the LLM was skipped ({'max_ms' if over_time else 'max_cost_usd'}); extractive answer")
+    judge_too_slow = budget.max_ms is not None and budget.max_ms < LLM_ANSWER_MS + LLM_JUDGE_MS
+    if request.verify and (over_time or over_cost or judge_too_slow):
+        plan.judge = "local"
+        plan.skipped.append("verify:llm")
+        plan.notes.append("budget: verified with the local judge instead of the LLM")
+    return plan

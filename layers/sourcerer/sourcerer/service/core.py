@@ -28,7 +28,7 @@ from sourcerer.errors import (
 )
 from sourcerer.ledger.base import FINDING_STATUSES, Ledger
 from sourcerer.pipeline import ask
-from sourcerer.service.billing import Charge, Meter, Prices
+from sourcerer.service.billing import RERANK_UNAVAILABLE, Charge, Meter, Prices, plan_answer
 from sourcerer.service.schemas import (
     AnswerLookup,
     AnswerRequest,
@@ -195,7 +195,13 @@ class Service:
         trace: dict[str, Any] = {}
         for s in scopes:
             found = self.index.search(
-                request.q, tenant=ctx.tenant, scope=s, groups=ctx.groups, k=self._top_k(ctx, request), mode=request.mode
+                request.q,
+                tenant=ctx.tenant,
+                scope=s,
+                groups=ctx.groups,
+                k=self._top_k(ctx, request),
+                mode=request.mode,
+                only=request.search_filter(),
             )
             trace = found.trace
             for hit in found:
@@ -216,6 +222,8 @@ class Service:
             hits, trace = self._hits(ctx, scopes, request)
             ms = round((time.perf_counter() - started) * 1000, 3)
             cost = self.meter.settle(charge, {"queries": 1, "embedding_tokens": spent.embedding_tokens})
+        if request.rerank:
+            trace = {**trace, "rerank": RERANK_UNAVAILABLE}
         stage = SearchStage(stage="search", ms=ms, units={"hits": len(hits), "top_k": self._top_k(ctx, request)}, detail=trace)
         return SearchResponse(
             hits=hit_views(hits),
@@ -229,6 +237,7 @@ class Service:
             raise UpgradeRequired(f"answers need the pro tier; this tenant is on {ctx.tier.name}", required_tier="pro")
         scopes = ctx.narrow(scope)
         retriever = _ScopedRetriever(self, ctx, scopes, request)
+        plan = plan_answer(request, self.prices)
         with self.meter.metered(ctx, "POST /v1/answer", request_id, "queries", 1) as charge, tally() as spent:
             # ask() searches through the retriever, so a follow-up is searched as its standalone rewrite
             answer = ask(
@@ -236,9 +245,14 @@ class Service:
                 retriever=retriever,
                 k=request.top_k,
                 min_score=request.min_score,
-                verify=request.verify,
+                verify=plan.verify,
                 history=[turn.model_dump() for turn in request.history] or None,
+                chat=plan.chat,
+                judge=plan.judge,
+                min_groundedness=request.min_groundedness,
             )
+            answer.trace.skipped = plan.skipped
+            answer.trace.notes.extend(plan.notes)
             synth = answer.trace.stage("synthesize")
             units: dict[str, float] = {"queries": 1, "embedding_tokens": spent.embedding_tokens}
             if synth is not None:

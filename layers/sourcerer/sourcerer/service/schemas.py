@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from sourcerer.ledger.base import CitationCheck, ClaimCheck, FindingStatus, LoggedCitation
 from sourcerer.models import Faithfulness, Locator, Trace
 from sourcerer.scopes import SCOPE_PATTERN
+from sourcerer.store.models import PLANES, Plane, SearchFilter
 from sourcerer.store.parsers import EXTENSIONS
 
 # --- request models (the API's own shapes; the domain models live in the library) ------------------
@@ -61,13 +62,78 @@ class MoveRequest(BaseModel):
     )
 
 
-class SearchRequest(BaseModel):
+def _iso_text(value: Any) -> Any:
+    """A time is an ISO 8601 string (parsed by pydantic, not strictly: strict mode takes no strings for times)."""
+    if not isinstance(value, str):
+        raise ValueError("give the time as an ISO 8601 string, e.g. 2026-11-01T00:00:00Z")
+    return value
+
+
+IsoTime = Annotated[AwareDatetime, BeforeValidator(_iso_text), Field(strict=False)]
+
+
+class Filters(BaseModel):
+    """Which documents a search may return (every given condition must hold)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    source_uri: str | None = Field(default=None, min_length=1, max_length=2048, description="source_uri prefix")
+    document_id: list[Annotated[str, Field(min_length=1, max_length=200)]] | None = Field(
+        default=None, min_length=1, max_length=100, description="only these documents"
+    )
+    metadata: dict[str, str | int | float | bool] | None = Field(
+        default=None, max_length=20, description='metadata equality, e.g. {"lang": "en"}'
+    )
+    created_after: IsoTime | None = Field(default=None, description="first ingested at or after (ISO 8601 with a time zone)")
+    created_before: IsoTime | None = Field(default=None, description="first ingested before (ISO 8601 with a time zone)")
+
+
+class Budget(BaseModel):
+    """What a request may spend: optional stages (LLM synthesis, verification) are skipped to stay within it."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    # constraints before the validator: that order keeps them in the JSON schema (minimum/maximum)
+    max_ms: Annotated[int, Field(ge=1, le=120_000), BeforeValidator(_whole)] | None = Field(
+        default=None, description="milliseconds"
+    )
+    max_cost_usd: Annotated[float, Field(ge=0)] | None = Field(default=None, description="estimated dollars")
+
+
+class Query(BaseModel):
+    """The query object `/v1/search` and `/v1/answer` share (and the CLI's --plane, --filter, --rerank)."""
+
     model_config = ConfigDict(extra="forbid", strict=True)
 
     q: str = Field(min_length=1, max_length=4000)
     top_k: WholeNumber = Field(default=8, ge=1, le=100, description="hits wanted; capped at the tier's maximum")
     mode: Literal["hybrid", "keyword", "semantic"] = "hybrid"
-    filters: dict[str, Any] | None = Field(default=None, max_length=0, description="reserved; only {} is accepted today")
+    planes: list[Plane] = Field(
+        default_factory=lambda: list(PLANES),
+        min_length=1,
+        description="text (documents), audio (transcripts), doc_visual (PDF pages with boxes); default all",
+    )
+    modalities: list[ContentType] | None = Field(default=None, min_length=1, description="content types to include")
+    filters: Filters | None = None
+    rerank: bool = Field(default=False, description="reorder the candidates with the configured reranker")
+    budget: Budget | None = None
+
+    def search_filter(self) -> SearchFilter | None:
+        f = self.filters or Filters()
+        only = SearchFilter(
+            planes=tuple(sorted(set(self.planes))),
+            content_types=tuple(self.modalities) if self.modalities else None,
+            source_uri_prefix=f.source_uri,
+            document_ids=tuple(f.document_id) if f.document_id else None,
+            metadata=f.metadata,
+            created_after=f.created_after.timestamp() if f.created_after else None,
+            created_before=f.created_before.timestamp() if f.created_before else None,
+        )
+        return None if only.empty else only
+
+
+class SearchRequest(Query):
+    pass
 
 
 class Turn(BaseModel):
@@ -77,10 +143,14 @@ class Turn(BaseModel):
     text: str = Field(max_length=20_000)
 
 
-class AnswerRequest(SearchRequest):
+class AnswerRequest(Query):
+    answer: Literal[True] = Field(default=True, description="true: this query wants an answer (the only value here)")
     verify: bool | Literal["strict"] = False
     history: list[Turn] = Field(default_factory=list, max_length=50, description="earlier turns, oldest first")
     min_score: float = Field(default=0.2, ge=0.0, le=1.0)
+    min_groundedness: float | None = Field(
+        default=None, ge=0.0, le=1.0, description="refuse (no_citation) when fewer of the answer's sentences are cited"
+    )
 
 
 # --- responses ------------------------------------------------------------------------------------------------
@@ -208,6 +278,9 @@ class AnswerBody(BaseModel):
     reason: str | None = Field(description="why it refused (see the README's refusal reasons); null when answered")
     citations: list[CitationView]
     faithfulness: Faithfulness | None = Field(description="the verification verdict, when verify was asked")
+    nli_faithfulness: float | None = Field(
+        description="groundedness: the share of the answer's sentences with a valid citation marker (null on refusals)"
+    )
     extractive: bool
     provider: str
 

@@ -36,6 +36,7 @@ def answer_body(answer: Answer) -> AnswerBody:
             for c in answer.citations
         ],
         faithfulness=answer.faithfulness,
+        nli_faithfulness=answer.groundedness,
         extractive=answer.extractive,
         provider=answer.provider,
     )

@@ -18,7 +18,7 @@ from sourcerer.models import Segment
 from sourcerer.retrieval.embedders import pack_vectors
 from sourcerer.scopes import Access
 from sourcerer.store.chunking import ChunkSettings, chunk_pieces
-from sourcerer.store.models import Chunk, Document, Hit, IngestReport
+from sourcerer.store.models import Chunk, Document, Hit, IngestReport, SearchFilter
 from sourcerer.store.parsers import parse
 from sourcerer.text import terms
 
@@ -96,12 +96,20 @@ class Index(Protocol):
         groups: Iterable[str] | None = None,
         k: int = 10,
         mode: Mode = "hybrid",
+        only: SearchFilter | None = None,
     ) -> SearchResult:
-        """The best `k` hits the caller may see, with the search's trace and embedding tokens."""
+        """The best `k` hits the caller may see and `only` allows, with the search's trace and embedding tokens."""
         ...
 
     def retriever(
-        self, *, tenant: str, scope: str | None = None, groups: Iterable[str] | None = None, k: int = 8, mode: Mode = "hybrid"
+        self,
+        *,
+        tenant: str,
+        scope: str | None = None,
+        groups: Iterable[str] | None = None,
+        k: int = 8,
+        mode: Mode = "hybrid",
+        only: SearchFilter | None = None,
     ) -> Callable[[str, int], list[dict[str, Any]]]: ...
 
     def stats(self) -> dict[str, Any]: ...
@@ -257,6 +265,7 @@ class Stored:
     content_hash: str
     scope: str
     acl: list[str]
+    created_at: float | None = None  # when the document was first written (kept when it is replaced)
 
 
 WriteStatus = Literal["ingested", "replaced", "unchanged"]
@@ -334,11 +343,21 @@ def check_move(access: Access | None, target: str, occupant: tuple[str, list[str
         raise DocumentConflict(f"{target} already holds a document from the same source; delete or move it first")
 
 
-def plan_search(query: Any, k: Any, mode: str, has_embedder: bool) -> tuple[str | None, dict[str, Any]]:
+def plan_search(
+    query: Any, k: Any, mode: str, has_embedder: bool, only: SearchFilter | None = None
+) -> tuple[str | None, dict[str, Any]]:
     """Validate a search and decide how it runs: (mode to run, or None for an empty query; trace).
 
-    A `semantic` or `hybrid` search on an index without embeddings runs as `keyword` and says so.
+    A `semantic` or `hybrid` search on an index without embeddings runs as `keyword` and says so. The trace
+    shows the filter a search applied.
     """
+    planned, trace = _plan(query, k, mode, has_embedder)
+    if only is not None and not only.empty:
+        trace["filter"] = only.model_dump(exclude_none=True, mode="json")
+    return planned, trace
+
+
+def _plan(query: Any, k: Any, mode: str, has_embedder: bool) -> tuple[str | None, dict[str, Any]]:
     check_mode(mode)
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise InvalidRequest("k must be a positive integer")
@@ -355,14 +374,21 @@ def check_mode(mode: str) -> None:
 
 
 def make_retriever(
-    index: Index, *, tenant: str, scope: str | None, groups: Iterable[str] | None, k: int, mode: Mode
+    index: Index,
+    *,
+    tenant: str,
+    scope: str | None,
+    groups: Iterable[str] | None,
+    k: int,
+    mode: Mode,
+    only: SearchFilter | None = None,
 ) -> Callable[[str, int], list[dict[str, Any]]]:
-    """A retriever for `ask()` bound to one tenant, scope and set of groups."""
+    """A retriever for `ask()` bound to one tenant, scope, set of groups and filter."""
     check_mode(mode)
     groups = list(groups or [])
 
     def retrieve(question: str, limit: int | None = None) -> list[dict[str, Any]]:
-        hits = index.search(question, tenant=tenant, scope=scope, groups=groups, k=limit or k, mode=mode)
+        hits = index.search(question, tenant=tenant, scope=scope, groups=groups, k=limit or k, mode=mode, only=only)
         return [hit.as_passage() for hit in hits]
 
     retrieve.index = index  # type: ignore[attr-defined]

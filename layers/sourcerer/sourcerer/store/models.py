@@ -56,6 +56,46 @@ class Document(BaseModel):
         return h.hexdigest()
 
 
+Plane = Literal["text", "audio", "doc_visual"]
+PLANES: tuple[str, ...] = ("text", "audio", "doc_visual")
+# which locators each plane holds: text (character spans, lines), audio (transcript time ranges), PDF pages
+PLANE_KINDS: dict[str, tuple[str, ...]] = {"text": ("char_span", "lines"), "audio": ("time_range",), "doc_visual": ("page",)}
+MetadataValue = str | int | float | bool
+
+
+def plane_of(locator_kind: str) -> str:
+    return next(plane for plane, kinds in PLANE_KINDS.items() if locator_kind in kinds)
+
+
+class SearchFilter(BaseModel):
+    """What a search may return beyond the caller's access: every given condition must hold (None: no condition).
+
+    Chunk conditions: `planes` (by their locator). Document conditions: `content_types`, `source_uri_prefix`,
+    `document_ids`, `metadata` (equality on each key), `created_after` / `created_before` (epoch seconds of the
+    document's first ingest)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    planes: tuple[Plane, ...] | None = None
+    content_types: tuple[str, ...] | None = None
+    source_uri_prefix: str | None = None
+    document_ids: tuple[str, ...] | None = None
+    metadata: dict[str, MetadataValue] | None = None
+    created_after: float | None = None
+    created_before: float | None = None
+
+    @property
+    def empty(self) -> bool:
+        document_level = (self.content_types, self.source_uri_prefix, self.document_ids, self.metadata)
+        return self.kinds() is None and all(v is None for v in (*document_level, self.created_after, self.created_before))
+
+    def kinds(self) -> list[str] | None:
+        """The locator kinds the planes allow (None: all)."""
+        if self.planes is None or set(self.planes) == set(PLANES):
+            return None
+        return sorted(k for plane in self.planes for k in PLANE_KINDS[plane])
+
+
 def document_id_for(tenant: str, scope: str, source_uri: str) -> str:
     """Stable id of a document: the same source in the same scope is the same document.
 

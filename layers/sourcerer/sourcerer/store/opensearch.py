@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import json
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -48,7 +49,7 @@ from sourcerer.store.base import (
 )
 from sourcerer.store.chunking import MAX_DOCUMENT_CHUNKS, ChunkSettings
 from sourcerer.store.folders import ingest_folder
-from sourcerer.store.models import Document, Hit, IngestReport, document_id_for, unit_id_for
+from sourcerer.store.models import Document, Hit, IngestReport, SearchFilter, document_id_for, plane_of, unit_id_for
 from sourcerer.text import terms
 
 if TYPE_CHECKING:
@@ -56,6 +57,18 @@ if TYPE_CHECKING:
 
 K1 = 1.2  # Lucene's BM25 default
 MAX_QUERY_TERMS = 64
+DOCUMENT_FIELDS = [
+    "document_id",
+    "source_uri",
+    "label",
+    "scope",
+    "acl",
+    "metadata",
+    "content_type",
+    "content_hash",
+    "created_at",
+    "updated_at",
+]
 SOURCE_FIELDS = [
     "unit_id",
     "document_id",
@@ -115,6 +128,13 @@ def index_body(dimension: int | None, *, shards: int = 1, replicas: int = 1) -> 
         "receipt": {"type": "keyword"},
         "content_hash": {"type": "keyword"},
         "ingested_at": {"type": "date"},
+        # what a search's filters test: the document's type, the chunk's plane (from its locator), metadata as
+        # `key=json value` keywords, and the document's first and latest ingest (epoch seconds)
+        "content_type": {"type": "keyword"},
+        "plane": {"type": "keyword"},
+        "meta": {"type": "keyword"},
+        "created_at": {"type": "double"},
+        "updated_at": {"type": "double"},
     }
     settings: dict[str, Any] = {
         "index": {"number_of_shards": shards, "number_of_replicas": replicas},
@@ -146,6 +166,31 @@ def access_filter(tenant: str, scope: str | None, groups: Iterable[str] | None) 
     if groups:
         visible.append({"terms": {"acl": groups}})
     clauses.append({"bool": {"should": visible, "minimum_should_match": 1}})
+    return clauses
+
+
+def meta_terms(metadata: Mapping[str, Any]) -> list[str]:
+    """Scalar metadata as `key=json value` keywords: what a `metadata` filter matches exactly."""
+    return [f"{k}={json.dumps(v)}" for k, v in sorted(metadata.items()) if isinstance(v, (str, int, float, bool))]
+
+
+def asked_filter(only: SearchFilter | None) -> list[dict[str, Any]]:
+    """The clauses of a `SearchFilter` (see the fields in `index_body`)."""
+    if only is None or only.empty:
+        return []
+    clauses: list[dict[str, Any]] = []
+    if only.kinds() is not None:
+        clauses.append({"terms": {"plane": sorted(set(only.planes or ()))}})
+    if only.content_types is not None:
+        clauses.append({"terms": {"content_type": list(only.content_types)}})
+    if only.source_uri_prefix is not None:
+        clauses.append({"prefix": {"source_uri": only.source_uri_prefix}})
+    if only.document_ids is not None:
+        clauses.append({"terms": {"document_id": list(only.document_ids)}})
+    clauses += [{"term": {"meta": term}} for term in meta_terms(only.metadata or {})]
+    bounds = {k: v for k, v in (("gte", only.created_after), ("lt", only.created_before)) if v is not None}
+    if bounds:
+        clauses.append({"range": {"created_at": bounds}})
     return clauses
 
 
@@ -254,7 +299,7 @@ class OpenSearchIndex:
             index=self.index,
             body={
                 "size": 1,
-                "_source": ["content_hash", "scope", "acl", "source_uri"],
+                "_source": ["content_hash", "scope", "acl", "source_uri", "created_at"],
                 "query": {"bool": {"filter": _document(tenant, document_id)}},
                 "sort": [{"ingested_at": "desc"}],
             },
@@ -263,9 +308,15 @@ class OpenSearchIndex:
         return hits[0]["_source"] if hits else None
 
     def bulk_lines(
-        self, document: Document, prepared: Any, vectors: Any, synthesis: list[bytes | None] | None = None
+        self,
+        document: Document,
+        prepared: Any,
+        vectors: Any,
+        synthesis: list[bytes | None] | None = None,
+        created_at: float | None = None,
     ) -> list[dict[str, Any]]:
-        now = datetime.now(timezone.utc).isoformat()
+        moment = datetime.now(timezone.utc)
+        now, epoch = moment.isoformat(), moment.timestamp()
         lines: list[dict[str, Any]] = []
         synthesis = synthesis or [None] * len(prepared.chunks)
         for i, chunk in enumerate(prepared.chunks):
@@ -292,6 +343,11 @@ class OpenSearchIndex:
                 "receipt": chunk.receipt,
                 "content_hash": prepared.content_hash,
                 "ingested_at": now,
+                "content_type": document.content_type,
+                "plane": plane_of(chunk.locator.kind),
+                "meta": meta_terms(document.metadata),
+                "created_at": created_at if created_at is not None else epoch,
+                "updated_at": epoch,
             }
             if vectors is not None:
                 source["embedding"] = [float(x) for x in vectors[i]]
@@ -329,10 +385,13 @@ class OpenSearchIndex:
 
     def stored_document(self, tenant: str, document_id: str) -> Stored | None:
         existing = self._existing(tenant, document_id)
-        return (
-            None
-            if existing is None
-            else Stored(content_hash=existing["content_hash"], scope=existing["scope"], acl=existing["acl"])
+        if existing is None:
+            return None
+        return Stored(
+            content_hash=existing["content_hash"],
+            scope=existing["scope"],
+            acl=existing["acl"],
+            created_at=existing.get("created_at"),
         )
 
     def keep_unchanged(self, document: Document) -> int:
@@ -351,7 +410,8 @@ class OpenSearchIndex:
         stored: Stored | None,
     ) -> tuple[WriteStatus, int]:
         assert document.document_id is not None
-        self._bulk(self.bulk_lines(document, prepared, vectors, synthesis))
+        created = stored.created_at if stored is not None else None
+        self._bulk(self.bulk_lines(document, prepared, vectors, synthesis, created_at=created))
         if self.deferred and self.on_pending is not None:
             self.on_pending(document.tenant, [c.unit_id for c in prepared.chunks])
         if stored is not None:
@@ -537,9 +597,10 @@ class OpenSearchIndex:
         groups: Iterable[str] | None = None,
         k: int = 10,
         mode: Mode = "hybrid",
+        only: SearchFilter | None = None,
     ) -> list[Hit]:
-        filters = access_filter(tenant, scope, groups)
-        planned, trace = plan_search(query, k, mode, self.embedder is not None)
+        filters = access_filter(tenant, scope, groups) + asked_filter(only)
+        planned, trace = plan_search(query, k, mode, self.embedder is not None, only)
         note_search(trace)  # per request (see sourcerer.accounting), never on this shared object
         if planned is None:
             return []
@@ -595,7 +656,7 @@ class OpenSearchIndex:
             index=self.index,
             body={
                 "size": 10000,
-                "_source": ["document_id", "source_uri", "label", "scope", "acl", "metadata", "content_hash", "ingested_at"],
+                "_source": [*DOCUMENT_FIELDS, "ingested_at"],
                 "query": {"bool": {"filter": filters}},
                 "collapse": {"field": "document_id"},
                 "aggs": {"chunks": {"terms": {"field": "document_id", "size": 10000}}},
@@ -605,6 +666,11 @@ class OpenSearchIndex:
         out = []
         for hit in response["hits"]["hits"]:
             src = dict(hit["_source"])
+            # the same fields as the SQLite index; chunks written before these fields existed fall back on ingested_at
+            written = datetime.fromisoformat(str(src.pop("ingested_at"))).timestamp() if src.get("ingested_at") else 0.0
+            src.setdefault("created_at", written)
+            src.setdefault("updated_at", written)
+            src.setdefault("content_type", None)
             src["chunks"] = counts.get(src["document_id"], 0)
             out.append(src)
         return sorted(out, key=lambda d: d["source_uri"])
@@ -644,9 +710,16 @@ class OpenSearchIndex:
         return sorted((_hit(sources[u], 0.0) for u, _ in current), key=lambda h: h.position)
 
     def retriever(
-        self, *, tenant: str, scope: str | None = None, groups: Iterable[str] | None = None, k: int = 8, mode: Mode = "hybrid"
+        self,
+        *,
+        tenant: str,
+        scope: str | None = None,
+        groups: Iterable[str] | None = None,
+        k: int = 8,
+        mode: Mode = "hybrid",
+        only: SearchFilter | None = None,
     ):
-        return make_retriever(self, tenant=tenant, scope=scope, groups=groups, k=k, mode=mode)
+        return make_retriever(self, tenant=tenant, scope=scope, groups=groups, k=k, mode=mode, only=only)
 
     @_translated
     def stats(self) -> dict[str, Any]:

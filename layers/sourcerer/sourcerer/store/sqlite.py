@@ -55,7 +55,7 @@ from sourcerer.store.base import (
 )
 from sourcerer.store.chunking import ChunkSettings
 from sourcerer.store.folders import ingest_folder
-from sourcerer.store.models import Chunk, Document, Hit, IngestReport, document_id_for, unit_id_for
+from sourcerer.store.models import Chunk, Document, Hit, IngestReport, SearchFilter, document_id_for, unit_id_for
 from sourcerer.store.vectors import VectorCache
 from sourcerer.text import terms
 
@@ -564,8 +564,11 @@ class SQLiteIndex:
             )
         return [by_id[i] for i in scores if i in by_id]
 
-    def _filter(self, tenant: str, scope: str | None, groups: Iterable[str] | None) -> tuple[str, list[Any]]:
-        """SQL that keeps only what this caller may see: the tenant, the scope subtree, the ACL groups."""
+    def _filter(
+        self, tenant: str, scope: str | None, groups: Iterable[str] | None, only: SearchFilter | None = None
+    ) -> tuple[str, list[Any]]:
+        """SQL that keeps only what this caller may see (the tenant, the scope subtree, the ACL groups) and what
+        the search asked for (`only`)."""
         validate_tenant(tenant)
         sql = "c.tenant = ?"
         args: list[Any] = [tenant]
@@ -579,6 +582,47 @@ class SQLiteIndex:
             args += groups
         else:
             sql += " AND c.acl = '[]'"
+        if only is not None and not only.empty:
+            more, extra = self._asked_for(tenant, only)
+            sql += more
+            args += extra
+        return sql, args
+
+    @staticmethod
+    def _asked_for(tenant: str, only: SearchFilter) -> tuple[str, list[Any]]:
+        """The SQL of a `SearchFilter`: locator kinds on the chunk, the rest on its document."""
+        sql, args = "", []
+        kinds = only.kinds()
+        if kinds is not None:
+            sql += f" AND json_extract(c.locator, '$.kind') IN ({','.join('?' * len(kinds))})"
+            args += kinds
+        conditions, values = [], []
+        if only.content_types is not None:
+            conditions.append(f"d.content_type IN ({','.join('?' * len(only.content_types))})")
+            values += list(only.content_types)
+        if only.source_uri_prefix is not None:
+            conditions.append("substr(d.source_uri, 1, ?) = ?")
+            values += [len(only.source_uri_prefix), only.source_uri_prefix]
+        if only.document_ids is not None:
+            conditions.append(f"d.document_id IN ({','.join('?' * len(only.document_ids))})")
+            values += list(only.document_ids)
+        for key, value in sorted((only.metadata or {}).items()):
+            # json_extract gives SQL values: a JSON true is 1, so booleans compare as integers
+            conditions.append("json_extract(d.metadata, ?) = ?")
+            values += ["$." + json.dumps(key), int(value) if isinstance(value, bool) else value]
+        if only.created_after is not None:
+            conditions.append("d.created_at >= ?")
+            values.append(only.created_after)
+        if only.created_before is not None:
+            conditions.append("d.created_at < ?")
+            values.append(only.created_before)
+        if conditions:
+            sql += (
+                " AND c.document_id IN (SELECT d.document_id FROM documents d WHERE d.tenant = ? AND "
+                + " AND ".join(conditions)
+                + ")"
+            )
+            args += [tenant, *values]
         return sql, args
 
     def _keyword(
@@ -803,9 +847,10 @@ class SQLiteIndex:
         groups: Iterable[str] | None = None,
         k: int = 10,
         mode: Mode = "hybrid",
+        only: SearchFilter | None = None,
     ) -> list[Hit]:
-        where, args = self._filter(tenant, scope, groups)
-        planned, trace = plan_search(query, k, mode, self.embedder is not None)
+        where, args = self._filter(tenant, scope, groups, only)
+        planned, trace = plan_search(query, k, mode, self.embedder is not None, only)
         if self.embedder is not None and mode != "keyword":
             # vectors still being computed (deferred embedding): those chunks are found by keyword only for now
             trace["pending_embeddings"] = self.pending_embeddings(tenant)
@@ -828,9 +873,16 @@ class SQLiteIndex:
         return self._hits(dict(fuse(keyword, semantic, k, semantic_floor=0.4)))
 
     def retriever(
-        self, *, tenant: str, scope: str | None = None, groups: Iterable[str] | None = None, k: int = 8, mode: Mode = "hybrid"
+        self,
+        *,
+        tenant: str,
+        scope: str | None = None,
+        groups: Iterable[str] | None = None,
+        k: int = 8,
+        mode: Mode = "hybrid",
+        only: SearchFilter | None = None,
     ):
-        return make_retriever(self, tenant=tenant, scope=scope, groups=groups, k=k, mode=mode)
+        return make_retriever(self, tenant=tenant, scope=scope, groups=groups, k=k, mode=mode, only=only)
 
     def stats(self) -> dict[str, Any]:
         db = self._db()

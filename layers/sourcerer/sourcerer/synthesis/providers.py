@@ -42,9 +42,11 @@ def _backoff_base() -> float:
     return get_settings().backoff_s
 
 
-async def with_retries(provider: ChatProvider, messages: list[dict[str, str]], attempts: int = 3) -> ChatReply:
-    """Call `provider`, retrying transient failures with exponential backoff and jitter (honouring Retry-After)."""
+async def with_retries(provider: ChatProvider, messages: list[dict[str, str]], attempts: int | None = None) -> ChatReply:
+    """Call `provider`, retrying transient failures with exponential backoff and jitter (honouring Retry-After);
+    `attempts` defaults to the `SOURCERER_LLM_ATTEMPTS` setting."""
     base = _backoff_base()
+    attempts = attempts or get_settings().llm_attempts
     for attempt in range(1, attempts + 1):
         try:
             return await provider.complete(messages)
@@ -101,7 +103,7 @@ class OpenAIChat:
         model: str | None = None,
         endpoint: str | None = None,
         api_key: str | None = None,
-        timeout: float = 60.0,
+        timeout: float | None = None,
         json_mode: bool = True,
     ) -> None:
         settings = get_settings()
@@ -110,7 +112,7 @@ class OpenAIChat:
         self.api_key = api_key or settings.api_key
         if not self.model:
             raise ConfigurationError("no chat model configured: set SOURCERER_MODEL")
-        self.timeout = timeout
+        self.timeout = timeout if timeout is not None else settings.llm_timeout_s
         self.json_mode = json_mode
         self.name = f"openai:{self.model}"
 
@@ -175,7 +177,12 @@ class BedrockChat:
                 import boto3
             except ImportError as exc:  # pragma: no cover
                 raise ConfigurationError("Bedrock needs boto3: pip install 'sourcerer-answers[aws]'") from exc
-            self._client = boto3.client("bedrock-runtime")
+            from botocore.config import Config
+
+            timeout = get_settings().llm_timeout_s  # our retries, not botocore's: with_retries bounds them
+            self._client = boto3.client(
+                "bedrock-runtime", config=Config(read_timeout=timeout, connect_timeout=5, retries={"max_attempts": 1})
+            )
         return self._client
 
     def _converse(self, messages: list[dict[str, str]]) -> ChatReply:
