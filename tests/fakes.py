@@ -8,6 +8,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -26,6 +27,7 @@ class ScriptedServer:
         self.responses: deque[tuple[int, Any, dict[str, str]]] = deque()
         self.requests: list[dict[str, Any]] = []
         self.last: tuple[int, Any, dict[str, str]] = (500, {"error": "no script"}, {})
+        self.delay_s = 0.0  # a slow (or hung) upstream: every answer waits this long
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -37,6 +39,7 @@ class ScriptedServer:
                 except ValueError:
                     body = raw.decode("utf-8", "replace")
                 server.requests.append({"path": self.path, "body": body, "headers": dict(self.headers)})
+                time.sleep(server.delay_s)
                 if server.responses:
                     server.last = server.responses.popleft()
                 status, payload, headers = server.last

@@ -98,6 +98,9 @@ def enforce(
     return Enforced(answer=answer, citations=citations, dropped=dropped)
 
 
+LEADING_MARKERS = re.compile(r"^(?:\s*\[\d+\])+\s*")
+
+
 def groundedness(answer: str) -> float:
     """The share of `answer`'s sentences that carry at least one citation marker: a cheap, deterministic score of
     how much of the answer stands on a cited source (markers left in an answer are valid: `enforce` removed the
@@ -105,9 +108,13 @@ def groundedness(answer: str) -> float:
     sentences: list[str] = []
     for start, end in sentence_spans(answer):
         piece = answer[start:end]
-        if sentences and not re.sub(r"[\W_]+", "", strip_markers(piece)):  # "[2]." split off its sentence
+        lead = LEADING_MARKERS.match(piece)
+        if sentences and lead:  # "demo. [1] The failover…": a marker after the full stop cites the sentence before
+            sentences[-1] += lead.group()
+            piece = piece[lead.end() :]
+        if sentences and not re.sub(r"[\W_]+", "", strip_markers(piece)):  # only a marker and punctuation left
             sentences[-1] += piece
-        else:
+        elif piece:
             sentences.append(piece)
     if not sentences:
         return 0.0

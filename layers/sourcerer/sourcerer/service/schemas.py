@@ -200,6 +200,7 @@ class DocumentInfo(BaseModel):
     acl: list[str]
     metadata: dict[str, Any]
     chunks: int
+    content_type: str | None = Field(description="the parser used: declared, else from the source's extension")
     content_hash: str
     created_at: float
     updated_at: float

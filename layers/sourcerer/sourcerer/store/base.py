@@ -19,7 +19,7 @@ from sourcerer.retrieval.embedders import pack_vectors
 from sourcerer.scopes import Access
 from sourcerer.store.chunking import ChunkSettings, chunk_pieces
 from sourcerer.store.models import Chunk, Document, Hit, IngestReport, SearchFilter
-from sourcerer.store.parsers import parse
+from sourcerer.store.parsers import content_type_for, parse
 from sourcerer.text import terms
 
 Mode = Literal["hybrid", "keyword", "semantic"]
@@ -173,6 +173,7 @@ class Prepared:
     label: str
     title: str = ""  # a real title (metadata or the document's own), never just the file name
     terms: list[list[str]] = field(default_factory=list)  # per chunk, its BM25 terms (`index_terms`)
+    content_type: str = "text/plain"  # as parsed: declared, else from the extension (what `modalities` filter)
 
 
 def index_terms(chunk: Chunk, title: str) -> list[str]:
@@ -241,6 +242,7 @@ def prepare(doc: Document, settings: ChunkSettings | None = None) -> Prepared:
         label=label,
         title=title,
         terms=[index_terms(chunk, title) for chunk in chunks],
+        content_type=content_type_for(doc.source_uri, doc.content_type),
     )
 
 

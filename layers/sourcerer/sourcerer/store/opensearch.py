@@ -343,7 +343,7 @@ class OpenSearchIndex:
                 "receipt": chunk.receipt,
                 "content_hash": prepared.content_hash,
                 "ingested_at": now,
-                "content_type": document.content_type,
+                "content_type": prepared.content_type,
                 "plane": plane_of(chunk.locator.kind),
                 "meta": meta_terms(document.metadata),
                 "created_at": created_at if created_at is not None else epoch,

@@ -313,7 +313,7 @@ class SQLiteIndex:
                         document.scope,
                         acl_json,
                         json.dumps(document.metadata, ensure_ascii=False),
-                        document.content_type,
+                        prepared.content_type,
                         content_hash,
                         len(prepared.chunks),
                         now,
@@ -484,7 +484,10 @@ class SQLiteIndex:
 
     def list_documents(self, tenant: str, scope: str | None = None) -> list[dict[str, Any]]:
         db = self._db()
-        sql = "SELECT document_id, source_uri, label, scope, acl, metadata, chunks, content_hash, created_at, updated_at FROM documents WHERE tenant=?"
+        sql = (
+            "SELECT document_id, source_uri, label, scope, acl, metadata, chunks, content_type, content_hash, created_at,"
+            " updated_at FROM documents WHERE tenant=?"
+        )
         args: list[Any] = [tenant]
         if scope is not None:
             scope = normalize_scope(scope, tenant)
@@ -500,6 +503,7 @@ class SQLiteIndex:
             "acl",
             "metadata",
             "chunks",
+            "content_type",
             "content_hash",
             "created_at",
             "updated_at",

@@ -1,0 +1,191 @@
+"""The query object /v1/search and /v1/answer share, through HTTP (the resolver the Lambda functions and
+`sourcerer serve` run): planes, modalities, filters, rerank, budget, `answer: true`; CORS; deep links in
+citations; groundedness; bounded LLM time."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fakes import chat_completion, reply
+from sourcerer.http import api
+from sourcerer.http.serve import LocalContext, to_event
+from sourcerer.ledger.sqlite import SQLiteLedger
+from sourcerer.service.admin import issue_key
+from sourcerer.service.core import Service
+from sourcerer.store.sqlite import SQLiteIndex
+
+RUNBOOK = "# Failover\n\nDuring the March drill, the failover cutover completed in 42 seconds.\n"
+TRANSCRIPT = (
+    "WEBVTT\n\n00:12:40.000 --> 00:12:50.000\nWelcome to the review of the failover demo.\n\n"
+    "00:12:47.000 --> 00:12:55.000\nThe failover demo went well: the cutover took 42 seconds.\n"
+)
+PRICING = "# Pricing\n\nThe Pro plan costs 49 dollars a month and includes failover support.\n"
+
+
+@pytest.fixture
+def served(tmp_path, monkeypatch):
+    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+    from sourcerer.retrieval.embedders import local_embedder
+
+    service = Service(index=SQLiteIndex(tmp_path / "i.db", embedder=local_embedder()), ledger=SQLiteLedger(tmp_path / "l.db"))
+    monkeypatch.setattr(api, "get_service", lambda: service)
+    headers = {"Authorization": f"Bearer {issue_key(service.ledger, 'acme', ['acme'], ['read', 'write'], tier='pro').key}"}
+    for uri, text, metadata in (
+        ("handbook/runbook.md", RUNBOOK, {"lang": "en", "team": "ops"}),
+        ("recordings/review.vtt", TRANSCRIPT, {"lang": "en", "team": "ops"}),
+        ("sales/pricing.md", PRICING, {"lang": "en", "team": "sales"}),
+    ):
+        status, _ = call("POST", "/v1/documents", headers, {"source_uri": uri, "text": text, "metadata": metadata})
+        assert status == 200
+    return service, headers
+
+
+def call(method, path, headers, body=None, app=None):
+    event = to_event(method, path, headers, json.dumps(body) if body is not None else None)
+    result = (app or api.build_app()).resolve(event, LocalContext())
+    return result["statusCode"], json.loads(result["body"]) if result.get("body") else None
+
+
+def sources(body):
+    return sorted({h["source_uri"] for h in body["hits"]})
+
+
+def test_the_seed_body_gets_a_cited_answer_with_rerank_reported(served):
+    _, headers = served
+    body = {
+        "q": "How did the failover demo go?",
+        "answer": True,
+        "top_k": 8,
+        "planes": ["text", "audio", "doc_visual"],
+        "rerank": True,
+    }
+    status, answered = call("POST", "/v1/answer", headers, body)
+    assert status == 200, answered
+    assert answered["answer"]["refused"] is False and "42 seconds" in answered["answer"]["text"]
+    assert "rerank" in answered["trace"]["skipped"]
+    assert answered["answer"]["nli_faithfulness"] == 1.0
+    status, rejected = call("POST", "/v1/answer", headers, {**body, "answer": False})
+    assert status == 422 and rejected["error"]["detail"][0]["loc"][-1] == "answer"
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ({"planes": ["audio"]}, ["recordings/review.vtt"]),
+        ({"planes": ["text"]}, ["handbook/runbook.md", "sales/pricing.md"]),
+        ({"modalities": ["text/vtt"]}, ["recordings/review.vtt"]),
+        ({"filters": {"source_uri": "sales/"}}, ["sales/pricing.md"]),
+        ({"filters": {"metadata": {"team": "ops"}}}, ["handbook/runbook.md", "recordings/review.vtt"]),
+        ({"filters": {"metadata": {"team": "ops"}, "source_uri": "handbook/"}}, ["handbook/runbook.md"]),
+        (
+            {"filters": {"created_after": "2000-01-01T00:00:00Z"}},
+            ["handbook/runbook.md", "recordings/review.vtt", "sales/pricing.md"],
+        ),
+        ({"filters": {"created_before": "2000-01-01T00:00:00Z"}}, []),
+    ],
+)
+def test_search_filters_narrow_the_hits_and_the_trace_says_how(served, query, expected):
+    _, headers = served
+    status, body = call("POST", "/v1/search", headers, {"q": "failover", "mode": "hybrid", **query})
+    assert status == 200, body
+    assert sources(body) == expected
+    assert "filter" in body["trace"]["stages"][0]["detail"] or query.get("planes") is None
+
+
+def test_a_document_id_filter_and_the_same_filter_on_answers(served):
+    _, headers = served
+    _, listed = call("GET", "/v1/documents", headers)
+    runbook = next(d["document_id"] for d in listed["documents"] if d["source_uri"] == "handbook/runbook.md")
+    _, body = call("POST", "/v1/search", headers, {"q": "failover", "filters": {"document_id": [runbook]}})
+    assert sources(body) == ["handbook/runbook.md"]
+    _, answered = call("POST", "/v1/answer", headers, {"q": "How long did the failover take?", "planes": ["audio"]})
+    (cited,) = [c["source_uri"] for c in answered["answer"]["citations"]]
+    assert cited.startswith("recordings/review.vtt#t=") and 760 <= int(cited.rsplit("=", 1)[1]) <= 775  # a deep link
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"q": "x", "filters": {"created_after": 0}},
+        {"q": "x", "filters": {"unknown": 1}},
+        {"q": "x", "planes": []},
+        {"q": "x", "planes": ["video"]},
+        {"q": "x", "modalities": ["image/png"]},
+        {"q": "x", "budget": {"max_ms": 0}},
+    ],
+)
+def test_both_routes_validate_the_query_object_alike(served, body):
+    _, headers = served
+    for path in ("/v1/search", "/v1/answer"):
+        status, error = call("POST", path, headers, body)
+        assert status == 422 and error["error"]["code"] == "validation_error", (path, body)
+
+
+@pytest.fixture
+def llm(server, monkeypatch):
+    monkeypatch.setenv("SOURCERER_API_KEY", "sk-test")
+    monkeypatch.setenv("SOURCERER_ENDPOINT", server.url + "/v1/chat/completions")
+    monkeypatch.setenv("SOURCERER_MODEL", "test-model")
+    return server
+
+
+def test_a_tight_budget_skips_the_llm_and_says_so(served, llm):
+    _, headers = served
+    llm.script((200, chat_completion(reply("The cutover took 42 seconds [1].", [1]))))
+    status, answered = call("POST", "/v1/answer", headers, {"q": "How did the failover demo go?", "budget": {"max_ms": 500}})
+    assert status == 200 and answered["answer"]["provider"] == "extractive" and not answered["answer"]["refused"]
+    assert "synthesize:llm" in answered["trace"]["skipped"] and llm.requests == []
+    status, answered = call("POST", "/v1/answer", headers, {"q": "How did the failover demo go?", "budget": {"max_ms": 60_000}})
+    assert answered["answer"]["provider"] == "openai:test-model" and len(llm.requests) == 1
+
+
+def test_min_groundedness_refuses_an_answer_with_uncited_sentences(served, llm):
+    _, headers = served
+    llm.script((200, chat_completion(reply("The cutover took 42 seconds [1]. Everyone was delighted.", [1]))))
+    query = {"q": "How long did the failover take?"}
+    status, loose = call("POST", "/v1/answer", headers, query)
+    assert status == 200 and loose["answer"]["nli_faithfulness"] == 0.5
+    status, strict = call("POST", "/v1/answer", headers, {**query, "min_groundedness": 0.9})
+    assert strict["answer"]["refused"] is True and strict["answer"]["reason"] == "no_citation"
+
+
+def test_a_hung_model_falls_back_to_the_extractive_answer_within_the_deadline(served, llm, monkeypatch):
+    import time
+
+    _, headers = served
+    monkeypatch.setenv("SOURCERER_LLM_TIMEOUT_S", "0.3")
+    monkeypatch.setenv("SOURCERER_LLM_DEADLINE_S", "0.8")
+    monkeypatch.setenv("SOURCERER_BACKOFF_S", "0.01")
+    llm.delay_s = 2.0
+    llm.script((200, chat_completion(reply("late [1].", [1]))))
+    started = time.perf_counter()
+    status, answered = call("POST", "/v1/answer", headers, {"q": "How did the failover demo go?"})
+    assert time.perf_counter() - started < 2.0
+    assert status == 200 and answered["answer"]["provider"] == "extractive" and "42 seconds" in answered["answer"]["text"]
+    assert any("test-model" in note for note in answered["trace"]["notes"])
+
+
+def test_default_llm_deadlines_fit_inside_the_answer_function_timeout():
+    from cfnlint.decode import decode
+    from sourcerer.settings import Settings
+
+    template, _ = decode(str(api.__file__).rsplit("/layers/", 1)[0] + "/template.yaml")
+    timeout = template["Globals"]["Function"]["Timeout"]
+    defaults = Settings()
+    # synthesis and LLM verification at their deadlines, with 5 s left for the search and the extractive fallback
+    assert defaults.llm_deadline_s + defaults.judge_deadline_s + 5 <= timeout
+
+
+def test_cors_answers_preflight_for_allowed_origins_only(served):
+    _, headers = served
+    app = api.build_app(cors_origins="http://localhost:*")
+    preflight = {"Origin": "http://localhost:5173", "Access-Control-Request-Method": "POST"}
+    result = app.resolve(to_event("OPTIONS", "/v1/answer", preflight, None), LocalContext())
+    assert result["statusCode"] == 204
+    assert result["multiValueHeaders"]["Access-Control-Allow-Origin"] == ["http://localhost:5173"]
+    assert "Authorization" in result["multiValueHeaders"]["Access-Control-Allow-Headers"][0]
+    foreign = app.resolve(to_event("GET", "/health", {"Origin": "https://elsewhere.example"}, None), LocalContext())
+    assert "Access-Control-Allow-Origin" not in foreign["multiValueHeaders"]
+    closed = api.build_app(cors_origins="").resolve(to_event("OPTIONS", "/v1/answer", preflight, None), LocalContext())
+    assert closed["statusCode"] == 405  # no CORS configured: the default in AWS
