@@ -60,7 +60,7 @@ def test_access_denied_falls_through_to_extractive(runtime, seed_passages):
 
     answer = ask(QUESTION, passages=seed_passages, chat=BedrockChat(model="m", client=client))
 
-    assert answer.provider == "extractive" and answer.refused is False
+    assert answer.provider == "extractive fallback" and answer.refused is False
     assert any("AccessDeniedException" in note for note in answer.trace.notes)
 
 

@@ -115,3 +115,35 @@ def test_documents_move_is_the_explicit_way_to_change_a_documents_scope(handbook
     assert [d["scope"] for d in json.loads(out)] == ["acme/beta"]
     code, _, err = _run(capsys, "documents", "move", doc_id, "--tenant", "acme", "--to", "acme/gamma")
     assert code != 0 and "no document" in err  # the old identity is gone
+
+
+def test_search_takes_the_query_objects_planes_modalities_and_filters(handbook, capsys):
+    (handbook / "drill.vtt").write_text(
+        "WEBVTT\n\n00:12:47.000 --> 00:12:55.000\nThe failover drill went well: the cutover took 42 seconds.\n", encoding="utf-8"
+    )
+    _run(capsys, "ingest", str(handbook), "--tenant", "acme")
+
+    def found(*flags):
+        code, out, err = _run(capsys, "search", "failover", "--tenant", "acme", "--json", *flags)
+        assert code == 0, err
+        return sorted({h["source_uri"].rsplit("/", 1)[-1] for h in json.loads(out)["hits"]}), json.loads(out)["trace"]
+
+    assert found()[0] == ["drill.vtt", "ops.md"]
+    assert found("--plane", "audio")[0] == ["drill.vtt"]
+    assert found("--modality", "text/markdown")[0] == ["ops.md"]
+    hits, trace = found("--filter", f"source_uri={handbook}/ops", "--rerank")
+    assert hits == ["ops.md"] and trace["filter"]["source_uri_prefix"].endswith("/ops") and "rerank" in trace
+    assert found("--filter", "created_before=2000-01-01T00:00:00Z")[0] == []
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--filter", "created_after=yesterday"], "created_after"),
+        (["--filter", "lang"], "key=value"),
+        (["--modality", "image/png"], "modalities"),
+    ],
+)
+def test_the_cli_validates_the_query_object_like_the_api(handbook, capsys, flags, message):
+    code, out, err = _run(capsys, "search", "failover", "--tenant", "acme", *flags)
+    assert code == 2 and message in err and "Traceback" not in err

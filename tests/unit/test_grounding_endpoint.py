@@ -57,3 +57,42 @@ def test_verify_on_the_endpoint_path_raises_before_any_request(server):
     with pytest.raises(VerificationUnavailable):
         ask(QUESTION, endpoint=server.url, verify=True)
     assert server.requests == []
+
+
+def test_endpoint_markers_are_enforced_like_every_other_path(server):
+    server.script(
+        (
+            200,
+            {
+                "text": "Standard shipping takes 3 to 5 business days [1]. Express is next-day [3].",
+                "citations": [
+                    {"index": 1, "source": "Shipping Policy", "text": "Standard shipping takes 3 to 5 business days."},
+                    {"index": 2, "source": "Returns Policy", "text": "Returns are accepted within 30 days."},
+                ],
+                "abstained": False,
+            },
+        )
+    )
+    answer = ask(QUESTION, endpoint=server.url + "/ground")
+    assert answer.answer == "Standard shipping takes 3 to 5 business days [1]. Express is next-day."  # [3] names nothing
+    assert [c.index for c in answer.citations] == [1]  # [2] was never marked in the text
+    start, end = answer.citations[0].answer_spans[0]
+    assert answer.answer[start:end] == "[1]" and answer.groundedness == 0.5
+    server.script((200, {"text": "Shipping is fast [4].", "citations": [{"index": 1, "text": "x"}], "abstained": False}))
+    refused = ask(QUESTION, endpoint=server.url + "/ground")
+    assert refused.refused and refused.reason == "no_citation"
+
+
+def test_a_failed_provider_is_named_in_the_answer_of_the_one_after_it(server, monkeypatch):
+    from fakes import chat_completion, reply
+    from sourcerer.synthesis.providers import OpenAIChat
+
+    server.script((500, {"error": "down"}), (500, {"error": "down"}), (200, chat_completion(reply("3 to 5 days [1].", [1]))))
+    first = OpenAIChat(model="first", endpoint=server.url + "/v1/chat/completions", api_key="k")
+    second = OpenAIChat(model="second", endpoint=server.url + "/v1/chat/completions", api_key="k")
+    answer = ask(
+        QUESTION, passages=[{"text": "Standard shipping takes 3 to 5 business days.", "source": "Shipping"}], chat=[first, second]
+    )
+    assert (
+        answer.provider == "openai:second (fallback)" and answer.trace.stage("synthesize").detail["provider"] == answer.provider
+    )

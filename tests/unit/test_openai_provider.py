@@ -57,7 +57,7 @@ def test_malformed_json_is_retried_once(openai, seed_passages):
 def test_malformed_twice_falls_through_to_extractive(openai, seed_passages):
     openai.script((200, chat_completion("not json")))
     answer = ask(QUESTION, passages=seed_passages)
-    assert answer.provider == "extractive" and answer.refused is False
+    assert answer.provider == "extractive fallback" and answer.refused is False
     assert len(openai.requests) == 2
     assert any("openai:test-model failed" in note for note in answer.trace.notes)
 
@@ -107,7 +107,7 @@ def test_429_is_retried_then_succeeds(openai, seed_passages):
 def test_500_falls_through_to_the_next_provider(openai, seed_passages):
     openai.script((500, {"error": "boom"}))
     answer = ask(QUESTION, passages=seed_passages)
-    assert answer.provider == "extractive" and answer.extractive is True
+    assert answer.provider == "extractive fallback" and answer.extractive is True
     assert answer.refused is False
     assert len(openai.requests) == 2  # SOURCERER_LLM_ATTEMPTS (2) with backoff, then the next provider
 

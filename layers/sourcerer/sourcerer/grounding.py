@@ -6,7 +6,7 @@ import re
 
 import httpx
 
-from sourcerer.citations import MARKER, split_grouped_markers
+from sourcerer.citations import MARKER, groundedness, split_grouped_markers, strip_markers
 from sourcerer.errors import ProviderError
 from sourcerer.models import Answer, CharSpan, Citation, Passage, receipt_of
 
@@ -60,6 +60,19 @@ async def ask_endpoint(
             )
         )
         passages.append(Passage(text=cited_text, source=label))
-    if not citations or not re.search(r"\w", text):
+    # the same inline-marker rule as every other path: a marker must name a citation, a citation must be marked
+    listed = {c.index for c in citations}
+    text = MARKER.sub(lambda m: m.group() if int(m.group(1)) in listed else "", text)
+    text = re.sub(r"[ \t]{2,}", " ", text).replace(" .", ".").strip()
+    marked = {int(m.group(1)) for m in MARKER.finditer(text)}
+    kept = [c for c in citations if c.index in marked]
+    passages = [p for c, p in zip(citations, passages, strict=True) if c.index in marked]
+    citations = [
+        c.model_copy(update={"answer_spans": [(m.start(), m.end()) for m in MARKER.finditer(text) if int(m.group(1)) == c.index]})
+        for c in kept
+    ]
+    if not citations or not re.search(r"\w", strip_markers(text)):
         return Answer.refusal("no_citation", via="endpoint", provider="endpoint"), passages
-    return Answer(answer=text, refused=False, citations=citations, via="endpoint", provider="endpoint"), passages
+    answer = Answer(answer=text, refused=False, citations=citations, via="endpoint", provider="endpoint")
+    answer.groundedness = groundedness(text)
+    return answer, passages

@@ -97,13 +97,19 @@ async def synthesize(
                 notes.append(f"{provider.name} skipped: the LLM deadline ({get_settings().llm_deadline_s:g} s) has passed")
                 continue
             try:
-                return await asyncio.wait_for(_synthesize_llm(provider, messages), timeout=left), notes
+                draft = await asyncio.wait_for(_synthesize_llm(provider, messages), timeout=left)
+                if notes:  # an earlier provider failed: say so where the provider is named
+                    draft.provider = f"{draft.provider} (fallback)"
+                return draft, notes
             except TimeoutError:
                 notes.append(f"{provider.name} did not answer within the LLM deadline, next provider")
             except (ProviderError, MalformedReply) as exc:
                 notes.append(f"{provider.name} failed, next provider: {exc}")
     if extractive_last:
-        return ExtractiveSynthesizer(local_embedder()).synthesize(question, passages), notes
+        draft = ExtractiveSynthesizer(local_embedder()).synthesize(question, passages)
+        if providers:  # every configured model failed or ran out of time
+            draft.provider = "extractive fallback"
+        return draft, notes
     raise ProviderError("every chat provider failed and the extractive fallback is disabled: " + "; ".join(notes))
 
 
@@ -191,7 +197,7 @@ async def aask(
     draft, notes = await synthesize(query if turns and not providers else question, grounded, providers, extractive_last, turns)
     trace.notes.extend(notes)
     clock.stage("synthesize", started, units=draft.usage, detail={"provider": draft.provider, **draft.detail})
-    common = {"via": via, "provider": draft.provider, "extractive": draft.provider == "extractive", "passages": grounded}
+    common = {"via": via, "provider": draft.provider, "extractive": draft.provider.startswith("extractive"), "passages": grounded}
     if draft.refused:
         return clock.finish(Answer.refusal("unsupported", **common))
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sourcerer.cli.common import groups, index_options, open_index_of
+from sourcerer.cli.common import groups, index_options, open_index_of, search_filter
 from sourcerer.errors import InvalidRequest, SourcererError
 from sourcerer.models import Answer
 
@@ -102,7 +102,12 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         kwargs["endpoint"] = args.endpoint
     else:
         kwargs["retriever"] = open_index_of(args).retriever(
-            tenant=args.tenant, scope=args.scope, groups=groups(args.groups), k=args.k, mode=args.mode
+            tenant=args.tenant,
+            scope=args.scope,
+            groups=groups(args.groups),
+            k=args.k,
+            mode=args.mode,
+            only=search_filter(args, args.question),
         )
     if args.history:
         kwargs["history"] = load_history(args.history)
@@ -111,6 +116,11 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     if args.judge:
         kwargs["judge"] = args.judge
     answer = ask(args.question, **kwargs)
+    if getattr(args, "rerank", False):
+        from sourcerer.service.billing import RERANK_UNAVAILABLE
+
+        answer.trace.skipped.append("rerank")
+        answer.trace.notes.append(f"rerank {RERANK_UNAVAILABLE}")
     if args.json:
         print(json.dumps(answer.model_dump(mode="json"), ensure_ascii=False, indent=2))
     else:
@@ -120,11 +130,24 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 
 def _cmd_search(args: argparse.Namespace) -> int:
     index = open_index_of(args)
-    hits = index.search(args.query, tenant=args.tenant, scope=args.scope, groups=groups(args.groups), k=args.k, mode=args.mode)
+    hits = index.search(
+        args.query,
+        tenant=args.tenant,
+        scope=args.scope,
+        groups=groups(args.groups),
+        k=args.k,
+        mode=args.mode,
+        only=search_filter(args, args.query),
+    )
+    trace = dict(hits.trace)
+    if args.rerank:
+        from sourcerer.service.billing import RERANK_UNAVAILABLE
+
+        trace["rerank"] = RERANK_UNAVAILABLE
     if args.json:
         print(
             json.dumps(
-                {"hits": [h.model_dump(mode="json") for h in hits], "trace": hits.trace},
+                {"hits": [h.model_dump(mode="json") for h in hits], "trace": trace},
                 ensure_ascii=False,
                 indent=2,
             )

@@ -16,6 +16,49 @@ def open_index_of(args: argparse.Namespace) -> Any:
     return open_index(args.index)
 
 
+FILTER_KEYS = ("source_uri", "document_id", "created_after", "created_before")
+
+
+def search_filter(args: argparse.Namespace, question: str) -> Any:
+    """The query object's filter from --plane, --modality and --filter, validated exactly as the HTTP API validates
+    it (the same `Query` model): `--filter source_uri=handbook/`, `document_id=ID[,ID]`, `created_after=ISO time`,
+    `created_before=...`; any other `key=value` is metadata equality (a JSON value such as true or 3, else text)."""
+    import json
+
+    from pydantic import ValidationError
+
+    from sourcerer.errors import InvalidRequest
+    from sourcerer.service.schemas import Query
+
+    filters: dict[str, Any] = {}
+    for item in args.filter or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InvalidRequest(f"--filter takes key=value, not {item!r}")
+        key = key.strip()
+        if key == "document_id":
+            filters[key] = [v.strip() for v in value.split(",") if v.strip()]
+        elif key in FILTER_KEYS:
+            filters[key] = value
+        else:
+            try:
+                parsed = json.loads(value)
+            except ValueError:
+                parsed = value
+            filters.setdefault("metadata", {})[key] = parsed if isinstance(parsed, (str, int, float, bool)) else value
+    body: dict[str, Any] = {"q": question or "?", "filters": filters or None}
+    if args.plane:
+        body["planes"] = args.plane
+    if args.modality:
+        body["modalities"] = args.modality
+    try:
+        return Query.model_validate(body).search_filter()
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        where = ".".join(str(p) for p in problem["loc"])
+        raise InvalidRequest(f"{where}: {problem['msg']}") from exc
+
+
 def bar(done: int, total: int, width: int = 24) -> str:
     filled = int(width * done / max(total, 1))
     return "█" * filled + "·" * (width - filled)
@@ -29,4 +72,22 @@ def index_options(parser: argparse.ArgumentParser, search: bool = True) -> None:
         parser.add_argument("--groups", help="comma-separated ACL groups the caller holds")
         parser.add_argument(
             "--mode", choices=["hybrid", "keyword", "semantic"], default="hybrid", help="search mode (default hybrid)"
+        )
+        parser.add_argument(
+            "--plane",
+            action="append",
+            choices=["text", "audio", "doc_visual"],
+            help="search only this plane: text, audio (transcripts), doc_visual (PDF pages); repeat for several",
+        )
+        parser.add_argument(
+            "--modality", action="append", metavar="TYPE", help="only documents of this content type, e.g. text/vtt"
+        )
+        parser.add_argument(
+            "--filter",
+            action="append",
+            metavar="KEY=VALUE",
+            help="source_uri=PREFIX, document_id=ID[,ID], created_after=ISO, created_before=ISO, or metadata KEY=VALUE",
+        )
+        parser.add_argument(
+            "--rerank", action="store_true", help="reorder candidates with a reranker (none ships yet: the trace says so)"
         )
