@@ -48,7 +48,9 @@ def test_two_tenants_at_once_never_see_each_others_trace_or_usage(tmp_path):
         assert body["context"]["tenant"] == who
         assert stage["units"]["top_k"] == 1 + i % 7
         if who == "acme":
-            assert stage["detail"] == {"mode": "keyword"}, f"acme request {i} carries another's trace: {stage['detail']}"
+            assert stage["detail"]["mode"] == "keyword" and "fallback" not in stage["detail"], (
+                f"acme request {i} carries another's trace: {stage['detail']}"
+            )
         else:
             assert stage["detail"]["mode"] == "keyword" and "semantic search" in stage["detail"]["fallback"]
         assert all(("acme" in hit["text"]) == (who == "acme") for hit in body["hits"])

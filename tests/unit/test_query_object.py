@@ -191,3 +191,15 @@ def test_cors_answers_preflight_for_allowed_origins_only(served):
     assert "Access-Control-Allow-Origin" not in foreign["multiValueHeaders"]
     closed = api.build_app(cors_origins="").resolve(to_event("OPTIONS", "/v1/answer", preflight, None), LocalContext())
     assert closed["statusCode"] == 405  # no CORS configured: the default in AWS
+
+
+def test_the_trace_names_every_stage_that_ran_and_says_the_cache_is_off(served):
+    _, headers = served
+    _, answered = call("POST", "/v1/answer", headers, {"q": "How did the failover demo go?", "verify": True})
+    names = [s["stage"] for s in answered["trace"]["stages"]]
+    assert {"retrieve", "embed", "keyword", "vector", "fuse", "synthesize", "localize", "cite", "verify"} <= set(names)
+    assert answered["trace"]["cache"] == "off" and answered["trace"]["total_ms"] >= sum(
+        s["ms"] for s in answered["trace"]["stages"] if s["stage"] in ("retrieve", "synthesize", "cite")
+    )
+    _, searched = call("POST", "/v1/search", headers, {"q": "failover"})
+    assert {"search", "embed", "keyword", "vector", "fuse"} <= {s["stage"] for s in searched["trace"]["stages"]}

@@ -128,3 +128,30 @@ def test_history_without_llm_keeps_the_topic_for_a_new_intent(seed_passages):
     rewrite = answer.trace.stage("rewrite")
     assert "shipping" in rewrite.detail["query"] and rewrite.detail["by"] == "rule"
     assert answer.citations and answer.citations[0].label == "Shipping Policy"
+
+
+def test_embed_retriever_takes_a_model_name_and_falls_back_to_keyword_when_the_endpoint_fails(server, monkeypatch, seed_passages):
+    monkeypatch.setenv("SOURCERER_EMBED_ENDPOINT", server.url + "/v1")
+    vectors = {"passage": [[1.0, 0.0], [0.0, 1.0]], "query": [[0.9, 0.1]]}
+    server.script(
+        (200, {"data": [{"index": i, "embedding": v} for i, v in enumerate(vectors["passage"])], "usage": {"prompt_tokens": 9}}),
+        (200, {"data": [{"index": 0, "embedding": vectors["query"][0]}], "usage": {"prompt_tokens": 3}}),
+    )
+    retriever = embed_retriever(seed_passages, model="text-embedding-3-small")
+    hits = retriever("How long does shipping take?", 1)
+    assert server.requests[0]["body"]["model"] == "text-embedding-3-small" and retriever.last_trace == {"mode": "semantic"}
+    assert hits[0].source == "Shipping Policy"
+    server.script((500, {"error": "down"}))
+    failing = embed_retriever(seed_passages, model="text-embedding-3-large")
+    answer = ask("How long does standard shipping take?", retriever=failing)
+    assert failing.last_trace["mode"] == "keyword" and answer.refused is False
+    assert any("embedding failed" in note for note in answer.trace.notes)
+
+
+def test_openai_chat_model_is_honoured(monkeypatch):
+    from sourcerer.synthesis.providers import OpenAIChat
+
+    monkeypatch.setenv("OPENAI_CHAT_MODEL", "gpt-4o-mini")
+    assert OpenAIChat(api_key="k").name == "openai:gpt-4o-mini"
+    monkeypatch.setenv("SOURCERER_MODEL", "other")  # Sourcerer's own name wins when both are set
+    assert OpenAIChat(api_key="k").name == "openai:other"

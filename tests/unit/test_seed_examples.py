@@ -47,4 +47,4 @@ def test_answer_dumps_to_the_documented_json_shape(seed_passages):
     assert {"answer", "refused", "reason", "citations", "faithfulness", "via", "provider", "extractive", "trace"} <= set(data)
     assert data["citations"][0]["locator"] == {"kind": "char_span", "start": 0, "end": len(seed_passages[0]["text"])}
     assert data["trace"]["total_ms"] >= 0
-    assert [s["stage"] for s in data["trace"]["stages"]] == ["retrieve", "synthesize", "cite"]
+    assert [s["stage"] for s in data["trace"]["stages"]] == ["retrieve", "synthesize", "localize", "cite"]

@@ -7,6 +7,7 @@ Nothing about a request is read back from a shared object after the call.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -48,6 +49,20 @@ def add_embedding_tokens(count: int) -> None:
     running = _current.get()
     if running is not None:
         running.embedding_tokens += count
+
+
+@contextmanager
+def stage(name: str) -> Iterator[None]:
+    """Time a step of the running search (`embed`, `keyword`, `vector`, `fuse`): its milliseconds go to the
+    search's trace under `stages`, summed when a step runs twice."""
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        running = _current.get()
+        if running is not None:
+            stages = running.search.setdefault("stages", {})
+            stages[name] = round(stages.get(name, 0.0) + (time.perf_counter() - started) * 1000, 3)
 
 
 def note_search(detail: dict[str, Any]) -> None:

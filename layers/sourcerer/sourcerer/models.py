@@ -173,7 +173,7 @@ class Trace(BaseModel):
     stages: list[TraceEntry] = Field(default_factory=list)
     total_ms: float = 0.0
     est_cost_usd: float = 0.0
-    cache: dict[str, int] = Field(default_factory=dict)
+    cache: Literal["hit", "miss", "off"] = Field(default="off", description="the answer cache: off in this release")
     notes: list[str] = Field(default_factory=list)
     skipped: list[str] = Field(default_factory=list, description="optional stages a budget or configuration skipped")
     draft: str | None = Field(default=None, description="the answer a strict verification refused")

@@ -185,6 +185,8 @@ async def aask(
     best = max((h.score for h in hits if h.score is not None), default=None)
     retrieve_detail["best_score"] = best
     clock.stage("retrieve", started, units={"hits": len(hits)}, detail=retrieve_detail)
+    for name, ms in (retrieve_detail.get("stages") or {}).items():  # what the index did inside retrieve
+        trace.stages.append(TraceEntry(stage=name, ms=ms, detail={"within": "retrieve"}))
     if not hits:
         return clock.finish(Answer.refusal("not_in_sources", via=via))
     if best is not None and best < min_score:
@@ -204,6 +206,10 @@ async def aask(
     started = time.perf_counter()
     # Pin each citation to its sentences: the extractive synthesiser knows them, a model's answer is matched.
     quotes = draft.spans or pick_quotes(draft.answer, grounded)
+    clock.stage(
+        "localize", started, units={"quoted": float(len(quotes))}, detail={"by": "synthesiser" if draft.spans else "claims"}
+    )
+    started = time.perf_counter()
     enforced = enforce(draft.answer, draft.citations, grounded, quotes)
     clock.stage("cite", started, units={"citations": len(enforced.citations)}, detail={"dropped_markers": enforced.dropped})
     if not enforced.citations:

@@ -42,7 +42,9 @@ class Settings(BaseModel):
     bedrock_embed_model: str = Field(DEFAULT_BEDROCK_EMBED_MODEL, alias="SOURCERER_BEDROCK_EMBED_MODEL")
     # chat models
     api_key_value: str | None = Field(None, validation_alias=AliasChoices("SOURCERER_API_KEY", "OPENROUTER_API_KEY"), repr=False)
-    model: str = Field(DEFAULT_MODEL, alias="SOURCERER_MODEL")
+    model: str = Field(
+        DEFAULT_MODEL, validation_alias=AliasChoices("SOURCERER_MODEL", "OPENAI_CHAT_MODEL"), description="chat model"
+    )
     endpoint: str = Field(DEFAULT_ENDPOINT, alias="SOURCERER_ENDPOINT")
     bedrock_model: str | None = Field(None, alias="SOURCERER_BEDROCK_MODEL")
     providers: str | None = Field(None, alias="SOURCERER_PROVIDERS", description="comma-separated chain: openai,bedrock")

@@ -317,8 +317,9 @@ def local_model_available() -> bool:
     return True
 
 
-def make_embedder(name: str | None = None) -> CachedEmbedder | None:
-    """Build the embedder named by `name` or `SOURCERER_EMBEDDER`: local, openai, bedrock or none.
+def make_embedder(name: str | None = None, model: str | None = None) -> CachedEmbedder | None:
+    """Build the embedder of kind `name` or `SOURCERER_EMBEDDER`: local, openai, bedrock or none; `model` names
+    the endpoint's model (e.g. `text-embedding-3-small`, a Bedrock model id) instead of the configured one.
 
     Without a setting: the local model when installed, else an OpenAI-compatible endpoint when configured,
     else None (keyword retrieval only).
@@ -336,11 +337,13 @@ def make_embedder(name: str | None = None) -> CachedEmbedder | None:
     if choice == "none":
         return None
     if choice == "local":
+        if model and "e5" not in model.lower():
+            raise ConfigurationError(f"the local embedder is multilingual-e5-small; {model!r} needs kind='openai' or 'bedrock'")
         return _cached_local(str(cache_path))
     if choice == "openai":
-        return CachedEmbedder(OpenAIEmbedder(), cache_path)
+        return CachedEmbedder(OpenAIEmbedder(model=model), cache_path)
     if choice == "bedrock":
-        return CachedEmbedder(BedrockTitanEmbedder(), cache_path)
+        return CachedEmbedder(BedrockTitanEmbedder(model=model), cache_path)
     raise ConfigurationError(f"unknown embedder {choice!r}: use local, openai, bedrock or none")
 
 

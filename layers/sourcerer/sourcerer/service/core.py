@@ -224,10 +224,13 @@ class Service:
             cost = self.meter.settle(charge, {"queries": 1, "embedding_tokens": spent.embedding_tokens})
         if request.rerank:
             trace = {**trace, "rerank": RERANK_UNAVAILABLE}
+        breakdown = [
+            SearchStage(stage=name, ms=ms, detail={"within": "search"}) for name, ms in (trace.get("stages") or {}).items()
+        ]
         stage = SearchStage(stage="search", ms=ms, units={"hits": len(hits), "top_k": self._top_k(ctx, request)}, detail=trace)
         return SearchResponse(
             hits=hit_views(hits),
-            trace=SearchTrace(stages=[stage], total_ms=ms, est_cost_usd=cost, cache={}),
+            trace=SearchTrace(stages=[stage, *breakdown], total_ms=ms, est_cost_usd=cost),
             context=_echo(ctx, scopes),
         )
 

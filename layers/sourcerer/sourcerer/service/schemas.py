@@ -252,7 +252,7 @@ class SearchTrace(BaseModel):
     stages: list[SearchStage]
     total_ms: float
     est_cost_usd: float
-    cache: dict[str, Any] = Field(default_factory=dict)
+    cache: Literal["hit", "miss", "off"] = "off"
 
 
 class SearchResponse(BaseModel):

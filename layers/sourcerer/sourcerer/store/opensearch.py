@@ -27,7 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sourcerer.accounting import current, note_search
+from sourcerer.accounting import current, note_search, stage
 from sourcerer.errors import ConfigurationError, DocumentNotFound, ProviderError
 from sourcerer.models import Segment
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, unpack_vectors
@@ -608,7 +608,8 @@ class OpenSearchIndex:
         vector = None
         if mode != "keyword":
             started = time.perf_counter()
-            vector = [float(x) for x in self.embedder.embed([query[:MAX_QUERY_CHARS]], "query")[0]]  # type: ignore[union-attr]
+            with stage("embed"):
+                vector = [float(x) for x in self.embedder.embed([query[:MAX_QUERY_CHARS]], "query")[0]]  # type: ignore[union-attr]
             current().search["query_embedding_ms"] = round((time.perf_counter() - started) * 1000, 3)
         depth = k if mode != "hybrid" else max(50, 4 * k)
         lines = self.search_bodies(query, vector if mode != "keyword" else None, filters, depth)
@@ -616,7 +617,8 @@ class OpenSearchIndex:
             lines = lines[-2:]
         if not lines:
             return []
-        responses = self.client.msearch(body=lines)["responses"]
+        with stage("keyword" if mode == "keyword" else "vector" if mode == "semantic" else "keyword+vector"):
+            responses = self.client.msearch(body=lines)["responses"]  # one round trip: BM25 and k-NN together
         for response in responses:
             if "error" in response:  # _msearch reports failures per item with HTTP 200
                 raise ProviderError(f"OpenSearch search failed: {response['error']}")
@@ -643,7 +645,8 @@ class OpenSearchIndex:
         elif mode == "semantic":
             ranked = sorted(((u, s) for u, s in semantic.items() if s > 0), key=lambda kv: (-kv[1], kv[0]))
         else:
-            ranked = fuse(keyword, semantic, len(sources), semantic_floor=0.4)
+            with stage("fuse"):
+                ranked = fuse(keyword, semantic, len(sources), semantic_floor=0.4)
         ranked = _latest_only(ranked, sources)[:k]
         return [_hit(sources[u], s) for u, s in ranked]
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from sourcerer.accounting import current, note_search
+from sourcerer.accounting import current, note_search, stage
 from sourcerer.errors import ConfigurationError, DocumentNotFound
 from sourcerer.models import Segment
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, unpack_vectors
@@ -814,12 +814,14 @@ class SQLiteIndex:
         if not visible.any() and not pending:
             return {}
         started = time.perf_counter()
-        vector = self.embedder.embed([query[:MAX_QUERY_CHARS]], "query")[0]
+        with stage("embed"):
+            vector = self.embedder.embed([query[:MAX_QUERY_CHARS]], "query")[0]
         current().search["query_embedding_ms"] = round((time.perf_counter() - started) * 1000, 3)
         found: dict[int, float] = {}
         if visible.any():
             started = time.perf_counter()
-            found, path = cache.search(vector, visible, depth, also)
+            with stage("vector"):
+                found, path = cache.search(vector, visible, depth, also)
             current().search["vector_search"] = {"path": path, "ms": round((time.perf_counter() - started) * 1000, 3)}
         if pending:
             with self._lock:
@@ -863,18 +865,23 @@ class SQLiteIndex:
             return []
         mode = planned  # type: ignore[assignment]
         if mode == "keyword":
-            scores = self._keyword(query, where, args, k)
+            with stage("keyword"):
+                scores = self._keyword(query, where, args, k)
             return self._hits(dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]))
         if mode == "semantic":
             semantic = self._semantic(query, where, args, k)
             ranked = sorted(((i, s) for i, s in semantic.items() if s > 0), key=lambda kv: (-kv[1], kv[0]))[:k]
             return self._hits(dict(ranked))
         depth = max(50, 4 * k)
-        keyword = self._keyword(query, where, args, depth)
+        with stage("keyword"):
+            keyword = self._keyword(query, where, args, depth)
         semantic = self._semantic(query, where, args, depth, also=keyword)
         missing = [i for i in semantic if i not in keyword]
-        keyword.update(self._keyword(query, where, args, len(missing) or 1, only=missing))
-        return self._hits(dict(fuse(keyword, semantic, k, semantic_floor=0.4)))
+        with stage("keyword"):
+            keyword.update(self._keyword(query, where, args, len(missing) or 1, only=missing))
+        with stage("fuse"):
+            fused = dict(fuse(keyword, semantic, k, semantic_floor=0.4))
+        return self._hits(fused)
 
     def retriever(
         self,
