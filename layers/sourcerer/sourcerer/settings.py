@@ -64,6 +64,8 @@ class Settings(BaseModel):
     prices: Json[dict[str, Any]] | None = Field(None, alias="SOURCERER_PRICES", description="price table overrides (JSON)")
     tiers: Json[dict[str, dict[str, Any]]] | None = Field(None, alias="SOURCERER_TIERS", description="tier overrides (JSON)")
     audit_window_days: float = Field(30.0, gt=0, alias="SOURCERER_AUDIT_WINDOW_DAYS")
+    reranker: str | None = Field(None, alias="SOURCERER_RERANKER", description="bedrock or none (the default)")
+    rerank_model: str | None = Field(None, alias="SOURCERER_RERANK_MODEL", description="the Bedrock reranking model")
     cors_origins: str | None = Field(
         None,
         alias="SOURCERER_CORS_ORIGINS",

@@ -28,7 +28,8 @@ from sourcerer.errors import (
 )
 from sourcerer.ledger.base import FINDING_STATUSES, Ledger
 from sourcerer.pipeline import ask
-from sourcerer.service.billing import RERANK_UNAVAILABLE, Charge, Meter, Prices, plan_answer
+from sourcerer.retrieval.rerank import Reranker, make_reranker
+from sourcerer.service.billing import Charge, Meter, Prices, plan_answer, rerank_skipped
 from sourcerer.service.schemas import (
     AnswerLookup,
     AnswerRequest,
@@ -42,6 +43,7 @@ from sourcerer.service.schemas import (
     IngestResponse,
     MoveRequest,
     MoveResponse,
+    Query,
     SearchRequest,
     SearchResponse,
     SearchStage,
@@ -56,6 +58,7 @@ from sourcerer.store.models import Document, Hit
 from sourcerer.store.parsers import sniff_content_type
 
 MAX_DOCUMENT_BYTES = 5 * 1024 * 1024
+RERANK_CANDIDATES = 50  # fused candidates a reranker reorders before the top_k are kept
 DEFAULT_AUDIT_PAGE, MAX_AUDIT_PAGE = 100, 1000  # findings per GET /v1/audits (a response must stay far under 6 MB)
 
 
@@ -85,6 +88,7 @@ class Service:
     ledger: Ledger
     clock: Callable[[], float] = field(default=time.time)
     prices: Prices = field(default_factory=Prices.from_settings)
+    reranker: Reranker | None = field(default_factory=make_reranker)
 
     def __post_init__(self) -> None:
         self.meter = Meter(self.ledger, self.prices, self.clock)
@@ -189,8 +193,13 @@ class Service:
 
     # --- search and answer ------------------------------------------------------------------------
 
-    def _hits(self, ctx: Context, scopes: list[str], request: SearchRequest) -> tuple[list[Hit], dict[str, Any]]:
-        """The best hits over the request's scopes, and the trace of its (last) search."""
+    def _hits(self, ctx: Context, scopes: list[str], request: Query) -> tuple[list[Hit], dict[str, Any]]:
+        """The best hits over the request's scopes (reranked when asked and possible), and the trace of its
+        (last) search."""
+        skip = rerank_skipped(request, self.reranker is not None)
+        rerank = request.rerank and skip is None
+        top_k = self._top_k(ctx, request)
+        depth = max(top_k, RERANK_CANDIDATES) if rerank else top_k
         merged: dict[str, Hit] = {}
         trace: dict[str, Any] = {}
         for s in scopes:
@@ -199,15 +208,27 @@ class Service:
                 tenant=ctx.tenant,
                 scope=s,
                 groups=ctx.groups,
-                k=self._top_k(ctx, request),
+                k=depth,
                 mode=request.mode,
                 only=request.search_filter(),
             )
-            trace = found.trace
+            trace = dict(found.trace)
             for hit in found:
                 if hit.unit_id not in merged or hit.score > merged[hit.unit_id].score:
                     merged[hit.unit_id] = hit
-        return sorted(merged.values(), key=lambda h: (-h.score, h.unit_id))[: self._top_k(ctx, request)], trace
+        hits = sorted(merged.values(), key=lambda h: (-h.score, h.unit_id))[:depth]
+        if skip:
+            trace["rerank"] = skip
+        elif rerank and hits:
+            assert self.reranker is not None
+            started = time.perf_counter()
+            relevance = self.reranker.rerank(request.q, [h.text for h in hits])
+            order = sorted(range(len(hits)), key=lambda i: (-relevance[i], i))
+            hits = [hits[i] for i in order]
+            ms = round((time.perf_counter() - started) * 1000, 3)
+            trace["rerank"] = {"by": self.reranker.name, "candidates": len(relevance), "ms": ms}
+            trace.setdefault("stages", {})["rerank"] = ms
+        return hits[:top_k], trace
 
     @staticmethod
     def _top_k(ctx: Context, request: SearchRequest) -> int:
@@ -222,8 +243,6 @@ class Service:
             hits, trace = self._hits(ctx, scopes, request)
             ms = round((time.perf_counter() - started) * 1000, 3)
             cost = self.meter.settle(charge, {"queries": 1, "embedding_tokens": spent.embedding_tokens})
-        if request.rerank:
-            trace = {**trace, "rerank": RERANK_UNAVAILABLE}
         breakdown = [
             SearchStage(stage=name, ms=ms, detail={"within": "search"}) for name, ms in (trace.get("stages") or {}).items()
         ]
@@ -240,7 +259,7 @@ class Service:
             raise UpgradeRequired(f"answers need the pro tier; this tenant is on {ctx.tier.name}", required_tier="pro")
         scopes = ctx.narrow(scope)
         retriever = _ScopedRetriever(self, ctx, scopes, request)
-        plan = plan_answer(request, self.prices)
+        plan = plan_answer(request, self.prices, reranker=self.reranker is not None)
         with self.meter.metered(ctx, "POST /v1/answer", request_id, "queries", 1) as charge, tally() as spent:
             # ask() searches through the retriever, so a follow-up is searched as its standalone rewrite
             answer = ask(
