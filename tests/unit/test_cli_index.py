@@ -131,8 +131,8 @@ def test_search_takes_the_query_objects_planes_modalities_and_filters(handbook, 
     assert found()[0] == ["drill.vtt", "ops.md"]
     assert found("--plane", "audio")[0] == ["drill.vtt"]
     assert found("--modality", "text/markdown")[0] == ["ops.md"]
-    hits, trace = found("--filter", f"source_uri={handbook}/ops", "--rerank")
-    assert hits == ["ops.md"] and trace["filter"]["source_uri_prefix"].endswith("/ops") and "rerank" in trace
+    hits, trace = found("--filter", "source_uri=ops", "--rerank")  # identities are relative to the ingested folder
+    assert hits == ["ops.md"] and trace["filter"]["source_uri_prefix"] == "ops" and "rerank" in trace
     assert found("--filter", "created_before=2000-01-01T00:00:00Z")[0] == []
 
 
@@ -147,3 +147,50 @@ def test_search_takes_the_query_objects_planes_modalities_and_filters(handbook, 
 def test_the_cli_validates_the_query_object_like_the_api(handbook, capsys, flags, message):
     code, out, err = _run(capsys, "search", "failover", "--tenant", "acme", *flags)
     assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_a_folders_documents_are_the_same_from_any_working_directory(handbook, capsys, monkeypatch):
+    code, out, _ = _run(capsys, "ingest", str(handbook), "--tenant", "acme")
+    assert out.startswith("2 ingested")
+    monkeypatch.chdir(handbook)
+    code, out, _ = _run(capsys, "ingest", ".", "--tenant", "acme")
+    assert out.startswith("0 ingested, 2 unchanged")  # not two more documents
+    monkeypatch.chdir(handbook.parent)
+    code, out, _ = _run(capsys, "ingest", "handbook", "--tenant", "acme")
+    assert out.startswith("0 ingested, 2 unchanged")
+    code, out, _ = _run(capsys, "documents", "list", "--tenant", "acme", "--json")
+    assert sorted(d["source_uri"] for d in json.loads(out)) == ["ops.md", "people.md"]
+
+
+def test_the_cli_has_a_version_lists_tenants_and_never_shows_a_traceback(handbook, capsys, monkeypatch):
+    with pytest.raises(SystemExit) as version:
+        main(["--version"])
+    assert version.value.code == 0 and capsys.readouterr().out.startswith("sourcerer ")
+    _run(capsys, "tenants", "create", "--tenant", "acme", "--tier", "pro")
+    code, out, _ = _run(capsys, "tenants", "list", "--json")
+    assert code == 0 and [t["tenant"] for t in json.loads(out)] == ["acme"]
+
+    def boom(*args, **kwargs):
+        raise KeyError("internal detail")
+
+    monkeypatch.setattr("sourcerer.store.open_index", boom)
+    code, out, err = _run(capsys, "search", "failover", "--tenant", "acme")
+    assert code == 1 and "Traceback" not in err and "--debug" in err
+    with pytest.raises(KeyError):
+        main(["--debug", "search", "failover", "--tenant", "acme"])
+
+
+def test_serve_refuses_a_busy_port_before_minting_a_key_and_mints_one_only_once(handbook, capsys):
+    import socket
+
+    from sourcerer.ledger import open_ledger
+    from sourcerer.service.admin import local_admin_key
+
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        code, out, err = _run(capsys, "serve", "--port", str(busy.getsockname()[1]), "--tenant", "acme")
+    assert code == 2 and "cannot listen" in err and "admin key" not in out
+    assert open_ledger().list_keys("acme") == []
+    assert local_admin_key(open_ledger(), "acme") is not None
+    assert local_admin_key(open_ledger(), "acme") is None  # a restart does not mint another

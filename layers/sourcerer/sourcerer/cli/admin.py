@@ -17,6 +17,17 @@ def _cmd_tenants(args: argparse.Namespace) -> int:
     from sourcerer.service import admin
 
     ledger = open_ledger()
+    if args.action == "list":
+        tenants = [admin.tenant_view(ledger.get_tenant(name) or {"tenant": name, "tier": "?"}) for name in ledger.list_tenants()]
+        if args.json:
+            print(json.dumps(tenants))
+        else:
+            for t in tenants:
+                print(f"{t['tenant']:24} {t['tier']:11} {', '.join(f'{k}={json.dumps(v)}' for k, v in t['settings'].items())}")
+            print(f"{len(tenants)} tenants")
+        return 0
+    if not args.tenant:
+        raise SourcererError(f"tenants {args.action} needs --tenant")
     if args.action == "create":
         tenant = admin.create_tenant(ledger, args.tenant, args.tier or "free")
     else:
@@ -101,9 +112,22 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from sourcerer.ledger import open_ledger
     from sourcerer.service.admin import local_admin_key
 
+    if args.port:  # a busy port fails here, in one line, before anything is written
+        import socket
+
+        with socket.socket() as probe:
+            try:
+                probe.bind((args.host, args.port))
+            except OSError as exc:
+                raise SourcererError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}; choose another --port") from exc
     if not args.no_admin_key:
         issued = local_admin_key(open_ledger(), args.tenant)
-        print(f"local admin key for tenant {args.tenant} (shown once): {issued.key}")
+        if issued is not None:
+            print(f"local admin key for tenant {args.tenant} (shown once): {issued.key}")
+        else:
+            print(
+                f"tenant {args.tenant} has an admin key already; `sourcerer keys create --tenant {args.tenant} --perms admin` mints another"
+            )
 
     def ready(url: str) -> None:
         print(f"Sourcerer API on {url}  ({args.workers or default_workers()} workers; Ctrl-C stops it)", flush=True)
@@ -128,8 +152,8 @@ def register(sub: Any) -> None:
         help="create a tenant, or change its tier or settings",
         epilog="example: sourcerer tenants set --tenant acme --store-text false",
     )
-    tenants_p.add_argument("action", choices=["create", "set"], help="create (tier defaults to free) or set")
-    tenants_p.add_argument("--tenant", required=True)
+    tenants_p.add_argument("action", choices=["create", "set", "list"], help="create (tier defaults to free), set or list")
+    tenants_p.add_argument("--tenant", help="the tenant to create or change")
     tenants_p.add_argument("--tier", choices=["free", "pro", "enterprise"])
     tenants_p.add_argument(
         "--store-text",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from sourcerer import __version__
 from sourcerer.cli import admin, ask, index
 from sourcerer.errors import SourcererError
 
@@ -18,6 +19,8 @@ def build_parser() -> argparse.ArgumentParser:
         "SOURCERER_BEDROCK_MODEL, SOURCERER_PROVIDERS, SOURCERER_EMBEDDER, SOURCERER_GROUNDING_URL, "
         "SOURCERER_INDEX, SOURCERER_TABLE, SOURCERER_HOME. See README.md.",
     )
+    parser.add_argument("--version", action="version", version=f"sourcerer {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an unexpected error")
     sub = parser.add_subparsers(dest="command", required=True)
 
     ask.register(sub)
@@ -31,9 +34,22 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.func(args)
+    except BrokenPipeError:  # `sourcerer audit --json | head`: the reader left; nothing to say
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        print("sourcerer: interrupted", file=sys.stderr)
+        return 130
     except (SourcererError, ValueError, FileNotFoundError) as exc:
+        if args.debug:
+            raise
         print(f"sourcerer: error: {exc}", file=sys.stderr)
         return 2
+    except Exception as exc:  # noqa: BLE001 - never a traceback for a user; --debug shows it
+        if args.debug:
+            raise
+        print(f"sourcerer: error: {type(exc).__name__}: {exc} (run with --debug for the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -89,8 +89,11 @@ def list_keys(ledger: Ledger, tenant: str) -> list[dict[str, Any]]:
     return [{**k.public(), "tier": tier} for k in ledger.list_keys(tenant)]
 
 
-def local_admin_key(ledger: Ledger, tenant: str) -> IssuedKey:
-    """An admin key for `sourcerer serve` and the demo: the tenant is created on enterprise if it is new."""
+def local_admin_key(ledger: Ledger, tenant: str) -> IssuedKey | None:
+    """The first admin key of `sourcerer serve`'s tenant (created on enterprise if it is new), or None when one
+    exists already: a restart does not mint keys (`sourcerer keys create --perms admin` makes another)."""
     if ledger.get_tenant(tenant) is None:
         create_tenant(ledger, tenant, "enterprise")
+    if any("admin" in k.perms and not k.revoked for k in ledger.list_keys(tenant)):
+        return None
     return issue_key(ledger, tenant, [tenant], ["read", "write", "admin"])

@@ -80,6 +80,14 @@ def ingest_folder(
     return report
 
 
+def identity_of(file: Path, root: Path) -> str:
+    """A file's `source_uri`: its path relative to the ingest root (its name when the root is the file itself),
+    so a folder ingested from any working directory, by a relative or an absolute path, is the same documents."""
+    if root.is_dir():  # absolute paths, links left as they are: a link inside the folder is its own document
+        return Path(os.path.abspath(file)).relative_to(os.path.abspath(root)).as_posix()
+    return file.name
+
+
 PARALLEL_FROM_FILES = 64  # below this, starting worker processes costs more than it saves
 WINDOW = 256  # files in flight: bounds memory on a huge folder
 
@@ -116,7 +124,7 @@ def _read(
         reason = why_skip(file, root)
         if reason is not None:
             return reason, None
-        document = Document(source_uri=file.as_posix(), content=file.read_bytes(), **fields)
+        document = Document(source_uri=identity_of(file, root), content=file.read_bytes(), **fields)
     except (OSError, ValueError) as exc:
         return str(exc), None
     if not prepare_too:
