@@ -264,3 +264,33 @@ class LedgerContract:
         for record in records:
             ledger.put_answer(record)
         assert [a.answer_id for a in ledger.answers("acme")] == [r.answer_id for r in records]
+
+    # --- the answer cache ---------------------------------------------------------------------------------
+
+    def test_cached_answers_are_kept_per_tenant_and_context_and_expire(self, ledger):
+        from sourcerer.ledger.base import CachedAnswer
+
+        now = time.time()
+
+        def entry(tenant="acme", context="ctx1", key="failover take long", created=now, expires=now + 60):
+            return CachedAnswer(
+                tenant=tenant,
+                context=context,
+                key=key,
+                vector=[0.6, 0.8],
+                answer={"answer": key},
+                created_at=created,
+                expires_at=expires,
+            )
+
+        ledger.put_cached_answer(entry())
+        ledger.put_cached_answer(entry(key="pro plan cost", created=now + 1))
+        ledger.put_cached_answer(entry(key="old", created=now - 100, expires=now - 1))
+        ledger.put_cached_answer(entry(tenant="globex"))
+        ledger.put_cached_answer(entry(context="ctx2"))
+        found = ledger.cached_answers("acme", "ctx1", now)
+        assert [e.key for e in found] == ["pro plan cost", "failover take long"]  # newest first, none expired
+        assert found[1].vector == [0.6, 0.8] and found[1].answer == {"answer": "failover take long"}
+        ledger.put_cached_answer(entry(key="pro plan cost", created=now + 2).model_copy(update={"answer": {"answer": "new"}}))
+        assert [e.answer for e in ledger.cached_answers("acme", "ctx1", now)][0] == {"answer": "new"}  # replaced
+        assert ledger.cached_answers("acme", "ctx3", now) == [] and len(ledger.cached_answers("globex", "ctx1", now)) == 1

@@ -193,13 +193,40 @@ def test_cors_answers_preflight_for_allowed_origins_only(served):
     assert closed["statusCode"] == 405  # no CORS configured: the default in AWS
 
 
-def test_the_trace_names_every_stage_that_ran_and_says_the_cache_is_off(served):
+def test_the_trace_names_every_stage_that_ran_and_whether_the_cache_answered(served):
     _, headers = served
     _, answered = call("POST", "/v1/answer", headers, {"q": "How did the failover demo go?", "verify": True})
     names = [s["stage"] for s in answered["trace"]["stages"]]
     assert {"retrieve", "embed", "keyword", "vector", "fuse", "synthesize", "localize", "cite", "verify"} <= set(names)
-    assert answered["trace"]["cache"] == "off" and answered["trace"]["total_ms"] >= sum(
+    assert answered["trace"]["cache"] == "miss" and answered["trace"]["total_ms"] >= sum(
         s["ms"] for s in answered["trace"]["stages"] if s["stage"] in ("retrieve", "synthesize", "cite")
     )
     _, searched = call("POST", "/v1/search", headers, {"q": "failover"})
     assert {"search", "embed", "keyword", "vector", "fuse"} <= {s["stage"] for s in searched["trace"]["stages"]}
+
+
+def test_the_answer_cache_serves_a_repeat_and_nothing_else(served, llm, monkeypatch):
+    service, headers = served
+    llm.script((200, chat_completion(reply("The cutover took 42 seconds [1].", [1]))))
+    question = {"q": "How did the failover demo go?"}
+    _, first = call("POST", "/v1/answer", headers, question)
+    _, again = call("POST", "/v1/answer", headers, {"q": "how did the FAILOVER demo go"})  # the same terms
+    assert first["trace"]["cache"] == "miss" and again["trace"]["cache"] == "hit" and len(llm.requests) == 1
+    assert again["answer"]["text"] == first["answer"]["text"] and again["answer_id"] != first["answer_id"]
+    assert service.ledger.get_answer("acme", again["answer_id"]) is not None  # logged (and audited) like any other
+    assert [s["stage"] for s in again["trace"]["stages"]] == ["cache"]
+    # another caller's view: other groups, or another scope, is another context
+    other = {"Authorization": f"Bearer {issue_key(service.ledger, 'acme', ['acme'], ['read'], ['finance']).key}"}
+    _, theirs = call("POST", "/v1/answer", other, question)
+    assert theirs["trace"]["cache"] == "miss" and len(llm.requests) == 2
+    # any write in the tenant invalidates: the index's version changed
+    call("POST", "/v1/documents", headers, {"source_uri": "new.md", "text": "Unrelated news."})
+    _, after = call("POST", "/v1/answer", headers, question)
+    assert after["trace"]["cache"] == "miss" and len(llm.requests) == 3
+    # a near-duplicate by embedding, where the terms differ
+    monkeypatch.setenv("SOURCERER_CACHE_SIMILARITY", "0.8")
+    _, similar = call("POST", "/v1/answer", headers, {"q": "How did the failover demonstration go?"})
+    assert similar["trace"]["cache"] == "hit" and similar["trace"]["stages"][0]["detail"]["match"] == "similar"
+    # follow-ups are never cached
+    _, follow = call("POST", "/v1/answer", headers, {**question, "history": [{"role": "user", "text": "hello"}]})
+    assert follow["trace"]["cache"] == "off"

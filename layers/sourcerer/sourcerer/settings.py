@@ -64,6 +64,11 @@ class Settings(BaseModel):
     prices: Json[dict[str, Any]] | None = Field(None, alias="SOURCERER_PRICES", description="price table overrides (JSON)")
     tiers: Json[dict[str, dict[str, Any]]] | None = Field(None, alias="SOURCERER_TIERS", description="tier overrides (JSON)")
     audit_window_days: float = Field(30.0, gt=0, alias="SOURCERER_AUDIT_WINDOW_DAYS")
+    answer_cache: bool = Field(True, alias="SOURCERER_ANSWER_CACHE", description="serve repeated questions from the cache")
+    cache_ttl_s: float = Field(86_400.0, gt=0, alias="SOURCERER_CACHE_TTL_S", description="how long a cached answer lives")
+    cache_similarity: float = Field(
+        0.95, gt=0, le=1, alias="SOURCERER_CACHE_SIMILARITY", description="question embedding cosine that counts as the same"
+    )
     reranker: str | None = Field(None, alias="SOURCERER_RERANKER", description="bedrock or none (the default)")
     rerank_model: str | None = Field(None, alias="SOURCERER_RERANK_MODEL", description="the Bedrock reranking model")
     cors_origins: str | None = Field(
@@ -72,7 +77,7 @@ class Settings(BaseModel):
         description="browser origins allowed to call the API, comma-separated; * matches a port or all origins",
     )
 
-    @field_validator("extractive_fallback", mode="before")
+    @field_validator("extractive_fallback", "answer_cache", mode="before")
     @classmethod
     def _yes_no(cls, value: Any) -> Any:
         return value.strip().lower() not in ("0", "false", "no", "off") if isinstance(value, str) else value

@@ -160,6 +160,24 @@ class AnswerRecord(BaseModel):
     audit: Finding | None = Field(default=None, description="the latest audit finding, kept on the answer itself")
 
 
+class CachedAnswer(BaseModel):
+    """An answer the cache may serve again: to callers with the same `context` (tenant, effective scopes and
+    groups, query options, and the index's version for the tenant, so any write invalidates it) asking the same
+    normalised question (`key`) or one whose embedding is within the cache's threshold (`vector`)."""
+
+    tenant: str
+    context: str
+    key: str
+    vector: list[float] | None = None
+    answer: dict[str, Any]
+    hits: list[dict[str, Any]] = Field(default_factory=list)
+    created_at: float
+    expires_at: float
+
+
+CACHE_SCAN = 200  # cached answers read per (tenant, context) when looking for a near-duplicate question
+
+
 @runtime_checkable
 class Ledger(Protocol):
     """Tenants, keys, quotas and usage. Every adapter passes tests/contract/ledger_contract.py.
@@ -233,6 +251,14 @@ class Ledger(Protocol):
         ...
 
     def record_finding(self, finding: Finding) -> bool: ...
+
+    def cached_answers(self, tenant: str, context: str, now: float) -> list[CachedAnswer]:
+        """The tenant's unexpired cached answers for `context`, newest first, at most `CACHE_SCAN`."""
+        ...
+
+    def put_cached_answer(self, entry: CachedAnswer) -> None:
+        """Store (or replace, for the same tenant, context and key) a cached answer."""
+        ...
 
     def findings(self, tenant: str, since: float = 0.0, status: str | None = None) -> Iterator[Finding]:
         """The tenant's findings checked at or after `since`, oldest first, optionally of one status, read page by page."""

@@ -22,6 +22,7 @@ Quotas are exact under concurrency because each increment is one conditional `Up
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Iterator
@@ -29,7 +30,7 @@ from decimal import Decimal
 from typing import Any
 
 from sourcerer.errors import NotFound
-from sourcerer.ledger.base import AnswerRecord, Finding, KeyRecord, UsageRecord, answer_id_floor
+from sourcerer.ledger.base import CACHE_SCAN, AnswerRecord, CachedAnswer, Finding, KeyRecord, UsageRecord, answer_id_floor
 
 
 def table_definition(name: str) -> dict[str, Any]:
@@ -306,6 +307,26 @@ class DynamoDBLedger:
         record = AnswerRecord.model_validate_json(item["record"])
         record.audit = Finding.model_validate_json(item["audit"]) if item.get("audit") else None
         return record
+
+    def cached_answers(self, tenant: str, context: str, now: float) -> list[CachedAnswer]:
+        from boto3.dynamodb.conditions import Attr, Key
+
+        response = self.table.query(
+            KeyConditionExpression=Key("pk").eq(f"CACHE#{tenant}#{context}"),
+            FilterExpression=Attr("expires_at").gt(Decimal(str(now))),  # TTL deletes lazily: expired items may linger
+        )
+        entries = [CachedAnswer.model_validate_json(item["record"]) for item in response.get("Items", [])]
+        return sorted(entries, key=lambda e: -e.created_at)[:CACHE_SCAN]
+
+    def put_cached_answer(self, entry: CachedAnswer) -> None:
+        self.table.put_item(
+            Item={
+                "pk": f"CACHE#{entry.tenant}#{entry.context}",
+                "sk": hashlib.sha256(entry.key.encode()).hexdigest(),
+                "record": entry.model_dump_json(),
+                "expires_at": int(entry.expires_at),  # the table's TTL attribute
+            }
+        )
 
     def get_answer(self, tenant: str, answer_id: str) -> AnswerRecord | None:
         item = self.table.get_item(Key={"pk": f"TENANT#{tenant}", "sk": f"ANSWER#{answer_id}"}).get("Item")

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from sourcerer.errors import NotFound
-from sourcerer.ledger.base import AnswerRecord, Finding, KeyRecord, UsageRecord
+from sourcerer.ledger.base import CACHE_SCAN, AnswerRecord, CachedAnswer, Finding, KeyRecord, UsageRecord
 from sourcerer.sqlitedb import connect
 
 PAGE = 200  # answers read per query while iterating
@@ -33,6 +33,8 @@ CREATE TABLE IF NOT EXISTS findings (tenant TEXT NOT NULL, checked_at REAL NOT N
     record TEXT NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (tenant, checked_at, answer_id));
 CREATE INDEX IF NOT EXISTS findings_by_expiry ON findings (expires_at);
 CREATE TABLE IF NOT EXISTS sequencers (source TEXT PRIMARY KEY, sequencer TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS answer_cache (tenant TEXT NOT NULL, context TEXT NOT NULL, key TEXT NOT NULL,
+    created_at REAL NOT NULL, expires_at REAL NOT NULL, record TEXT NOT NULL, PRIMARY KEY (tenant, context, key));
 """
 
 
@@ -246,6 +248,27 @@ class SQLiteLedger:
         record = AnswerRecord.model_validate_json(row[0])
         record.audit = Finding.model_validate_json(row[1]) if row[1] else None
         return record
+
+    def cached_answers(self, tenant: str, context: str, now: float) -> list[CachedAnswer]:
+        with self._lock:
+            rows = (
+                self._db()
+                .execute(
+                    "SELECT record FROM answer_cache WHERE tenant=? AND context=? AND expires_at > ? ORDER BY created_at DESC LIMIT ?",
+                    (tenant, context, now, CACHE_SCAN),
+                )
+                .fetchall()
+            )
+        return [CachedAnswer.model_validate_json(r[0]) for r in rows]
+
+    def put_cached_answer(self, entry: CachedAnswer) -> None:
+        with self._lock:
+            db = self._db()
+            db.execute(
+                "INSERT OR REPLACE INTO answer_cache VALUES (?, ?, ?, ?, ?, ?)",
+                (entry.tenant, entry.context, entry.key, entry.created_at, entry.expires_at, entry.model_dump_json()),
+            )
+            db.execute("DELETE FROM answer_cache WHERE tenant=? AND expires_at <= ?", (entry.tenant, entry.created_at))
 
     def get_answer(self, tenant: str, answer_id: str) -> AnswerRecord | None:
         with self._lock:

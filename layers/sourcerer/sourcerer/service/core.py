@@ -27,9 +27,11 @@ from sourcerer.errors import (
     UpgradeRequired,
 )
 from sourcerer.ledger.base import FINDING_STATUSES, Ledger
+from sourcerer.models import Answer, Trace, TraceEntry
 from sourcerer.pipeline import ask
 from sourcerer.retrieval.rerank import Reranker, make_reranker
-from sourcerer.service.billing import Charge, Meter, Prices, plan_answer, rerank_skipped
+from sourcerer.service.billing import AnswerPlan, Charge, Meter, Prices, plan_answer, rerank_skipped
+from sourcerer.service.cache import AnswerCache, Lookup
 from sourcerer.service.schemas import (
     AnswerLookup,
     AnswerRequest,
@@ -53,6 +55,7 @@ from sourcerer.service.schemas import (
 )
 from sourcerer.service.tenancy import Context, hash_key, month_of
 from sourcerer.service.views import answer_body, answer_record, finding_view, hit_views, logged_answer
+from sourcerer.settings import get_settings
 from sourcerer.store.base import Index
 from sourcerer.store.models import Document, Hit
 from sourcerer.store.parsers import sniff_content_type
@@ -92,6 +95,7 @@ class Service:
 
     def __post_init__(self) -> None:
         self.meter = Meter(self.ledger, self.prices, self.clock)
+        self.cache = AnswerCache(self.ledger, self.index)
 
     # --- who is calling ---------------------------------------------------------------------------
 
@@ -261,36 +265,72 @@ class Service:
         retriever = _ScopedRetriever(self, ctx, scopes, request)
         plan = plan_answer(request, self.prices, reranker=self.reranker is not None)
         with self.meter.metered(ctx, "POST /v1/answer", request_id, "queries", 1) as charge, tally() as spent:
-            # ask() searches through the retriever, so a follow-up is searched as its standalone rewrite
-            answer = ask(
-                request.q,
-                retriever=retriever,
-                k=request.top_k,
-                min_score=request.min_score,
-                verify=plan.verify,
-                history=[turn.model_dump() for turn in request.history] or None,
-                chat=plan.chat,
-                judge=plan.judge,
-                min_groundedness=request.min_groundedness,
-            )
+            started = time.perf_counter()
+            cached, context, lookup = self._cached(ctx, scopes, request, plan)
+            if cached is not None:
+                answer, hits = cached
+                answer.trace.stages.append(
+                    TraceEntry(stage="cache", ms=round((time.perf_counter() - started) * 1000, 3), detail={"match": lookup.match})
+                )
+                answer.trace.total_ms = answer.trace.stages[-1].ms
+            else:
+                # ask() searches through the retriever, so a follow-up is searched as its standalone rewrite
+                answer = ask(
+                    request.q,
+                    retriever=retriever,
+                    k=request.top_k,
+                    min_score=request.min_score,
+                    verify=plan.verify,
+                    history=[turn.model_dump() for turn in request.history] or None,
+                    chat=plan.chat,
+                    judge=plan.judge,
+                    min_groundedness=request.min_groundedness,
+                )
+                hits = retriever.hits
+                answer.trace.cache = "miss" if context is not None else "off"
             answer.trace.skipped = plan.skipped
             answer.trace.notes.extend(plan.notes)
-            synth = answer.trace.stage("synthesize")
+            synth = answer.trace.stage("synthesize") if cached is None else None
             units: dict[str, float] = {"queries": 1, "embedding_tokens": spent.embedding_tokens}
             if synth is not None:
                 units["llm_tokens_in"] = synth.units.get("input_tokens", 0.0)
                 units["llm_tokens_out"] = synth.units.get("output_tokens", 0.0)
             # logged and billed in one ledger write: an answer that cannot be logged cannot be audited later, so
-            # it is not served (and its quota is given back)
-            record = answer_record(ctx, scopes, request.q, answer, retriever.hits, self.clock())
+            # it is not served (and its quota is given back); a cached answer is logged like any other
+            record = answer_record(ctx, scopes, request.q, answer, hits, self.clock())
             answer.trace.est_cost_usd = self.meter.settle(charge, units, answer=record)
+            if cached is None and context is not None and lookup is not None:
+                self.cache.store(
+                    ctx,
+                    context,
+                    request.q,
+                    lookup,
+                    answer.model_dump(mode="json", exclude={"trace"}),
+                    [h.model_dump(mode="json") for h in hits],
+                    self.clock(),
+                )
         return AnswerResponse(
             answer_id=record.answer_id,
             answer=answer_body(answer),
-            hits=hit_views(retriever.hits),
+            hits=hit_views(hits),
             trace=answer.trace,
             context=_echo(ctx, scopes),
         )
+
+    def _cached(
+        self, ctx: Context, scopes: list[str], request: AnswerRequest, plan: AnswerPlan
+    ) -> tuple[tuple[Answer, list[Hit]] | None, str | None, Lookup | None]:
+        """(the cached answer and its hits, or None; the cache context, or None when the cache is off for this
+        request; the lookup, whose question vector a miss stores)."""
+        if not get_settings().answer_cache or request.history or not ctx.settings.store_text:
+            return None, None, None  # follow-ups depend on their turns; hash-only tenants keep no answer text anywhere
+        context = self.cache.context(ctx, scopes, request, plan, self._top_k(ctx, request))
+        lookup = self.cache.lookup(ctx, context, request.q, self.clock())
+        if lookup.entry is None:
+            return None, context, lookup
+        answer = Answer.model_validate(lookup.entry.answer)
+        answer.trace = Trace(cache="hit")
+        return (answer, [Hit.model_validate(h) for h in lookup.entry.hits]), context, lookup
 
     # --- the answer log and audits -------------------------------------------------------------------
 

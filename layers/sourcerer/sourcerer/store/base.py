@@ -114,6 +114,11 @@ class Index(Protocol):
 
     def stats(self) -> dict[str, Any]: ...
 
+    def version(self, tenant: str) -> str:
+        """Changes whenever anything the tenant's searches could see changes: a document written, replaced, moved
+        or deleted, or vectors filled in. Equal versions mean equal search results (what an answer cache keys on)."""
+        ...
+
 
 @runtime_checkable
 class EmbeddedIndex(Protocol):

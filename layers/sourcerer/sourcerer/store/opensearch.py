@@ -651,6 +651,37 @@ class OpenSearchIndex:
         return [_hit(sources[u], s) for u, s in ranked]
 
     @_translated
+    def version(self, tenant: str) -> str:
+        response = self.client.search(
+            index=self.index,
+            body={
+                "size": 0,
+                "track_total_hits": True,
+                "query": {"bool": {"filter": [{"term": {"tenant": validate_tenant(tenant)}}]}},
+                "aggs": {
+                    "documents": {"cardinality": {"field": "document_id"}},
+                    "latest": {"max": {"field": "updated_at"}},
+                },
+            },
+        )
+        aggs = response.get("aggregations", {})
+        return ":".join(
+            str(x)
+            for x in (
+                response["hits"]["total"]["value"],
+                aggs.get("documents", {}).get("value"),
+                aggs.get("latest", {}).get("value"),
+                self.pending_count(tenant),
+            )
+        )
+
+    def pending_count(self, tenant: str) -> int:
+        """Chunks of the tenant still without vectors (deferred embedding)."""
+        if self.embedder is None:
+            return 0
+        return int(self.client.count(index=self.index, body={"query": self._pending_query(tenant, [])})["count"])
+
+    @_translated
     def list_documents(self, tenant: str, scope: str | None = None) -> list[dict[str, Any]]:
         filters = [{"term": {"tenant": validate_tenant(tenant)}}]
         if scope is not None:

@@ -426,6 +426,18 @@ class SQLiteIndex:
 
     # --- vectors filled after ingest (deferred embedding) ---------------------------------------------
 
+    def version(self, tenant: str) -> str:
+        with self._lock:
+            count, latest, chunks = (
+                self._db()
+                .execute(
+                    "SELECT count(*), coalesce(max(updated_at), 0), coalesce(sum(chunks), 0) FROM documents WHERE tenant=?",
+                    (validate_tenant(tenant),),
+                )
+                .fetchone()
+            )
+        return f"{count}:{latest!r}:{chunks}:{self.pending_embeddings(tenant)}"
+
     def serve_long_running(self) -> None:
         self._vectors.graph = True  # large indexes get their HNSW graph, built in the background
 
