@@ -6,6 +6,7 @@ import argparse
 
 from bench import (
     audit,
+    cache,
     capacity,
     containment,
     faq,
@@ -38,6 +39,7 @@ def main() -> None:
     scale.run((10_000,) if quick else scale.SIZES, 30 if quick else 100)
     audit.run(50 if quick else 600)
     load.run(5 if quick else 60, 50 if quick else 300, 1 if quick else 5)
+    cache.run()
     capacity.main([])  # reads service.json, so it runs after the service benchmark
     opensearch_parity.main(["--docs", "200", "--queries", "30"] if quick else [])  # only where OPENSEARCH_URL is set
 

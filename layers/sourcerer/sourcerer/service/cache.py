@@ -70,9 +70,9 @@ class AnswerCache:
         entries = self.ledger.cached_answers(ctx.tenant, context, now)
         key = question_key(question)
         exact = next((e for e in entries if e.key == key), None)
+        if exact is not None:  # no embedding needed: an exact hit costs a ledger read
+            return Lookup(exact, "exact", None)
         vector = self._vector(question)
-        if exact is not None:
-            return Lookup(exact, "exact", vector)
         if vector is not None:
             threshold = get_settings().cache_similarity
             best = max(
