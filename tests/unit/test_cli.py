@@ -74,6 +74,15 @@ def test_demo_runs_end_to_end_as_a_subprocess(tmp_path):
     assert "REFUSED (not_in_sources)" in result.stdout or "REFUSED (unsupported)" in result.stdout
     assert "REFUSED (unfaithful)" in result.stdout and "number not in source: 7" in result.stdout
     assert "audit status source_changed: chunk 0 of handbook/operations.md changed" in result.stdout
+    assert not (tmp_path / "ledger.db").exists() and not (tmp_path / "index.db").exists()  # the user's home untouched
+    again = subprocess.run(
+        [sys.executable, "-m", "sourcerer.cli", "demo", "--library-only"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"SOURCERER_HOME": str(tmp_path), "PATH": "/usr/bin:/bin"},
+    )
+    assert again.returncode == 0 and "untouched" in again.stdout
 
 
 def test_help_is_useful(capsys):

@@ -43,13 +43,14 @@ def test_html_main_content_without_scripts_or_navigation():
     assert parsed.pieces[0].locator["kind"] == "char_span"
 
 
-def _pdf_bytes():
+def _pdf_bytes(title="Runbook"):
     from reportlab.lib.pagesizes import letter
     from reportlab.pdfgen import canvas
 
     buffer = io.BytesIO()
     pdf = canvas.Canvas(buffer, pagesize=letter)
-    pdf.setTitle("Runbook")
+    if title:
+        pdf.setTitle(title)
     pdf.drawString(72, 700, "Page one says hello.")
     pdf.showPage()
     pdf.drawString(100, 500, "The failover cutover took 42 seconds.")
@@ -65,6 +66,11 @@ def test_pdf_pages_and_word_boxes():
     x0, y0, x1, y1 = second.locator.box
     assert 99 <= x0 <= 101 and 495 <= y0 <= 502 and x1 > x0 + 100 and y1 > y0
     assert second.label == "Runbook p.2"
+
+
+def test_a_pdf_without_a_real_title_is_labelled_by_its_file_name():
+    chunks = _chunks("runbook-2026.pdf", _pdf_bytes(title=None))  # reportlab writes "untitled" when none is set
+    assert {c.label.rsplit(" p.", 1)[0] for c in chunks} == {"runbook-2026.pdf"}
 
 
 def test_webvtt_and_srt_cues_have_time_ranges():
@@ -137,3 +143,13 @@ def test_ingest_path_reports_every_file(tmp_path):
     assert report.summary() == "1 ingested, 0 unchanged, 0 replaced, 2 skipped; 1 chunks written"
     again = index.ingest_path(docs, tenant="acme", scope="acme/alpha")
     assert [f.status for f in again.files if f.path.endswith("a.md")] == ["unchanged"]
+
+
+def test_headings_do_not_run_into_the_paragraph_under_them():
+    from sourcerer.store.base import prepare
+    from sourcerer.store.models import Document
+
+    html = "<h1>Pricing FAQ</h1><p>The Pro plan costs 49 dollars a month.</p><h2>Refunds</h2><p>Refunds take 5 days.</p>"
+    chunk = prepare(Document(source_uri="faq.html", text=html, tenant="t")).chunks[0]
+    assert chunk.text == "Pricing FAQ\nThe Pro plan costs 49 dollars a month.\nRefunds\nRefunds take 5 days."
+    assert [chunk.text[s.start : s.end] for s in chunk.sentences][:2] == ["Pricing FAQ", "The Pro plan costs 49 dollars a month."]

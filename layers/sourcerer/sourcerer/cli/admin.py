@@ -137,8 +137,19 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    from sourcerer.cli.demo import run_demo, run_http_demo
+    import os
 
+    from sourcerer.cli.demo import run_demo, run_http_demo
+    from sourcerer.settings import get_settings
+
+    # the demo's own home (`<SOURCERER_HOME>/demo`), reset each run: it never touches your index, keys or tenants
+    home = get_settings().home / "demo"
+    home.mkdir(parents=True, exist_ok=True)
+    for name in ("index.db", "ledger.db"):
+        for suffix in ("", "-wal", "-shm"):
+            (home / f"{name}{suffix}").unlink(missing_ok=True)
+    os.environ["SOURCERER_HOME"] = str(home)
+    print(f"(demo state in {home}; your own index and keys are untouched)\n")
     run_demo()
     if not args.library_only:
         print()

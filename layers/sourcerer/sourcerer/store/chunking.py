@@ -28,12 +28,19 @@ def _size(text: str) -> int:
 
 
 def _join(texts: list[str]) -> str:
+    """Pieces as one text: a space between sentences, a line break around a piece without final punctuation (a
+    heading, a short list item), so "Pricing FAQ" does not run into the paragraph under it. One character either
+    way, so every piece's offsets are the same."""
     out = ""
     for text in texts:
         if out and not out.endswith(_CJK_END):
-            out += " "
+            sentences = out.rstrip().endswith(_SENTENCE_END) and text.rstrip().endswith(_SENTENCE_END)
+            out += " " if sentences else "\n"
         out += text
     return out
+
+
+_SENTENCE_END = (".", "!", "?", ":", ";", ",", "…", ")", '"', "'", "»", "”")
 
 
 def bounded(pieces: list[Piece]) -> Iterator[Piece]:

@@ -262,6 +262,10 @@ def _html(text: str, name: str) -> Parsed:
 # --- PDF: page and word boxes -------------------------------------------------------------------------
 
 
+# what PDF writers put in the Title field when nobody set one (reportlab: "untitled"): the file name says more
+PLACEHOLDER_TITLES = {"", "untitled", "untitled document", "anonymous", "(anonymous)", "document", "title"}
+
+
 def _pdf(raw: bytes, name: str) -> Parsed:
     try:
         import pdfplumber
@@ -272,7 +276,7 @@ def _pdf(raw: bytes, name: str) -> Parsed:
     try:
         with pdfplumber.open(io.BytesIO(raw)) as pdf:
             info_title = (pdf.metadata or {}).get("Title")
-            if isinstance(info_title, str) and info_title.strip():
+            if isinstance(info_title, str) and info_title.strip().lower() not in PLACEHOLDER_TITLES:
                 title = info_title.strip()
             for number, page in enumerate(pdf.pages, start=1):
                 words = page.extract_words(keep_blank_chars=False, use_text_flow=True)
