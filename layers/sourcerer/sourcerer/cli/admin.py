@@ -79,7 +79,9 @@ def _cmd_keys(args: argparse.Namespace) -> int:
             ledger, args.tenant, groups(args.scopes), groups(args.perms), groups(args.groups), tier=args.tier
         )
         r = issued.record
-        if args.json:
+        if args.key_only:  # for scripts: KEY=$(sourcerer keys create ... --key-only)
+            print(issued.key)
+        elif args.json:
             print(json.dumps(issued.shown()))
         else:
             print(
@@ -212,6 +214,7 @@ def register(sub: Any) -> None:
     keys_p.add_argument("--scopes", help="comma-separated scope paths the key may reach (default: the whole tenant)")
     keys_p.add_argument("--perms", default="read", help="comma-separated permissions: read, write, admin (default read)")
     keys_p.add_argument("--groups", help="comma-separated ACL groups the key holds")
+    keys_p.add_argument("--key-only", action="store_true", help="print only the new key (for KEY=$(...) in scripts)")
     keys_p.add_argument("--json", action="store_true")
     keys_p.set_defaults(func=_cmd_keys)
 
