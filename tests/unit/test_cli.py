@@ -143,3 +143,13 @@ def test_ask_answers_what_the_passage_plainly_says(tmp_path, capsys):
         assert main(["ask", question, "--passages", str(path), "--json"]) == 0
         data = json.loads(capsys.readouterr().out)
         assert data["refused"] is False and [c["label"] for c in data["citations"]] == [label], question
+
+
+def test_every_subcommand_has_a_description_and_an_example():
+    from sourcerer.cli.main import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction").choices
+    for name, command in commands.items():
+        assert command.description or command.format_help().count("\n") > 3, name
+        assert "example" in (command.epilog or ""), f"{name} has no example"

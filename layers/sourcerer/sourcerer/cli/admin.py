@@ -218,7 +218,14 @@ def register(sub: Any) -> None:
     keys_p.add_argument("--json", action="store_true")
     keys_p.set_defaults(func=_cmd_keys)
 
-    serve_p = sub.add_parser("serve", help="run the HTTP API locally against the embedded index and ledger")
+    serve_p = sub.add_parser(
+        "serve",
+        help="run the HTTP API locally against the embedded index and ledger",
+        description="Serve the same API the Lambda functions serve (gunicorn: a worker per core, threads in each) on "
+        "the embedded index and ledger under SOURCERER_HOME. Prints an admin key for --tenant the first time; "
+        "browsers on localhost may call it (CORS). The spec is at /openapi.json.",
+        epilog="example: sourcerer serve --port 8080 --workers 2",
+    )
     serve_p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, loopback only)")
     serve_p.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free one)")
     serve_p.add_argument("--tenant", default="local", help="tenant of the admin key printed at start (default local)")
@@ -228,6 +235,12 @@ def register(sub: Any) -> None:
     serve_p.add_argument("--no-admin-key", action="store_true", help="do not create and print a local admin key")
     serve_p.set_defaults(func=_cmd_serve)
 
-    demo_p = sub.add_parser("demo", help="answer sample questions over bundled passages, then over the local HTTP API")
+    demo_p = sub.add_parser(
+        "demo",
+        help="answer sample questions over bundled passages, then over the local HTTP API",
+        description="A tour: cited answers, refusals and a strict verification over bundled passages, then the HTTP "
+        "API on loopback (ingest, answer, audit). It runs in <SOURCERER_HOME>/demo, reset each time.",
+        epilog="example: sourcerer demo --library-only",
+    )
     demo_p.add_argument("--library-only", action="store_true", help="skip the HTTP part")
     demo_p.set_defaults(func=_cmd_demo)

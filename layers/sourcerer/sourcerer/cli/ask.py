@@ -206,7 +206,13 @@ def register(sub: Any) -> None:
     index_options(ask_p)
     ask_p.set_defaults(func=_cmd_ask)
 
-    search_p = sub.add_parser("search", help="hybrid, keyword or semantic search over the index")
+    search_p = sub.add_parser(
+        "search",
+        help="hybrid, keyword or semantic search over the index",
+        description="Search the index within --tenant, --scope and --groups, narrowed by the query object's "
+        "--plane, --modality and --filter (the same rules as POST /v1/search).",
+        epilog='example: sourcerer search "failover" --tenant acme --plane audio --filter lang=en --json',
+    )
     search_p.add_argument("query")
     search_p.add_argument("--k", type=int, default=8, help="results (default 8)")
     search_p.add_argument("--json", action="store_true", help="print hits as JSON")

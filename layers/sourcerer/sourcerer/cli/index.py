@@ -168,7 +168,13 @@ def register(sub: Any) -> None:
     index_options(docs_p, search=False)
     docs_p.set_defaults(func=_cmd_documents)
 
-    os_p = sub.add_parser("opensearch", help="create or update the OpenSearch index, or print its mapping")
+    os_p = sub.add_parser(
+        "opensearch",
+        help="create or update the OpenSearch index, or print its mapping",
+        description="init creates the index named by --index or SOURCERER_INDEX with the configured embedder's "
+        "dimension (or adds new fields to an existing one); mapping prints the settings and mapping.",
+        epilog="example: SOURCERER_INDEX='opensearch+https://HOST/sourcerer?aws=aoss' sourcerer opensearch init",
+    )
     os_p.add_argument("action", choices=["init", "mapping"])
     os_p.add_argument("--dimension", type=int, default=384, help="vector dimension for `mapping` (default 384)")
     os_p.add_argument("--shards", type=int, default=1, help="primary shards when `init` creates the index (domains; default 1)")
