@@ -7,6 +7,7 @@ STAMP  := $(VENV)/.installed
 .PHONY: demo serve test bench bench-quick train lint openapi build install clean
 
 $(STAMP): pyproject.toml
+	@echo "sourcerer: creating $(VENV) and installing dependencies (about a minute on a fresh machine; once)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e ".[local,aws,pdf,opensearch,service,dev,bench]"
@@ -45,5 +46,6 @@ clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache
 
 build:  ## sam build (installs the AWS SAM CLI into .venv-sam on first use)
+	@test -x .venv-sam/bin/sam || echo "sourcerer: installing the AWS SAM CLI into .venv-sam (about 90 s; once)"
 	test -x .venv-sam/bin/sam || ($(PYTHON) -m venv .venv-sam && .venv-sam/bin/pip install --quiet aws-sam-cli)
 	.venv-sam/bin/sam build
