@@ -194,3 +194,15 @@ def test_serve_refuses_a_busy_port_before_minting_a_key_and_mints_one_only_once(
     assert open_ledger().list_keys("acme") == []
     assert local_admin_key(open_ledger(), "acme") is not None
     assert local_admin_key(open_ledger(), "acme") is None  # a restart does not mint another
+
+
+def test_re_ingest_keeps_the_stored_scope_and_moving_needs_move(handbook, capsys):
+    _run(capsys, "ingest", str(handbook), "--tenant", "acme", "--scope", "acme/ops")
+    code, out, _ = _run(capsys, "ingest", str(handbook), "--tenant", "acme")  # no --scope: stays in acme/ops
+    assert out.startswith("0 ingested, 2 unchanged")
+    code, out, _ = _run(capsys, "ingest", str(handbook), "--tenant", "acme", "--scope", "acme/beta")
+    assert "already in scope acme/ops: pass --move to move it to acme/beta" in out and out.startswith("0 ingested")
+    code, out, _ = _run(capsys, "ingest", str(handbook), "--tenant", "acme", "--scope", "acme/beta", "--move")
+    assert code == 0 and out.startswith("0 ingested")  # moved (then rewritten there: the scope is part of the hash)
+    _, out, _ = _run(capsys, "documents", "list", "--tenant", "acme", "--json")
+    assert sorted((d["source_uri"], d["scope"]) for d in json.loads(out)) == [("ops.md", "acme/beta"), ("people.md", "acme/beta")]

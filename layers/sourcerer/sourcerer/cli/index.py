@@ -32,7 +32,10 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
             sys.stderr.write(f"\r[{bar(done, total)}] {done}/{total} files, {chunks} chunks indexed  ")
             sys.stderr.flush()
 
-    report = index.ingest_path(args.path, tenant=args.tenant, scope=args.scope, acl=groups(args.acl), progress=progress)
+    placed, refused = _placement(index, args)
+    report = index.ingest_path(
+        args.path, tenant=args.tenant, scope=args.scope, acl=groups(args.acl), progress=progress, placed=placed, refused=refused
+    )
     if not args.json:  # the last frame, as one plain line where there is no terminal to redraw
         sys.stderr.write("\n" if live else f"[{bar(done, total)}] {done}/{total} files, {chunks} chunks indexed\n")
     if args.json:
@@ -49,6 +52,36 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
             f"{index.pending_embeddings()} chunks wait for their vectors: run `sourcerer embed` (or keep `sourcerer serve` running)"
         )
     return 0
+
+
+def _placement(index: Any, args: argparse.Namespace) -> tuple[dict[str, str], dict[str, str]]:
+    """Where re-ingested files go. Without --scope, a file already in the index keeps its scope (one scope: it
+    stays; several: it is refused, since which one is meant is unclear). With --scope, a file stored in one other
+    scope (and not in this one) is refused unless --move, which moves it there first, keeping its chunks."""
+    from collections import defaultdict
+    from pathlib import Path
+
+    from sourcerer.scopes import normalize_scope
+    from sourcerer.store.folders import files_under, identity_of
+
+    where: dict[str, dict[str, str]] = defaultdict(dict)  # source_uri -> scope -> document id
+    for d in index.list_documents(args.tenant):
+        where[d["source_uri"]][d["scope"]] = d["document_id"]
+    root = Path(args.path)
+    mine = {identity_of(f, root) for f in files_under(args.path)} & set(where)
+    if args.scope is None:
+        placed = {uri: next(iter(where[uri])) for uri in mine if len(where[uri]) == 1}
+        refused = {
+            uri: f"in several scopes ({', '.join(sorted(where[uri]))}): pass --scope" for uri in mine if len(where[uri]) > 1
+        }
+        return placed, refused
+    target = normalize_scope(args.scope, args.tenant)
+    elsewhere = {uri: next(iter(where[uri].items())) for uri in mine if target not in where[uri] and len(where[uri]) == 1}
+    if not args.move:
+        return {}, {uri: f"already in scope {scope}: pass --move to move it to {target}" for uri, (scope, _) in elsewhere.items()}
+    for _, document_id in elsewhere.values():
+        index.move_document(args.tenant, document_id, target)
+    return {}, {}
 
 
 def _embed(index: Any, quiet: bool = False) -> int:
@@ -137,6 +170,11 @@ def register(sub: Any) -> None:
         "--acl", metavar="GROUPS", help="comma-separated groups allowed to see these documents (default: everyone)"
     )
     ingest_p.add_argument("--json", action="store_true", help="print the ingest report as JSON")
+    ingest_p.add_argument(
+        "--move",
+        action="store_true",
+        help="move files already in another scope to --scope (without it they are refused, and without --scope they stay)",
+    )
     ingest_p.add_argument(
         "--no-embed",
         action="store_true",

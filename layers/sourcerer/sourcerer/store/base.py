@@ -69,7 +69,12 @@ class Index(Protocol):
         acl: Iterable[str] = (),
         metadata: Mapping[str, Any] | None = None,
         progress: Callable[[str, int], None] | None = None,
-    ) -> IngestReport: ...
+        placed: Mapping[str, str] | None = None,
+        refused: Mapping[str, str] | None = None,
+    ) -> IngestReport:
+        """`placed`: source_uri -> the scope a file keeps (where it is stored already); `refused`: source_uri ->
+        why the file is skipped (the CLI's rule: moving a document needs --move)."""
+        ...
 
     def delete_document(self, tenant: str, document_id: str, *, access: Access | None = None) -> bool: ...
 

@@ -52,15 +52,25 @@ def ingest_folder(
     acl: Iterable[str],
     metadata: Mapping[str, Any] | None,
     progress: Callable[[str, int], None] | None = None,
+    placed: Mapping[str, str] | None = None,
+    refused: Mapping[str, str] | None = None,
 ) -> IngestReport:
     """Ingest a file or every file under a folder. Files that fail are reported with the reason; the rest go in.
+    `placed` gives some files their own scope (by source_uri); `refused` skips some, with the reason given.
 
     Large folders are parsed, chunked and tokenised (two thirds of a keyword-only ingest) in worker processes,
     one per core but this one, a window of files ahead of the writes made here (the index serialises them)."""
     report = IngestReport()
     root = Path(path)
     files = files_under(path)
-    fields = {"tenant": tenant, "scope": scope, "acl": list(acl), "metadata": dict(metadata or {})}
+    fields = {
+        "tenant": tenant,
+        "scope": scope,
+        "acl": list(acl),
+        "metadata": dict(metadata or {}),
+        "placed": dict(placed or {}),
+        "refused": dict(refused or {}),
+    }
     for file, item, prepared in _documents(files, root, fields, getattr(index, "chunk_settings", None)):
         shown = str(file)
         try:
@@ -124,7 +134,13 @@ def _read(
         reason = why_skip(file, root)
         if reason is not None:
             return reason, None
-        document = Document(source_uri=identity_of(file, root), content=file.read_bytes(), **fields)
+        identity = identity_of(file, root)
+        if identity in fields["refused"]:
+            return fields["refused"][identity], None
+        given = {k: v for k, v in fields.items() if k not in ("placed", "refused")}
+        document = Document(
+            source_uri=identity, content=file.read_bytes(), **{**given, "scope": fields["placed"].get(identity, given["scope"])}
+        )
     except (OSError, ValueError) as exc:
         return str(exc), None
     if not prepare_too:

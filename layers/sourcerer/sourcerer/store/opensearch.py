@@ -548,8 +548,12 @@ class OpenSearchIndex:
         acl: Iterable[str] = (),
         metadata: Mapping[str, Any] | None = None,
         progress: Callable[[str, int], None] | None = None,
+        placed: Mapping[str, str] | None = None,
+        refused: Mapping[str, str] | None = None,
     ) -> IngestReport:
-        return ingest_folder(self, path, tenant=tenant, scope=scope, acl=acl, metadata=metadata, progress=progress)
+        return ingest_folder(
+            self, path, tenant=tenant, scope=scope, acl=acl, metadata=metadata, progress=progress, placed=placed, refused=refused
+        )
 
     # --- reading -----------------------------------------------------------------------------------
 

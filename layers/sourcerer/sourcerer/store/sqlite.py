@@ -421,8 +421,12 @@ class SQLiteIndex:
         acl: Iterable[str] = (),
         metadata: Mapping[str, Any] | None = None,
         progress: Callable[[str, int], None] | None = None,
+        placed: Mapping[str, str] | None = None,
+        refused: Mapping[str, str] | None = None,
     ) -> IngestReport:
-        return ingest_folder(self, path, tenant=tenant, scope=scope, acl=acl, metadata=metadata, progress=progress)
+        return ingest_folder(
+            self, path, tenant=tenant, scope=scope, acl=acl, metadata=metadata, progress=progress, placed=placed, refused=refused
+        )
 
     # --- vectors filled after ingest (deferred embedding) ---------------------------------------------
 
