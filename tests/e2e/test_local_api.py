@@ -48,6 +48,22 @@ def test_health_and_openapi(api):
     assert {"/v1/documents", "/v1/search", "/v1/answer", "/v1/usage"} <= set(spec["paths"])
 
 
+def test_api_docs_are_served_from_the_package_with_no_cdn(api):
+    import re
+
+    client, _, _ = api
+    page = client.get("/docs")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assets = re.findall(r'(?:src|href)="([^"]+)"', page.text)
+    assert assets and all(a.startswith("/docs/") for a in assets)  # nothing from another origin
+    assert "/openapi.json" in page.text
+    for asset in assets:
+        response = client.get(asset)
+        assert response.status_code == 200 and len(response.content) > 1000
+    assert "SwaggerUIBundle" in client.get("/docs/swagger-ui-bundle.js").text
+    assert client.get("/docs/nothing.js").status_code == 404
+
+
 def test_ingest_search_answer_delete(api):
     client, key, _ = api
     headers, _ = key()

@@ -124,6 +124,8 @@ def make_wsgi_app(background_embedding: bool = True) -> Callable[[dict[str, Any]
             BackgroundEmbedder(warm.index).start()
 
     def application(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        if environ["REQUEST_METHOD"] in ("GET", "HEAD") and (environ.get("PATH_INFO") or "").startswith("/docs"):
+            return _docs(environ, start_response)
         raw_length = environ.get("CONTENT_LENGTH") or "0"
         if not raw_length.isdigit():
             return _reply(start_response, 400, _error_body("bad_request", "Content-Length must be a non-negative integer"))
@@ -166,6 +168,28 @@ def make_wsgi_app(background_embedding: bool = True) -> Callable[[dict[str, Any]
         return _reply(start_response, result["statusCode"], body, headers, head=environ["REQUEST_METHOD"] == "HEAD")
 
     return application
+
+
+DOCS = {  # the API docs page and its vendored Swagger UI (http/docs/README.md): path -> (file, content type)
+    "/docs": ("index.html", "text/html; charset=utf-8"),
+    "/docs/": ("index.html", "text/html; charset=utf-8"),
+    "/docs/swagger-ui-bundle.js": ("swagger-ui-bundle.js", "application/javascript"),
+    "/docs/swagger-ui.css": ("swagger-ui.css", "text/css"),
+}
+
+
+def _docs(environ: dict[str, Any], start_response: StartResponse) -> list[bytes]:
+    """`GET /docs`: Swagger UI for this server's spec (`/openapi.json`), from files inside the package."""
+    from importlib import resources
+
+    found = DOCS.get(environ.get("PATH_INFO") or "")
+    if found is None:
+        return _reply(start_response, 404, _error_body("not_found", "no such route"))
+    name, kind = found
+    body = resources.files("sourcerer.http").joinpath("docs", name).read_bytes()
+    headers = [("Content-Type", kind), ("Content-Length", str(len(body))), ("Cache-Control", "public, max-age=3600")]
+    start_response("200 OK", headers)
+    return [b"" if environ["REQUEST_METHOD"] == "HEAD" else body]
 
 
 def _reply(
