@@ -62,6 +62,9 @@ def test_api_docs_are_served_from_the_package_with_no_cdn(api):
         assert response.status_code == 200 and len(response.content) > 1000
     assert "SwaggerUIBundle" in client.get("/docs/swagger-ui-bundle.js").text
     assert client.get("/docs/nothing.js").status_code == 404
+    playground = client.get("/")
+    assert playground.status_code == 200 and "Sourcerer playground" in playground.text
+    assert re.findall(r'(?:src|href)="(https?:[^"]*)"', playground.text) == []  # no CDN, no other origin
 
 
 def test_ingest_search_answer_delete(api):

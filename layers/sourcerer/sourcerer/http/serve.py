@@ -124,7 +124,7 @@ def make_wsgi_app(background_embedding: bool = True) -> Callable[[dict[str, Any]
             BackgroundEmbedder(warm.index).start()
 
     def application(environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
-        if environ["REQUEST_METHOD"] in ("GET", "HEAD") and (environ.get("PATH_INFO") or "").startswith("/docs"):
+        if environ["REQUEST_METHOD"] in ("GET", "HEAD") and (environ.get("PATH_INFO") or "") in DOCS:
             return _docs(environ, start_response)
         raw_length = environ.get("CONTENT_LENGTH") or "0"
         if not raw_length.isdigit():
@@ -170,7 +170,9 @@ def make_wsgi_app(background_embedding: bool = True) -> Callable[[dict[str, Any]
     return application
 
 
-DOCS = {  # the API docs page and its vendored Swagger UI (http/docs/README.md): path -> (file, content type)
+DOCS = {  # the playground, the API docs page and its vendored Swagger UI (http/docs/README.md): path -> (file, type)
+    "/": ("playground.html", "text/html; charset=utf-8"),
+    "/playground": ("playground.html", "text/html; charset=utf-8"),
     "/docs": ("index.html", "text/html; charset=utf-8"),
     "/docs/": ("index.html", "text/html; charset=utf-8"),
     "/docs/swagger-ui-bundle.js": ("swagger-ui-bundle.js", "application/javascript"),
@@ -179,13 +181,10 @@ DOCS = {  # the API docs page and its vendored Swagger UI (http/docs/README.md):
 
 
 def _docs(environ: dict[str, Any], start_response: StartResponse) -> list[bytes]:
-    """`GET /docs`: Swagger UI for this server's spec (`/openapi.json`), from files inside the package."""
+    """`GET /` (the playground) and `GET /docs` (Swagger UI for this server's spec), from files in the package."""
     from importlib import resources
 
-    found = DOCS.get(environ.get("PATH_INFO") or "")
-    if found is None:
-        return _reply(start_response, 404, _error_body("not_found", "no such route"))
-    name, kind = found
+    name, kind = DOCS[environ.get("PATH_INFO") or ""]
     body = resources.files("sourcerer.http").joinpath("docs", name).read_bytes()
     headers = [("Content-Type", kind), ("Content-Length", str(len(body))), ("Cache-Control", "public, max-age=3600")]
     start_response("200 OK", headers)
