@@ -101,8 +101,9 @@ def test_documents_list_and_delete(handbook, capsys):
 
 
 def test_bad_scope_is_a_clear_error(handbook, capsys):
-    code, _, err = _run(capsys, "search", "x", "--scope", "acme/../globex")
-    assert code == 2 and "invalid scope" in err
+    with pytest.raises(SystemExit) as stopped:  # argparse refuses it, before anything runs
+        main(["search", "x", "--scope", "acme/../globex"])
+    assert stopped.value.code == 2 and "invalid scope" in capsys.readouterr().err
 
 
 def test_documents_move_is_the_explicit_way_to_change_a_documents_scope(handbook, capsys):
@@ -206,3 +207,12 @@ def test_re_ingest_keeps_the_stored_scope_and_moving_needs_move(handbook, capsys
     assert code == 0 and out.startswith("0 ingested")  # moved (then rewritten there: the scope is part of the hash)
     _, out, _ = _run(capsys, "documents", "list", "--tenant", "acme", "--json")
     assert sorted((d["source_uri"], d["scope"]) for d in json.loads(out)) == [("ops.md", "acme/beta"), ("people.md", "acme/beta")]
+
+
+def test_a_bad_tenant_or_scope_fails_at_once_in_one_line(handbook, capsys):
+    for flags in (["--tenant", "bad tenant"], ["--tenant", "acme", "--scope", "a/../b"]):
+        with pytest.raises(SystemExit) as stopped:
+            main(["ingest", str(handbook), *flags])
+        err = capsys.readouterr().err
+        assert stopped.value.code == 2 and err.strip().splitlines()[-1].startswith("sourcerer ingest: error: argument")
+        assert "validation error" not in err

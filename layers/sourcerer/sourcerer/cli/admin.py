@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Any
 
-from sourcerer.cli.common import groups, open_index_of
+from sourcerer.cli.common import groups, open_index_of, tenant_name
 from sourcerer.errors import SourcererError
 
 
@@ -75,9 +75,8 @@ def _cmd_keys(args: argparse.Namespace) -> int:
     if args.action == "create":
         if not args.tenant:
             raise SourcererError("keys create needs --tenant")
-        issued = admin.issue_key(
-            ledger, args.tenant, groups(args.scopes), groups(args.perms), groups(args.groups), tier=args.tier
-        )
+        perms = ["read", "write", "admin"] if args.admin else groups(args.perms)
+        issued = admin.issue_key(ledger, args.tenant, groups(args.scopes), perms, groups(args.groups), tier=args.tier)
         r = issued.record
         if args.key_only:  # for scripts: KEY=$(sourcerer keys create ... --key-only)
             print(issued.key)
@@ -166,7 +165,7 @@ def register(sub: Any) -> None:
         epilog="example: sourcerer tenants set --tenant acme --store-text false",
     )
     tenants_p.add_argument("action", choices=["create", "set", "list"], help="create (tier defaults to free), set or list")
-    tenants_p.add_argument("--tenant", help="the tenant to create or change")
+    tenants_p.add_argument("--tenant", type=tenant_name, help="the tenant to create or change")
     tenants_p.add_argument("--tier", choices=["free", "pro", "enterprise"])
     tenants_p.add_argument(
         "--store-text",
@@ -190,7 +189,7 @@ def register(sub: Any) -> None:
         help="answers created since: ISO 8601 time, epoch seconds or an age like 7d, 12h "
         "(default SOURCERER_AUDIT_WINDOW_DAYS, 30 days)",
     )
-    audit_p.add_argument("--tenant", help="audit one tenant (default: every tenant)")
+    audit_p.add_argument("--tenant", type=tenant_name, help="audit one tenant (default: every tenant)")
     audit_p.add_argument(
         "--rejudge",
         action="store_true",
@@ -209,12 +208,13 @@ def register(sub: Any) -> None:
     )
     keys_p.add_argument("action", choices=["create", "list", "revoke"])
     keys_p.add_argument("key_id", nargs="?", help="the key to revoke")
-    keys_p.add_argument("--tenant", help="the key's tenant")
+    keys_p.add_argument("--tenant", type=tenant_name, help="the key's tenant")
     keys_p.add_argument("--tier", choices=["free", "pro", "enterprise"], help="create the tenant on this tier (or change it)")
     keys_p.add_argument("--scopes", help="comma-separated scope paths the key may reach (default: the whole tenant)")
     keys_p.add_argument("--perms", default="read", help="comma-separated permissions: read, write, admin (default read)")
     keys_p.add_argument("--groups", help="comma-separated ACL groups the key holds")
     keys_p.add_argument("--key-only", action="store_true", help="print only the new key (for KEY=$(...) in scripts)")
+    keys_p.add_argument("--admin", action="store_true", help="an admin key (read, write, admin), e.g. another for serve")
     keys_p.add_argument("--json", action="store_true")
     keys_p.set_defaults(func=_cmd_keys)
 
@@ -228,7 +228,9 @@ def register(sub: Any) -> None:
     )
     serve_p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1, loopback only)")
     serve_p.add_argument("--port", type=int, default=8080, help="port (default 8080; 0 picks a free one)")
-    serve_p.add_argument("--tenant", default="local", help="tenant of the admin key printed at start (default local)")
+    serve_p.add_argument(
+        "--tenant", type=tenant_name, default="local", help="tenant of the admin key printed at start (default local)"
+    )
     serve_p.add_argument(
         "--workers", type=int, default=None, help="worker processes (default: one per core); each runs a few threads"
     )

@@ -6,6 +6,27 @@ import argparse
 from typing import Any
 
 
+def tenant_name(value: str) -> str:
+    """argparse type for --tenant: a bad name fails at once, in one line, exit 2 (not per file later)."""
+    from sourcerer.scopes import validate_tenant
+
+    try:
+        return validate_tenant(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
+def scope_path(value: str) -> str:
+    """argparse type for --scope: its spelling is checked at once (its tenant prefix when the command runs)."""
+    from sourcerer.scopes import normalize_scope
+
+    try:
+        normalize_scope(value, "tenant")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+    return value
+
+
 def groups(value: str | None) -> list[str]:
     return [g.strip() for g in (value or "").split(",") if g.strip()]
 
@@ -66,8 +87,8 @@ def bar(done: int, total: int, width: int = 24) -> str:
 
 def index_options(parser: argparse.ArgumentParser, search: bool = True) -> None:
     parser.add_argument("--index", metavar="URL", help="index URL (default SOURCERER_INDEX, else sqlite under SOURCERER_HOME)")
-    parser.add_argument("--tenant", default="local", help="tenant (default: local)")
-    parser.add_argument("--scope", help="scope path, e.g. acme/alpha (searches see it and everything below it)")
+    parser.add_argument("--tenant", default="local", type=tenant_name, help="tenant (default: local)")
+    parser.add_argument("--scope", type=scope_path, help="scope path, e.g. acme/alpha (searches see it and everything below it)")
     if search:
         parser.add_argument("--groups", help="comma-separated ACL groups the caller holds")
         parser.add_argument(
