@@ -4,6 +4,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from fakes import RETURNS, SHIPPING
 from sourcerer.cli import main
 
@@ -153,3 +154,41 @@ def test_every_subcommand_has_a_description_and_an_example():
     for name, command in commands.items():
         assert command.description or command.format_help().count("\n") > 3, name
         assert "example" in (command.epilog or ""), f"{name} has no example"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["ask", "--verify", "How long does standard shipping take?"],
+        ["ask", "How long does standard shipping take?", "--verify", "strict"],
+        ["ask", "--verify", "strict", "How long does standard shipping take?"],
+    ],
+)
+def test_verify_takes_strict_or_nothing_and_never_eats_the_question(argv, seed_passages, tmp_path, capsys):
+    passages = tmp_path / "p.jsonl"
+    passages.write_text("\n".join(json.dumps(p) for p in seed_passages))
+    assert main([*argv, "--passages", str(passages), "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["refused"] is False and answer["faithfulness"]["faithful"] is True
+
+
+def test_a_reader_that_leaves_and_a_broken_backend_end_in_one_line(monkeypatch, capsys):
+    class Gone:
+        def write(self, text):
+            raise BrokenPipeError
+
+        def flush(self):
+            raise BrokenPipeError
+
+    monkeypatch.setattr("sys.stdout", Gone())
+    assert main(["tenants", "list", "--json"]) == 0  # `sourcerer tenants list --json | head -0`
+    monkeypatch.undo()
+    from botocore.exceptions import NoCredentialsError
+
+    def no_credentials(*args, **kwargs):
+        raise NoCredentialsError()
+
+    monkeypatch.setattr("sourcerer.ledger.open_ledger", no_credentials)
+    assert main(["tenants", "list"]) == 1
+    err = capsys.readouterr().err
+    assert "Unable to locate credentials" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1

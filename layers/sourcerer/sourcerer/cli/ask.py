@@ -92,6 +92,16 @@ def load_history(path: str) -> list[dict[str, str]]:
     return validate_history(turns)
 
 
+def verify_value(argv: list[str]) -> list[str]:
+    """`ask --verify "the question"`: a word after --verify that is not "strict" (nor an option) is the question,
+    not --verify's value, which argparse would refuse. Rewritten to `--verify=yes` before parsing."""
+    out = list(argv)
+    for i, arg in enumerate(out[:-1]):
+        if arg == "--verify" and out[i + 1] != "strict" and not out[i + 1].startswith("-"):
+            out[i] = "--verify=yes"
+    return out
+
+
 def _cmd_ask(args: argparse.Namespace) -> int:
     from sourcerer.pipeline import ask
 
@@ -187,7 +197,7 @@ def register(sub: Any) -> None:
         const=True,
         default=False,
         choices=[True, "strict"],
-        type=lambda v: "strict" if v == "strict" else v,
+        type=lambda v: "strict" if v == "strict" else True if v == "yes" else v,
         metavar="strict",
         help="check every claim against its cited passages; 'strict' refuses an unfaithful answer",
     )

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from sourcerer import __version__
@@ -31,11 +32,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(ask.verify_value(sys.argv[1:] if argv is None else argv))
     try:
         return args.func(args)
     except BrokenPipeError:  # `sourcerer audit --json | head`: the reader left; nothing to say
-        sys.stderr.close()
+        try:  # the Python docs' recipe: point stdout at devnull, so the flush at exit does not complain
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (AttributeError, OSError, ValueError):
+            pass
         return 0
     except KeyboardInterrupt:
         print("sourcerer: interrupted", file=sys.stderr)
