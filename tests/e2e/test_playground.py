@@ -102,7 +102,7 @@ def test_upload_ask_click_a_citation_and_see_a_refusal(browser, served):
     answer = _ask(browser, "How quickly must a security incident be reported?")
     assert "1 hour" in answer.text, answer.text
     browser.find_element(By.CSS_SELECTOR, "#answer .chip").click()
-    _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#source svg rect.cited-box"))
+    _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#source .pdfpage canvas + .cited-box"))  # page rendered
     assert "page 2" in browser.find_element(By.CSS_SELECTOR, "#source .where").text
     browser.save_screenshot(str(ARTIFACTS / "playground-pdf-box.png"))
 

@@ -177,6 +177,8 @@ DOCS = {  # the playground, the API docs page and its vendored Swagger UI (http/
     "/docs/": ("index.html", "text/html; charset=utf-8"),
     "/docs/swagger-ui-bundle.js": ("swagger-ui-bundle.js", "application/javascript"),
     "/docs/swagger-ui.css": ("swagger-ui.css", "text/css"),
+    "/docs/pdf.min.mjs": ("pdf.min.mjs", "text/javascript"),  # pdf.js: the playground renders cited PDF pages
+    "/docs/pdf.worker.min.mjs": ("pdf.worker.min.mjs", "text/javascript"),
 }
 
 
