@@ -28,3 +28,12 @@ def server() -> Iterator[ScriptedServer]:
     scripted = ScriptedServer()
     yield scripted
     scripted.close()
+
+
+@pytest.fixture
+def openai(server, monkeypatch) -> ScriptedServer:
+    """The scripted server as the configured OpenAI-compatible chat endpoint (model `test-model`)."""
+    monkeypatch.setenv("SOURCERER_API_KEY", "sk-test")
+    monkeypatch.setenv("SOURCERER_ENDPOINT", server.url + "/v1/chat/completions")
+    monkeypatch.setenv("SOURCERER_MODEL", "test-model")
+    return server

@@ -8,14 +8,6 @@ from sourcerer.errors import ProviderError
 QUESTION = "How long does standard shipping take?"
 
 
-@pytest.fixture
-def openai(server, monkeypatch):
-    monkeypatch.setenv("SOURCERER_API_KEY", "sk-test")
-    monkeypatch.setenv("SOURCERER_ENDPOINT", server.url + "/v1/chat/completions")
-    monkeypatch.setenv("SOURCERER_MODEL", "test-model")
-    return server
-
-
 def test_good_json_becomes_a_cited_answer(openai, seed_passages):
     openai.script((200, chat_completion(reply("Standard shipping takes 3 to 5 business days [1].", [1]))))
 

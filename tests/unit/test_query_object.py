@@ -122,27 +122,19 @@ def test_both_routes_validate_the_query_object_alike(served, body):
         assert status == 422 and error["error"]["code"] == "validation_error", (path, body)
 
 
-@pytest.fixture
-def llm(server, monkeypatch):
-    monkeypatch.setenv("SOURCERER_API_KEY", "sk-test")
-    monkeypatch.setenv("SOURCERER_ENDPOINT", server.url + "/v1/chat/completions")
-    monkeypatch.setenv("SOURCERER_MODEL", "test-model")
-    return server
-
-
-def test_a_tight_budget_skips_the_llm_and_says_so(served, llm):
+def test_a_tight_budget_skips_the_llm_and_says_so(served, openai):
     _, headers = served
-    llm.script((200, chat_completion(reply("The cutover took 42 seconds [1].", [1]))))
+    openai.script((200, chat_completion(reply("The cutover took 42 seconds [1].", [1]))))
     status, answered = call("POST", "/v1/answer", headers, {"q": "How did the failover demo go?", "budget": {"max_ms": 500}})
     assert status == 200 and answered["answer"]["provider"] == "extractive" and not answered["answer"]["refused"]
-    assert "synthesize:llm" in answered["trace"]["skipped"] and llm.requests == []
+    assert "synthesize:llm" in answered["trace"]["skipped"] and openai.requests == []
     status, answered = call("POST", "/v1/answer", headers, {"q": "How did the failover demo go?", "budget": {"max_ms": 60_000}})
-    assert answered["answer"]["provider"] == "openai:test-model" and len(llm.requests) == 1
+    assert answered["answer"]["provider"] == "openai:test-model" and len(openai.requests) == 1
 
 
-def test_min_groundedness_refuses_an_answer_with_uncited_sentences(served, llm):
+def test_min_groundedness_refuses_an_answer_with_uncited_sentences(served, openai):
     _, headers = served
-    llm.script((200, chat_completion(reply("The cutover took 42 seconds [1]. Everyone was delighted.", [1]))))
+    openai.script((200, chat_completion(reply("The cutover took 42 seconds [1]. Everyone was delighted.", [1]))))
     query = {"q": "How long did the failover take?"}
     status, loose = call("POST", "/v1/answer", headers, query)
     assert status == 200 and loose["answer"]["nli_faithfulness"] == 0.5
@@ -150,15 +142,15 @@ def test_min_groundedness_refuses_an_answer_with_uncited_sentences(served, llm):
     assert strict["answer"]["refused"] is True and strict["answer"]["reason"] == "no_citation"
 
 
-def test_a_hung_model_falls_back_to_the_extractive_answer_within_the_deadline(served, llm, monkeypatch):
+def test_a_hung_model_falls_back_to_the_extractive_answer_within_the_deadline(served, openai, monkeypatch):
     import time
 
     _, headers = served
     monkeypatch.setenv("SOURCERER_LLM_TIMEOUT_S", "0.3")
     monkeypatch.setenv("SOURCERER_LLM_DEADLINE_S", "0.8")
     monkeypatch.setenv("SOURCERER_BACKOFF_S", "0.01")
-    llm.delay_s = 2.0
-    llm.script((200, chat_completion(reply("late [1].", [1]))))
+    openai.delay_s = 2.0
+    openai.script((200, chat_completion(reply("late [1].", [1]))))
     started = time.perf_counter()
     status, answered = call("POST", "/v1/answer", headers, {"q": "How did the failover demo go?"})
     assert time.perf_counter() - started < 2.0
@@ -205,24 +197,24 @@ def test_the_trace_names_every_stage_that_ran_and_whether_the_cache_answered(ser
     assert {"search", "embed", "keyword", "vector", "fuse"} <= {s["stage"] for s in searched["trace"]["stages"]}
 
 
-def test_the_answer_cache_serves_a_repeat_and_nothing_else(served, llm, monkeypatch):
+def test_the_answer_cache_serves_a_repeat_and_nothing_else(served, openai, monkeypatch):
     service, headers = served
-    llm.script((200, chat_completion(reply("The cutover took 42 seconds [1].", [1]))))
+    openai.script((200, chat_completion(reply("The cutover took 42 seconds [1].", [1]))))
     question = {"q": "How did the failover demo go?"}
     _, first = call("POST", "/v1/answer", headers, question)
     _, again = call("POST", "/v1/answer", headers, {"q": "how did the FAILOVER demo go"})  # the same terms
-    assert first["trace"]["cache"] == "miss" and again["trace"]["cache"] == "hit" and len(llm.requests) == 1
+    assert first["trace"]["cache"] == "miss" and again["trace"]["cache"] == "hit" and len(openai.requests) == 1
     assert again["answer"]["text"] == first["answer"]["text"] and again["answer_id"] != first["answer_id"]
     assert service.ledger.get_answer("acme", again["answer_id"]) is not None  # logged (and audited) like any other
     assert [s["stage"] for s in again["trace"]["stages"]] == ["cache"]
     # another caller's view: other groups, or another scope, is another context
     other = {"Authorization": f"Bearer {issue_key(service.ledger, 'acme', ['acme'], ['read'], ['finance']).key}"}
     _, theirs = call("POST", "/v1/answer", other, question)
-    assert theirs["trace"]["cache"] == "miss" and len(llm.requests) == 2
+    assert theirs["trace"]["cache"] == "miss" and len(openai.requests) == 2
     # any write in the tenant invalidates: the index's version changed
     call("POST", "/v1/documents", headers, {"source_uri": "new.md", "text": "Unrelated news."})
     _, after = call("POST", "/v1/answer", headers, question)
-    assert after["trace"]["cache"] == "miss" and len(llm.requests) == 3
+    assert after["trace"]["cache"] == "miss" and len(openai.requests) == 3
     # a near-duplicate by embedding, where the terms differ
     monkeypatch.setenv("SOURCERER_CACHE_SIMILARITY", "0.8")
     _, similar = call("POST", "/v1/answer", headers, {"q": "How did the failover demonstration go?"})

@@ -111,14 +111,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     elif args.endpoint:
         kwargs["endpoint"] = args.endpoint
     else:
-        kwargs["retriever"] = open_index_of(args).retriever(
-            tenant=args.tenant,
-            scope=args.scope,
-            groups=groups(args.groups),
-            k=args.k,
-            mode=args.mode,
-            only=search_filter(args, args.question),
-        )
+        kwargs["retriever"] = open_index_of(args).retriever(**_search_within(args, args.question))
     if args.history:
         kwargs["history"] = load_history(args.history)
     if args.chat:
@@ -138,17 +131,21 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     return 0
 
 
+def _search_within(args: argparse.Namespace, text: str) -> dict[str, Any]:
+    """What `search` and `ask` over the index search within: tenant, scope, groups, depth, mode, filter."""
+    return {
+        "tenant": args.tenant,
+        "scope": args.scope,
+        "groups": groups(args.groups),
+        "k": args.k,
+        "mode": args.mode,
+        "only": search_filter(args, text),
+    }
+
+
 def _cmd_search(args: argparse.Namespace) -> int:
     index = open_index_of(args)
-    hits = index.search(
-        args.query,
-        tenant=args.tenant,
-        scope=args.scope,
-        groups=groups(args.groups),
-        k=args.k,
-        mode=args.mode,
-        only=search_filter(args, args.query),
-    )
+    hits = index.search(args.query, **_search_within(args, args.query))
     trace = dict(hits.trace)
     if args.rerank:
         from sourcerer.service.billing import RERANK_UNAVAILABLE

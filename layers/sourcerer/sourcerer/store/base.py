@@ -389,10 +389,10 @@ def make_retriever(
     index: Index,
     *,
     tenant: str,
-    scope: str | None,
-    groups: Iterable[str] | None,
-    k: int,
-    mode: Mode,
+    scope: str | None = None,
+    groups: Iterable[str] | None = None,
+    k: int = 8,
+    mode: Mode = "hybrid",
     only: SearchFilter | None = None,
 ) -> Callable[[str, int], list[dict[str, Any]]]:
     """A retriever for `ask()` bound to one tenant, scope, set of groups and filter."""

@@ -747,17 +747,7 @@ class OpenSearchIndex:
         current = _latest_only([(u, 0.0) for u in sources], sources)
         return sorted((_hit(sources[u], 0.0) for u, _ in current), key=lambda h: h.position)
 
-    def retriever(
-        self,
-        *,
-        tenant: str,
-        scope: str | None = None,
-        groups: Iterable[str] | None = None,
-        k: int = 8,
-        mode: Mode = "hybrid",
-        only: SearchFilter | None = None,
-    ):
-        return make_retriever(self, tenant=tenant, scope=scope, groups=groups, k=k, mode=mode, only=only)
+    retriever = make_retriever  # a retriever for `ask()` bound to a tenant, scope, groups and filter
 
     @_translated
     def stats(self) -> dict[str, Any]:

@@ -899,17 +899,7 @@ class SQLiteIndex:
             fused = dict(fuse(keyword, semantic, k, semantic_floor=0.4))
         return self._hits(fused)
 
-    def retriever(
-        self,
-        *,
-        tenant: str,
-        scope: str | None = None,
-        groups: Iterable[str] | None = None,
-        k: int = 8,
-        mode: Mode = "hybrid",
-        only: SearchFilter | None = None,
-    ):
-        return make_retriever(self, tenant=tenant, scope=scope, groups=groups, k=k, mode=mode, only=only)
+    retriever = make_retriever  # a retriever for `ask()` bound to a tenant, scope, groups and filter
 
     def stats(self) -> dict[str, Any]:
         db = self._db()
