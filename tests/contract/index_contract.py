@@ -94,6 +94,19 @@ class IndexContract:
         index.delete_document("acme", first["document_id"])
         assert index.document_chunks("acme", first["document_id"]) == []
 
+    def test_the_version_changes_with_every_write_and_only_then(self, index):
+        empty = index.version("acme")
+        first = index.ingest_document(_doc("ops.md", FAILOVER))
+        after_ingest = index.version("acme")
+        assert after_ingest != empty
+        index.ingest_document(_doc("ops.md", FAILOVER))  # unchanged: nothing a search sees changed
+        assert index.version("acme") == after_ingest and index.version("globex") == index.version("globex")
+        moved = index.move_document("acme", first["document_id"], "acme/beta")
+        after_move = index.version("acme")
+        assert after_move != after_ingest
+        index.delete_document("acme", moved["document_id"])
+        assert index.version("acme") not in (after_move, after_ingest)
+
     def test_delete_removes_the_document_and_its_chunks(self, index):
         result = index.ingest_document(_doc("ops.md", FAILOVER))
         assert index.delete_document("acme", result["document_id"]) is True

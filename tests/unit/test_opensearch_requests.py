@@ -293,6 +293,7 @@ def test_move_rewrites_the_chunks_with_their_vectors_under_the_new_identity_then
     }
     assert source["unit_id"] == action["index"]["_id"]
     assert source["embedding"] == [0.1, 0.2] and source["text"] == "Failover takes 42 seconds."
+    assert source["updated_at"] > source.get("created_at", 0)  # a move moves the tenant's version (the answer cache)
     assert (source["document_id"], source["scope"], source["scope_ancestors"]) == (
         moved["document_id"],
         "acme/beta",
@@ -302,6 +303,19 @@ def test_move_rewrites_the_chunks_with_their_vectors_under_the_new_identity_then
     assert deleted == [{"term": {"tenant": "acme"}}, {"term": {"document_id": "doc_1"}}]
     order = [r["path"] for r in cluster.requests]
     assert order.index("/_bulk") < order.index("/docs/_delete_by_query")
+
+
+def test_the_version_counts_documents_latest_write_and_pending_chunks(cluster):
+    cluster.route(
+        "POST",
+        "/docs/_search",
+        (200, {"hits": {"total": {"value": 7}, "hits": []}, "aggregations": {"documents": {"value": 2}, "latest": {"value": 1.5e9}}}),
+    )
+    cluster.route("POST", "/docs/_count", (200, {"count": 3}))  # chunks still waiting for their vectors
+    assert _index(cluster).version("acme") == "7:2:1500000000.0:3"
+    body = cluster.sent("POST", "/docs/_search")[0]["body"]
+    assert body["query"] == {"bool": {"filter": [{"term": {"tenant": "acme"}}]}} and body["size"] == 0
+    assert body["aggs"] == {"documents": {"cardinality": {"field": "document_id"}}, "latest": {"max": {"field": "updated_at"}}}
 
 
 def test_ingest_stores_each_chunks_synthesis_vectors_and_search_hands_them_to_the_answer(cluster):

@@ -528,6 +528,7 @@ class OpenSearchIndex:
                     "document_id": moved_id,
                     "scope": target,
                     "scope_ancestors": scope_ancestors(target),
+                    "updated_at": time.time(),  # a move is a write: the tenant's version (an answer cache key) moves
                 }
                 lines += [{"index": action}, source]
             if lines:
