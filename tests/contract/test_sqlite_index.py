@@ -184,3 +184,44 @@ def test_the_hnsw_path_returns_what_exact_search_returns_and_only_visible_rows(t
         assert spent.search["vector_search"]["path"] == "hnsw"
         assert [h.unit_id for h in hits] == expected  # a tiny graph is exact
         assert {d["document_id"] for d in index.list_documents("globex")}.isdisjoint({h.document_id for h in hits})
+
+
+def test_an_index_from_an_older_tokenizer_is_retokenised_once_where_the_terms_changed(tmp_path):
+    """Arabic light stemming (tokenizer 2) changed Arabic terms: an index written before it gets the new terms of
+    its Arabic chunks when opened, so a question with other clitics finds them; other chunks are not rewritten."""
+    import sqlite3
+
+    from sourcerer.store.sqlite import fts_token
+    from sourcerer.text import TOKENIZER_VERSION, normalize, terms
+
+    arabic = "تفتح المكتبات العامة أبوابها في الساعة التاسعة صباحا."
+    path = tmp_path / "old.db"
+    index = SQLiteIndex(path, embedder=None)
+    index.ingest_document({"source_uri": "ar.txt", "text": arabic})
+    index.ingest_document({"source_uri": "en.txt", "text": FAILOVER})
+    index.close()
+    with sqlite3.connect(path) as db:  # as tokenizer 1 wrote it: Arabic words unstemmed
+        (rowid,) = db.execute("SELECT id FROM chunks WHERE text LIKE 'تفتح%'").fetchone()
+        old = [fts_token(w) for w in normalize(arabic).rstrip(".").split()]
+        db.execute("UPDATE chunks_fts SET terms = ? WHERE rowid = ?", (" ".join(old), rowid))
+        db.execute(
+            "UPDATE meta SET value = value + ? - (SELECT n_terms FROM chunks WHERE id = ?) WHERE key = 'term_count'",
+            (len(old), rowid),
+        )
+        db.execute("UPDATE chunks SET n_terms = ? WHERE id = ?", (len(old), rowid))
+        db.execute("DELETE FROM meta WHERE key = 'tokenizer'")
+        english_before = db.execute("SELECT terms FROM chunks_fts WHERE rowid != ?", (rowid,)).fetchall()
+    question = "متى تفتح مكتبة المدينة؟"  # "library" without the article and with another suffix
+    index = SQLiteIndex(path, embedder=None)
+    hits = index.search(question, tenant="local", mode="keyword")
+    assert [h.source_uri for h in hits] == ["ar.txt"]
+    index.close()
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'tokenizer'").fetchone() == (str(TOKENIZER_VERSION),)
+        (stored,) = db.execute("SELECT terms FROM chunks_fts WHERE rowid = ?", (rowid,)).fetchone()
+        assert stored.split() == [fts_token(t) for t in terms(arabic)] and fts_token("مكتب") in stored.split()
+        assert db.execute("SELECT terms FROM chunks_fts WHERE rowid != ?", (rowid,)).fetchall() == english_before
+        chunk_terms, term_count = db.execute(
+            "SELECT (SELECT sum(n_terms) FROM chunks), (SELECT value FROM meta WHERE key = 'term_count')"
+        ).fetchone()
+        assert int(term_count) == chunk_terms

@@ -1,5 +1,6 @@
 """Unicode-aware retrieval: Arabic, Chinese, Japanese and accented Latin, through the public API."""
 
+import pytest
 from sourcerer import ask, keyword_retriever
 from sourcerer.text import normalize, terms
 
@@ -17,6 +18,27 @@ def test_arabic_question_finds_arabic_passage_despite_letter_variants():
     hits = keyword_retriever(PASSAGES)("ما هي عاصمة مصر؟", 3)
     assert hits[0].source == "مصر"
     assert normalize("عاصمةُ") == normalize("عاصمه")
+
+
+@pytest.mark.parametrize(
+    ("forms", "stem"),
+    [
+        (["مكتبة", "المكتبة", "والمكتبات", "للمكتبة", "بالمكتبة"], "مكتب"),  # article, و, suffixes
+        (["المعلمون", "معلمين", "والمعلمات"], "معلم"),
+        (["كتب", "وكتب"], "كتب"),  # a short word keeps its letters: three must remain after و
+    ],
+)
+def test_arabic_light_stemming_maps_clitic_and_suffix_forms_together(forms, stem):
+    assert {terms(f)[0] for f in forms} == {stem}
+
+
+def test_an_arabic_question_with_other_clitics_finds_the_passage():
+    passages = [
+        {"text": "تفتح المكتبات العامة أبوابها في الساعة التاسعة صباحا.", "source": "hours"},
+        {"text": "يتم تجديد بطاقة العضوية كل عام.", "source": "cards"},
+    ]
+    hits = keyword_retriever(passages)("متى تفتح مكتبة المدينة؟", 1)
+    assert [h.source for h in hits] == ["hours"]
 
 
 def test_chinese_question_finds_chinese_passage():

@@ -5,7 +5,8 @@ see text through `terms()`, so a word matches the same way everywhere:
 
 * NFKC, then casefold (full-width forms, ligatures and case disappear);
 * Latin accent folding (``café`` -> ``cafe``): combining marks U+0300–U+036F are dropped after NFD;
-* Arabic: alef forms (أ إ آ ٱ) -> ا, alef maqsura ى -> ي, teh marbuta ة -> ه, harakat and tatweel removed;
+* Arabic: alef forms (أ إ آ ٱ) -> ا, alef maqsura ى -> ي, teh marbuta ة -> ه, harakat and tatweel removed,
+  then Light10 light stemming (`arabic_stem`: و, the article and common suffixes), since Arabic glues them on;
 * CJK (Han, kana, Hangul): overlapping character bigrams, since those scripts do not separate words;
 * Thai, Lao, Khmer and Myanmar runs: character bigrams, for the same reason;
 * everything else: words (letters and digits, decimals kept whole), English stopwords removed, a light
@@ -18,6 +19,12 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from functools import lru_cache
+
+# Bumped whenever the terms of some text change; indexes store terms, so a new version re-tokenises what it
+# changed (see `RETOKENIZE`): 2 added Arabic light stemming.
+TOKENIZER_VERSION = 2
+# For each version, the texts whose terms it changed (an index re-tokenises only chunks that match).
+RETOKENIZE = {2: re.compile("[\u0600-\u06ff]")}
 
 # --- normalisation ----------------------------------------------------------------------------------
 
@@ -135,16 +142,40 @@ _DERIVATIONAL = (
 )
 
 
+# Light10 (Larkey, Ballesteros and Connell, "Light Stemming for Arabic Information Retrieval", 2007), on text
+# already normalised (teh marbuta is ه there, so ية and ة are يه and ه).
+_AR_ARTICLES = ("وال", "بال", "كال", "فال", "لل", "ال")
+_AR_SUFFIXES = ("ها", "ان", "ات", "ون", "ين", "يه", "ه", "ي")
+
+
+def arabic_stem(word: str) -> str:
+    """Light10: drop a leading و when three letters remain, then one definite article when two remain, then
+    each suffix of the list in order when two remain. "والمكتبات" and "مكتبه" both become "مكتب"."""
+    if word.startswith("و") and len(word) >= 4:
+        word = word[1:]
+    for article in _AR_ARTICLES:
+        if word.startswith(article) and len(word) - len(article) >= 2:
+            word = word[len(article) :]
+            break
+    for suffix in _AR_SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 2:
+            word = word[: -len(suffix)]
+    return word
+
+
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
-    """A light, deterministic English stemmer: common derivational endings, plural, -ing, -ed and -ly.
+    """A light, deterministic stemmer: for English, common derivational endings, plural, -ing, -ed and -ly; for
+    Arabic, `arabic_stem`.
 
     It is deliberately conservative: it only has to map related forms of one word together, the same way for
-    questions and passages. Non-ASCII words are returned unchanged. Remembered: words repeat, and stemming
-    was the largest cost of a keyword-only ingest.
+    questions and passages. Other non-ASCII words are returned unchanged. Remembered: words repeat, and
+    stemming was the largest cost of a keyword-only ingest.
     """
     if word.endswith(("'s", "’s")):
         word = word[:-2]
+    if word and "\u0620" <= word[0] <= "\u064a":
+        return arabic_stem(word)
     if not word.isascii() or len(word) <= 3 or not word.isalpha():
         return word
     w = word

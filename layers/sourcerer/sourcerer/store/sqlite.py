@@ -24,6 +24,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -46,6 +47,7 @@ from sourcerer.store.base import (
     check_write,
     deferred_vectors,
     embedding_text,
+    index_terms,
     ingest_with,
     make_retriever,
     plan_search,
@@ -57,7 +59,7 @@ from sourcerer.store.chunking import ChunkSettings
 from sourcerer.store.folders import ingest_folder
 from sourcerer.store.models import Chunk, Document, Hit, IngestReport, SearchFilter, document_id_for, unit_id_for
 from sourcerer.store.vectors import VectorCache
-from sourcerer.text import terms
+from sourcerer.text import RETOKENIZE, TOKENIZER_VERSION, terms
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -172,6 +174,7 @@ class SQLiteIndex:
                         "INSERT OR IGNORE INTO meta SELECT 'chunk_count', count(*) FROM chunks"
                         " UNION ALL SELECT 'term_count', coalesce(sum(n_terms), 0) FROM chunks"
                     )
+                self._retokenize(conn)
                 self._conn = conn
         return self._conn
 
@@ -192,6 +195,38 @@ class SQLiteIndex:
                         conn.execute("UPDATE documents SET document_id=? WHERE tenant=? AND document_id=?", (new, tenant, old))
                         conn.execute("UPDATE chunks SET document_id=? WHERE tenant=? AND document_id=?", (new, tenant, old))
                 conn.execute("INSERT INTO meta VALUES ('identity', 'tenant-scope-source')")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    @staticmethod
+    def _retokenize(conn: sqlite3.Connection) -> None:
+        """Give the chunks whose terms a newer tokenizer changed (`sourcerer.text.RETOKENIZE`) their new BM25
+        terms, once, in one transaction, so that questions (tokenised the new way) find them again."""
+        row = conn.execute("SELECT value FROM meta WHERE key='tokenizer'").fetchone()
+        since = int(row[0]) if row else 1  # indexes from before the version was recorded used version 1
+        if since >= TOKENIZER_VERSION:
+            return
+        changed = [RETOKENIZE[v] for v in range(since + 1, TOKENIZER_VERSION + 1) if v in RETOKENIZE]
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key='tokenizer'").fetchone()
+            if not row or int(row[0]) < TOKENIZER_VERSION:  # another process may have done it meanwhile
+                delta = 0
+                for rowid, text, n_terms, label, uri in conn.execute(
+                    "SELECT c.id, c.text, c.n_terms, d.label, d.source_uri FROM chunks c"
+                    " JOIN documents d ON d.tenant = c.tenant AND d.document_id = c.document_id"
+                ).fetchall():
+                    title = title_of(label, uri)
+                    if not any(p.search(text) or p.search(title) for p in changed):
+                        continue
+                    new = [fts_token(t) for t in index_terms(SimpleNamespace(text=text), title)]  # type: ignore[arg-type]
+                    conn.execute("UPDATE chunks_fts SET terms = ? WHERE rowid = ?", (" ".join(new), rowid))
+                    conn.execute("UPDATE chunks SET n_terms = ? WHERE id = ?", (len(new), rowid))
+                    delta += len(new) - n_terms
+                conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key='term_count'", (delta,))
+                conn.execute("INSERT OR REPLACE INTO meta VALUES ('tokenizer', ?)", (str(TOKENIZER_VERSION),))
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
