@@ -30,9 +30,10 @@ test: $(STAMP)  ## the test suite (no network beyond 127.0.0.1)
 bench: $(STAMP)  ## benchmarks on ../shared/eval; tables in bench/results/
 	$(BIN)/python -m bench.run
 
-train: $(STAMP)  ## retrain the answer and claim-support models on ../shared/eval; prints held-out figures
+train: $(STAMP)  ## retrain the answer, claim-support and reranking models on ../shared/eval; prints held-out figures
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.train_answerability
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.train_claim_support
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.train_reranker
 
 bench-quick: $(STAMP)
 	$(BIN)/python -m bench.run --quick

@@ -10,6 +10,7 @@ from bench import (
     capacity,
     containment,
     faq,
+    groundedness,
     ingest,
     load,
     multiturn,
@@ -28,6 +29,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="small samples, for a smoke run")
     quick = parser.parse_args().quick
     verification.run(300 if quick else 2000, 50 if quick else 300)
+    groundedness.run(30 if quick else 200)
     refusal.run(50 if quick else 250)
     containment.run(100 if quick else 1190)
     faq.run()

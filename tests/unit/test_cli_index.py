@@ -133,8 +133,14 @@ def test_search_takes_the_query_objects_planes_modalities_and_filters(handbook, 
     assert found("--plane", "audio")[0] == ["drill.vtt"]
     assert found("--modality", "text/markdown")[0] == ["ops.md"]
     hits, trace = found("--filter", "source_uri=ops", "--rerank")  # identities are relative to the ingested folder
-    assert hits == ["ops.md"] and trace["filter"]["source_uri_prefix"] == "ops" and "rerank" in trace
+    assert hits == ["ops.md"] and trace["filter"]["source_uri_prefix"] == "ops" and trace["rerank"]["by"] == "local"
     assert found("--filter", "created_before=2000-01-01T00:00:00Z")[0] == []
+    code, out, err = _run(capsys, "ask", "How long did the failover cutover take?", "--tenant", "acme", "--rerank", "--json")
+    assert code == 0, err
+    answer = json.loads(out)
+    assert "42 seconds" in answer["answer"]
+    retrieve = next(s for s in answer["trace"]["stages"] if s["stage"] == "retrieve")
+    assert retrieve["detail"]["rerank"]["by"] == "local" and "rerank" in {s["stage"] for s in answer["trace"]["stages"]}
 
 
 @pytest.mark.parametrize(

@@ -309,7 +309,13 @@ def test_the_version_counts_documents_latest_write_and_pending_chunks(cluster):
     cluster.route(
         "POST",
         "/docs/_search",
-        (200, {"hits": {"total": {"value": 7}, "hits": []}, "aggregations": {"documents": {"value": 2}, "latest": {"value": 1.5e9}}}),
+        (
+            200,
+            {
+                "hits": {"total": {"value": 7}, "hits": []},
+                "aggregations": {"documents": {"value": 2}, "latest": {"value": 1.5e9}},
+            },
+        ),
     )
     cluster.route("POST", "/docs/_count", (200, {"count": 3}))  # chunks still waiting for their vectors
     assert _index(cluster).version("acme") == "7:2:1500000000.0:3"

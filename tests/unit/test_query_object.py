@@ -63,7 +63,9 @@ def test_the_seed_body_gets_a_cited_answer_with_rerank_reported(served):
     status, answered = call("POST", "/v1/answer", headers, body)
     assert status == 200, answered
     assert answered["answer"]["refused"] is False and "42 seconds" in answered["answer"]["text"]
-    assert "rerank" in answered["trace"]["skipped"]
+    assert "rerank" not in answered["trace"]["skipped"]
+    reranked = next(s for s in answered["trace"]["stages"] if s["stage"] == "rerank")
+    assert reranked["ms"] >= 0
     assert answered["answer"]["nli_faithfulness"] == 1.0
     status, rejected = call("POST", "/v1/answer", headers, {**body, "answer": False})
     assert status == 422 and rejected["error"]["detail"][0]["loc"][-1] == "answer"

@@ -1,15 +1,18 @@
-"""Reranking: Bedrock's Rerank API on the exact request botocore sends (Stubber), and the service reordering a
-search's candidates by a reranker before it keeps the top_k."""
+"""Reranking: the learned local reranker (what it reads, and that it never embeds a passage), Bedrock's Rerank API
+on the exact request botocore sends (Stubber), and the service and CLI reordering a search's candidates by a
+reranker before they keep the top_k."""
 
 from __future__ import annotations
 
 import json
 
 import boto3
+import numpy as np
 import pytest
 from botocore.stub import Stubber
-from sourcerer.errors import ProviderError
-from sourcerer.retrieval.rerank import BedrockReranker, make_reranker
+from sourcerer.errors import ConfigurationError, ProviderError
+from sourcerer.models import Passage, Segment
+from sourcerer.retrieval.rerank import RERANK_FEATURES, BedrockReranker, LocalReranker, make_reranker, rerank_features
 
 
 @pytest.fixture
@@ -40,7 +43,9 @@ def test_bedrock_rerank_sends_the_documented_request_and_reads_scores_by_index(c
         },
     )
     with stub:
-        scores = BedrockReranker(client=client).rerank("how long is the failover?", ["pricing", "failover: 42 s"])
+        scores = BedrockReranker(client=client).rerank(
+            "how long is the failover?", [Passage(text="pricing"), Passage(text="failover: 42 s")]
+        )
     assert scores == [0.12, 0.91]
     stub.assert_no_pending_responses()
 
@@ -49,27 +54,102 @@ def test_a_rerank_failure_is_a_provider_error(client):
     stub = Stubber(client)
     stub.add_client_error("rerank", service_error_code="ThrottlingException", http_status_code=429)
     with stub, pytest.raises(ProviderError, match="rerank failed"):
-        BedrockReranker(model="cohere.rerank-v3-5:0", client=client).rerank("q", ["a"])
+        BedrockReranker(model="cohere.rerank-v3-5:0", client=client).rerank("q", [Passage(text="a")])
 
 
 def test_the_reranker_is_chosen_by_configuration(monkeypatch):
-    assert make_reranker() is None
+    assert isinstance(make_reranker(), LocalReranker)  # the default: no network, no download
     monkeypatch.setenv("SOURCERER_RERANKER", "bedrock")
     monkeypatch.setenv("SOURCERER_RERANK_MODEL", "cohere.rerank-v3-5:0")
     assert make_reranker().name == "bedrock:cohere.rerank-v3-5:0"
+    monkeypatch.setenv("SOURCERER_RERANKER", "none")
+    assert make_reranker() is None
+    monkeypatch.setenv("SOURCERER_RERANKER", "cohere")
+    with pytest.raises(ConfigurationError, match="use local, bedrock or none"):
+        make_reranker()
+
+
+def passage(text, score, vectors=None):
+    from sourcerer.text import sentence_spans
+
+    segments = [Segment(start=a, end=b) for a, b in sentence_spans(text)]
+    return Passage(text=text, score=score, sentences=segments, vectors=vectors)
+
+
+CANDIDATES = [
+    passage("Shipping policy overview. We ship worldwide from two warehouses. Orders are packed daily.", 0.52),
+    passage("Store hours and contact details. Our support team answers e-mail within a day.", 0.51),
+    passage("Our policies in brief. Returns are accepted within 30 days of delivery for a full refund.", 0.5),
+]
+
+
+def stored(passages, embedder):
+    """`passages` carrying their text's and sentences' vectors, as a search over the index returns them."""
+    out = []
+    for p in passages:
+        texts = [p.text, *[p.text[s.start : s.end] for s in p.sentences]]
+        out.append(p.model_copy(update={"vectors": dict(zip(texts, embedder.embed(texts, "passage"), strict=True))}))
+    return out
+
+
+def test_the_local_reranker_lifts_the_passage_whose_sentence_answers_the_question():
+    from sourcerer.retrieval.embedders import local_embedder
+
+    embedder = local_embedder()
+    question = "How long do I have to send something back and get my money?"
+    reranker = LocalReranker(embedder)
+    assert reranker.embedder is embedder  # the model the semantic weights were trained with
+    scores = reranker.rerank(question, stored(CANDIDATES, embedder))
+    assert len(scores) == 3 and max(range(3), key=scores.__getitem__) == 2
+    lexical = LocalReranker(None).rerank(question, CANDIDATES)  # no model: the lexical weights, no vectors read
+    assert len(lexical) == 3 and lexical == LocalReranker(None).rerank(question, stored(CANDIDATES, embedder))
+    assert reranker.rerank(question, []) == []
+
+
+class SpyEmbedder:
+    """A deterministic embedder that records what it was asked to embed (the reranker may embed the question only)."""
+
+    model_id = "spy"
+
+    def __init__(self):
+        self.calls = []
+
+    def embed(self, texts, role):
+        self.calls.append((role, len(texts)))
+        rows = np.array([[1.0, float(len(t) % 7), float(sum(map(ord, t)) % 11)] for t in texts], dtype=np.float32)
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+    def calibrate(self, cosine):
+        return cosine
+
+
+def test_semantic_features_come_only_from_vectors_stored_at_ingest():
+    spy = SpyEmbedder()
+    with_vectors = stored(CANDIDATES, spy)
+    spy.calls.clear()
+    feature_set, rows = rerank_features("return window for a refund", with_vectors, spy)
+    assert feature_set == "semantic" and spy.calls == [("query", 1)]
+    assert set(rows[0]) == set(RERANK_FEATURES["semantic"])
+    spy.calls.clear()
+    # one candidate without stored vectors: lexical features for all, and still no passage is embedded
+    feature_set, rows = rerank_features("return window for a refund", [*with_vectors[:2], CANDIDATES[2]], spy)
+    assert feature_set == "lexical" and spy.calls == [] and set(rows[0]) == set(RERANK_FEATURES["lexical"])
+    # another embedding model's cosines have another scale: the local reranker then uses its lexical model
+    assert LocalReranker(spy).embedder is None
 
 
 class Reversing:
     """A stand-in reranker that ranks candidates by how much of 'pricing' they mention (deterministic)."""
 
     name = "test:pricing-first"
+    typical_ms = 400
 
     def __init__(self):
         self.calls = []
 
-    def rerank(self, query, texts):
-        self.calls.append(len(texts))
-        return [1.0 if "Pro plan" in t else 0.0 for t in texts]
+    def rerank(self, query, hits):
+        self.calls.append(len(hits))
+        return [1.0 if "Pro plan" in h.text else 0.0 for h in hits]
 
 
 def test_the_service_reorders_candidates_by_the_reranker_and_traces_it(tmp_path, monkeypatch):

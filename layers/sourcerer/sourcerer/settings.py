@@ -69,7 +69,7 @@ class Settings(BaseModel):
     cache_similarity: float = Field(
         0.95, gt=0, le=1, alias="SOURCERER_CACHE_SIMILARITY", description="question embedding cosine that counts as the same"
     )
-    reranker: str | None = Field(None, alias="SOURCERER_RERANKER", description="bedrock or none (the default)")
+    reranker: str | None = Field(None, alias="SOURCERER_RERANKER", description="local (the default), bedrock or none")
     rerank_model: str | None = Field(None, alias="SOURCERER_RERANK_MODEL", description="the Bedrock reranking model")
     cors_origins: str | None = Field(
         None,

@@ -111,7 +111,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     elif args.endpoint:
         kwargs["endpoint"] = args.endpoint
     else:
-        kwargs["retriever"] = open_index_of(args).retriever(**_search_within(args, args.question))
+        kwargs["retriever"] = _retriever(args)
     if args.history:
         kwargs["history"] = load_history(args.history)
     if args.chat:
@@ -119,16 +119,44 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     if args.judge:
         kwargs["judge"] = args.judge
     answer = ask(args.question, **kwargs)
-    if getattr(args, "rerank", False):
-        from sourcerer.service.billing import RERANK_UNAVAILABLE
-
-        answer.trace.skipped.append("rerank")
-        answer.trace.notes.append(f"rerank {RERANK_UNAVAILABLE}")
     if args.json:
         print(json.dumps(answer.model_dump(mode="json"), ensure_ascii=False, indent=2))
     else:
         print(render(answer, question=args.question))
     return 0
+
+
+def _retriever(args: argparse.Namespace) -> Any:
+    """The index's retriever for `ask`; with --rerank, one that searches the best candidates and reranks them
+    (its `last_trace`, which `ask()` adds to the answer's retrieve stage, says how)."""
+    index = open_index_of(args)
+    within = _search_within(args, args.question)
+    if not args.rerank:
+        return index.retriever(**within)
+
+    def retrieve(question: str, limit: int | None = None) -> list[dict[str, Any]]:
+        hits, trace, trace["rerank"] = _reranked(index, question, {**within, "k": limit or within["k"]})
+        if "ms" in trace["rerank"]:
+            trace["stages"] = {**(trace.get("stages") or {}), "rerank": trace["rerank"]["ms"]}
+        retrieve.last_trace = trace  # type: ignore[attr-defined]
+        return [hit.as_passage() for hit in hits]
+
+    return retrieve
+
+
+def _reranked(index: Any, query: str, within: dict[str, Any]) -> tuple[list[Any], dict[str, Any], dict[str, Any]]:
+    """The best `within["k"]` hits after reranking the best `CANDIDATES`, the search's trace, and the
+    rerank trace (the reason it was skipped when reranking is turned off)."""
+    from sourcerer.retrieval.rerank import CANDIDATES, make_reranker, rerank_hits
+    from sourcerer.service.billing import RERANK_UNAVAILABLE
+
+    k = within["k"]
+    found = index.search(query, **{**within, "k": max(k, CANDIDATES)})
+    reranker = make_reranker(embedder=getattr(index, "embedder", None))
+    if reranker is None:
+        return list(found)[:k], dict(found.trace), {"skipped": RERANK_UNAVAILABLE}
+    reranked, trace = rerank_hits(reranker, query, list(found))
+    return reranked[:k], dict(found.trace), trace
 
 
 def _search_within(args: argparse.Namespace, text: str) -> dict[str, Any]:
@@ -145,12 +173,12 @@ def _search_within(args: argparse.Namespace, text: str) -> dict[str, Any]:
 
 def _cmd_search(args: argparse.Namespace) -> int:
     index = open_index_of(args)
-    hits = index.search(args.query, **_search_within(args, args.query))
-    trace = dict(hits.trace)
+    within = _search_within(args, args.query)
     if args.rerank:
-        from sourcerer.service.billing import RERANK_UNAVAILABLE
-
-        trace["rerank"] = RERANK_UNAVAILABLE
+        hits, trace, trace["rerank"] = _reranked(index, args.query, within)
+    else:
+        found = index.search(args.query, **within)
+        hits, trace = list(found), dict(found.trace)
     if args.json:
         print(
             json.dumps(

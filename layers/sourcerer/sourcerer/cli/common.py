@@ -110,5 +110,7 @@ def index_options(parser: argparse.ArgumentParser, search: bool = True) -> None:
             help="source_uri=PREFIX, document_id=ID[,ID], created_after=ISO, created_before=ISO, or metadata KEY=VALUE",
         )
         parser.add_argument(
-            "--rerank", action="store_true", help="reorder candidates with a reranker (none ships yet: the trace says so)"
+            "--rerank",
+            action="store_true",
+            help="search deeper and reorder the candidates with the reranker SOURCERER_RERANKER names (default: local)",
         )

@@ -1,34 +1,158 @@
 """Rerankers: reorder a search's candidates by a model's relevance to the question, before localizing.
 
-A reranker sees the question and the candidates' texts and returns one relevance per text (higher is better);
-the service reorders the hits by it and keeps their retrieval scores (which the refusal threshold reads). The
-cloud path has Amazon Bedrock's `Rerank` API (Amazon Rerank or Cohere Rerank models), chosen with
-`SOURCERER_RERANKER=bedrock`; no local reranker ships in this release (a learned one is planned: see the README).
+A reranker sees the question and the candidate hits (in their fused order) and returns one relevance per hit
+(higher is better); the caller reorders the hits by it and keeps their retrieval scores (which the refusal
+threshold reads). Two ship:
+
+* `LocalReranker` (`SOURCERER_RERANKER=local`, the default when `rerank` is asked for and nothing else is
+  configured): a small learned model over what the hits already carry. Its features are the fused rank and
+  score, the question's terms found in the passage and in its best sentence (weighted by how rare they are among
+  the candidates), and, when the hits carry the vectors stored at ingest, the calibrated e5 similarity of the
+  question to the passage and to its best sentences. No model runs per request beyond the question's embedding,
+  which the search already computed (cached). Trained by `bench/train_reranker.py` on SciFact's train claims
+  (disjoint from the 300 test claims `bench/retrieval.py` reports on), shipped as `data/rerank_model.json`.
+* `BedrockReranker` (`SOURCERER_RERANKER=bedrock`): Amazon Bedrock's `Rerank` API (Amazon Rerank or Cohere
+  Rerank models), for the cloud path.
 """
 
 from __future__ import annotations
 
+import json
+import math
+import time
+from collections.abc import Sequence
+from functools import lru_cache
+from importlib import resources
 from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
 
 from sourcerer.errors import ConfigurationError, ProviderError
 from sourcerer.settings import get_settings
+from sourcerer.synthesis.answerability import LogisticModel
+from sourcerer.text import passage_terms, terms
 
 DEFAULT_BEDROCK_RERANK_MODEL = "amazon.rerank-v1:0"
-MAX_CANDIDATES = 100  # the most the service sends to be reranked (Bedrock takes up to 1,000 sources)
+CANDIDATES = 50  # fused candidates a reranker reorders before the top k are kept (what the local model trained on)
 
 
 @runtime_checkable
 class Reranker(Protocol):
     name: str
+    typical_ms: int  # what one call on 50 candidates usually takes: a request's budget skips it when it cannot fit
 
-    def rerank(self, query: str, texts: list[str]) -> list[float]:
-        """One relevance score per text, in the order given (higher is more relevant)."""
+    def rerank(self, query: str, hits: Sequence[Any]) -> list[float]:
+        """One relevance score per hit (anything with `text`; `score`, `sentences` and `vectors` when it has
+        them), in the order given: the retrieval's order (higher is more relevant)."""
         ...
+
+
+RERANK_FEATURES: dict[str, list[str]] = {
+    "lexical": [
+        "log_rank",  # log(1 + position) in the fused order the reranker is given
+        "score",  # the retrieval score in [0, 1]
+        "score_gap",  # its distance below the best candidate's
+        "coverage",  # share of the question's terms in the passage, weighted by rarity among the candidates
+        "coverage_gap",
+        "sentence_coverage",  # the same share in the passage's best sentence: the claim is stated in one place
+        "sentence_coverage_gap",
+    ],
+}
+RERANK_FEATURES["semantic"] = RERANK_FEATURES["lexical"] + [
+    "similarity",  # calibrated cosine of the question to the passage (vectors stored at ingest)
+    "similarity_gap",
+    "sentence_similarity",  # ... to the passage's most similar sentence
+    "sentence_similarity_gap",
+    "sentence_similarity_2",  # mean of the two most similar sentences: a passage about it, not one phrase
+]
+
+
+@lru_cache(maxsize=1)
+def load_rerank_models() -> tuple[dict[str, LogisticModel], str]:
+    """The shipped reranking models, keyed by feature set, and the embedding model whose similarities the
+    semantic one was trained on (read once per process)."""
+    raw = json.loads(resources.files("sourcerer").joinpath("data", "rerank_model.json").read_text(encoding="utf-8"))
+    return {name: LogisticModel.from_json(entry["model"]) for name, entry in raw["models"].items()}, raw["embed_model"]
+
+
+def _sentences(hit: Any) -> list[str]:
+    text = hit.text
+    segments = getattr(hit, "sentences", None) or []
+    found = [text[s.start : s.end] for s in segments if s.end > s.start]
+    return found or [text]
+
+
+def rerank_features(query: str, hits: Sequence[Any], embedder: Any = None) -> tuple[str, list[dict[str, float]]]:
+    """The feature set that applies (`semantic` when an embedder is given and every hit carries its stored
+    vectors, else `lexical`) and one feature row per hit. Never runs the model on a passage."""
+    question = list(dict.fromkeys(terms(query)))
+    texts = [[hit.text, *_sentences(hit)] for hit in hits]
+    bags = [[set(passage_terms(t)) for t in group] for group in texts]  # remembered: candidates recur
+    n = len(hits)
+    weight = {t: math.log(1 + (n + 1) / (0.5 + sum(1 for b in bags if t in b[0]))) for t in question}
+    total = sum(weight.values()) or 1.0
+
+    def covered(bag: set[str]) -> float:
+        return sum(w for t, w in weight.items() if t in bag) / total
+
+    rows = []
+    for position, (hit, bag) in enumerate(zip(hits, bags, strict=True)):
+        rows.append(
+            {
+                "log_rank": math.log1p(position),
+                "score": float(getattr(hit, "score", None) or 0.0),
+                "coverage": covered(bag[0]),
+                "sentence_coverage": max(covered(b) for b in bag[1:]),
+            }
+        )
+    feature_set = "lexical"
+    vectors = [getattr(hit, "vectors", None) or {} for hit in hits]
+    if embedder is not None and all(all(t in v for t in group) for v, group in zip(vectors, texts, strict=True)):
+        try:
+            question_vector = np.asarray(embedder.embed([query], "query")[0], dtype=np.float32)
+        except Exception:  # noqa: BLE001 - no question vector means lexical features, never a failed search
+            question_vector = None
+        if question_vector is not None:
+            feature_set = "semantic"
+            for row, v, group in zip(rows, vectors, texts, strict=True):
+                cosines = [embedder.calibrate(float(np.dot(v[t], question_vector))) for t in group]
+                best = sorted(cosines[1:], reverse=True)
+                row["similarity"] = cosines[0]
+                row["sentence_similarity"] = best[0]
+                row["sentence_similarity_2"] = sum(best[:2]) / len(best[:2])
+    for name in ("score", "coverage", "sentence_coverage", "similarity", "sentence_similarity"):
+        if rows and name in rows[0]:
+            top = max(r[name] for r in rows)
+            for r in rows:
+                r[f"{name}_gap"] = top - r[name]
+    return feature_set, rows
+
+
+class LocalReranker:
+    """The learned local reranker (see the module docstring): no network, no download, no passage embedding."""
+
+    name = "local"
+    typical_ms = 30
+
+    def __init__(self, embedder: Any = None) -> None:
+        self.models, trained_with = load_rerank_models()
+        # similarities are read only from the model the semantic weights were trained on (another embedder's
+        # cosines have another scale): with any other, the lexical model reranks
+        self.embedder = embedder if getattr(embedder, "model_id", None) == trained_with else None
+
+    def rerank(self, query: str, hits: Sequence[Any]) -> list[float]:
+        if not hits:
+            return []
+        feature_set, rows = rerank_features(query, hits, self.embedder)
+        model = self.models[feature_set]
+        return [model.logit(row) for row in rows]
 
 
 class BedrockReranker:
     """`bedrock-agent-runtime` `Rerank` with a reranking model (`SOURCERER_RERANK_MODEL`: a model id such as
     `amazon.rerank-v1:0` or `cohere.rerank-v3-5:0`, or its full ARN)."""
+
+    typical_ms = 400  # one Rerank call on 50 candidates, typical
 
     def __init__(self, model: str | None = None, client: Any = None, region: str | None = None) -> None:
         self.model = model or get_settings().rerank_model or DEFAULT_BEDROCK_RERANK_MODEL
@@ -52,7 +176,8 @@ class BedrockReranker:
         region = self._region or self.client.meta.region_name
         return f"arn:aws:bedrock:{region}::foundation-model/{self.model}"
 
-    def rerank(self, query: str, texts: list[str]) -> list[float]:
+    def rerank(self, query: str, hits: Sequence[Any]) -> list[float]:
+        texts = [hit.text for hit in hits]
         if not texts:
             return []
         from botocore.exceptions import BotoCoreError, ClientError
@@ -79,11 +204,23 @@ class BedrockReranker:
         return scores
 
 
-def make_reranker(name: str | None = None) -> Reranker | None:
-    """The reranker `name` or `SOURCERER_RERANKER` names (`bedrock`, `none`); None when none is configured."""
-    choice = (name or get_settings().reranker or "none").lower()
+def rerank_hits(reranker: Reranker, query: str, hits: Sequence[Any]) -> tuple[list[Any], dict[str, Any]]:
+    """`hits` reordered by `reranker` (ties keep the retrieval order) and the trace entry of the call."""
+    started = time.perf_counter()
+    relevance = reranker.rerank(query, hits)
+    order = sorted(range(len(hits)), key=lambda i: (-relevance[i], i))
+    ms = round((time.perf_counter() - started) * 1000, 3)
+    return [hits[i] for i in order], {"by": reranker.name, "candidates": len(relevance), "ms": ms}
+
+
+def make_reranker(name: str | None = None, embedder: Any = None) -> Reranker | None:
+    """The reranker `name` or `SOURCERER_RERANKER` names: `local` (the default; `embedder` is the index's, whose
+    question vectors it reuses), `bedrock`, or `none` (None: a requested rerank is skipped, and the trace says so)."""
+    choice = (name or get_settings().reranker or "local").lower()
     if choice == "none":
         return None
+    if choice == "local":
+        return LocalReranker(embedder)
     if choice == "bedrock":
         return BedrockReranker()
-    raise ConfigurationError(f"unknown reranker {choice!r}: use bedrock or none")
+    raise ConfigurationError(f"unknown reranker {choice!r}: use local, bedrock or none")

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sourcerer.errors import ConfigurationError, QuotaExceeded
 from sourcerer.ledger.base import AnswerRecord, Ledger, UsageRecord
+from sourcerer.retrieval.rerank import Reranker
 from sourcerer.service.schemas import AnswerRequest, Query
 from sourcerer.service.tenancy import Context, month_of, seconds_to_next_month
 from sourcerer.settings import get_settings
@@ -107,17 +108,16 @@ class Meter:
 LLM_ANSWER_MS = 2_500  # a chat model's answer, typical (Bedrock Claude 3.5 Haiku, ~160 output tokens)
 LLM_JUDGE_MS = 1_500  # its verdict on an answer's claims
 LLM_ANSWER_TOKENS = (1_900, 160)  # (input, output) of one answer: five passages and the prompt
-RERANK_MS = 400  # a reranking call on 50 candidates, typical (Bedrock Rerank)
-RERANK_UNAVAILABLE = "skipped: no reranker is configured (SOURCERER_RERANKER)"
+RERANK_UNAVAILABLE = "skipped: reranking is turned off (SOURCERER_RERANKER=none)"
 
 
-def rerank_skipped(request: Query, available: bool) -> str | None:
+def rerank_skipped(request: Query, reranker: Reranker | None) -> str | None:
     """Why a requested rerank is skipped (no reranker, or a budget too small for it), or None to run it."""
     if not request.rerank:
         return None
-    if not available:
+    if reranker is None:
         return RERANK_UNAVAILABLE
-    if request.budget is not None and request.budget.max_ms is not None and request.budget.max_ms < RERANK_MS + 100:
+    if request.budget is not None and request.budget.max_ms is not None and request.budget.max_ms < reranker.typical_ms + 100:
         return "skipped: the budget's max_ms leaves no time for it"
     return None
 
@@ -133,7 +133,7 @@ class AnswerPlan:
     notes: list[str] = field(default_factory=list)
 
 
-def plan_answer(request: AnswerRequest, prices: Prices, reranker: bool = False) -> AnswerPlan:
+def plan_answer(request: AnswerRequest, prices: Prices, reranker: Reranker | None = None) -> AnswerPlan:
     """Skip optional stages (rerank, LLM synthesis, LLM verification) that would not fit `request.budget`; the
     extractive synthesiser and the local judge take their place, so an answer still comes back, cited."""
     from sourcerer.synthesis.providers import chat_chain_from_env

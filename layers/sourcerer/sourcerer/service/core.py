@@ -14,7 +14,7 @@ import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from sourcerer.accounting import tally
 from sourcerer.errors import (
@@ -29,7 +29,8 @@ from sourcerer.errors import (
 from sourcerer.ledger.base import FINDING_STATUSES, Ledger
 from sourcerer.models import Answer, Trace, TraceEntry
 from sourcerer.pipeline import ask
-from sourcerer.retrieval.rerank import Reranker, make_reranker
+from sourcerer.retrieval.rerank import CANDIDATES as RERANK_CANDIDATES
+from sourcerer.retrieval.rerank import Reranker, make_reranker, rerank_hits
 from sourcerer.service.billing import AnswerPlan, Charge, Meter, Prices, plan_answer, rerank_skipped
 from sourcerer.service.cache import AnswerCache, Lookup
 from sourcerer.service.schemas import (
@@ -61,7 +62,6 @@ from sourcerer.store.models import Document, Hit
 from sourcerer.store.parsers import sniff_content_type
 
 MAX_DOCUMENT_BYTES = 5 * 1024 * 1024
-RERANK_CANDIDATES = 50  # fused candidates a reranker reorders before the top_k are kept
 DEFAULT_AUDIT_PAGE, MAX_AUDIT_PAGE = 100, 1000  # findings per GET /v1/audits (a response must stay far under 6 MB)
 
 
@@ -91,11 +91,17 @@ class Service:
     ledger: Ledger
     clock: Callable[[], float] = field(default=time.time)
     prices: Prices = field(default_factory=Prices.from_settings)
-    reranker: Reranker | None = field(default_factory=make_reranker)
+    reranker: Reranker | None | Literal["configured"] = "configured"  # the one SOURCERER_RERANKER names
 
     def __post_init__(self) -> None:
+        if self.reranker == "configured":
+            self.reranker = make_reranker(embedder=getattr(self.index, "embedder", None))
         self.meter = Meter(self.ledger, self.prices, self.clock)
         self.cache = AnswerCache(self.ledger, self.index)
+
+    @property
+    def active_reranker(self) -> Reranker | None:
+        return None if isinstance(self.reranker, str) else self.reranker
 
     # --- who is calling ---------------------------------------------------------------------------
 
@@ -200,7 +206,8 @@ class Service:
     def _hits(self, ctx: Context, scopes: list[str], request: Query) -> tuple[list[Hit], dict[str, Any]]:
         """The best hits over the request's scopes (reranked when asked and possible), and the trace of its
         (last) search."""
-        skip = rerank_skipped(request, self.reranker is not None)
+        reranker = self.active_reranker
+        skip = rerank_skipped(request, reranker)
         rerank = request.rerank and skip is None
         top_k = self._top_k(ctx, request)
         depth = max(top_k, RERANK_CANDIDATES) if rerank else top_k
@@ -223,15 +230,9 @@ class Service:
         hits = sorted(merged.values(), key=lambda h: (-h.score, h.unit_id))[:depth]
         if skip:
             trace["rerank"] = skip
-        elif rerank and hits:
-            assert self.reranker is not None
-            started = time.perf_counter()
-            relevance = self.reranker.rerank(request.q, [h.text for h in hits])
-            order = sorted(range(len(hits)), key=lambda i: (-relevance[i], i))
-            hits = [hits[i] for i in order]
-            ms = round((time.perf_counter() - started) * 1000, 3)
-            trace["rerank"] = {"by": self.reranker.name, "candidates": len(relevance), "ms": ms}
-            trace.setdefault("stages", {})["rerank"] = ms
+        elif rerank and hits and reranker is not None:
+            hits, trace["rerank"] = rerank_hits(reranker, request.q, hits)
+            trace.setdefault("stages", {})["rerank"] = trace["rerank"]["ms"]
         return hits[:top_k], trace
 
     @staticmethod
@@ -263,7 +264,7 @@ class Service:
             raise UpgradeRequired(f"answers need the pro tier; this tenant is on {ctx.tier.name}", required_tier="pro")
         scopes = ctx.narrow(scope)
         retriever = _ScopedRetriever(self, ctx, scopes, request)
-        plan = plan_answer(request, self.prices, reranker=self.reranker is not None)
+        plan = plan_answer(request, self.prices, reranker=self.active_reranker)
         with self.meter.metered(ctx, "POST /v1/answer", request_id, "queries", 1) as charge, tally() as spent:
             started = time.perf_counter()
             cached, context, lookup = self._cached(ctx, scopes, request, plan)
