@@ -12,7 +12,14 @@ import pytest
 from botocore.stub import Stubber
 from sourcerer.errors import ConfigurationError, ProviderError
 from sourcerer.models import Passage, Segment
-from sourcerer.retrieval.rerank import RERANK_FEATURES, BedrockReranker, LocalReranker, make_reranker, rerank_features
+from sourcerer.retrieval.rerank import (
+    RERANK_FEATURES,
+    BedrockReranker,
+    LocalReranker,
+    TreeEnsemble,
+    make_reranker,
+    rerank_features,
+)
 
 
 @pytest.fixture
@@ -136,6 +143,62 @@ def test_semantic_features_come_only_from_vectors_stored_at_ingest():
     assert feature_set == "lexical" and spy.calls == [] and set(rows[0]) == set(RERANK_FEATURES["lexical"])
     # another embedding model's cosines have another scale: the local reranker then uses its lexical model
     assert LocalReranker(spy).embedder is None
+
+
+def test_phrase_number_and_neighbourhood_features():
+    spy = SpyEmbedder()
+    hits = stored(
+        [
+            passage("Returns are accepted within 30 days of delivery.", 0.6),
+            passage("Delivery within 14 days; returns accepted on request.", 0.5),
+        ],
+        spy,
+    )
+    _, rows = rerank_features("returns accepted within 30 days", hits, spy)
+    # "returns accepted", "accepted within", "within 30", "30 days": all four pairs adjacent in the first, one in the second
+    assert rows[0]["bigrams"] == 1.0 and rows[1]["bigrams"] == 0.25 and rows[1]["bigrams_gap"] == 0.75
+    assert rows[0]["numbers"] == 1.0 and rows[1]["numbers"] == 0.0  # the question's 30 is only in the first
+    assert rerank_features("when are returns accepted", hits, spy)[1][0]["numbers"] == 0.5  # no number asked
+    assert rows[0]["length"] > 0
+    # with two candidates, both are in the neighbourhood: each one's cosine to their normalised mean
+    first, second = (np.asarray(h.vectors[h.text]) for h in hits)
+    centre = (first + second) / np.linalg.norm(first + second)
+    assert rows[1]["neighbourhood"] == pytest.approx(float(second @ centre), abs=1e-6)
+
+
+def test_a_tree_ensemble_sums_the_leaf_each_tree_sends_a_row_to():
+    # tree 1: x <= 0.5 ? 1.0 : (y <= 2 ? 2.0 : 3.0); tree 2: a single leaf of -0.5
+    ensemble = TreeEnsemble.from_json(
+        {
+            "features": ["x", "y"],
+            "trees": {
+                "feature": [0, 1],
+                "threshold": [0.5, 2.0],
+                "left": [-1, -2],
+                "right": [1, -3],
+                "value": [1.0, 2.0, 3.0, -0.5],
+                "roots": [0, -4],
+            },
+        }
+    )
+    rows = [{"x": 0.5, "y": 9.0}, {"x": 0.6, "y": 2.0}, {"x": 0.6, "y": 2.1}, {}]
+    assert ensemble.scores(rows).tolist() == [0.5, 1.5, 2.5, 0.5]  # a missing feature reads as 0
+    assert TreeEnsemble.from_json(ensemble.to_json()).scores(rows).tolist() == [0.5, 1.5, 2.5, 0.5]
+
+
+def test_the_shipped_trees_score_as_lightgbm_does():
+    """`bench/train_reranker.flatten` turns LightGBM's trees into the arrays served: same scores, numpy only."""
+    lightgbm = pytest.importorskip("lightgbm")
+    from bench.train_reranker import LAMBDAMART, flatten
+
+    rng = np.random.default_rng(7)
+    matrix = rng.random((600, 3))
+    labels = (matrix[:, 0] + 0.5 * matrix[:, 1] > 0.9).astype(int)
+    params = {**LAMBDAMART, "seed": 1, "num_leaves": 7, "min_data_in_leaf": 5, "num_threads": 1}
+    booster = lightgbm.train(params, lightgbm.Dataset(matrix, labels, group=[50] * 12), num_boost_round=20)
+    ensemble = TreeEnsemble.from_json(flatten(booster.dump_model(), ["a", "b", "c"]).to_json())
+    rows = [dict(zip("abc", row, strict=True)) for row in matrix]
+    assert np.allclose(ensemble.scores(rows), booster.predict(matrix), atol=1e-6)
 
 
 class Reversing:

@@ -5,22 +5,26 @@ A reranker sees the question and the candidate hits (in their fused order) and r
 threshold reads). Two ship:
 
 * `LocalReranker` (`SOURCERER_RERANKER=local`, the default when `rerank` is asked for and nothing else is
-  configured): a small learned model over what the hits already carry. Its features are the fused rank and
-  score, the question's terms found in the passage and in its best sentence (weighted by how rare they are among
-  the candidates), and, when the hits carry the vectors stored at ingest, the calibrated e5 similarity of the
-  question to the passage and to its best sentences. No model runs per request beyond the question's embedding,
-  which the search already computed (cached). Trained by `bench/train_reranker.py` on SciFact's train claims
-  (disjoint from the 300 test claims `bench/retrieval.py` reports on), shipped as `data/rerank_model.json`.
+  configured): a learned model over what the hits already carry (`RERANK_FEATURES`): the fused rank and score,
+  the question's terms, word pairs and numbers found in the passage and in its best sentence, and, when the hits
+  carry the vectors stored at ingest, the calibrated e5 similarity of the question to the passage and to its
+  best sentences, and of the passage to the best candidates. No model runs per request beyond the question's
+  embedding, which the search already computed (cached). The model is a LambdaMART tree ensemble trained by
+  `bench/train_reranker.py` (LightGBM) on SciFact's train claims (disjoint from the 300 test claims
+  `bench/retrieval.py` reports on), shipped as arrays in `data/rerank_model.json` and scored here with numpy.
 * `BedrockReranker` (`SOURCERER_RERANKER=bedrock`): Amazon Bedrock's `Rerank` API (Amazon Rerank or Cohere
   Rerank models), for the cloud path.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
+import re
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any, Protocol, runtime_checkable
@@ -29,8 +33,9 @@ import numpy as np
 
 from sourcerer.errors import ConfigurationError, ProviderError
 from sourcerer.settings import get_settings
-from sourcerer.synthesis.answerability import LogisticModel
 from sourcerer.text import passage_terms, terms
+
+NUMBER = re.compile(r"\d")
 
 DEFAULT_BEDROCK_RERANK_MODEL = "amazon.rerank-v1:0"
 CANDIDATES = 50  # fused candidates a reranker reorders before the top k are kept (what the local model trained on)
@@ -56,6 +61,10 @@ RERANK_FEATURES: dict[str, list[str]] = {
         "coverage_gap",
         "sentence_coverage",  # the same share in the passage's best sentence: the claim is stated in one place
         "sentence_coverage_gap",
+        "bigrams",  # share of the question's adjacent term pairs found adjacent in the passage: phrases, not words
+        "bigrams_gap",
+        "numbers",  # share of the question's numbers the passage holds (0.5 when the question has none)
+        "length",  # log(1 + the passage's terms): long passages match more words by chance
     ],
 }
 RERANK_FEATURES["semantic"] = RERANK_FEATURES["lexical"] + [
@@ -64,15 +73,70 @@ RERANK_FEATURES["semantic"] = RERANK_FEATURES["lexical"] + [
     "sentence_similarity",  # ... to the passage's most similar sentence
     "sentence_similarity_gap",
     "sentence_similarity_2",  # mean of the two most similar sentences: a passage about it, not one phrase
+    "neighbourhood",  # calibrated cosine to the mean of the best five candidates: on the topic the search found
+    "neighbourhood_gap",
 ]
+NEIGHBOURHOOD = 5
+
+
+@dataclass(frozen=True)
+class TreeEnsemble:
+    """A boosted tree ensemble (LambdaMART, fitted by LightGBM in `bench/train_reranker.py`) flattened into
+    arrays, so scoring needs numpy only. Node `i` sends a row left when `row[feature[i]] <= threshold[i]`; a
+    child `c >= 0` is another node, `c < 0` the leaf `-c - 1`; a row's score is the sum of its leaves' values
+    over the trees, which start at `roots`."""
+
+    features: list[str]
+    feature: np.ndarray
+    threshold: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    value: np.ndarray
+    roots: np.ndarray
+
+    def scores(self, rows: Sequence[dict[str, float]]) -> np.ndarray:
+        matrix = np.array([[row.get(name, 0.0) for name in self.features] for row in rows], dtype=np.float64)
+        node = np.broadcast_to(self.roots, (len(rows), len(self.roots))).copy()  # every tree, walked at once
+        at = np.arange(len(rows))[:, None]
+        while (inner := node >= 0).any():
+            i = np.where(inner, node, 0)
+            step = np.where(matrix[at, self.feature[i]] <= self.threshold[i], self.left[i], self.right[i])
+            node = np.where(inner, step, node)
+        return self.value[-node - 1].sum(axis=1)
+
+    def to_json(self) -> dict:
+        return {
+            "features": self.features,
+            "trees": {
+                "feature": self.feature.tolist(),
+                "threshold": [float(f"{t:.9g}") for t in self.threshold],
+                "left": self.left.tolist(),
+                "right": self.right.tolist(),
+                "value": [float(f"{v:.7g}") for v in self.value],
+                "roots": self.roots.tolist(),
+            },
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> TreeEnsemble:
+        trees = data["trees"]
+        return cls(
+            features=list(data["features"]),
+            feature=np.asarray(trees["feature"], dtype=np.int64),
+            threshold=np.asarray(trees["threshold"], dtype=np.float64),
+            left=np.asarray(trees["left"], dtype=np.int64),
+            right=np.asarray(trees["right"], dtype=np.int64),
+            value=np.asarray(trees["value"], dtype=np.float64),
+            roots=np.asarray(trees["roots"], dtype=np.int64),
+        )
 
 
 @lru_cache(maxsize=1)
-def load_rerank_models() -> tuple[dict[str, LogisticModel], str]:
+def load_rerank_models() -> tuple[dict[str, TreeEnsemble], str]:
     """The shipped reranking models, keyed by feature set, and the embedding model whose similarities the
     semantic one was trained on (read once per process)."""
     raw = json.loads(resources.files("sourcerer").joinpath("data", "rerank_model.json").read_text(encoding="utf-8"))
-    return {name: LogisticModel.from_json(entry["model"]) for name, entry in raw["models"].items()}, raw["embed_model"]
+    return {name: TreeEnsemble.from_json(entry["model"]) for name, entry in raw["models"].items()}, raw["embed_model"]
 
 
 def _sentences(hit: Any) -> list[str]:
@@ -95,14 +159,20 @@ def rerank_features(query: str, hits: Sequence[Any], embedder: Any = None) -> tu
     def covered(bag: set[str]) -> float:
         return sum(w for t, w in weight.items() if t in bag) / total
 
+    asked_pairs = set(itertools.pairwise(terms(query)))
+    asked_numbers = {t for t in question if NUMBER.search(t)}
     rows = []
     for position, (hit, bag) in enumerate(zip(hits, bags, strict=True)):
+        words = passage_terms(hit.text)
         rows.append(
             {
                 "log_rank": math.log1p(position),
                 "score": float(getattr(hit, "score", None) or 0.0),
                 "coverage": covered(bag[0]),
                 "sentence_coverage": max(covered(b) for b in bag[1:]),
+                "bigrams": len(asked_pairs & set(itertools.pairwise(words))) / len(asked_pairs) if asked_pairs else 0.0,
+                "numbers": len(asked_numbers & bag[0]) / len(asked_numbers) if asked_numbers else 0.5,
+                "length": math.log1p(len(words)),
             }
         )
     feature_set = "lexical"
@@ -114,13 +184,18 @@ def rerank_features(query: str, hits: Sequence[Any], embedder: Any = None) -> tu
             question_vector = None
         if question_vector is not None:
             feature_set = "semantic"
+            passages = np.stack([np.asarray(v[group[0]], dtype=np.float32) for v, group in zip(vectors, texts, strict=True)])
+            centre = passages[:NEIGHBOURHOOD].mean(axis=0)
+            centre /= float(np.linalg.norm(centre)) or 1.0
+            for row, cosine in zip(rows, passages @ centre, strict=True):
+                row["neighbourhood"] = embedder.calibrate(float(cosine))
             for row, v, group in zip(rows, vectors, texts, strict=True):
                 cosines = [embedder.calibrate(float(np.dot(v[t], question_vector))) for t in group]
                 best = sorted(cosines[1:], reverse=True)
                 row["similarity"] = cosines[0]
                 row["sentence_similarity"] = best[0]
                 row["sentence_similarity_2"] = sum(best[:2]) / len(best[:2])
-    for name in ("score", "coverage", "sentence_coverage", "similarity", "sentence_similarity"):
+    for name in ("score", "coverage", "sentence_coverage", "bigrams", "similarity", "sentence_similarity", "neighbourhood"):
         if rows and name in rows[0]:
             top = max(r[name] for r in rows)
             for r in rows:
@@ -144,8 +219,7 @@ class LocalReranker:
         if not hits:
             return []
         feature_set, rows = rerank_features(query, hits, self.embedder)
-        model = self.models[feature_set]
-        return [model.logit(row) for row in rows]
+        return self.models[feature_set].scores(rows).tolist()
 
 
 class BedrockReranker:
