@@ -71,6 +71,32 @@ def test_the_seed_body_gets_a_cited_answer_with_rerank_reported(served):
     assert status == 422 and rejected["error"]["detail"][0]["loc"][-1] == "answer"
 
 
+def test_the_seed_body_over_the_bundled_handbook_is_answered_reranked_with_every_stage_traced(tmp_path, monkeypatch):
+    from importlib import resources
+
+    from sourcerer.retrieval.embedders import local_embedder
+
+    monkeypatch.setenv("POWERTOOLS_TRACE_DISABLED", "true")
+    service = Service(index=SQLiteIndex(tmp_path / "i.db", embedder=local_embedder()), ledger=SQLiteLedger(tmp_path / "l.db"))
+    monkeypatch.setattr(api, "get_service", lambda: service)
+    headers = {"Authorization": f"Bearer {issue_key(service.ledger, 'acme', ['acme'], ['read', 'write'], tier='pro').key}"}
+    for page in resources.files("sourcerer").joinpath("data", "handbook").iterdir():
+        status, _ = call("POST", "/v1/documents", headers, {"source_uri": f"handbook/{page.name}", "text": page.read_text()})
+        assert status == 200
+    body = {"q": "How did the failover drill go?", "answer": True, "top_k": 8, "planes": ["text", "audio", "doc_visual"]}
+    status, answered = call("POST", "/v1/answer", headers, {**body, "rerank": True, "verify": True})
+    assert status == 200, answered
+    answer = answered["answer"]
+    assert answer["refused"] is False and "42 seconds" in answer["text"]
+    assert answer["citations"][0]["source_uri"].startswith("handbook/operations.md#")  # a deep link
+    stages = [s["stage"] for s in answered["trace"]["stages"]]
+    for stage in ("embed", "keyword", "vector", "fuse", "rerank", "localize", "synthesize", "cite", "verify"):
+        assert stage in stages, stages
+    retrieve = next(s for s in answered["trace"]["stages"] if s["stage"] == "retrieve")
+    assert retrieve["detail"]["rerank"]["by"] == "local"
+    assert answered["trace"]["skipped"] == []
+
+
 @pytest.mark.parametrize(
     ("query", "expected"),
     [
