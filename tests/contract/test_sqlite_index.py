@@ -159,6 +159,7 @@ def test_the_hnsw_path_returns_what_exact_search_returns_and_only_visible_rows(t
             {"tenant": tenant, "source_uri": f"d{i}.txt", "text": f"Document {i} talks about topic {i * 7 % 11}."}
         )
     exact = {q: [h.unit_id for h in index.search(q, tenant="acme", mode="semantic", k=5)] for q in ("topic 3", "document 42")}
+    exact_globex = [h.unit_id for h in index.search("topic 3", tenant="globex", mode="semantic", k=5)]
     monkeypatch.setattr(vectors, "ANN_MIN_ROWS", 10)
     monkeypatch.setattr(vectors, "EXACT_VISIBLE_ROWS", 0)
     index.ingest_document({"tenant": "acme", "source_uri": "late.txt", "text": "A late document about nothing in particular."})
@@ -184,6 +185,12 @@ def test_the_hnsw_path_returns_what_exact_search_returns_and_only_visible_rows(t
         assert spent.search["vector_search"]["path"] == "hnsw"
         assert [h.unit_id for h in hits] == expected  # a tiny graph is exact
         assert {d["document_id"] for d in index.list_documents("globex")}.isdisjoint({h.document_id for h in hits})
+    # a tenant with a small share of the graph's rows is scanned exactly (faiss, filtered by the same bitmap)
+    monkeypatch.setattr(vectors, "FLAT_VISIBLE_SHARE", 0.4)  # globex holds a third of the rows
+    with tally() as spent:
+        hits = index.search("topic 3", tenant="globex", mode="semantic", k=5)
+    assert spent.search["vector_search"]["path"] == "exact-filtered"
+    assert [h.unit_id for h in hits] == exact_globex
 
 
 def test_an_index_from_an_older_tokenizer_is_retokenised_once_where_the_terms_changed(tmp_path):

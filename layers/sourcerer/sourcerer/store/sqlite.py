@@ -9,13 +9,14 @@
 
 Why this file is long (about 870 lines): it is one adapter, and every part of it shares the schema and the
 connection's lock: the write transaction, the FTS5 keyword search and its pruning, the change log that keeps
-the vector matrix current, on-demand and deferred embedding, and document moves. Split, each part would
+the vector matrix and the in-memory keyword postings (`store/postings.py`, long-running processes) current, on-demand and deferred embedding, and document moves. Split, each part would
 reach into the others' private state.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import sqlite3
 import threading
@@ -58,8 +59,11 @@ from sourcerer.store.base import (
 from sourcerer.store.chunking import ChunkSettings
 from sourcerer.store.folders import ingest_folder
 from sourcerer.store.models import Chunk, Document, Hit, IngestReport, SearchFilter, document_id_for, unit_id_for
+from sourcerer.store.postings import TermIndex
 from sourcerer.store.vectors import VectorCache
 from sourcerer.text import RETOKENIZE, TOKENIZER_VERSION, terms
+
+log = logging.getLogger(__name__)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -139,6 +143,9 @@ class SQLiteIndex:
         self._lock = threading.RLock()
         self._vectors = VectorCache(graph=graph)  # an HNSW graph above 50k vectors (see store/vectors.py)
         self._loaded = False
+        # keyword postings in memory above PRUNE_ABOVE_CHUNKS (long-running processes: see store/postings.py)
+        self._terms = TermIndex()
+        self._terms_state = "off" if not graph else "wanted"  # off / wanted / building / ready
         # visible vector rows per caller filter: (cache generation, rows covered, mask)
         self._masks: dict[tuple[Any, ...], tuple[int, int, np.ndarray]] = {}
 
@@ -478,7 +485,10 @@ class SQLiteIndex:
         return f"{count}:{latest!r}:{chunks}:{self.pending_embeddings(tenant)}"
 
     def serve_long_running(self) -> None:
-        self._vectors.graph = True  # large indexes get their HNSW graph, built in the background
+        # large indexes get their HNSW graph and their keyword postings in memory, built in the background
+        self._vectors.graph = True
+        if self._terms_state == "off":
+            self._terms_state = "wanted"
 
     def pending_embeddings(self, tenant: str | None = None) -> int:
         """Chunks (of `tenant`, or all) written without their vectors yet: keyword-searchable, not yet semantically."""
@@ -699,6 +709,12 @@ class SQLiteIndex:
             counts = dict(
                 db.execute(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({','.join('?' * len(tokens))})", tokens).fetchall()
             )
+            in_memory = self._term_index(total) if only is None else None
+            if in_memory is not None:  # exact BM25 over every term, no FTS5 ranking (see store/postings.py)
+                idf = {t: math.log(1 + (total - counts.get(t, 0) + 0.5) / (counts.get(t, 0) + 0.5)) for t in tokens}
+                visible = self._visible(in_memory, where, args)
+                current().search["keyword_path"] = "postings"
+                return in_memory.search(tokens, idf, (total_terms / total) if total else 1.0, visible, limit)
             # rescoring given chunks (`only`) matches on every term; finding candidates, on the informative ones
             finding = tokens if only is not None else candidate_terms(tokens, counts, total)
             match = " OR ".join(f'"{t}"' for t in finding)
@@ -756,6 +772,62 @@ class SQLiteIndex:
         sql = f"SELECT c.id FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ? AND {where} ORDER BY bm25(chunks_fts) LIMIT ?"
         return [r[0] for r in db.execute(sql, [match, *args, wanted])]
 
+    def _term_index(self, total: int) -> TermIndex | None:
+        """The in-memory postings, caught up to the last write, when this process keeps them (long-running, and
+        the index holds `PRUNE_ABOVE_CHUNKS` chunks) and they are built; else None (FTS5 serves). Starts the
+        background build the first time it is wanted. Called under `self._lock`."""
+        if self._terms_state == "off" or total < PRUNE_ABOVE_CHUNKS:
+            return None
+        if self._terms_state == "wanted":
+            self._terms_state = "building"
+            threading.Thread(target=self._build_terms, name="sourcerer-postings", daemon=True).start()
+            return None
+        if self._terms_state != "ready":
+            return None
+        db, index = self._db(), self._terms
+        last = db.execute("SELECT max(seq) FROM chunk_changes").fetchone()[0] or 0
+        if index.seq == last:
+            return index
+        pruned = db.execute("SELECT value FROM meta WHERE key='changes_pruned_to'").fetchone()
+        if index.seq < int(pruned[0] if pruned else 0):  # too far behind the log: build again, FTS5 meanwhile
+            self._terms_state = "wanted"
+            return None
+        db.execute("BEGIN")  # one read snapshot: the log position and the rows it describes
+        try:
+            last = db.execute("SELECT max(seq) FROM chunk_changes").fetchone()[0] or 0
+            touched = [r[0] for r in db.execute("SELECT DISTINCT chunk FROM chunk_changes WHERE seq > ?", (index.seq,))]
+            rows = []
+            for start in range(0, len(touched), 900):  # SQLite's bound-parameter limit
+                part = touched[start : start + 900]
+                rows += db.execute(
+                    f"SELECT rowid, terms FROM chunks_fts WHERE rowid IN ({','.join('?' * len(part))})", part
+                ).fetchall()
+        finally:
+            db.execute("COMMIT")
+        index.apply(last, touched, rows)
+        if index.compact():
+            self._masks.clear()
+        return index
+
+    def _build_terms(self) -> None:
+        """Load every chunk's terms into `self._terms`, on a connection of this thread's own (readers meanwhile
+        are served by FTS5; WAL lets this read run beside writers)."""
+        try:
+            conn = sqlite3.connect(self.path, check_same_thread=False)
+            try:
+                conn.execute("BEGIN")
+                seq = conn.execute("SELECT max(seq) FROM chunk_changes").fetchone()[0] or 0
+                self._terms.reset(seq, conn.execute("SELECT rowid, terms FROM chunks_fts ORDER BY rowid"))
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+            with self._lock:
+                self._masks.clear()
+                self._terms_state = "ready"
+        except Exception:  # noqa: BLE001 - an accelerator: FTS5 keeps serving
+            log.exception("loading the keyword postings failed; FTS5 serves keyword search")
+            self._terms_state = "off"
+
     def _corpus_stats(self, db: sqlite3.Connection) -> tuple[int, int]:
         """(chunks, total terms), kept in `meta` by every write: counting 500k rows after each write would make
         the next query wait."""
@@ -805,12 +877,12 @@ class SQLiteIndex:
                 self._masks.clear()
             return cache
 
-    def _visible(self, cache: VectorCache, where: str, args: list[Any]) -> np.ndarray:
+    def _visible(self, cache: VectorCache | TermIndex, where: str, args: list[Any]) -> np.ndarray:
         """Boolean mask over the cache's rows of those this caller may see (tenant, scope, ACL), kept per filter
         and extended to rows appended since (only those are looked up), so a write costs the next query little."""
         db = self._db()
         with self._lock:
-            key = (where, *args)
+            key = (type(cache).__name__, where, *args)
             generation, covered, mask = self._masks.get(key, (-1, 0, np.zeros(0, dtype=bool)))
             size = cache.size
             if generation != cache.generation or covered > size:
