@@ -30,7 +30,9 @@ def index(tmp_path, monkeypatch):
     monkeypatch.setattr(sqlite_module, "PRUNE_ABOVE_CHUNKS", 3)  # "large" from three chunks
     index = SQLiteIndex(tmp_path / "i.db", embedder=None, graph=True)  # graph=True: a long-running process
     for i, text in enumerate(TEXTS):
-        index.ingest_document(Document(tenant="acme", source_uri=f"faq/{i}.md", text=text, scope="acme/public" if i % 2 else None))
+        index.ingest_document(
+            Document(tenant="acme", source_uri=f"faq/{i}.md", text=text, scope="acme/public" if i % 2 else None)
+        )
     index.ingest_document(Document(tenant="other", source_uri="faq/x.md", text="Shipping refunds returns express gift islands"))
     yield index
     index.close()
@@ -92,6 +94,13 @@ def test_postings_follow_every_write_through_the_change_log(index, monkeypatch):
     assert index._terms.retired >= 3  # rewritten, deleted and moved chunks were retired, not edited in place
 
 
+def merged(index: TermIndex) -> None:
+    deadline = time.monotonic() + 10
+    while index.merging and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not index.merging
+
+
 def test_merging_and_compacting_keep_the_ranking(monkeypatch):
     rng = np.random.default_rng(3)
     words = [f"w{i}" for i in range(40)]
@@ -101,9 +110,15 @@ def test_merging_and_compacting_keep_the_ranking(monkeypatch):
     changed = TermIndex()
     changed.reset(0, list(docs.items())[:100])
     monkeypatch.setattr(postings, "MERGE_DELTA", 50)
-    changed.apply(1, [], list(docs.items())[100:])  # merged into the base on the way
+    base = len(changed.rows)
+    changed.apply(1, [], list(docs.items())[100:])  # the delta is frozen and merged in the background
+    searched_while_merging = changed.search(words[:6], {w: 1.0 for w in words[:6]}, 7.0, np.ones(300, dtype=bool), 20)
+    merged(changed)
+    assert len(changed.rows) > base and not changed.delta
+    assert searched_while_merging == changed.search(words[:6], {w: 1.0 for w in words[:6]}, 7.0, np.ones(300, dtype=bool), 20)
     rewritten = {i: docs[i] for i in range(0, 300, 2)}
     changed.apply(2, list(rewritten), rewritten.items())  # every other row retired and appended again
+    merged(changed)
     assert changed.retired == 150
     visible = np.ones(changed.size, dtype=bool)
     idf = {w: 1.0 + i / 10 for i, w in enumerate(words[:6])}

@@ -14,7 +14,9 @@ which remains the source of truth; this is a cache of it, kept current from the 
 Layout: rows (chunk id, length in terms, alive) as in `VectorCache`; postings in two parts. The *base* is
 compressed-column: term `t`'s postings are `rows[start[t]:start[t + 1]]` with their frequencies `tf[...]`,
 built at load and at compaction. The *delta* holds the postings of rows appended since, per term in Python lists
-(few: one ingest's chunks); once it holds `MERGE_DELTA` postings it is merged into the base.
+(few: one ingest's chunks). Once it holds `MERGE_DELTA` postings (and a tenth of the base's) it is frozen and
+merged into a new base by a background thread, while searches read base + frozen delta + new delta: a write
+never waits for the merge's sort (seconds at 500k chunks).
 """
 
 from __future__ import annotations
@@ -28,8 +30,38 @@ import numpy as np
 
 from sourcerer.retrieval.keyword import K1, B
 
-MERGE_DELTA = 200_000  # delta postings are merged into the base (a vectorised sort of all postings) once there
-MERGE_SHARE = 0.1  # are this many and this share of the base: rarely, so the sort's cost is spread thin
+MERGE_DELTA = 200_000
+MERGE_SHARE = 0.1
+
+Delta = dict[int, tuple[list[int], list[int]]]  # term id -> (rows, frequencies)
+
+
+def compressed_columns(
+    term_ids: np.ndarray, rows: np.ndarray, tf: np.ndarray | None, n_rows: int, n_terms: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(start, rows, tf) sorted by term then row, from one (term, row) pair per occurrence (`tf` None: counted
+    here) or per posting (`tf` given)."""
+    keys = term_ids.astype(np.int64) * max(1, n_rows) + rows
+    if tf is None:
+        keys, counts = np.unique(keys, return_counts=True)
+        tf = counts.astype(np.float32)
+    else:
+        order = np.argsort(keys, kind="stable")
+        keys, tf = keys[order], tf[order].astype(np.float32)
+    start = np.searchsorted(keys // max(1, n_rows), np.arange(n_terms + 1), side="left").astype(np.int64)
+    return start, (keys % max(1, n_rows)).astype(np.int32), tf
+
+
+def flatten(start: np.ndarray, rows: np.ndarray, tf: np.ndarray, deltas: list[Delta]) -> tuple[np.ndarray, ...]:
+    """Every posting of a base and deltas as parallel arrays: (term ids, rows, frequencies)."""
+    parts_terms = [np.repeat(np.arange(len(start) - 1, dtype=np.int64), np.diff(start))]
+    parts_rows, parts_tf = [rows.astype(np.int64)], [tf]
+    for delta in deltas:
+        for term, (term_rows, counts) in delta.items():
+            parts_terms.append(np.full(len(term_rows), term, dtype=np.int64))
+            parts_rows.append(np.asarray(term_rows, dtype=np.int64))
+            parts_tf.append(np.asarray(counts, dtype=np.float32))
+    return np.concatenate(parts_terms), np.concatenate(parts_rows), np.concatenate(parts_tf)
 
 
 class TermIndex:
@@ -48,7 +80,8 @@ class TermIndex:
         self.start = np.zeros(1, dtype=np.int64)  # base: term t's postings are [start[t], start[t + 1])
         self.rows = np.zeros(0, dtype=np.int32)
         self.tf = np.zeros(0, dtype=np.float32)
-        self.delta: dict[int, tuple[list[int], list[int]]] = {}
+        self.merging: Delta = {}  # a frozen delta being merged into the base in the background
+        self.delta: Delta = {}
         self.delta_postings = 0
         self.lock = threading.RLock()
 
@@ -64,34 +97,20 @@ class TermIndex:
             ids.append(chunk)
             lengths.append(len(tokens))
             term_ids.extend([vocabulary.setdefault(t, len(vocabulary)) for t in tokens])
-        lengths_ = np.frombuffer(lengths, dtype=np.int64) if lengths else np.zeros(0, dtype=np.int64)
-        row_of_posting = np.repeat(np.arange(len(ids), dtype=np.int64), lengths_)
+        n = len(ids)
+        counts = np.frombuffer(lengths, dtype=np.int64) if n else np.zeros(0, dtype=np.int64)
+        occurrences = np.frombuffer(term_ids, dtype=np.int32) if term_ids else np.zeros(0, dtype=np.int32)
+        base = compressed_columns(occurrences, np.repeat(np.arange(n, dtype=np.int64), counts), None, n, len(vocabulary))
         with self.lock:
             self.generation += 1
-            self.seq, self.retired = seq, 0
-            self.size = len(ids)
-            self.ids = np.frombuffer(ids, dtype=np.int64).copy() if ids else np.zeros(0, dtype=np.int64)
-            self.length = lengths_.astype(np.float64)
-            self.alive = np.ones(self.size, dtype=bool)
-            self.row_of = {int(chunk): row for row, chunk in enumerate(self.ids)}
+            self.seq, self.retired, self.size = seq, 0, n
+            capacity = n + max(1024, n // 4)  # headroom: growing copies these arrays
+            self.ids, self.length, self.alive = (np.zeros(capacity, dtype=t) for t in (np.int64, np.float64, bool))
+            self.ids[:n], self.length[:n], self.alive[:n] = np.frombuffer(ids, dtype=np.int64) if n else [], counts, True
+            self.row_of = {int(chunk): row for row, chunk in enumerate(self.ids[:n])}
             self.vocabulary = vocabulary
-            self.delta, self.delta_postings = {}, 0
-            terms_ = np.frombuffer(term_ids, dtype=np.int32).astype(np.int64) if term_ids else np.zeros(0, dtype=np.int64)
-            self._set_base(terms_, row_of_posting)
-
-    def _set_base(self, term_ids: np.ndarray, rows: np.ndarray, tf: np.ndarray | None = None) -> None:
-        """The base postings from one (term, row) pair per occurrence (tf None) or per posting (tf given)."""
-        keys = term_ids * max(1, self.size) + rows
-        if tf is None:
-            keys, counts = np.unique(keys, return_counts=True)  # sorted by term, then row
-            tf = counts.astype(np.float32)
-        else:
-            order = np.argsort(keys, kind="stable")
-            keys, tf = keys[order], tf[order].astype(np.float32)
-        terms_sorted = keys // max(1, self.size)
-        self.rows = (keys % max(1, self.size)).astype(np.int32)
-        self.tf = tf
-        self.start = np.searchsorted(terms_sorted, np.arange(len(self.vocabulary) + 1), side="left").astype(np.int64)
+            self.start, self.rows, self.tf = base
+            self.merging, self.delta, self.delta_postings = {}, {}, 0
 
     def apply(self, seq: int, touched: Iterable[int], rows: Iterable[tuple[int, str]]) -> None:
         """Retire every touched chunk's row and append `rows` (the touched chunks that still exist)."""
@@ -104,8 +123,11 @@ class TermIndex:
             for chunk, text in rows:
                 self._append(chunk, text.split())
             self.seq = seq
-            if self.delta_postings >= max(MERGE_DELTA, MERGE_SHARE * len(self.rows)):
-                self._merge()
+            if not self.merging and self.delta_postings >= max(MERGE_DELTA, MERGE_SHARE * len(self.rows)):
+                self.merging, self.delta, self.delta_postings = self.delta, {}, 0
+                threading.Thread(
+                    target=self._merge, args=(self.generation,), name="sourcerer-postings-merge", daemon=True
+                ).start()
 
     def _append(self, chunk: int, tokens: list[str]) -> None:
         row = self.size
@@ -121,28 +143,21 @@ class TermIndex:
         self.size += 1
         for token, count in Counter(tokens).items():
             term = self.vocabulary.setdefault(token, len(self.vocabulary))
-            rows, counts = self.delta.setdefault(term, ([], []))
-            rows.append(row)
+            term_rows, counts = self.delta.setdefault(term, ([], []))
+            term_rows.append(row)
             counts.append(count)
             self.delta_postings += 1
 
-    def _postings(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every posting, base and delta: (term ids, rows, frequencies)."""
-        base_terms = np.repeat(np.arange(len(self.start) - 1, dtype=np.int64), np.diff(self.start))
-        delta_terms = [np.full(len(r), t, dtype=np.int64) for t, (r, _) in self.delta.items()]
-        delta_rows = [np.asarray(r, dtype=np.int64) for r, _ in self.delta.values()]
-        delta_tf = [np.asarray(c, dtype=np.float32) for _, c in self.delta.values()]
-        return (
-            np.concatenate([base_terms, *delta_terms]),
-            np.concatenate([self.rows.astype(np.int64), *delta_rows]),
-            np.concatenate([self.tf, *delta_tf]),
-        )
-
-    def _merge(self) -> None:
-        """Fold the delta into the base (rows keep their numbers)."""
-        terms_, rows, tf = self._postings()
-        self.delta, self.delta_postings = {}, 0
-        self._set_base(terms_, rows, tf)
+    def _merge(self, generation: int) -> None:
+        """Fold the frozen delta into a new base, off the lock (base and frozen delta never change in place)."""
+        with self.lock:
+            start, rows, tf, merging = self.start, self.rows, self.tf, self.merging
+            n_rows, n_terms = self.size, len(self.vocabulary)
+        base = compressed_columns(*flatten(start, rows, tf, [merging]), n_rows, n_terms)
+        with self.lock:
+            if self.generation == generation:  # else a reset or compaction rebuilt the base meanwhile
+                self.start, self.rows, self.tf = base
+                self.merging = {}
 
     def compact(self) -> bool:
         """Drop retired rows once they are a quarter of the rows (at least 10,000); True when rows were renumbered
@@ -150,7 +165,7 @@ class TermIndex:
         with self.lock:
             if self.retired <= max(10_000, self.size // 4):
                 return False
-            terms_, rows, tf = self._postings()
+            terms_, rows, tf = flatten(self.start, self.rows, self.tf, [self.merging, self.delta])
             kept = self.alive[rows]
             renumber = np.cumsum(self.alive[: self.size]) - 1
             keep_rows = np.flatnonzero(self.alive[: self.size])
@@ -158,12 +173,28 @@ class TermIndex:
             self.size, self.retired = len(keep_rows), 0
             self.alive = np.ones(self.size, dtype=bool)
             self.row_of = {int(chunk): row for row, chunk in enumerate(self.ids)}
-            self.delta, self.delta_postings = {}, 0
-            self._set_base(terms_[kept], renumber[rows[kept]], tf[kept])
+            self.start, self.rows, self.tf = compressed_columns(
+                terms_[kept], renumber[rows[kept]], tf[kept], self.size, len(self.vocabulary)
+            )
+            self.merging, self.delta, self.delta_postings = {}, {}, 0
             self.generation += 1
             return True
 
     # --- searching -----------------------------------------------------------------------------------
+
+    def _term_postings(self, term: int) -> tuple[np.ndarray, np.ndarray]:
+        """A term's rows and frequencies: base, frozen delta and delta."""
+        rows, tf = [], []
+        if term + 1 < len(self.start):
+            rows.append(self.rows[self.start[term] : self.start[term + 1]])
+            tf.append(self.tf[self.start[term] : self.start[term + 1]])
+        for delta in (self.merging, self.delta):
+            if term in delta:
+                rows.append(np.asarray(delta[term][0], dtype=np.int32))
+                tf.append(np.asarray(delta[term][1], dtype=np.float32))
+        if len(rows) == 1:
+            return rows[0], tf[0]
+        return (np.concatenate(rows), np.concatenate(tf)) if rows else (np.zeros(0, np.int32), np.zeros(0, np.float32))
 
     def search(
         self, tokens: list[str], idf: dict[str, float], avg_len: float, visible: np.ndarray, limit: int
@@ -178,12 +209,7 @@ class TermIndex:
                 term = self.vocabulary.get(token)
                 if term is None:
                     continue
-                rows = self.rows[self.start[term] : self.start[term + 1]]
-                tf = self.tf[self.start[term] : self.start[term + 1]]
-                if term in self.delta:
-                    extra_rows, extra_tf = self.delta[term]
-                    rows = np.concatenate([rows, np.asarray(extra_rows, dtype=np.int32)])
-                    tf = np.concatenate([tf, np.asarray(extra_tf, dtype=np.float32)])
+                rows, tf = self._term_postings(term)
                 inside = rows < size
                 rows, tf = rows[inside], tf[inside].astype(np.float64)
                 norm = 1 - B + B * self.length[rows] / (avg_len or 1.0)

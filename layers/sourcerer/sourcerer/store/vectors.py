@@ -52,6 +52,24 @@ def _faiss() -> Any | None:
     return faiss
 
 
+def _reserve(graph: Any, rows: int) -> None:
+    """Room for `rows` more rows in a built graph's arrays. faiss sizes them exactly at the first `add`, so the
+    next one would copy all of them (160 ms at 60k rows, seconds at 500k) on a query's path; growing a vector
+    and shrinking it back keeps its capacity."""
+    faiss = _faiss()
+    storage = faiss.downcast_index(graph.storage)
+    per_row = [
+        (storage.codes, storage.code_size),
+        (graph.hnsw.neighbors, int(graph.hnsw.cum_nneighbor_per_level.at(1)) or 2 * HNSW_M),  # level 0's links
+        (graph.hnsw.levels, 1),
+        (graph.hnsw.offsets, 1),
+    ]
+    for array, width in per_row:
+        size = array.size()
+        array.resize(size + rows * width)
+        array.resize(size)
+
+
 class VectorCache:
     """Rows of (chunk id, vector); `alive[i]` is False once row i is retired (its chunk deleted or rewritten)."""
 
@@ -108,7 +126,9 @@ class VectorCache:
         vectors = np.vstack([np.frombuffer(blob, dtype=np.float32) for _, blob in rows])
         needed = self.size + len(rows)
         if self.matrix.shape[1] != vectors.shape[1] or needed > len(self.ids):
-            capacity = max(needed, int(len(self.ids) * 1.5), 1024)
+            # headroom: growing copies the whole matrix (seconds at 500k rows), so it must be rare, not the cost
+            # of the first write after a load
+            capacity = max(needed + needed // 4, int(len(self.ids) * 1.5), 1024)
             matrix = np.zeros((capacity, vectors.shape[1]), dtype=np.float32)
             ids = np.zeros(capacity, dtype=np.int64)
             alive = np.zeros(capacity, dtype=bool)
@@ -164,6 +184,7 @@ class VectorCache:
             graph = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
             graph.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
             graph.add(snapshot)
+            _reserve(graph, max(8192, rows // 4))
             with self.lock:
                 if self.generation == generation:  # else rows were renumbered meanwhile: this graph is stale
                     graph.add(self.matrix[rows : self.size])
