@@ -72,7 +72,7 @@ class TermIndex:
         self.size = 0
         self.generation = 0  # bumped whenever rows are renumbered (a reset or a compaction)
         self.ids = np.zeros(0, dtype=np.int64)
-        self.length = np.zeros(0, dtype=np.float64)
+        self.length = np.zeros(0, dtype=np.float32)
         self.alive = np.zeros(0, dtype=bool)
         self.row_of: dict[int, int] = {}
         self.retired = 0
@@ -105,7 +105,7 @@ class TermIndex:
             self.generation += 1
             self.seq, self.retired, self.size = seq, 0, n
             capacity = n + max(1024, n // 4)  # headroom: growing copies these arrays
-            self.ids, self.length, self.alive = (np.zeros(capacity, dtype=t) for t in (np.int64, np.float64, bool))
+            self.ids, self.length, self.alive = (np.zeros(capacity, dtype=t) for t in (np.int64, np.float32, bool))
             self.ids[:n], self.length[:n], self.alive[:n] = np.frombuffer(ids, dtype=np.int64) if n else [], counts, True
             self.row_of = {int(chunk): row for row, chunk in enumerate(self.ids[:n])}
             self.vocabulary = vocabulary
@@ -203,18 +203,18 @@ class TermIndex:
         the query's IDFs, as `SQLiteIndex._keyword` scores FTS5's candidates)."""
         with self.lock:
             size = min(self.size, len(visible))  # rows appended after `visible` was made are not searched yet
-            allowed = visible[:size] & self.alive[:size]
-            scores = np.zeros(size, dtype=np.float64)
+            scores = np.zeros(size, dtype=np.float32)
+            norm = (K1 * (1 - B)) + (K1 * B / (avg_len or 1.0)) * self.length[:size]  # BM25's length part, per row
             for token in tokens:
                 term = self.vocabulary.get(token)
                 if term is None:
                     continue
                 rows, tf = self._term_postings(term)
-                inside = rows < size
-                rows, tf = rows[inside], tf[inside].astype(np.float64)
-                norm = 1 - B + B * self.length[rows] / (avg_len or 1.0)
-                scores[rows] += idf[token] * tf * (K1 + 1) / (tf + K1 * norm)  # a term's rows are distinct
-            scores[~allowed] = 0.0
+                if len(rows) and rows[-1] >= size:  # rows ascend: base, then frozen delta, then delta
+                    inside = rows < size
+                    rows, tf = rows[inside], tf[inside]
+                scores[rows] += (idf[token] * (K1 + 1)) * tf / (tf + norm[rows])  # a term's rows are distinct
+            scores *= visible[:size] & self.alive[:size]
             ids = self.ids
         ceiling = sum(idf.values()) or 1.0
         candidates = np.flatnonzero(scores > 0)

@@ -96,6 +96,8 @@ PRUNE_ABOVE_CHUNKS = 20_000
 COMMON_TERM_SHARE = 0.05
 MAX_CANDIDATE_TERMS = 6
 PRUNED_DEPTH_FACTOR = 4
+# FTS5 pre-ranks with its own IDF; this many more candidates than asked are rescored with ours
+EXTRA_CANDIDATES = 10
 
 
 def candidate_terms(tokens: list[str], counts: dict[str, int], total: int) -> list[str]:
@@ -719,7 +721,7 @@ class SQLiteIndex:
             finding = tokens if only is not None else candidate_terms(tokens, counts, total)
             match = " OR ".join(f'"{t}"' for t in finding)
             # fewer terms rank candidates more coarsely: take a deeper pool for the full BM25 to choose from
-            wanted = (limit + 10) * (PRUNED_DEPTH_FACTOR if len(finding) < len(tokens) else 1)
+            wanted = (limit + EXTRA_CANDIDATES) * (PRUNED_DEPTH_FACTOR if len(finding) < len(tokens) else 1)
             ids = self._candidates(db, match, where, args, wanted, None if only is None else list(only))
             if not ids:
                 return {}
