@@ -21,6 +21,7 @@ never waits for the merge's sort (seconds at 500k chunks).
 
 from __future__ import annotations
 
+import itertools
 import threading
 from array import array
 from collections import Counter
@@ -92,11 +93,16 @@ class TermIndex:
         entry `seq`."""
         ids, lengths, term_ids = array("q"), array("q"), array("i")  # compact: tens of millions of terms at 500k
         vocabulary: dict[str, int] = {}
-        for chunk, text in rows:
-            tokens = text.split()
-            ids.append(chunk)
-            lengths.append(len(tokens))
-            term_ids.extend([vocabulary.setdefault(t, len(vocabulary)) for t in tokens])
+        rows = iter(rows)
+        while batch := list(itertools.islice(rows, 10_000)):
+            # whole batches through C-level str, set and map calls: no Python bytecode per term
+            texts = [text for _, text in batch]
+            tokens = " ".join(texts).split()
+            fresh = set(tokens).difference(vocabulary)
+            vocabulary.update(zip(fresh, itertools.count(len(vocabulary))))
+            term_ids.extend(map(vocabulary.__getitem__, tokens))
+            ids.extend(chunk for chunk, _ in batch)
+            lengths.extend(text.count(" ") + 1 if text else 0 for text in texts)  # terms are single-spaced
         n = len(ids)
         counts = np.frombuffer(lengths, dtype=np.int64) if n else np.zeros(0, dtype=np.int64)
         occurrences = np.frombuffer(term_ids, dtype=np.int32) if term_ids else np.zeros(0, dtype=np.int32)

@@ -487,10 +487,21 @@ class SQLiteIndex:
         return f"{count}:{latest!r}:{chunks}:{self.pending_embeddings(tenant)}"
 
     def serve_long_running(self) -> None:
-        # large indexes get their HNSW graph and their keyword postings in memory, built in the background
+        """Large indexes get their HNSW graph and their keyword postings in memory, built in the background, and
+        the vectors load now (at worker start), not in the first request."""
         self._vectors.graph = True
         if self._terms_state == "off":
             self._terms_state = "wanted"
+        threading.Thread(target=self._warm, name="sourcerer-index-warm", daemon=True).start()
+
+    def _warm(self) -> None:
+        try:
+            if self.embedder is not None:
+                self._catch_up()
+            with self._lock:
+                self._term_index(self._corpus_stats(self._db())[0])
+        except Exception:  # noqa: BLE001 - warming is an optimisation: the first request loads what is missing
+            log.exception("warming the index failed; the first request loads it")
 
     def pending_embeddings(self, tenant: str | None = None) -> int:
         """Chunks (of `tenant`, or all) written without their vectors yet: keyword-searchable, not yet semantically."""
