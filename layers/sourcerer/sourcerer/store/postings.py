@@ -30,6 +30,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from sourcerer.retrieval.keyword import K1, B
+from sourcerer.store.vectors import retire_rows
 
 MERGE_DELTA = 200_000
 MERGE_SHARE = 0.1
@@ -121,11 +122,7 @@ class TermIndex:
     def apply(self, seq: int, touched: Iterable[int], rows: Iterable[tuple[int, str]]) -> None:
         """Retire every touched chunk's row and append `rows` (the touched chunks that still exist)."""
         with self.lock:
-            for chunk in touched:
-                row = self.row_of.pop(chunk, None)
-                if row is not None and self.alive[row]:
-                    self.alive[row] = False
-                    self.retired += 1
+            retire_rows(self, touched)
             for chunk, text in rows:
                 self._append(chunk, text.split())
             self.seq = seq

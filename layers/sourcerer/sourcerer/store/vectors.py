@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -70,6 +71,16 @@ def _reserve(graph: Any, rows: int) -> None:
         array.resize(size)
 
 
+def retire_rows(cache: Any, touched: Iterable[int]) -> None:
+    """Retire the rows of `touched` chunks (deleted, rewritten or moved) in an in-memory cache of rows (this
+    module's `VectorCache`, `postings.TermIndex`): they stop matching at once, and compaction drops them later."""
+    for chunk in touched:
+        row = cache.row_of.pop(chunk, None)
+        if row is not None and cache.alive[row]:
+            cache.alive[row] = False
+            cache.retired += 1
+
+
 class VectorCache:
     """Rows of (chunk id, vector); `alive[i]` is False once row i is retired (its chunk deleted or rewritten)."""
 
@@ -109,11 +120,7 @@ class VectorCache:
         """Retire every touched chunk's row, append `rows` (the touched chunks that still have a vector).
         Returns the new rows' positions, so per-caller visibility is computed for them only."""
         with self.lock:
-            for chunk in touched:
-                row = self.row_of.pop(chunk, None)
-                if row is not None and self.alive[row]:
-                    self.alive[row] = False
-                    self.retired += 1
+            retire_rows(self, touched)
             start = self.size
             self._append(rows)
             self.seq = seq
