@@ -376,7 +376,7 @@ class SQLiteIndex:
         """Mark a write: statistics reload on the next read; readers catch up on vectors from `chunk_changes`,
         which keeps its last `CHANGE_LOG_ROWS` entries (a reader further behind reloads everything)."""
         db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='version'")
-        last = db.execute("SELECT max(seq) FROM chunk_changes").fetchone()[0] or 0
+        last = SQLiteIndex._log_position(db)
         if (
             last % 10_000 == 0
             or last - (db.execute("SELECT min(seq) FROM chunk_changes").fetchone()[0] or last) > 2 * CHANGE_LOG_ROWS
@@ -722,12 +722,12 @@ class SQLiteIndex:
             counts = dict(
                 db.execute(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({','.join('?' * len(tokens))})", tokens).fetchall()
             )
+            avg_len = (total_terms / total) if total else 1.0
+            idf = {t: math.log(1 + (total - counts.get(t, 0) + 0.5) / (counts.get(t, 0) + 0.5)) for t in tokens}
             in_memory = self._term_index(total) if only is None else None
             if in_memory is not None:  # exact BM25 over every term, no FTS5 ranking (see store/postings.py)
-                idf = {t: math.log(1 + (total - counts.get(t, 0) + 0.5) / (counts.get(t, 0) + 0.5)) for t in tokens}
-                visible = self._visible(in_memory, where, args)
                 current().search["keyword_path"] = "postings"
-                return in_memory.search(tokens, idf, (total_terms / total) if total else 1.0, visible, limit)
+                return in_memory.search(tokens, idf, avg_len, self._visible(in_memory, where, args), limit)
             # rescoring given chunks (`only`) matches on every term; finding candidates, on the informative ones
             finding = tokens if only is not None else candidate_terms(tokens, counts, total)
             match = " OR ".join(f'"{t}"' for t in finding)
@@ -737,8 +737,6 @@ class SQLiteIndex:
             if not ids:
                 return {}
             rows = db.execute(f"SELECT rowid, terms FROM chunks_fts WHERE rowid IN ({','.join('?' * len(ids))})", ids).fetchall()
-        avg_len = (total_terms / total) if total else 1.0
-        idf = {t: math.log(1 + (total - counts.get(t, 0) + 0.5) / (counts.get(t, 0) + 0.5)) for t in tokens}
         ceiling = sum(idf.values())
         scores: dict[int, float] = {}
         for rowid, text in rows:
@@ -798,25 +796,19 @@ class SQLiteIndex:
         if self._terms_state != "ready":
             return None
         db, index = self._db(), self._terms
-        last = db.execute("SELECT max(seq) FROM chunk_changes").fetchone()[0] or 0
-        if index.seq == last:
+        if index.seq == self._log_position(db):
             return index
-        pruned = db.execute("SELECT value FROM meta WHERE key='changes_pruned_to'").fetchone()
-        if index.seq < int(pruned[0] if pruned else 0):  # too far behind the log: build again, FTS5 meanwhile
-            self._terms_state = "wanted"
-            return None
         db.execute("BEGIN")  # one read snapshot: the log position and the rows it describes
         try:
-            last = db.execute("SELECT max(seq) FROM chunk_changes").fetchone()[0] or 0
-            touched = [r[0] for r in db.execute("SELECT DISTINCT chunk FROM chunk_changes WHERE seq > ?", (index.seq,))]
-            rows = []
-            for start in range(0, len(touched), 900):  # SQLite's bound-parameter limit
-                part = touched[start : start + 900]
-                rows += db.execute(
-                    f"SELECT rowid, terms FROM chunks_fts WHERE rowid IN ({','.join('?' * len(part))})", part
-                ).fetchall()
+            last = self._log_position(db)
+            behind = index.seq < self._log_pruned_to(db)
+            if not behind:
+                touched, rows = self._changed(db, index.seq, last, "SELECT rowid, terms FROM chunks_fts WHERE rowid IN ({})")
         finally:
             db.execute("COMMIT")
+        if behind:  # too far behind the log: build again, FTS5 meanwhile
+            self._terms_state = "wanted"
+            return None
         index.apply(last, touched, rows)
         if index.compact():
             self._masks.clear()
@@ -826,10 +818,10 @@ class SQLiteIndex:
         """Load every chunk's terms into `self._terms`, on a connection of this thread's own (readers meanwhile
         are served by FTS5; WAL lets this read run beside writers)."""
         try:
-            conn = sqlite3.connect(self.path, check_same_thread=False)
+            conn = connect(self.path, SCHEMA)
             try:
                 conn.execute("BEGIN")
-                seq = conn.execute("SELECT max(seq) FROM chunk_changes").fetchone()[0] or 0
+                seq = self._log_position(conn)
                 self._terms.reset(seq, conn.execute("SELECT rowid, terms FROM chunks_fts ORDER BY rowid"))
                 conn.execute("COMMIT")
             finally:
@@ -852,37 +844,47 @@ class SQLiteIndex:
         db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key='chunk_count'", (chunks,))
         db.execute("UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key='term_count'", (terms_,))
 
+    @staticmethod
+    def _log_position(db: sqlite3.Connection) -> int:
+        """The last entry of the change log (`chunk_changes`): what an in-memory cache has caught up to."""
+        return db.execute("SELECT max(seq) FROM chunk_changes").fetchone()[0] or 0
+
+    @staticmethod
+    def _log_pruned_to(db: sqlite3.Connection) -> int:
+        """Entries up to this one were pruned from the log: a cache further behind must load everything again."""
+        row = db.execute("SELECT value FROM meta WHERE key='changes_pruned_to'").fetchone()
+        return int(row[0]) if row else 0
+
+    @staticmethod
+    def _changed(db: sqlite3.Connection, since: int, last: int, select: str) -> tuple[list[int], list[tuple[Any, ...]]]:
+        """The chunks the log touched after entry `since` up to `last`, and `select` (a query whose `{}` takes
+        their ids) over those that still exist. Run inside the caller's read snapshot."""
+        touched = [r[0] for r in db.execute("SELECT DISTINCT chunk FROM chunk_changes WHERE seq > ? AND seq <= ?", (since, last))]
+        rows: list[tuple[Any, ...]] = []
+        for start in range(0, len(touched), 900):  # SQLite's bound-parameter limit
+            part = touched[start : start + 900]
+            rows += db.execute(select.format(",".join("?" * len(part))), part).fetchall()
+        return touched, rows
+
     def _catch_up(self) -> VectorCache:
         """The vector cache, brought up to the last write (any process's) by applying only the changes since."""
         db = self._db()
         cache = self._vectors
         with self._lock:
-            last = db.execute("SELECT max(seq) FROM chunk_changes").fetchone()[0] or 0
-            if self._loaded and cache.seq == last:
+            if self._loaded and cache.seq == self._log_position(db):
                 return cache
             db.execute("BEGIN")  # one read snapshot: the log position and the rows it describes
             try:
-                last = db.execute("SELECT max(seq) FROM chunk_changes").fetchone()[0] or 0
-                pruned = db.execute("SELECT value FROM meta WHERE key='changes_pruned_to'").fetchone()
-                if not self._loaded or cache.seq < int(pruned[0] if pruned else 0):
+                last = self._log_position(db)
+                if not self._loaded or cache.seq < self._log_pruned_to(db):
                     rows = db.execute("SELECT id, vector FROM chunks WHERE vector IS NOT NULL ORDER BY id").fetchall()
                     cache.reset(last, rows)
                     self._masks.clear()
                     self._loaded = True
                 else:
-                    touched = [
-                        r[0]
-                        for r in db.execute(
-                            "SELECT DISTINCT chunk FROM chunk_changes WHERE seq > ? AND seq <= ?", (cache.seq, last)
-                        )
-                    ]
-                    rows = []
-                    for start in range(0, len(touched), 900):  # SQLite's bound-parameter limit
-                        part = touched[start : start + 900]
-                        rows += db.execute(
-                            f"SELECT id, vector FROM chunks WHERE id IN ({','.join('?' * len(part))}) AND vector IS NOT NULL",
-                            part,
-                        ).fetchall()
+                    touched, rows = self._changed(
+                        db, cache.seq, last, "SELECT id, vector FROM chunks WHERE id IN ({}) AND vector IS NOT NULL"
+                    )
                     cache.apply(last, touched, rows)
             finally:
                 db.execute("COMMIT")
