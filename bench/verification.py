@@ -3,7 +3,8 @@
 QA (2,000 pairs): `knowledge` is the only passage; `right_answer` must verify faithful and
 `hallucinated_answer` unfaithful. Summaries (300 pairs, new): the document is the only passage; the right
 summary (several sentences, paraphrased) must verify faithful, the hallucinated one unfaithful. An answer is
-faithful when every one of its claims is supported. The claim-support model never saw these items
+faithful when every one of its claims is supported; an answer of several claims is weighed as a whole by the
+judge's answer model (`sourcerer.support`). The claim-support models never saw these items
 (`bench/train_claim_support.py` samples around them). Peers in the same run: grounded-check (exact tier) and
 the "every content word appears" baseline.
 """
@@ -11,6 +12,7 @@ the "every content word appears" baseline.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import tempfile
 import time
 from pathlib import Path
@@ -88,12 +90,14 @@ def run(n: int, n_summaries: int = 300) -> dict:
 
 
 def _all_claims(judge, answer: str, source: str) -> bool:
+    """The judge's verdict on the whole answer, as `ask(verify=True)` gets it: faithful when every claim is
+    supported (an answer of several claims is weighed as a whole)."""
     from sourcerer.models import Passage
-    from sourcerer.verify import Claim, split_claims
+    from sourcerer.verify import Claim, faithfulness_of, split_claims
 
-    claims = split_claims(answer) or [Claim(text=answer, citations=[1])]
-    passage = [Passage(text=source)]
-    return all(judge.check(Claim(text=c.text, citations=[1]), passage, claims_in_answer=len(claims)).supported for c in claims)
+    claims = [Claim(text=c.text, citations=[1]) for c in split_claims(answer)] or [Claim(text=answer, citations=[1])]
+    verdicts = asyncio.run(judge.judge(claims, [Passage(text=source)]))
+    return faithfulness_of(verdicts, judge.name).faithful
 
 
 def _grounded_check():

@@ -112,3 +112,69 @@ def test_every_rejection_says_why(judge):
     ):
         verdict = _supported(judge, claim)
         assert not verdict.supported and verdict.why and verdict.why != "supported"
+
+
+COUNCIL = (
+    "The city council voted on Tuesday to close the Riverside library branch at the end of March. "
+    "Council members said the building needs repairs that would cost about $2 million. "
+    "Residents who opposed the closure gathered outside the town hall before the vote. "
+    "The library's books and staff will move to the Main Street branch, which will extend its opening hours. "
+    "A final decision on selling the Riverside building is expected next year."
+)
+FAITHFUL_SUMMARY = (
+    "The city council voted on Tuesday to close the Riverside library branch at the end of March. "
+    "Council members said repairs to the building would cost about $2 million. "
+    "Opponents of the closure protested outside the town hall before the vote. "
+    "The Main Street branch will take the library's books and staff and stay open longer."
+)
+
+
+def _judged(judge, answer: str, source: str = COUNCIL):
+    import asyncio
+
+    from sourcerer.verify import faithfulness_of
+
+    claims = [Claim(text=c.text, citations=[1]) for c in split_claims(answer)]
+    verdicts = asyncio.run(judge.judge(claims, [Passage(text=source)]))
+    return faithfulness_of(verdicts, judge.name), verdicts, claims
+
+
+def test_a_faithful_summary_is_weighed_as_a_whole_not_failed_by_its_loosest_sentence(judge):
+    faithfulness, verdicts, claims = _judged(judge, FAITHFUL_SUMMARY)
+    assert faithfulness.faithful, [v.why for v in verdicts]
+    # the paraphrased last sentence alone falls under the claim model's threshold; the answer model keeps it
+    assert not judge.check(claims[-1], [Passage(text=COUNCIL)], claims_in_answer=len(claims)).supported
+    assert "answer as a whole" in verdicts[-1].why
+
+
+def test_a_summary_with_invented_sentences_is_unfaithful_and_names_them(judge):
+    invented = (
+        "The city council voted to close the Riverside library branch at the end of March. "
+        "The mayor promised residents that a new library would be built downtown within two years. "
+        "Developers have already offered to buy the building and turn it into luxury apartments."
+    )
+    faithfulness, verdicts, _ = _judged(judge, invented)
+    assert not faithfulness.faithful
+    assert [v.supported for v in verdicts] == [True, False, False]
+    assert "mayor" in verdicts[1].why and "luxury" in verdicts[2].why
+
+
+def test_a_veto_decides_before_the_answer_model(judge):
+    changed = FAITHFUL_SUMMARY.replace("$2 million", "$3 million")
+    faithfulness, verdicts, _ = _judged(judge, changed)
+    assert not faithfulness.faithful
+    assert "number not in source: 3" in verdicts[1].why
+
+
+def test_when_the_answer_model_rejects_an_answer_whose_claims_each_pass_its_weakest_claim_is_named():
+    from sourcerer.support import ANSWER_SUPPORT_FEATURES, ClaimSupport, SupportModel, load_support_models
+    from sourcerer.synthesis.answerability import LogisticModel
+
+    shipped = load_support_models()["lexical"]
+    features = ANSWER_SUPPORT_FEATURES["lexical"]
+    never = LogisticModel(features, [0.0] * len(features), -10.0, [0.0] * len(features), [1.0] * len(features), 0.5)
+    judge = LocalJudge(None, ClaimSupport(None, {"lexical": SupportModel(shipped.model, 0.0, never)}))
+    faithfulness, verdicts, _ = _judged(judge, FAITHFUL_SUMMARY)
+    assert not faithfulness.faithful
+    assert sum(not v.supported for v in verdicts) == 1
+    assert next(v.why for v in verdicts if not v.supported).startswith("the answer as a whole is not supported")

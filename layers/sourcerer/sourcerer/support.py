@@ -7,6 +7,11 @@ model (`data/claim_support.json`, trained by `bench/train_claim_support.py` on H
 that no benchmark reports on) over features of how the claim's words, names, word pairs and — with the
 bundled e5 model — meaning are found in the cited sentences. A faithful paraphrase keeps most word pairs and
 names and stays close in meaning; a fabrication adds names, pairs or facts the source does not hold.
+
+An answer of several claims is judged as a whole by a second learned model (`judge_answer`): it reads how well
+the claims are supported on average and at their weakest. A summary's sentences are each only partly found in
+the source, so asking every one to pass on its own rejects most faithful summaries (one weak sentence in five
+is enough), while a fabricated summary is less grounded throughout.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 
@@ -53,6 +58,18 @@ SUPPORT_FEATURES["semantic"] = SUPPORT_FEATURES["lexical"] + [
     "best_sentence_similarity",  # ... to the sentence sharing most words
 ]
 
+# What the answer model reads of an answer's claims: the mean and the weakest value of each claim feature.
+_AGGREGATED = ["coverage", "sentence_coverage", "window_coverage", "pair_coverage", "sequence_coverage"]
+ANSWER_SUPPORT_FEATURES: dict[str, list[str]] = {
+    "lexical": [
+        "mean_probability",  # the claim model's mean probability over the answer's claims
+        "min_probability",  # ... its weakest claim's
+        "contained_share",  # share of claims one cited sentence holds word for word
+        *[f"{kind}_{name}" for name in _AGGREGATED for kind in ("mean", "min")],
+    ],
+}
+ANSWER_SUPPORT_FEATURES["semantic"] = ANSWER_SUPPORT_FEATURES["lexical"] + ["mean_similarity", "min_similarity"]
+
 RELATION_WORDS = frozenset(
     "before after more less most least than first last earlier later older younger larger smaller bigger "
     "higher lower longer shorter both only same different".split()
@@ -83,11 +100,14 @@ class SourceSentence:
 
 @dataclass
 class Support:
-    """The verdict on one claim: supported or not, why, and the model's probability."""
+    """The verdict on one claim: supported or not, why, and the model's probability. `values` are the claim's
+    features (empty when a check decided before the model: no content words, or a veto)."""
 
     supported: bool
     why: str
     probability: float
+    values: dict[str, float] = field(default_factory=dict)
+    feature_set: str = ""
 
 
 def checked_terms(text: str) -> list[str]:
@@ -175,10 +195,12 @@ NEGATION_MATCH = 0.6  # share of the claim's terms a sentence must hold before i
 
 @dataclass
 class SupportModel:
-    """The claim-support model of one feature set and its two operating points."""
+    """The claim-support model of one feature set, its two operating points, and the answer model that judges
+    an answer of several claims as a whole (None: each claim is judged alone)."""
 
     model: LogisticModel
     threshold_several: float  # per claim, in an answer of several claims
+    answer: LogisticModel | None = None
 
     def threshold(self, claims_in_answer: int) -> float:
         return self.model.threshold if claims_in_answer <= 1 else self.threshold_several
@@ -188,9 +210,28 @@ class SupportModel:
 def load_support_models() -> dict[str, SupportModel]:
     raw = json.loads(resources.files("sourcerer").joinpath("data", MODELS_FILE).read_text(encoding="utf-8"))
     return {
-        name: SupportModel(LogisticModel.from_json(entry["model"]), float(entry["threshold_several_claims"]))
+        name: SupportModel(
+            LogisticModel.from_json(entry["model"]),
+            float(entry["threshold_several_claims"]),
+            LogisticModel.from_json(entry["answer"]) if "answer" in entry else None,
+        )
         for name, entry in raw["models"].items()
     }
+
+
+def answer_support_features(supports: Sequence[Support]) -> dict[str, float]:
+    """The answer model's features: the mean and the weakest of its claims' (each claim scored by the model)."""
+    scored = [s for s in supports if s.values]
+    out = {
+        "mean_probability": sum(s.probability for s in scored) / len(scored),
+        "min_probability": min(s.probability for s in scored),
+        "contained_share": sum(1 for s in scored if contained(s.values)) / len(scored),
+    }
+    for name in _AGGREGATED + ["similarity"]:
+        values = [s.values.get(name, 0.0) for s in scored]
+        out[f"mean_{name}"] = sum(values) / len(values)
+        out[f"min_{name}"] = min(values)
+    return out
 
 
 class ClaimSupport:
@@ -272,12 +313,41 @@ class ClaimSupport:
             return Support(False, vetoed, 0.0)
         values, feature_set = self.features(claim, source, sentences)
         if contained(values):
-            return Support(True, "every word of the claim is in one cited sentence", 1.0)
+            return Support(True, "every word of the claim is in one cited sentence", 1.0, values, feature_set)
         chosen = self.models[feature_set]
         probability = chosen.model.probability(values)
         if probability >= chosen.threshold(claims_in_answer):
-            return Support(True, f"supported (p={probability:.2f})", probability)
-        return Support(False, _why(claim, values, source), probability)
+            return Support(True, f"supported (p={probability:.2f})", probability, values, feature_set)
+        return Support(False, _why(claim, values, source), probability, values, feature_set)
+
+    def judge_answer(self, claims: Sequence[tuple[str, str]]) -> list[Support]:
+        """The verdicts on an answer's claims, each given as (claim, the text it cites).
+
+        One claim is judged alone. Several are judged as a whole by the answer model once no check has
+        vetoed any of them: when it finds the answer supported, claims the claim model doubted alone are
+        supported with the answer; when it does not, the claims the claim model rejects are named, or its
+        weakest claim when the claim model rejects none. Either way the answer is faithful exactly when the
+        answer model says so.
+        """
+        supports = [self.check(claim, source, claims_in_answer=len(claims)) for claim, source in claims]
+        scored = [s for s in supports if s.values]
+        if len(scored) < 2 or any(not s.supported and not s.values for s in supports):
+            return supports  # a single claim, or a veto: nothing to weigh
+        model = self.models[scored[0].feature_set].answer
+        if model is None:
+            return supports
+        p = model.probability(answer_support_features(supports))
+        if p >= model.threshold:
+            return [
+                s if s.supported else Support(True, f"supported with the answer as a whole (answer p={p:.2f}; this claim alone p={s.probability:.2f})", s.probability, s.values, s.feature_set)
+                for s in supports
+            ]
+        if all(s.supported for s in supports):
+            weakest = min(range(len(supports)), key=lambda i: supports[i].probability)
+            claim, source = claims[weakest]
+            why = f"the answer as a whole is not supported (answer p={p:.2f}); its weakest claim: {_why(claim, supports[weakest].values, source)}"
+            supports[weakest] = Support(False, why, supports[weakest].probability, supports[weakest].values, supports[weakest].feature_set)
+        return supports
 
 
 def contained(values: dict[str, float]) -> bool:

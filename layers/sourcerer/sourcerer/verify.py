@@ -15,7 +15,7 @@ from sourcerer.citations import MARKER, split_grouped_markers, strip_markers
 from sourcerer.errors import ConfigurationError, MalformedReply
 from sourcerer.models import CharSpan, ClaimVerdict, Faithfulness, Passage
 from sourcerer.retrieval.embedders import CachedEmbedder, local_embedder, with_known
-from sourcerer.support import ClaimSupport, SourceSentence, source_sentences, supporting_sentences
+from sourcerer.support import ClaimSupport, SourceSentence, Support, source_sentences, supporting_sentences
 from sourcerer.synthesis.prompt import JUDGE_PROMPT, render_sources
 from sourcerer.synthesis.providers import ChatProvider, ask_for_json, chat_chain_from_env
 from sourcerer.text import sentence_spans
@@ -104,7 +104,8 @@ def faithfulness_of(verdicts: Sequence[ClaimVerdict], judge: str) -> Faithfulnes
 class LocalJudge:
     """A judge that needs no network: `sourcerer.support.ClaimSupport` on each claim against the text it cites —
     deterministic vetoes (numbers, quotes, negation) first, then the learned claim-support model (lexical, or
-    with the bundled e5 model's similarities when `embedder` is given)."""
+    with the bundled e5 model's similarities when `embedder` is given), and for an answer of several claims
+    the answer model that weighs them together."""
 
     name = "local"
 
@@ -113,22 +114,38 @@ class LocalJudge:
         self.support = support or ClaimSupport(embedder)
 
     async def judge(self, claims: Sequence[Claim], passages: Sequence[Passage]) -> list[ClaimVerdict]:
-        return [self.check(claim, passages, claims_in_answer=len(claims)) for claim in claims]
+        """Every claim against the passages it cites; an answer of several claims is weighed as a whole
+        (`ClaimSupport.judge_answer`). A claim that cites nothing is unsupported, and so is the answer."""
+        cited = [self._cited(claim, passages) for claim in claims]
+        if not all(cited):
+            return [self.check(claim, passages, claims_in_answer=len(claims)) for claim in claims]
+        supports = self._support(passages).judge_answer([(c.text, text) for c, text in zip(claims, cited, strict=True)])
+        return [_verdict(claim, support) for claim, support in zip(claims, supports, strict=True)]
 
     def check(self, claim: Claim, passages: Sequence[Passage], claims_in_answer: int = 1) -> ClaimVerdict:
-        cited = [passages[n - 1].text for n in claim.citations if 1 <= n <= len(passages)]
+        """One claim alone (`claims_in_answer` picks the claim model's operating point)."""
+        cited = self._cited(claim, passages)
         if not cited:
             return ClaimVerdict(claim=claim.text, supported=False, citations=claim.citations, why="cites no source")
+        return _verdict(claim, self._support(passages).check(claim.text, cited, claims_in_answer=claims_in_answer))
+
+    @staticmethod
+    def _cited(claim: Claim, passages: Sequence[Passage]) -> str:
+        return "\n\n".join(passages[n - 1].text for n in claim.citations if 1 <= n <= len(passages))
+
+    def _support(self, passages: Sequence[Passage]) -> ClaimSupport:
         embedder = with_known(self.embedder, passages)  # sentence vectors stored at ingest, when the passages carry them
-        support = self.support if embedder is self.embedder else ClaimSupport(embedder, self.support.models)
-        verdict = support.check(claim.text, "\n\n".join(cited), claims_in_answer=claims_in_answer)
-        return ClaimVerdict(
-            claim=claim.text,
-            supported=verdict.supported,
-            citations=claim.citations,
-            why=verdict.why,
-            score=round(verdict.probability, 4),
-        )
+        return self.support if embedder is self.embedder else ClaimSupport(embedder, self.support.models)
+
+
+def _verdict(claim: Claim, support: Support) -> ClaimVerdict:
+    return ClaimVerdict(
+        claim=claim.text,
+        supported=support.supported,
+        citations=claim.citations,
+        why=support.why,
+        score=round(support.probability, 4),
+    )
 
 
 def apply_vetoes(verdicts: list[ClaimVerdict], claims: Sequence[Claim], passages: Sequence[Passage]) -> list[ClaimVerdict]:
