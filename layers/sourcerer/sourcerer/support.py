@@ -16,11 +16,12 @@ is enough), while a fabricated summary is less grounded throughout.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 
@@ -219,6 +220,13 @@ def load_support_models() -> dict[str, SupportModel]:
     }
 
 
+@lru_cache(maxsize=1)
+def support_models_version() -> str:
+    """A short fingerprint of the shipped models. The local judge is named by it, so an audit asks a retrained
+    judge afresh instead of keeping the old one's verdicts."""
+    return hashlib.sha256(resources.files("sourcerer").joinpath("data", MODELS_FILE).read_bytes()).hexdigest()[:8]
+
+
 def answer_support_features(supports: Sequence[Support]) -> dict[str, float]:
     """The answer model's features: the mean and the weakest of its claims' (each claim scored by the model)."""
     scored = [s for s in supports if s.values]
@@ -321,32 +329,22 @@ class ClaimSupport:
         return Support(False, _why(claim, values, source), probability, values, feature_set)
 
     def judge_answer(self, claims: Sequence[tuple[str, str]]) -> list[Support]:
-        """The verdicts on an answer's claims, each given as (claim, the text it cites).
-
-        One claim is judged alone. Several are judged as a whole by the answer model once no check has
-        vetoed any of them: when it finds the answer supported, claims the claim model doubted alone are
-        supported with the answer; when it does not, the claims the claim model rejects are named, or its
-        weakest claim when the claim model rejects none. Either way the answer is faithful exactly when the
-        answer model says so.
-        """
+        """The verdicts on an answer's claims, each given as (claim, the text it cites). Several claims, none
+        vetoed, are weighed together by the answer model, whose verdict is the answer's: claims doubted alone
+        pass with a passed answer, and a rejected answer names its weakest claim if no claim failed alone."""
         supports = [self.check(claim, source, claims_in_answer=len(claims)) for claim, source in claims]
         scored = [s for s in supports if s.values]
-        if len(scored) < 2 or any(not s.supported and not s.values for s in supports):
+        model = self.models[scored[0].feature_set].answer if scored else None
+        if len(scored) < 2 or model is None or any(not s.supported and not s.values for s in supports):
             return supports  # a single claim, or a veto: nothing to weigh
-        model = self.models[scored[0].feature_set].answer
-        if model is None:
-            return supports
         p = model.probability(answer_support_features(supports))
         if p >= model.threshold:
-            return [
-                s if s.supported else Support(True, f"supported with the answer as a whole (answer p={p:.2f}; this claim alone p={s.probability:.2f})", s.probability, s.values, s.feature_set)
-                for s in supports
-            ]
+            kept = f"supported with the answer as a whole (answer p={p:.2f}; this claim alone p={{:.2f}})"
+            return [s if s.supported else replace(s, supported=True, why=kept.format(s.probability)) for s in supports]
         if all(s.supported for s in supports):
-            weakest = min(range(len(supports)), key=lambda i: supports[i].probability)
-            claim, source = claims[weakest]
-            why = f"the answer as a whole is not supported (answer p={p:.2f}); its weakest claim: {_why(claim, supports[weakest].values, source)}"
-            supports[weakest] = Support(False, why, supports[weakest].probability, supports[weakest].values, supports[weakest].feature_set)
+            i = min(range(len(supports)), key=lambda i: supports[i].probability)
+            why = _why(claims[i][0], supports[i].values, claims[i][1])
+            supports[i] = replace(supports[i], supported=False, why=f"the answer as a whole is not supported (answer p={p:.2f}); {why}")
         return supports
 
 

@@ -15,7 +15,14 @@ from sourcerer.citations import MARKER, split_grouped_markers, strip_markers
 from sourcerer.errors import ConfigurationError, MalformedReply
 from sourcerer.models import CharSpan, ClaimVerdict, Faithfulness, Passage
 from sourcerer.retrieval.embedders import CachedEmbedder, local_embedder, with_known
-from sourcerer.support import ClaimSupport, SourceSentence, Support, source_sentences, supporting_sentences
+from sourcerer.support import (
+    ClaimSupport,
+    SourceSentence,
+    Support,
+    source_sentences,
+    support_models_version,
+    supporting_sentences,
+)
 from sourcerer.synthesis.prompt import JUDGE_PROMPT, render_sources
 from sourcerer.synthesis.providers import ChatProvider, ask_for_json, chat_chain_from_env
 from sourcerer.text import sentence_spans
@@ -107,11 +114,10 @@ class LocalJudge:
     with the bundled e5 model's similarities when `embedder` is given), and for an answer of several claims
     the answer model that weighs them together."""
 
-    name = "local"
-
     def __init__(self, embedder: CachedEmbedder | None = None, support: ClaimSupport | None = None) -> None:
         self.embedder = embedder
         self.support = support or ClaimSupport(embedder)
+        self.name = f"local:{support_models_version()}"  # by model, as an LLM judge is: a retrained one rules afresh
 
     async def judge(self, claims: Sequence[Claim], passages: Sequence[Passage]) -> list[ClaimVerdict]:
         """Every claim against the passages it cites; an answer of several claims is weighed as a whole
