@@ -77,3 +77,18 @@ def test_cited_answer_in_chinese_has_correct_marker_offsets():
     assert citation.label == "北京"
     start, end = citation.answer_spans[0]
     assert answer.answer[start:end] == f"[{citation.index}]"
+
+
+def test_an_ordinal_day_before_a_month_does_not_end_the_sentence():
+    """Found by the FAQ benchmark: "bis zum 31. März" was cut after "31.", and the answer quoted half a rule."""
+    from sourcerer.text import sentences
+
+    text = "Resturlaub kann bis zum 31. März des Folgejahres genommen werden. Danach verfällt er. Wir haben 31. Das reicht."
+    assert sentences(text) == [
+        "Resturlaub kann bis zum 31. März des Folgejahres genommen werden.",
+        "Danach verfällt er.",
+        "Wir haben 31.",
+        "Das reicht.",
+    ]
+    answer = ask("Bis wann muss ich meinen Resturlaub nehmen?", passages=[text], chat="extractive")
+    assert not answer.refused and "31. März des Folgejahres" in answer.citations[0].quote

@@ -267,6 +267,12 @@ _SENTENCE_END = re.compile(
 )
 
 
+# "bis zum 31. März": German, Scandinavian and other languages write the day as an ordinal, with a stop.
+_ORDINAL_MONTH = re.compile(
+    r"\s{1,3}(januar|jänner|janvier|februar|februari|märz|marz|marts|mars|april|mai|maj|juni|juli|august|augusti|"
+    r"september|oktober|october|november|dezember|december|desember)\b",
+    re.IGNORECASE,
+)
 _WORD_WINDOW = 40  # longer than any abbreviation: the word before a stop is found within this many characters
 _NEXT_CHAR = re.compile(r"[ \t\r\n\f\v]{0,200}(\S)")
 
@@ -287,6 +293,8 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
             before = text[max(0, match.start() - _WORD_WINDOW) : match.start()].split()
             last = before[-1].casefold().rstrip(".") if before else ""
             if last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha()):
+                continue
+            if last.isdigit() and len(last) <= 2 and _ORDINAL_MONTH.match(text, end):
                 continue
             # "No. 5", decimals are excluded by requiring whitespace after the stop already
             following = _NEXT_CHAR.match(text, end)
