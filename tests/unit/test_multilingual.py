@@ -92,3 +92,14 @@ def test_an_ordinal_day_before_a_month_does_not_end_the_sentence():
     ]
     answer = ask("Bis wann muss ich meinen Resturlaub nehmen?", passages=[text], chat="extractive")
     assert not answer.refused and "31. März des Folgejahres" in answer.citations[0].quote
+
+
+def test_an_abbreviation_after_an_opening_bracket_does_not_end_the_sentence():
+    """Found by the Arabic containment benchmark: "(c. 1455" cut a sentence, and the answer quoted its first half."""
+    from sourcerer.text import sentences
+
+    assert sentences("مثل جاك لوفيفر (c. 1455–1536) كان أستاذا بجامعة باريس. ثم غادر.") == [
+        "مثل جاك لوفيفر (c. 1455–1536) كان أستاذا بجامعة باريس.",
+        "ثم غادر.",
+    ]
+    assert sentences("See the results (e.g. the table). Then stop.") == ["See the results (e.g. the table).", "Then stop."]

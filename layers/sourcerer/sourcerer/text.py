@@ -291,7 +291,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         end = match.end()
         if match.group()[0] == ".":
             before = text[max(0, match.start() - _WORD_WINDOW) : match.start()].split()
-            last = before[-1].casefold().rstrip(".") if before else ""
+            last = before[-1].casefold().rstrip(".").lstrip("([{\"'“‘«") if before else ""  # "(c. 1455" as "c."
             if last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha()):
                 continue
             if last.isdigit() and len(last) <= 2 and _ORDINAL_MONTH.match(text, end):
