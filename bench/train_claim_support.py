@@ -136,21 +136,17 @@ def supports_of(model: SupportModel, claims: list) -> list[Support]:
 
 
 def answer_probability(model: SupportModel, claims: list) -> float:
-    """How supported an answer is, as served: 0 with a vetoed claim; one claim by the claim model; several by
-    the answer model (1 or 0 here when it is not fitted yet: every claim must pass alone)."""
-    from sourcerer.support import answer_support_features
+    """How supported an answer is, as served: 0 with a vetoed claim; several claims by the answer model
+    (`sourcerer.support.weighed`; before it is fitted, 1 or 0: every claim must pass alone); else its claim's."""
+    from sourcerer.support import weighed
 
     supports = supports_of(model, claims)
     if any(not s.supported and not s.values for s in supports):
         return 0.0
-    scored = [s for s in supports if s.values]
-    if not scored:
-        return 1.0
-    if len(scored) == 1:
-        return scored[0].probability
-    if model.answer is None:
-        return float(all(s.supported for s in scored))
-    return model.answer.probability(answer_support_features(supports))
+    if several_claims(claims):
+        p = weighed(supports, model.answer)
+        return float(all(s.supported for s in supports)) if p is None else p
+    return min((s.probability for s in supports if s.values), default=1.0)
 
 
 def balanced_accuracy(scored: list[tuple[float, int]], threshold: float) -> float:
@@ -233,7 +229,7 @@ def train(feature_set: str, items: list[dict], seed: int) -> tuple[dict, list[li
         "n_validation_answers": len(validation),
     }
     curve = [
-        [feature_set, t, balanced_accuracy(validation_scores(served, False), t), balanced_accuracy(validation_scores(served, True), t)]
+        [feature_set, t, *(balanced_accuracy(validation_scores(served, several), t) for several in (False, True))]
         for t in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, single, answer.threshold)
     ]
     print(f"{feature_set}: trained in {time.perf_counter() - started:.0f} s; held-out {json.dumps(held_out)}")
@@ -249,8 +245,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--features", choices=("semantic", "lexical", "both"), default="both")
     parser.add_argument("--qa", type=int, default=1500, help="HaluEval QA training items (default 1500)")
-    parser.add_argument("--summaries", type=int, default=1700, help="HaluEval summary training items (default: all 1,700 outside the evaluated 300)")
-    parser.add_argument("--claim-summaries", type=int, default=CLAIM_SUMMARIES, help="of those, the ones the claim model learns from")
+    parser.add_argument("--summaries", type=int, default=1700, help="HaluEval summary training items (default: all 1,700)")
+    parser.add_argument("--claim-summaries", type=int, default=CLAIM_SUMMARIES, help="of those, the claim model's")
     parser.add_argument("--seed", type=int, default=2026)
     args = parser.parse_args()
     use_bench_cache()
@@ -267,7 +263,8 @@ def main() -> None:
         f"{args.claim_summaries} of them, the answer model from all); seed {args.seed}"
     )
     MODEL_PATH.write_text(json.dumps(existing, indent=1) + "\n", encoding="utf-8")
-    print(table("Validation answers: balanced accuracy at each threshold", ["features", "threshold", "one claim", "several claims (answer model)"], curves))
+    columns = ["features", "threshold", "one claim", "several claims (answer model)"]
+    print(table("Validation answers: balanced accuracy at each threshold", columns, curves))
     print(f"wrote {MODEL_PATH.relative_to(ROOT)}")
 
 

@@ -8,10 +8,9 @@ that no benchmark reports on) over features of how the claim's words, names, wor
 bundled e5 model — meaning are found in the cited sentences. A faithful paraphrase keeps most word pairs and
 names and stays close in meaning; a fabrication adds names, pairs or facts the source does not hold.
 
-An answer of several claims is judged as a whole by a second learned model (`judge_answer`): it reads how well
-the claims are supported on average and at their weakest. A summary's sentences are each only partly found in
-the source, so asking every one to pass on its own rejects most faithful summaries (one weak sentence in five
-is enough), while a fabricated summary is less grounded throughout.
+An answer of several claims is judged as a whole (`judge_answer`) by a second model over its claims' mean and
+weakest support: each sentence of a faithful summary is only partly worded as its source, and asking each to pass
+alone rejected most of them; a fabricated summary is less grounded throughout.
 """
 
 from __future__ import annotations
@@ -59,15 +58,11 @@ SUPPORT_FEATURES["semantic"] = SUPPORT_FEATURES["lexical"] + [
     "best_sentence_similarity",  # ... to the sentence sharing most words
 ]
 
-# What the answer model reads of an answer's claims: the mean and the weakest value of each claim feature.
+# What the answer model reads of an answer's claims: the claim model's mean and weakest probability, the share of
+# claims one sentence holds word for word, and the mean and weakest of each of these claim features.
 _AGGREGATED = ["coverage", "sentence_coverage", "window_coverage", "pair_coverage", "sequence_coverage"]
 ANSWER_SUPPORT_FEATURES: dict[str, list[str]] = {
-    "lexical": [
-        "mean_probability",  # the claim model's mean probability over the answer's claims
-        "min_probability",  # ... its weakest claim's
-        "contained_share",  # share of claims one cited sentence holds word for word
-        *[f"{kind}_{name}" for name in _AGGREGATED for kind in ("mean", "min")],
-    ],
+    "lexical": ["mean_probability", "min_probability", "contained_share"] + [f"{k}_{n}" for n in _AGGREGATED for k in ("mean", "min")]
 }
 ANSWER_SUPPORT_FEATURES["semantic"] = ANSWER_SUPPORT_FEATURES["lexical"] + ["mean_similarity", "min_similarity"]
 
@@ -222,9 +217,17 @@ def load_support_models() -> dict[str, SupportModel]:
 
 @lru_cache(maxsize=1)
 def support_models_version() -> str:
-    """A short fingerprint of the shipped models. The local judge is named by it, so an audit asks a retrained
-    judge afresh instead of keeping the old one's verdicts."""
+    """The shipped models' fingerprint: the local judge is named by it, so an audit asks a retrained judge afresh."""
     return hashlib.sha256(resources.files("sourcerer").joinpath("data", MODELS_FILE).read_bytes()).hexdigest()[:8]
+
+
+def weighed(supports: Sequence[Support], answer: LogisticModel | None) -> float | None:
+    """The answer model's probability for an answer's claim verdicts; None (nothing to weigh) with fewer than two
+    claims with features, a vetoed claim (its verdict stands), or no answer model."""
+    vetoed = any(not s.supported and not s.values for s in supports)
+    if answer is None or vetoed or sum(1 for s in supports if s.values) < 2:
+        return None
+    return answer.probability(answer_support_features(supports))
 
 
 def answer_support_features(supports: Sequence[Support]) -> dict[str, float]:
@@ -335,9 +338,9 @@ class ClaimSupport:
         supports = [self.check(claim, source, claims_in_answer=len(claims)) for claim, source in claims]
         scored = [s for s in supports if s.values]
         model = self.models[scored[0].feature_set].answer if scored else None
-        if len(scored) < 2 or model is None or any(not s.supported and not s.values for s in supports):
+        p = weighed(supports, model)
+        if p is None or model is None:
             return supports  # a single claim, or a veto: nothing to weigh
-        p = model.probability(answer_support_features(supports))
         if p >= model.threshold:
             kept = f"supported with the answer as a whole (answer p={p:.2f}; this claim alone p={{:.2f}})"
             return [s if s.supported else replace(s, supported=True, why=kept.format(s.probability)) for s in supports]
