@@ -129,3 +129,21 @@ def test_merging_and_compacting_keep_the_ranking(monkeypatch):
     changed.retired = 20_000
     assert changed.compact() is True and changed.size == 300 and changed.retired == 0
     assert changed.search(words[:6], idf, 7.0, np.ones(changed.size, dtype=bool), 20) == before
+
+
+def test_the_vector_cache_compacts_its_retired_rows_like_the_postings():
+    from sourcerer.store.vectors import VectorCache
+
+    rng = np.random.default_rng(5)
+    vectors = rng.normal(size=(40, 8)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    cache = VectorCache()
+    cache.reset(0, [(i, vectors[i].tobytes()) for i in range(40)])
+    cache.apply(1, list(range(0, 40, 2)), [(i, vectors[i].tobytes()) for i in range(0, 20, 2)])  # 10 rewritten, 10 deleted
+    before, _ = cache.search(vectors[3], np.ones(cache.size, dtype=bool), 10, [])
+    assert cache.compact() is False
+    cache.retired = 20_000
+    generation = cache.generation
+    assert cache.compact() is True and cache.size == 30 and cache.retired == 0 and cache.generation == generation + 1
+    assert sorted(cache.row_of) == sorted(set(range(1, 40, 2)) | set(range(0, 20, 2)))
+    assert cache.search(vectors[3], np.ones(cache.size, dtype=bool), 10, [])[0] == before

@@ -30,7 +30,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from sourcerer.retrieval.keyword import K1, B
-from sourcerer.store.vectors import retire_rows
+from sourcerer.store.vectors import compact_rows, retire_rows
 
 MERGE_DELTA = 200_000
 MERGE_SHARE = 0.1
@@ -166,21 +166,14 @@ class TermIndex:
         """Drop retired rows once they are a quarter of the rows (at least 10,000); True when rows were renumbered
         (per-caller visibility must then be looked up again)."""
         with self.lock:
-            if self.retired <= max(10_000, self.size // 4):
+            renumber = compact_rows(self, ("ids", "length"))
+            if renumber is None:
                 return False
             terms_, rows, tf = flatten(self.start, self.rows, self.tf, [self.merging, self.delta])
-            kept = self.alive[rows]
-            renumber = np.cumsum(self.alive[: self.size]) - 1
-            keep_rows = np.flatnonzero(self.alive[: self.size])
-            self.ids, self.length = self.ids[keep_rows].copy(), self.length[keep_rows].copy()
-            self.size, self.retired = len(keep_rows), 0
-            self.alive = np.ones(self.size, dtype=bool)
-            self.row_of = {int(chunk): row for row, chunk in enumerate(self.ids)}
-            self.start, self.rows, self.tf = compressed_columns(
-                terms_[kept], renumber[rows[kept]], tf[kept], self.size, len(self.vocabulary)
-            )
+            rows = renumber[rows]
+            kept = rows >= 0
+            self.start, self.rows, self.tf = compressed_columns(terms_[kept], rows[kept], tf[kept], self.size, len(self.vocabulary))
             self.merging, self.delta, self.delta_postings = {}, {}, 0
-            self.generation += 1
             return True
 
     # --- searching -----------------------------------------------------------------------------------

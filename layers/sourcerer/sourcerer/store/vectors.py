@@ -81,6 +81,25 @@ def retire_rows(cache: Any, touched: Iterable[int]) -> None:
             cache.retired += 1
 
 
+def compact_rows(cache: Any, per_row: tuple[str, ...]) -> np.ndarray | None:
+    """Drop the retired rows of an in-memory cache of rows once they are a quarter of its rows (at least 10,000):
+    the `per_row` arrays keep the live rows, renumbered in order, and `generation` moves on (per-caller visibility
+    must be looked up again). Returns each old row's new number (-1: dropped), or None when not yet worth it.
+    Called under the cache's lock."""
+    if cache.retired <= max(10_000, cache.size // 4):
+        return None
+    alive = cache.alive[: cache.size]
+    kept = np.flatnonzero(alive)
+    renumber = np.where(alive, np.cumsum(alive) - 1, -1)
+    for name in per_row:
+        setattr(cache, name, getattr(cache, name)[kept].copy())
+    cache.alive = np.ones(len(kept), dtype=bool)
+    cache.size, cache.retired = len(kept), 0
+    cache.row_of = {int(chunk): row for row, chunk in enumerate(cache.ids)}
+    cache.generation += 1
+    return renumber
+
+
 class VectorCache:
     """Rows of (chunk id, vector); `alive[i]` is False once row i is retired (its chunk deleted or rewritten)."""
 
@@ -158,15 +177,9 @@ class VectorCache:
         renumbered (per-caller visibility must then be looked up again).
         The graph is rebuilt in the background; exact search serves meanwhile."""
         with self.lock:
-            if self.retired <= max(10_000, self.size // 4):
+            if compact_rows(self, ("matrix", "ids")) is None:
                 return False
-            kept = np.flatnonzero(self.alive[: self.size])
-            self.matrix, self.ids = self.matrix[kept].copy(), self.ids[kept].copy()
-            self.alive = np.ones(len(kept), dtype=bool)
-            self.size, self.retired = len(kept), 0
-            self.row_of = {int(chunk): row for row, chunk in enumerate(self.ids)}
             self.ann, self.ann_rows = None, 0
-            self.generation += 1
             self._extend_ann()
             return True
 
