@@ -81,29 +81,34 @@ def mean(values: list[float]) -> float:
     return statistics.fmean(values) if values else float("nan")
 
 
-MODES = ("bundled model", "lexical only")
+MODES = ("bundled model", "bundled model, no reader", "lexical only")
 
 
 class answer_mode:
-    """Run a block with the bundled embedding model (`bundled model`) or none at all (`lexical only`)."""
+    """Run a block with the bundled models (`bundled model`: the e5 embeddings and the reading model,
+    `SOURCERER_READER=on`), the embeddings without the reader (the default, the previous release's decisions), or
+    no model at all (`lexical only`)."""
 
     def __init__(self, mode: str) -> None:
         self.mode = mode
-        self.saved: str | None = None
+        self.saved: dict[str, str | None] = {}
 
     def __enter__(self) -> str:
-        self.saved = os.environ.get("SOURCERER_EMBEDDER")
+        self.saved = {name: os.environ.get(name) for name in ("SOURCERER_EMBEDDER", "SOURCERER_READER")}
+        for name in self.saved:
+            os.environ.pop(name, None)
         if self.mode == "lexical only":
             os.environ["SOURCERER_EMBEDDER"] = "none"
-        else:
-            os.environ.pop("SOURCERER_EMBEDDER", None)
+        elif self.mode == "bundled model":
+            os.environ["SOURCERER_READER"] = "on"
         return self.mode
 
     def __exit__(self, *exc: object) -> None:
-        if self.saved is None:
-            os.environ.pop("SOURCERER_EMBEDDER", None)
-        else:
-            os.environ["SOURCERER_EMBEDDER"] = self.saved
+        for name, value in self.saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def serve_env(home: Path) -> dict[str, str]:

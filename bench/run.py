@@ -15,7 +15,9 @@ from bench import (
     load,
     multiturn,
     opensearch_parity,
+    reader_eval,
     refusal,
+    relevance,
     retrieval,
     scale,
     service,
@@ -28,6 +30,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small samples, for a smoke run")
     quick = parser.parse_args().quick
+    reader_eval.run(20 if quick else 120, 50 if quick else 300, write_operating_points=False)
+    relevance.run(8 if quick else 30)
     verification.run(300 if quick else 2000, 50 if quick else 300)
     groundedness.run(30 if quick else 200)
     refusal.run(50 if quick else 250)

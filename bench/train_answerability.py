@@ -43,6 +43,10 @@ MODELS_PATH = ROOT / "layers" / "sourcerer" / "sourcerer" / "data" / "answer_mod
 VALIDATION_ARTICLES = 5
 NOMIRACL_WEIGHT = 15
 TARGET_FALSE_REFUSALS = 0.05  # the operating point: refuse at most this share of answerable validation questions
+# Without the reading model (no engine installed, SOURCERER_EMBEDDER=none) the lexical model cannot tell a sentence
+# that answers from one that only shares the question's words, so its operating point is set from the other side:
+# refuse at least this share of the validation unanswerables, and answer only what a passage states plainly.
+TARGET_LEXICAL_REFUSALS = 0.90
 
 
 def xquad_titles() -> dict[str, str]:
@@ -286,6 +290,8 @@ def train(feature_set: str, items: list[dict], validation: set[str]) -> tuple[di
     positives = sorted(p for kind, values in scores.items() if label_of[kind] == 1 for p in values)
     negatives = [p for kind, values in scores.items() if label_of[kind] == 0 for p in values]
     threshold = positives[int(TARGET_FALSE_REFUSALS * len(positives))] if positives else 0.5
+    if feature_set == "lexical" and negatives:
+        threshold = sorted(negatives)[min(len(negatives) - 1, int(TARGET_LEXICAL_REFUSALS * len(negatives)))]
     answer_model.threshold = threshold
     held_out = {
         "auc_same_topic": roc_auc(scores["answerable_same_topic"], scores["same_topic"]),
@@ -349,7 +355,8 @@ def main() -> None:
         f"answer-less sentences; HaluEval QA ({args.halueval} items outside the 2,000 the verification benchmark "
         "reports on); NoMIRACL en, every other question by id (bench/refusal.py reports on the rest); "
         f"seed {args.seed}; "
-        f"operating point: refuse at most {TARGET_FALSE_REFUSALS:.0%} of answerable validation questions"
+        f"operating point: refuse at most {TARGET_FALSE_REFUSALS:.0%} of answerable validation questions (semantic), "
+        f"at least {TARGET_LEXICAL_REFUSALS:.0%} of unanswerable ones (lexical)"
     )
     MODELS_PATH.write_text(json.dumps(existing, indent=1) + "\n", encoding="utf-8")
     print(

@@ -42,14 +42,17 @@ def run(n: int, n_summaries: int = 300) -> dict:
             for r in sample(read_jsonl(*sorted((EVAL / "halueval").glob("summarization_data.part-*.jsonl"))), n_summaries)
         ],
     }
-    judge, lexical = LocalJudge(local_embedder()), LocalJudge(None)
+    from sourcerer.verify import local_judge
+
+    judge, without_reader, lexical = local_judge(), LocalJudge(local_embedder()), LocalJudge(None)
 
     def every_word(claim, source):
         have = set(terms(source))
         return all(t in have for t in terms(claim))
 
     systems = [
-        ("sourcerer local judge, bundled model", lambda claim, source: _all_claims(judge, claim, source)),
+        ("sourcerer local judge, bundled models (with the reader)", lambda claim, source: _all_claims(judge, claim, source)),
+        ("sourcerer local judge, e5 features, no reader", lambda claim, source: _all_claims(without_reader, claim, source)),
         ("sourcerer local judge, lexical only", lambda claim, source: _all_claims(lexical, claim, source)),
         ("baseline: every content word in passage", every_word),
     ]

@@ -27,6 +27,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "library",
         (
             "sourcerer.text",
+            "sourcerer.e5file",
+            "sourcerer.reading",
             "sourcerer.models",
             "sourcerer.citations",
             "sourcerer.support",

@@ -192,3 +192,19 @@ def test_a_reader_that_leaves_and_a_broken_backend_end_in_one_line(monkeypatch, 
     assert main(["tenants", "list"]) == 1
     err = capsys.readouterr().err
     assert "Unable to locate credentials" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.local_model
+def test_ask_with_the_reader_never_answers_the_refunds_question_with_the_shipping_rule(capsys, monkeypatch):
+    """The issue's example through the CLI, with the reading model on: without it the shipping sentence answered
+    "How long do refunds take?"; with it the answer is never the shipping rule, and the README's follow-up is
+    answered about returns or refused."""
+    monkeypatch.setenv("SOURCERER_READER", "on")
+    examples = "examples/policies.jsonl"
+    assert main(["ask", "How long do refunds take?", "--passages", examples, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert "Shipping Policy" not in [c["label"] for c in data["citations"]], data["answer"]
+    assert data["trace"]["stages"][-1]["stage"] in ("synthesize", "cite")
+    main(["ask", "And what about returns?", "--passages", examples, "--history", "examples/conversation.json", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["refused"] or "Shipping Policy" not in [c["label"] for c in data["citations"]], data["answer"]

@@ -95,4 +95,5 @@ def test_every_documented_reason_is_covered_here():
         "no_citation",
         "unsupported",
         "unfaithful",
+        "off_topic",  # tests/unit/test_reader.py
     }

@@ -153,11 +153,15 @@ class ClaimVerdict(BaseModel):
 
 
 class Faithfulness(BaseModel):
-    faithful: bool
+    faithful: bool = Field(description="every claim is supported and the answer answers the question (when it was read)")
     unsupported: list[str] = Field(default_factory=list, description="the texts of unsupported claims")
     score: float = Field(ge=0.0, le=1.0, description="supported claims / all claims")
     judge: str = "local"
     claims: list[ClaimVerdict] = Field(default_factory=list)
+    relevant: bool | None = Field(
+        default=None, description="the reading model finds that the answer answers the question (None: no reader ran)"
+    )
+    relevance: float | None = Field(default=None, ge=0.0, le=1.0, description="the reader's probability that it does")
 
 
 class TraceEntry(BaseModel):
@@ -191,6 +195,7 @@ RefusalReason = Literal[
     "no_citation",
     "unsupported",
     "unfaithful",
+    "off_topic",
 ]
 REFUSAL_REASONS: tuple[str, ...] = get_args(RefusalReason)
 
@@ -203,6 +208,7 @@ REFUSAL_MESSAGES: dict[str, str] = {
     "no_citation": "I can't give that answer — it did not cite the sources it relied on.",
     "unsupported": "I can't answer that from the provided sources — they don't contain the answer.",
     "unfaithful": "I can't give that answer — checking it against the cited sources found unsupported claims.",
+    "off_topic": "I can't answer that from the provided sources — the closest sentence they hold does not answer this question.",
 }
 
 

@@ -13,6 +13,7 @@ from sourcerer.errors import ConfigurationError, MalformedReply, ProviderError, 
 from sourcerer.grounding import ask_endpoint
 from sourcerer.history import rewrite_with_llm, standalone_query, validate_history
 from sourcerer.models import Answer, Passage, Trace, TraceEntry
+from sourcerer.reading import load_reader
 from sourcerer.retrieval.base import call_retriever
 from sourcerer.retrieval.embedders import local_embedder
 from sourcerer.retrieval.hybrid import hybrid_retriever
@@ -21,7 +22,17 @@ from sourcerer.synthesis.draft import Draft, read_draft
 from sourcerer.synthesis.extractive import ExtractiveSynthesizer
 from sourcerer.synthesis.prompt import build_messages
 from sourcerer.synthesis.providers import ChatProvider, ask_for_json, chat_chain_from_env, make_provider
-from sourcerer.verify import Judge, LocalJudge, apply_vetoes, choose_judge, faithfulness_of, pick_quotes, split_claims
+from sourcerer.verify import (
+    Judge,
+    LocalJudge,
+    apply_vetoes,
+    choose_judge,
+    faithfulness_of,
+    local_judge,
+    pick_quotes,
+    split_claims,
+    with_relevance,
+)
 
 Verify = bool | Literal["strict"]
 
@@ -57,6 +68,20 @@ def resolve_chain(chat: Any) -> tuple[list[ChatProvider], bool]:
     if isinstance(chat, ChatProvider):
         return [chat], extractive_last
     raise ConfigurationError(f"chat must be None, 'extractive', a provider name or a provider object, not {chat!r}")
+
+
+DEFAULT_MIN_SCORE = 0.2
+
+
+def retrieval_floor(min_score: float | None, providers: Sequence[ChatProvider], extractive_last: bool) -> float:
+    """The retrieval score under which a question is refused before synthesis. A caller's `min_score` always
+    holds. Otherwise, where the reading model decides (the extractive synthesiser with the reader), there is no
+    floor: the reader reads the passages a paraphrase retrieves with low scores, and refuses what they do not
+    answer; a floor before it dropped answerable paraphrases no threshold after it could recover. An LLM, or
+    the cheaper models without the reader, keep the floor of 0.2."""
+    if min_score is not None:
+        return min_score
+    return 0.0 if not providers and extractive_last and load_reader() is not None else DEFAULT_MIN_SCORE
 
 
 async def _synthesize_llm(provider: ChatProvider, messages: list[dict]) -> Draft:
@@ -106,7 +131,7 @@ async def synthesize(
             except (ProviderError, MalformedReply) as exc:
                 notes.append(f"{provider.name} failed, next provider: {exc}")
     if extractive_last:
-        draft = ExtractiveSynthesizer(local_embedder()).synthesize(question, passages)
+        draft = ExtractiveSynthesizer(local_embedder(), reader=load_reader()).synthesize(question, passages)
         if providers:  # every configured model failed or ran out of time
             draft.provider = "extractive fallback"
         return draft, notes
@@ -120,7 +145,7 @@ async def aask(
     retriever: Callable[..., Any] | None = None,
     endpoint: str | None = None,
     k: int = 5,
-    min_score: float = 0.2,
+    min_score: float | None = None,
     verify: Verify = False,
     history: Sequence[dict] | None = None,
     chat: Any = None,
@@ -189,15 +214,21 @@ async def aask(
         trace.stages.append(TraceEntry(stage=name, ms=ms, detail={"within": "retrieve"}))
     if not hits:
         return clock.finish(Answer.refusal("not_in_sources", via=via))
-    if best is not None and best < min_score:
+    floor = retrieval_floor(min_score, providers, extractive_last)
+    if best is not None and best < floor:
         return clock.finish(Answer.refusal("below_threshold", via=via, passages=hits))
-    grounded = [h for h in hits if h.score is None or h.score >= min_score]
+    grounded = [h for h in hits if h.score is None or h.score >= floor]
 
     started = time.perf_counter()
     # With history, the extractive synthesiser needs the standalone query (it has no conversation memory);
     # an LLM gets the original follow-up plus the conversation.
     draft, notes = await synthesize(query if turns and not providers else question, grounded, providers, extractive_last, turns)
     trace.notes.extend(notes)
+    if draft.detail.get("decided_by") == "lexical model":
+        trace.notes.append(
+            "no reading model here (SOURCERER_EMBEDDER=none, or the local extra is not installed): the lexical model "
+            "answers only what a passage states in the question's own words, and refuses the rest"
+        )
     clock.stage("synthesize", started, units=draft.usage, detail={"provider": draft.provider, **draft.detail})
     common = {"via": via, "provider": draft.provider, "extractive": draft.provider.startswith("extractive"), "passages": grounded}
     if draft.refused:
@@ -232,11 +263,11 @@ async def aask(
             if judge is not None:
                 raise
             trace.notes.append(f"{chosen.name} judge failed, local judge used: {exc}")
-            chosen = LocalJudge(local_embedder())
+            chosen = local_judge()
             verdicts = await chosen.judge(claims, grounded)
         if not isinstance(chosen, LocalJudge):  # a model cannot pass numbers or negations the source contradicts
             verdicts = apply_vetoes(verdicts, claims, grounded)
-        answer.faithfulness = faithfulness_of(verdicts, chosen.name)
+        answer.faithfulness = with_relevance(faithfulness_of(verdicts, chosen.name), query, claims, load_reader())
         clock.stage(
             "verify",
             started,
@@ -245,7 +276,8 @@ async def aask(
         )
         if verify == "strict" and not answer.faithfulness.faithful:
             trace.draft = answer.answer
-            refusal = Answer.refusal("unfaithful", **common)
+            off_topic = answer.faithfulness.relevant is False and not answer.faithfulness.unsupported
+            refusal = Answer.refusal("off_topic" if off_topic else "unfaithful", **common)
             refusal.faithfulness = answer.faithfulness
             return clock.finish(refusal)
     return clock.finish(answer)
@@ -258,7 +290,8 @@ def ask(question: str, **kwargs: Any) -> Answer:
     `retriever` (any callable `(question, k)`, sync or async, returning passages with scores in [0, 1]),
     `endpoint` (a grounding endpoint URL; default `SOURCERER_GROUNDING_URL`).
 
-    `k` hits are retrieved; a best score under `min_score` is refused as `below_threshold`. `verify=True` adds
+    `k` hits are retrieved; a best score under `min_score` is refused as `below_threshold` (default: 0.2, or no
+    floor where the reading model decides). `verify=True` adds
     claim-level `faithfulness`; `verify="strict"` refuses an unfaithful answer (`unfaithful`). `history` is
     a list of `{"role", "text"}` turns. `chat` picks the synthesiser (default from the environment, with the
     extractive synthesiser last); `judge` picks the verifier (`"local"`, `"llm"` or a judge object).

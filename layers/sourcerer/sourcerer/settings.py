@@ -60,6 +60,11 @@ class Settings(BaseModel):
     min_answerability: float | None = Field(
         None, ge=0, alias="SOURCERER_MIN_ANSWERABILITY", description="above 1 refuses everything"
     )
+    reader: bool = Field(
+        False,
+        alias="SOURCERER_READER",
+        description="on: the reading model decides answers and relevance (refuses more near-misses, answers fewer questions)",
+    )
     # the service
     prices: Json[dict[str, Any]] | None = Field(None, alias="SOURCERER_PRICES", description="price table overrides (JSON)")
     tiers: Json[dict[str, dict[str, Any]]] | None = Field(None, alias="SOURCERER_TIERS", description="tier overrides (JSON)")
@@ -77,7 +82,7 @@ class Settings(BaseModel):
         description="browser origins allowed to call the API, comma-separated; * matches a port or all origins",
     )
 
-    @field_validator("extractive_fallback", "answer_cache", mode="before")
+    @field_validator("extractive_fallback", "answer_cache", "reader", mode="before")
     @classmethod
     def _yes_no(cls, value: Any) -> Any:
         return value.strip().lower() not in ("0", "false", "no", "off") if isinstance(value, str) else value

@@ -14,6 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 from sourcerer.citations import MARKER, split_grouped_markers, strip_markers
 from sourcerer.errors import ConfigurationError, MalformedReply
 from sourcerer.models import CharSpan, ClaimVerdict, Faithfulness, Passage
+from sourcerer.reading import Reader, load_reader
 from sourcerer.retrieval.embedders import CachedEmbedder, local_embedder, with_known
 from sourcerer.support import (
     ClaimSupport,
@@ -32,6 +33,29 @@ from sourcerer.text import sentence_spans
 class Claim:
     text: str
     citations: list[int]
+
+
+_QUESTION_END = re.compile(r"[?？؟]\W*$")
+_CHIT_CHAT = re.compile(
+    r"^\W*(?:hi|hello|hey|thanks?(?: you)?|you'?re welcome|sure|of course|certainly|great question|good question|"
+    r"(?:i )?hope (?:this|that|it) helps|let me know|feel free|glad to help|happy to help|bonjour|merci|hola|gracias|"
+    r"hallo|danke|bitte)\b",
+    re.IGNORECASE,
+)
+_ABOUT_THE_TEXT = re.compile(
+    r"^\W*(?:the|this|these|that) (?:passages?|texts?|sources?|documents?|articles?|excerpts?|context|paragraphs?) "
+    r"(?:(?:mainly|mostly|also|primarily) )?(?:discuss(?:es)?|describes?|talks? about|is about|are about|covers?|"
+    r"deals? with|focus(?:es)? on|concerns?|is concerned with|provides? (?:information|details) (?:about|on))\b",
+    re.IGNORECASE,
+)
+
+
+def is_assertion(text: str) -> bool:
+    """Whether a sentence of an answer asserts something the sources could support: questions, greetings and
+    pleasantries, and sentences about the passage itself ("The passage discusses...") are not claims."""
+    if _QUESTION_END.search(text) or _ABOUT_THE_TEXT.match(text):
+        return False
+    return not (_CHIT_CHAT.match(text) and len(text.split()) <= 8)
 
 
 def split_claims(answer: str) -> list[Claim]:
@@ -60,6 +84,8 @@ def split_claims(answer: str) -> list[Claim]:
             raw.append((text, markers, paragraph_no))
     claims = []
     for i, (text, markers, paragraph_no) in enumerate(raw):
+        if not is_assertion(text):
+            continue  # a question, a pleasantry or a sentence about the passage asserts nothing to check
         if not markers:
             later = next((m for t, m, p in raw[i + 1 :] if m and p == paragraph_no), [])
             markers = list(later)
@@ -93,6 +119,19 @@ class Judge(Protocol):
     async def judge(self, claims: Sequence[Claim], passages: Sequence[Passage]) -> list[ClaimVerdict]: ...
 
 
+def with_relevance(faithfulness: Faithfulness, question: str, claims: Sequence[Claim], reader: Reader | None) -> Faithfulness:
+    """Whether the answer answers `question` (the standalone one, after a follow-up): the reading model reads
+    the question with each claim, and the answer is relevant when one of them answers it. A true sentence of
+    the sources that answers another question is faithful to them and still no answer."""
+    if reader is None or not claims:
+        return faithfulness
+    relevance = max(reader.answers(question, [c.text for c in claims]))
+    relevant = relevance >= reader.threshold("relevance", reader.threshold("answer"))
+    return faithfulness.model_copy(
+        update={"relevant": relevant, "relevance": round(relevance, 4), "faithful": faithfulness.faithful and relevant}
+    )
+
+
 def faithfulness_of(verdicts: Sequence[ClaimVerdict], judge: str) -> Faithfulness:
     total = len(verdicts)
     supported = sum(1 for v in verdicts if v.supported)
@@ -114,19 +153,39 @@ class LocalJudge:
     with the bundled e5 model's similarities when `embedder` is given), and for an answer of several claims
     the answer model that weighs them together."""
 
-    def __init__(self, embedder: CachedEmbedder | None = None, support: ClaimSupport | None = None) -> None:
+    def __init__(
+        self, embedder: CachedEmbedder | None = None, support: ClaimSupport | None = None, reader: Reader | None = None
+    ) -> None:
         self.embedder = embedder
         self.support = support or ClaimSupport(embedder)
-        self.name = f"local:{support_models_version()}"  # by model, as an LLM judge is: a retrained one rules afresh
+        self.reader = reader
+        version = support_models_version() + (f"+{reader.version}" if reader is not None else "")
+        self.name = f"local:{version}"  # by model, as an LLM judge is: a retrained one rules afresh
 
     async def judge(self, claims: Sequence[Claim], passages: Sequence[Passage]) -> list[ClaimVerdict]:
         """Every claim against the passages it cites; an answer of several claims is weighed as a whole
-        (`ClaimSupport.judge_answer`). A claim that cites nothing is unsupported, and so is the answer."""
+        (`ClaimSupport.judge_answer`), and then each claim the reading model rejects fails on its own, whatever
+        the whole answer scored. A claim that cites nothing is unsupported, and so is the answer."""
         cited = [self._cited(claim, passages) for claim in claims]
         if not all(cited):
             return [self.check(claim, passages, claims_in_answer=len(claims)) for claim in claims]
         supports = self._support(passages).judge_answer([(c.text, text) for c, text in zip(claims, cited, strict=True)])
-        return [_verdict(claim, support) for claim, support in zip(claims, supports, strict=True)]
+        return [self._read(claim, text, _verdict(claim, support)) for claim, text, support in zip(claims, cited, supports, strict=True)]
+
+    def _read(self, claim: Claim, cited: str, verdict: ClaimVerdict) -> ClaimVerdict:
+        """The reading model's veto: a passed claim whose best-matching cited sentences it reads as not supporting
+        it is unsupported (under its held-out operating point `claim_veto`)."""
+        if self.reader is None or not verdict.supported or "claim_veto" not in self.reader.operating_points:
+            return verdict
+        sentences = supporting_sentences(claim.text, source_sentences(cited))
+        if not sentences:
+            return verdict
+        probability = self.reader.supports(claim.text, [" ".join(s.text for s in sentences)])[0]
+        if probability >= self.reader.threshold("claim_veto"):
+            return verdict
+        return verdict.model_copy(
+            update={"supported": False, "why": f"the reading model finds no support in the cited sentence (p = {probability:.2f})"}
+        )
 
     def check(self, claim: Claim, passages: Sequence[Passage], claims_in_answer: int = 1) -> ClaimVerdict:
         """One claim alone (`claims_in_answer` picks the claim model's operating point)."""
@@ -207,13 +266,18 @@ class LLMJudge:
         return verdicts
 
 
+def local_judge() -> LocalJudge:
+    """The local judge with the bundled models: the e5 similarities and the reading model, where installed."""
+    return LocalJudge(local_embedder(), reader=load_reader())
+
+
 def choose_judge(judge: Any, providers: Sequence[ChatProvider]) -> Judge:
     """The judge `ask(verify=...)` and the audit use: `judge` as given ('local', 'llm' or a judge object), or by
     default the LLM judge when a chat provider is configured, else the local one."""
     if judge is None:
-        return LLMJudge(providers[0]) if providers else LocalJudge(local_embedder())
+        return LLMJudge(providers[0]) if providers else local_judge()
     if judge == "local":
-        return LocalJudge(local_embedder())
+        return local_judge()
     if judge == "llm":
         if not providers:
             raise ConfigurationError("judge='llm' needs a chat provider: set SOURCERER_API_KEY or pass chat=")

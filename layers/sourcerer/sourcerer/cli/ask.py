@@ -55,6 +55,8 @@ def render(answer: Answer, *, question: str | None = None) -> str:
     if answer.faithfulness is not None:
         f = answer.faithfulness
         lines.append(f"   verified by {f.judge} judge: faithful={f.faithful} score={f.score:.2f}")
+        if f.relevant is not None:
+            lines.append(f"   answers the question: {'yes' if f.relevant else 'no'} (reader p={f.relevance:.2f})")
         for claim in f.claims:
             mark = "✓" if claim.supported else "✗"
             lines.append(f"     {mark} {claim.claim} — {claim.why}")
@@ -214,7 +216,10 @@ def register(sub: Any) -> None:
     source.add_argument("--endpoint", metavar="URL", help="a grounding endpoint")
     ask_p.add_argument("--k", type=int, default=5, help="passages to retrieve (default 5)")
     ask_p.add_argument(
-        "--min-score", type=float, default=0.2, help="refuse when the best passage scores under this (0-1, default 0.2)"
+        "--min-score",
+        type=float,
+        default=None,
+        help="refuse when the best passage scores under this (0-1; default 0.2, none where the reading model decides)",
     )
     ask_p.add_argument(
         "--verify",
@@ -224,7 +229,7 @@ def register(sub: Any) -> None:
         choices=[True, "strict"],
         type=lambda v: "strict" if v == "strict" else True if v == "yes" else v,
         metavar="strict",
-        help="check every claim against its cited passages; 'strict' refuses an unfaithful answer",
+        help="check every claim against its cited passages, and that the answer answers the question; 'strict' refuses an unfaithful or off-topic answer",
     )
     ask_p.add_argument(
         "--chat", choices=["extractive", "openai", "bedrock"], help="synthesiser (default: from the environment, extractive last)"

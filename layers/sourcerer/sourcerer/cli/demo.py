@@ -144,7 +144,7 @@ def _audit_demo(client: Any, headers: dict, admin: dict, handbook: dict[str, str
     report = Auditor(service.index, service.ledger).run(since, tenants=["acme"])
     print(f"audit: {report.answers_checked} answers checked, {report.refusals_skipped} refusals skipped -> {report.by_status()}")
     stored = client.get(f"/v1/answers/{answer_id}", headers=headers).json()["answer"]
-    print(f"GET /v1/answers/{answer_id} -> audit status {stored['audit']['status']}: {stored['audit']['detail']}")
+    print(f"GET /v1/answers/{answer_id} -> audit status {stored['audit']['status']}: {stored['audit'].get('detail', '')}")
     findings = client.get("/v1/audits", headers=admin, params={"status": "source_changed", "since": "1h"}).json()["findings"]
     print(f"GET /v1/audits?status=source_changed (admin) -> {[f['answer_id'] for f in findings]}")
     client.post(

