@@ -144,10 +144,10 @@ def budget(n: int) -> tuple[list[list], dict]:
 
 
 def run(per_set: int, claims_per_set: int, write_operating_points: bool, budget_n: int = 30) -> dict:
-    from sourcerer.reading import _engine_reader, load_reader
+    from sourcerer.reading import _engine_reader
 
     _engine_reader.cache_clear()
-    reader = load_reader()
+    reader = _engine_reader()  # on whatever SOURCERER_READER says: this measures the reader itself
     assert reader is not None, "the reader needs the bundled engine (the `local` extra)"
     started = time.perf_counter()
     questions = qa_questions("held_out")
