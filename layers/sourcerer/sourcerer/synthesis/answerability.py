@@ -136,6 +136,12 @@ def sigmoid(x: float) -> float:
     return z / (1.0 + z)
 
 
+def logit(p: float) -> float:
+    """The inverse of `sigmoid`, with p clipped off 0 and 1."""
+    p = min(max(p, 1e-6), 1 - 1e-6)
+    return math.log(p / (1 - p))
+
+
 MODELS_FILE = "answer_models.json"
 
 

@@ -28,7 +28,7 @@ from sourcerer.models import CharSpan, Passage
 from sourcerer.reading import Reader
 from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities, with_known
 from sourcerer.settings import get_settings
-from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, sigmoid
+from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
 from sourcerer.synthesis.draft import Draft
 from sourcerer.text import digit_numbers, is_instruction, normalize, passage_terms, terms, without_invisibles
 
@@ -324,14 +324,13 @@ class ExtractiveSynthesizer:
         candidates = analysis.sentences[: self.settings.read]
         read = self.reader.answers(question, [c.text for c in candidates])
         decision = self.reader.decision
-        mix = float(self.reader.config.get("decision", {}).get("sentence_mix", 0.0))
-        combined = [_logit(p) + mix * _logit(c.score) for c, p in zip(candidates, read, strict=True)]
+        combined = [logit(p) + self.reader.sentence_mix * logit(c.score) for c, p in zip(candidates, read, strict=True)]
         order = sorted(range(len(candidates)), key=lambda i: -combined[i])
         ranked_read = sorted(read, reverse=True)
         values = {
-            "reader_best": _logit(ranked_read[0]),
+            "reader_best": logit(ranked_read[0]),
             "reader_margin": ranked_read[0] - ranked_read[1] if len(ranked_read) > 1 else ranked_read[0],
-            "answerability": _logit(analysis.answerability),
+            "answerability": logit(analysis.answerability),
         }
         probability = decision.probability(values) if decision is not None else ranked_read[0]
         threshold = self.settings.min_answerability
@@ -379,11 +378,6 @@ class ExtractiveSynthesizer:
             spans=quotes,
             detail={**detail, "sentences": len(chosen)},
         )
-
-
-def _logit(p: float) -> float:
-    p = min(max(p, 1e-6), 1 - 1e-6)
-    return math.log(p / (1 - p))
 
 
 def _declined(provider: str, detail: dict) -> Draft:
