@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo serve test bench bench-quick train lint openapi build install clean
+.PHONY: demo serve test bench bench-quick train lint openapi build install clean opensearch
 
 $(STAMP): pyproject.toml
 	@echo "sourcerer: creating $(VENV) and installing dependencies (about a minute on a fresh machine; once)"
@@ -20,6 +20,9 @@ demo: $(STAMP)  ## answer sample questions over bundled passages (no key, no net
 
 serve: $(STAMP)  ## the HTTP API on http://127.0.0.1:8080 (embedded stores; prints a local admin key once)
 	SOURCERER_HOME=$${SOURCERER_HOME:-.sourcerer} $(BIN)/sourcerer serve --port $${PORT:-8080}
+
+opensearch:  ## a real OpenSearch 2.19 + k-NN node on 127.0.0.1 from Maven jars (tools/opensearch; Java 17 + Maven)
+	$(PYTHON) tools/opensearch/embedded.py
 
 openapi: $(STAMP)  ## regenerate docs/openapi.json from the code (a test fails when it drifts)
 	$(BIN)/python -c "from sourcerer.http.api import openapi_spec; open('docs/openapi.json', 'w').write(openapi_spec() + '\n')"

@@ -1,33 +1,18 @@
-"""The OpenSearch adapter against the same contract, on a real cluster when OPENSEARCH_URL is set.
+"""The OpenSearch adapter against the same contract, on a real engine.
 
-Run it with, for example:
+By default on the embedded OpenSearch 2.19 + k-NN node that tools/opensearch builds (the `opensearch_url`
+fixture starts it once per run); on any other cluster with, for example:
     OPENSEARCH_URL=opensearch://localhost:9200 make test
     OPENSEARCH_URL='opensearch+https://search-xyz.eu-west-1.es.amazonaws.com?aws=es' make test
 Each test uses its own index, deleted afterwards.
 """
 
-import os
-import uuid
-
 import pytest
 from index_contract import IndexContract
 from sourcerer.retrieval.embedders import local_embedder
 
-URL = os.environ.get("OPENSEARCH_URL")
 
-
-@pytest.mark.integration
-@pytest.mark.skipif(
-    not URL, reason="set OPENSEARCH_URL=opensearch://host:9200 to run the Index contract against a real OpenSearch"
-)
 class TestOpenSearchIndex(IndexContract):
     @pytest.fixture
-    def index(self):
-        from sourcerer.store import open_index
-
-        base, _, query = URL.partition("?")
-        name = f"sourcerer-contract-{uuid.uuid4().hex[:10]}"
-        index = open_index(f"{base.rstrip('/')}/{name}" + (f"?{query}" if query else ""), embedder=local_embedder())
-        index.init()
-        yield index
-        index.client.indices.delete(index=name)
+    def index(self, opensearch_index):
+        return opensearch_index(local_embedder())

@@ -58,6 +58,24 @@ def test_init_creates_the_index_with_the_embedder_dimension(cluster):
     assert body["settings"]["index"]["knn"] is True
 
 
+def test_the_knn_engine_comes_from_the_url_or_the_cli_and_is_checked(cluster, capsys):
+    from sourcerer.cli import main
+    from sourcerer.errors import ConfigurationError
+    from sourcerer.store import open_index
+
+    assert open_index("opensearch://h:9200/docs?engine=lucene", embedder="none").knn_engine == "lucene"
+    assert open_index("opensearch://h:9200/docs", embedder="none").knn_engine == "faiss"  # the AWS default
+    with pytest.raises(ConfigurationError, match="k-NN engine"):
+        open_index("opensearch://h:9200/docs?engine=nmslib", embedder="none")
+    assert main(["opensearch", "mapping", "--dimension", "8", "--engine", "lucene"]) == 0
+    printed = json.loads(capsys.readouterr().out)["mappings"]["properties"]["embedding"]
+    assert printed["method"]["engine"] == "lucene" and printed["dimension"] == 8
+    cluster.route("HEAD", "/docs", (404, {}))
+    cluster.route("PUT", "/docs", (200, {"acknowledged": True}))
+    _index(cluster, knn_engine="lucene").init()
+    assert cluster.sent("PUT", "/docs")[0]["body"]["mappings"]["properties"]["embedding"]["method"]["engine"] == "lucene"
+
+
 def test_init_updates_an_existing_index(cluster):
     cluster.route("HEAD", "/docs", (200, {}))
     cluster.route("GET", "/docs/_mapping", (200, {"docs": {"mappings": {"properties": {"embedding": {"dimension": 4}}}}}))
@@ -151,7 +169,10 @@ def test_changed_document_indexes_new_chunks_then_deletes_old_ones(cluster):
     order = [r["path"] for r in cluster.requests]
     assert order.index("/_bulk") < order.index("/docs/_delete_by_query")
     query = cluster.sent("POST", "/docs/_delete_by_query")[0]["body"]["query"]["bool"]
-    assert query["filter"] == [{"term": {"tenant": "acme"}}, {"term": {"document_id": result["document_id"]}}]
+    assert query["filter"][:2] == [{"term": {"tenant": "acme"}}, {"term": {"document_id": result["document_id"]}}]
+    # only versions written before this one go (two writers at once must not delete each other's chunks)
+    written = cluster.sent("POST", "/_bulk")[0]["body"][1]["ingested_at"]
+    assert query["filter"][2:] == [{"range": {"ingested_at": {"lt": written}}}]
     assert query["must_not"] == [{"term": {"content_hash": cluster.sent("POST", "/_bulk")[0]["body"][1]["content_hash"]}}]
 
 
@@ -375,7 +396,7 @@ def test_a_retried_deferred_ingest_requeues_what_still_waits(cluster):
     assert index.ingest_document(document)["status"] == "unchanged"
     assert queued == [("local", ["u1", "u2"])]
     pending = cluster.sent("POST", "/docs/_search")[1]["body"]["query"]["bool"]
-    assert pending["must_not"] == [{"exists": {"field": "embedding"}}]
+    assert pending["must_not"] == [{"exists": {"field": "embedding"}}, {"term": {"vectorless": True}}]
 
 
 @pytest.mark.parametrize("serverless", [False, True])
@@ -407,5 +428,5 @@ def test_embed_units_rewrites_pending_chunks_with_vectors_once(cluster, serverle
     deletes = cluster.sent("POST", "/docs/_delete_by_query")
     assert len(deletes) == (1 if serverless else 0)  # Serverless cannot overwrite by id: the vectorless copy goes
     if serverless:
-        assert deletes[0]["body"]["query"]["bool"]["must_not"] == [{"exists": {"field": "embedding"}}]
+        assert deletes[0]["body"]["query"]["bool"]["must_not"] == [{"exists": {"field": "embedding"}}, {"term": {"vectorless": True}}]
     assert index.embed_units("acme", ["u1"]) == 0 and len(cluster.sent("POST", "/_bulk")) == 1

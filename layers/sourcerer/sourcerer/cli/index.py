@@ -150,11 +150,13 @@ def _cmd_opensearch(args: argparse.Namespace) -> int:
     from sourcerer.store.opensearch import OpenSearchIndex, index_body
 
     if args.action == "mapping":
-        print(json.dumps(index_body(args.dimension), indent=2))
+        print(json.dumps(index_body(args.dimension, engine=args.engine or "faiss"), indent=2))
         return 0
     index = open_index_of(args)
     if not isinstance(index, OpenSearchIndex):
         raise SourcererError("opensearch init needs an OpenSearch index URL (--index or SOURCERER_INDEX)")
+    if args.engine:
+        index.knn_engine = args.engine
     print(json.dumps(index.init(shards=args.shards, replicas=args.replicas)))
     return 0
 
@@ -217,5 +219,11 @@ def register(sub: Any) -> None:
     os_p.add_argument("--dimension", type=int, default=384, help="vector dimension for `mapping` (default 384)")
     os_p.add_argument("--shards", type=int, default=1, help="primary shards when `init` creates the index (domains; default 1)")
     os_p.add_argument("--replicas", type=int, default=1, help="replicas per shard when `init` creates it (domains; default 1)")
+    os_p.add_argument(
+        "--engine",
+        choices=["faiss", "lucene"],
+        help="k-NN engine of the vector field: faiss (default; AWS, Serverless) or lucene (pure Java: a node without "
+        "the k-NN native libraries, such as `make opensearch`); default the URL's ?engine=, else faiss",
+    )
     os_p.add_argument("--index", metavar="URL", help="index URL (default SOURCERER_INDEX)")
     os_p.set_defaults(func=_cmd_opensearch)

@@ -30,7 +30,8 @@ def open_index(url: str | None = None, embedder: Embedder | CachedEmbedder | str
     * `sqlite:///relative/index.db`, `sqlite:////absolute/index.db` (default: `index.db` under SOURCERER_HOME)
     * `opensearch://host:9200/index-name`, `opensearch+https://user:pass@host/index-name`,
       `opensearch+https://domain-host/index?aws=es` (SigV4, OpenSearch Service) or `?aws=aoss` (Serverless),
-      with `&region=eu-west-1` when not the boto3 default.
+      with `&region=eu-west-1` when not the boto3 default, and `?engine=lucene` for a node without the k-NN
+      native libraries (default `faiss`; the engine matters only when `init` creates the index).
 
     `embedder`: an embedder object, or a name (`local`, `openai`, `bedrock`, `none`); default
     `SOURCERER_EMBEDDER`, else the bundled model when installed.
@@ -63,6 +64,7 @@ def open_index(url: str | None = None, embedder: Embedder | CachedEmbedder | str
             http_auth=auth,
             aws_service=query.get("aws"),
             region=query.get("region"),
+            knn_engine=query.get("engine", "faiss"),
             embedder=chosen,
             **_embed_queue(),
         )

@@ -87,8 +87,24 @@ SOURCE_FIELDS = [
 ]
 
 
+def _missing_index(error: Any) -> str | None:
+    """The index named by an `index_not_found_exception` (a raised error or an `_msearch` item's error), else None."""
+    info = getattr(error, "info", error)
+    detail = info.get("error", info) if isinstance(info, Mapping) else None
+    if isinstance(detail, Mapping) and detail.get("type") == "index_not_found_exception":
+        return str(detail.get("index", "?"))
+    if getattr(error, "error", None) == "index_not_found_exception":
+        return str((getattr(error, "info", None) or {}).get("error", {}).get("index", "?"))
+    return None
+
+
+def _no_index(name: str) -> ConfigurationError:
+    return ConfigurationError(f"OpenSearch index {name!r} does not exist: create it with `sourcerer opensearch init`")
+
+
 def _translated(method: Callable[..., Any]) -> Callable[..., Any]:
-    """Turn opensearch-py's transport and connection errors into `ProviderError` (a 503 at the API)."""
+    """Turn opensearch-py's transport and connection errors into `ProviderError` (a 503 at the API), and a
+    missing index into a `ConfigurationError` that says how to create it."""
 
     @functools.wraps(method)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -99,13 +115,25 @@ def _translated(method: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return method(*args, **kwargs)
         except OpenSearchException as exc:
+            missing = _missing_index(exc)
+            if missing is not None:
+                raise _no_index(missing) from exc
             raise ProviderError(f"OpenSearch request failed: {type(exc).__name__}: {str(exc)[:300]}") from exc
 
     return wrapper
 
 
-def index_body(dimension: int | None, *, shards: int = 1, replicas: int = 1) -> dict[str, Any]:
-    """Settings and mapping of a Sourcerer index (also committed as infra/opensearch/index.json)."""
+KNN_ENGINES = ("faiss", "lucene")
+
+
+def index_body(dimension: int | None, *, shards: int = 1, replicas: int = 1, engine: str = "faiss") -> dict[str, Any]:
+    """Settings and mapping of a Sourcerer index (also committed as infra/opensearch/index.json).
+
+    `engine` is the k-NN engine of the vector field: `faiss` (the default, and the only one on Serverless) or
+    `lucene`, pure Java, for a node without the k-NN native libraries (the embedded test node): faiss there
+    fails on the first segment it builds. Both run a `knn` query's `filter` inside the graph search."""
+    if engine not in KNN_ENGINES:
+        raise ConfigurationError(f"k-NN engine must be one of {', '.join(KNN_ENGINES)}, not {engine!r}")
     properties: dict[str, Any] = {
         "unit_id": {"type": "keyword"},
         "document_id": {"type": "keyword"},
@@ -135,6 +163,8 @@ def index_body(dimension: int | None, *, shards: int = 1, replicas: int = 1) -> 
         "meta": {"type": "keyword"},
         "created_at": {"type": "double"},
         "updated_at": {"type": "double"},
+        # embedded, but to the zero vector, which cosine k-NN rejects: searchable by keyword, never pending
+        "vectorless": {"type": "boolean"},
     }
     settings: dict[str, Any] = {
         "index": {"number_of_shards": shards, "number_of_replicas": replicas},
@@ -146,7 +176,7 @@ def index_body(dimension: int | None, *, shards: int = 1, replicas: int = 1) -> 
             "type": "knn_vector",
             "dimension": dimension,
             "space_type": "cosinesimil",
-            "method": {"name": "hnsw", "engine": "faiss", "parameters": {"m": 16, "ef_construction": 128}},
+            "method": {"name": "hnsw", "engine": engine, "parameters": {"m": 16, "ef_construction": 128}},
         }
     return {"settings": settings, "mappings": {"dynamic": "strict", "properties": properties}}
 
@@ -214,9 +244,13 @@ class OpenSearchIndex:
         backoff_s: float = 1.0,
         defer_embedding: bool = False,
         on_pending: Callable[[str, list[str]], None] | None = None,
+        knn_engine: str = "faiss",
     ) -> None:
         if aws_service not in (None, "es", "aoss"):
             raise ConfigurationError("aws must be 'es' (OpenSearch Service domain) or 'aoss' (Serverless)")
+        if knn_engine not in KNN_ENGINES:
+            raise ConfigurationError(f"k-NN engine must be one of {', '.join(KNN_ENGINES)}, not {knn_engine!r}")
+        self.knn_engine = knn_engine
         self.host, self.port, self.index, self.use_ssl = host, port, index, use_ssl
         self.http_auth, self.aws_service, self.region = http_auth, aws_service, region
         self.serverless = aws_service == "aoss"
@@ -229,6 +263,7 @@ class OpenSearchIndex:
         # run by the embed function, fills them in
         self.defer_embedding = defer_embedding
         self.on_pending = on_pending
+        self.list_page = 1000  # documents per page of `list_documents`
 
     @property
     def client(self) -> Any:
@@ -272,10 +307,15 @@ class OpenSearchIndex:
         """Create the index, or add new fields to an existing one (`sourcerer opensearch init`). `shards` and
         `replicas` apply when the index is created on a managed domain; Serverless manages both itself."""
         dimension = self._dimension()
-        body = index_body(dimension, shards=shards, replicas=replicas)
+        body = index_body(dimension, shards=shards, replicas=replicas, engine=self.knn_engine)
         if self.client.indices.exists(index=self.index):
             current = self.client.indices.get_mapping(index=self.index)
             props = next(iter(current.values()))["mappings"].get("properties", {})
+            if "embedding" in body["mappings"]["properties"] and "embedding" not in props:
+                raise ConfigurationError(
+                    f"index {self.index} was created without vectors (keyword only), and OpenSearch cannot add a "
+                    "k-NN field to it (index.knn is fixed at creation): use a new index for an embedder"
+                )
             if "embedding" in props and body["mappings"]["properties"].get("embedding", {}).get("dimension") != props[
                 "embedding"
             ].get("dimension"):
@@ -350,7 +390,7 @@ class OpenSearchIndex:
                 "updated_at": epoch,
             }
             if vectors is not None:
-                source["embedding"] = [float(x) for x in vectors[i]]
+                source.update(_vector_fields(vectors[i]))
             if synthesis[i] is not None:
                 source["synthesis_vectors"] = base64.b64encode(synthesis[i]).decode("ascii")
             lines += [{"index": action}, source]
@@ -411,22 +451,28 @@ class OpenSearchIndex:
     ) -> tuple[WriteStatus, int]:
         assert document.document_id is not None
         created = stored.created_at if stored is not None else None
-        self._bulk(self.bulk_lines(document, prepared, vectors, synthesis, created_at=created))
+        lines = self.bulk_lines(document, prepared, vectors, synthesis, created_at=created)
+        written_at = lines[1]["ingested_at"] if lines else datetime.now(timezone.utc).isoformat()
+        self._bulk(lines)
         if self.deferred and self.on_pending is not None:
             self.on_pending(document.tenant, [c.unit_id for c in prepared.chunks])
         if stored is not None:
             # new chunks first, then the old ones go: nothing is lost if this fails, and search hides the
-            # older version of a document while both are visible (see `_latest_only`)
+            # older version of a document while both are visible (see `_latest_only`). Only versions written
+            # before this one go: two writers replacing the same document at once would otherwise each delete
+            # the other's chunks. A chunk rewritten meanwhile (a version conflict) belongs to a newer write: kept.
+            older = [{"range": {"ingested_at": {"lt": written_at}}}]
             self.client.delete_by_query(
                 index=self.index,
                 body={
                     "query": {
                         "bool": {
-                            "filter": _document(document.tenant, document.document_id),
+                            "filter": _document(document.tenant, document.document_id) + older,
                             "must_not": [{"term": {"content_hash": prepared.content_hash}}],
                         }
                     }
                 },
+                conflicts="proceed",
                 **({} if self.serverless else {"refresh": True}),
             )
         return ("replaced" if stored is not None else "ingested"), len(prepared.chunks)
@@ -436,7 +482,8 @@ class OpenSearchIndex:
         return self.defer_embedding and self.embedder is not None
 
     def _pending_query(self, tenant: str, filters: list[dict[str, Any]]) -> dict[str, Any]:
-        return {"bool": {"filter": [{"term": {"tenant": tenant}}, *filters], "must_not": [{"exists": {"field": "embedding"}}]}}
+        waiting = [{"exists": {"field": "embedding"}}, {"term": {"vectorless": True}}]
+        return {"bool": {"filter": [{"term": {"tenant": tenant}}, *filters], "must_not": waiting}}
 
     def _queue_pending(self, tenant: str, document_id: str) -> None:
         if not self.deferred or self.on_pending is None:
@@ -474,7 +521,7 @@ class OpenSearchIndex:
             action: dict[str, Any] = {"_index": self.index}
             if not self.serverless:
                 action["_id"] = src["unit_id"]
-            filled = {**src, "embedding": [float(x) for x in vector]}
+            filled = {**src, **_vector_fields(vector)}
             if packed is not None:
                 filled["synthesis_vectors"] = base64.b64encode(packed).decode("ascii")
             lines += [{"index": action}, filled]
@@ -495,6 +542,7 @@ class OpenSearchIndex:
         response = self.client.delete_by_query(
             index=self.index,
             body={"query": {"bool": {"filter": _document(tenant, document_id)}}},
+            conflicts="proceed",  # a chunk re-ingested meanwhile is a newer write: it stays
             **({} if self.serverless else {"refresh": True}),
         )
         return response.get("deleted", 0) > 0
@@ -536,6 +584,7 @@ class OpenSearchIndex:
             self.client.delete_by_query(
                 index=self.index,
                 body={"query": {"bool": {"filter": _document(tenant, document_id)}}},
+                conflicts="proceed",
                 **({} if self.serverless else {"refresh": True}),
             )
         return {"document_id": moved_id, "previous_document_id": document_id, "scope": target, "status": "moved"}
@@ -626,7 +675,10 @@ class OpenSearchIndex:
             responses = self.client.msearch(body=lines)["responses"]  # one round trip: BM25 and k-NN together
         for response in responses:
             if "error" in response:  # _msearch reports failures per item with HTTP 200
-                raise ProviderError(f"OpenSearch search failed: {response['error']}")
+                missing = _missing_index(response)
+                if missing is not None:
+                    raise _no_index(missing)
+                raise ProviderError(f"OpenSearch search failed: {str(response['error'])[:300]}")
         sources: dict[str, dict[str, Any]] = {}
         keyword: dict[str, float] = {}
         semantic: dict[str, float] = {}
@@ -688,30 +740,39 @@ class OpenSearchIndex:
 
     @_translated
     def list_documents(self, tenant: str, scope: str | None = None) -> list[dict[str, Any]]:
+        """Every document of the tenant (under `scope`), paged through a composite aggregation: one bucket per
+        document with its chunk count and its newest chunk's fields, however many documents there are."""
         filters = [{"term": {"tenant": validate_tenant(tenant)}}]
         if scope is not None:
             filters.append({"term": {"scope_ancestors": normalize_scope(scope, tenant)}})
-        response = self.client.search(
-            index=self.index,
-            body={
-                "size": 10000,
-                "_source": [*DOCUMENT_FIELDS, "ingested_at"],
-                "query": {"bool": {"filter": filters}},
-                "collapse": {"field": "document_id"},
-                "aggs": {"chunks": {"terms": {"field": "document_id", "size": 10000}}},
-            },
-        )
-        counts = {b["key"]: b["doc_count"] for b in response.get("aggregations", {}).get("chunks", {}).get("buckets", [])}
-        out = []
-        for hit in response["hits"]["hits"]:
-            src = dict(hit["_source"])
-            # the same fields as the SQLite index; chunks written before these fields existed fall back on ingested_at
-            written = datetime.fromisoformat(str(src.pop("ingested_at"))).timestamp() if src.get("ingested_at") else 0.0
-            src.setdefault("created_at", written)
-            src.setdefault("updated_at", written)
-            src.setdefault("content_type", None)
-            src["chunks"] = counts.get(src["document_id"], 0)
-            out.append(src)
+        newest = {"top_hits": {"size": 1, "_source": [*DOCUMENT_FIELDS, "ingested_at"], "sort": [{"ingested_at": "desc"}]}}
+        out: list[dict[str, Any]] = []
+        after: dict[str, Any] | None = None
+        while True:
+            page: dict[str, Any] = {"size": self.list_page, "sources": [{"document_id": {"terms": {"field": "document_id"}}}]}
+            if after is not None:
+                page["after"] = after
+            response = self.client.search(
+                index=self.index,
+                body={
+                    "size": 0,
+                    "query": {"bool": {"filter": filters}},
+                    "aggs": {"documents": {"composite": page, "aggs": {"newest": newest}}},
+                },
+            )
+            documents = response.get("aggregations", {}).get("documents", {})
+            for bucket in documents.get("buckets", []):
+                src = dict(bucket["newest"]["hits"]["hits"][0]["_source"])
+                # the same fields as the SQLite index; chunks written before these fields existed fall back on ingested_at
+                written = datetime.fromisoformat(str(src.pop("ingested_at"))).timestamp() if src.get("ingested_at") else 0.0
+                src.setdefault("created_at", written)
+                src.setdefault("updated_at", written)
+                src.setdefault("content_type", None)
+                src["chunks"] = bucket["doc_count"]
+                out.append(src)
+            after = documents.get("after_key")
+            if not documents.get("buckets") or after is None:
+                break
         return sorted(out, key=lambda d: d["source_uri"])
 
     @_translated
@@ -761,6 +822,13 @@ class OpenSearchIndex:
             "chunks": count,
             "embed_model": self.embedder.model_id if self.embedder else "none",
         }
+
+
+def _vector_fields(vector: Any) -> dict[str, Any]:
+    """The vector's fields of a chunk. Cosine k-NN rejects the zero vector (it has no direction), so such a
+    chunk is stored without one and marked, and a search finds it by its words only, as SQLite scores it 0."""
+    values = [float(x) for x in vector]
+    return {"embedding": values} if any(values) else {"vectorless": True}
 
 
 def _latest_only(ranked: list[tuple[str, float]], sources: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, float]]:
