@@ -203,4 +203,3 @@ if __name__ == "__main__":
         "Quel est le délai de remboursement ?",
     ]
     print(f"lowest cosine, torch vs engine: {check_parity(samples):.5f}")
-

@@ -62,7 +62,7 @@ def test_a_missing_index_is_a_configuration_error_that_says_how_to_create_it(ope
 
 def test_init_updates_an_index_once_made_and_refuses_vectors_on_a_keyword_only_one(opensearch_index, opensearch_url):
     keyword_only = opensearch_index("none")
-    assert keyword_only.init() == {"index": keyword_only.index, "action": "updated"}
+    assert keyword_only.init() == {"index": keyword_only.index, "action": "updated", "added": []}
     root, _, query = opensearch_url.partition("?")
     with_vectors = open_index(f"{root}/{keyword_only.index}?{query}", embedder=HashedEmbedder())
     # the engine answers 400 "Cannot set modelId or method parameters when index.knn setting is false"

@@ -80,8 +80,11 @@ def test_init_updates_an_existing_index(cluster):
     cluster.route("HEAD", "/docs", (200, {}))
     cluster.route("GET", "/docs/_mapping", (200, {"docs": {"mappings": {"properties": {"embedding": {"dimension": 4}}}}}))
     cluster.route("PUT", "/docs/_mapping", (200, {"acknowledged": True}))
-    assert _index(cluster).init()["action"] == "updated"
-    assert cluster.sent("PUT", "/docs/_mapping")[0]["body"] == {"properties": index_body(4)["mappings"]["properties"]}
+    result = _index(cluster).init()
+    assert result["action"] == "updated" and "default BM25" in result["warning"]  # made before the similarity
+    # only the fields the index lacks: an existing field's parameters cannot change
+    wanted = {k: v for k, v in index_body(4)["mappings"]["properties"].items() if k != "embedding"}
+    assert cluster.sent("PUT", "/docs/_mapping")[0]["body"] == {"properties": wanted}
 
 
 def test_ingest_sends_one_bulk_with_ids_terms_vectors_and_filters(cluster):
@@ -428,5 +431,8 @@ def test_embed_units_rewrites_pending_chunks_with_vectors_once(cluster, serverle
     deletes = cluster.sent("POST", "/docs/_delete_by_query")
     assert len(deletes) == (1 if serverless else 0)  # Serverless cannot overwrite by id: the vectorless copy goes
     if serverless:
-        assert deletes[0]["body"]["query"]["bool"]["must_not"] == [{"exists": {"field": "embedding"}}, {"term": {"vectorless": True}}]
+        assert deletes[0]["body"]["query"]["bool"]["must_not"] == [
+            {"exists": {"field": "embedding"}},
+            {"term": {"vectorless": True}},
+        ]
     assert index.embed_units("acme", ["u1"]) == 0 and len(cluster.sent("POST", "/_bulk")) == 1

@@ -18,11 +18,13 @@ unit tests can check each body against the documented API.
 from __future__ import annotations
 
 import base64
+import contextlib
+import contextvars
 import functools
 import json
 import math
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,6 +34,7 @@ from sourcerer.errors import ConfigurationError, DocumentNotFound, ProviderError
 from sourcerer.models import Segment
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, unpack_vectors
 from sourcerer.retrieval.hybrid import fuse
+from sourcerer.retrieval.keyword import B, K1
 from sourcerer.scopes import Access, normalize_scope, scope_ancestors, validate_tenant
 from sourcerer.store.base import (
     MAX_QUERY_CHARS,
@@ -55,7 +58,6 @@ from sourcerer.text import terms
 if TYPE_CHECKING:
     import numpy as np
 
-K1 = 1.2  # Lucene's BM25 default
 MAX_QUERY_TERMS = 64
 DOCUMENT_FIELDS = [
     "document_id",
@@ -85,6 +87,10 @@ SOURCE_FIELDS = [
     "sentences",
     "synthesis_vectors",
 ]
+
+
+# set inside `OpenSearchIndex.one_refresh()`, per thread or task: the index object is shared by a server's requests
+_ONE_REFRESH: contextvars.ContextVar[bool] = contextvars.ContextVar("sourcerer_one_refresh", default=False)
 
 
 def _missing_index(error: Any) -> str | None:
@@ -147,7 +153,7 @@ def index_body(dimension: int | None, *, shards: int = 1, replicas: int = 1, eng
         "title": {"type": "keyword", "index": False},  # embedded with the chunk: a deferred embedding needs it
         "position": {"type": "integer"},
         "text": {"type": "text", "index": False},
-        "terms": {"type": "text", "analyzer": "sourcerer_terms", "norms": True},
+        "terms": {"type": "text", "analyzer": "sourcerer_terms", "norms": True, "similarity": "sourcerer_bm25"},
         "locator": {"type": "object", "enabled": False},
         "sentences": {"type": "object", "enabled": False},
         # the chunk's and its sentences' vectors for synthesis (float16, base64): stored, never indexed
@@ -169,6 +175,9 @@ def index_body(dimension: int | None, *, shards: int = 1, replicas: int = 1, eng
     settings: dict[str, Any] = {
         "index": {"number_of_shards": shards, "number_of_replicas": replicas},
         "analysis": {"analyzer": {"sourcerer_terms": {"type": "custom", "tokenizer": "whitespace"}}},
+        # the library's BM25 parameters (measured best on SciFact), so keyword scores mean the same here as in
+        # the SQLite index; OpenSearch's default is k1 = 1.2, b = 0.75
+        "similarity": {"sourcerer_bm25": {"type": "BM25", "k1": K1, "b": B}},
     }
     if dimension:
         settings["index"]["knn"] = True
@@ -323,15 +332,40 @@ class OpenSearchIndex:
                     f"index {self.index} holds {props['embedding'].get('dimension')}-d vectors; the configured embedder makes "
                     f"{dimension}-d ones: use another index or the same embedding model"
                 )
-            self.client.indices.put_mapping(index=self.index, body={"properties": body["mappings"]["properties"]})
-            return {"index": self.index, "action": "updated"}
+            # only new fields: OpenSearch cannot change an existing field's parameters
+            added = {name: field for name, field in body["mappings"]["properties"].items() if name not in props}
+            if added:
+                self.client.indices.put_mapping(index=self.index, body={"properties": added})
+            result: dict[str, Any] = {"index": self.index, "action": "updated", "added": sorted(added)}
+            if props.get("terms", {}).get("similarity") != "sourcerer_bm25":
+                result["warning"] = (
+                    "this index scores keywords with OpenSearch's default BM25 (k1 1.2, b 0.75), not the library's: "
+                    "keyword scores differ from the SQLite index's until it is re-created and re-ingested"
+                )
+            return result
         self.client.indices.create(index=self.index, body=body)
         return {"index": self.index, "action": "created"}
 
     # --- writing -----------------------------------------------------------------------------------
 
-    def _refresh(self) -> dict[str, Any]:
-        return {} if self.serverless else {"refresh": "wait_for"}
+    def _refresh(self, *, now: bool = False) -> dict[str, Any]:
+        """How a write becomes visible: it waits for the next refresh (a delete forces one), so a search right
+        after it sees it. Serverless has no refresh API; inside `one_refresh()` nothing waits until the end."""
+        if self.serverless or _ONE_REFRESH.get():
+            return {}
+        return {"refresh": True} if now else {"refresh": "wait_for"}
+
+    @contextlib.contextmanager
+    def one_refresh(self) -> Iterator[None]:
+        """Many writes, one refresh at the end: each write waiting for the next refresh (1 s by default) makes a
+        folder ingest about one document per second. What is written inside becomes visible when it ends."""
+        token = _ONE_REFRESH.set(True)
+        try:
+            yield
+        finally:
+            _ONE_REFRESH.reset(token)
+            if not self.serverless:
+                self.client.indices.refresh(index=self.index)
 
     def _existing(self, tenant: str, document_id: str) -> dict[str, Any] | None:
         """content_hash, scope, acl and source_uri of a stored document (its newest version), or None."""
@@ -473,7 +507,7 @@ class OpenSearchIndex:
                     }
                 },
                 conflicts="proceed",
-                **({} if self.serverless else {"refresh": True}),
+                **self._refresh(now=True),
             )
         return ("replaced" if stored is not None else "ingested"), len(prepared.chunks)
 
@@ -543,7 +577,7 @@ class OpenSearchIndex:
             index=self.index,
             body={"query": {"bool": {"filter": _document(tenant, document_id)}}},
             conflicts="proceed",  # a chunk re-ingested meanwhile is a newer write: it stays
-            **({} if self.serverless else {"refresh": True}),
+            **self._refresh(now=True),
         )
         return response.get("deleted", 0) > 0
 
@@ -585,7 +619,7 @@ class OpenSearchIndex:
                 index=self.index,
                 body={"query": {"bool": {"filter": _document(tenant, document_id)}}},
                 conflicts="proceed",
-                **({} if self.serverless else {"refresh": True}),
+                **self._refresh(now=True),
             )
         return {"document_id": moved_id, "previous_document_id": document_id, "scope": target, "status": "moved"}
 
@@ -601,9 +635,18 @@ class OpenSearchIndex:
         placed: Mapping[str, str] | None = None,
         refused: Mapping[str, str] | None = None,
     ) -> IngestReport:
-        return ingest_folder(
-            self, path, tenant=tenant, scope=scope, acl=acl, metadata=metadata, progress=progress, placed=placed, refused=refused
-        )
+        with self.one_refresh():
+            return ingest_folder(
+                self,
+                path,
+                tenant=tenant,
+                scope=scope,
+                acl=acl,
+                metadata=metadata,
+                progress=progress,
+                placed=placed,
+                refused=refused,
+            )
 
     # --- reading -----------------------------------------------------------------------------------
 
@@ -686,9 +729,10 @@ class OpenSearchIndex:
             stats = responses[1]
             total = stats["hits"]["total"]["value"]
             counts = [stats["aggregations"][f"t{i}"]["doc_count"] for i in range(len(stats["aggregations"]))]
-            # Lucene's BM25 gives idf * tf / (tf + k1 * norm): a term present once at average length scores
-            # idf / (1 + k1). Normalise by that over every query term, as the SQLite index does.
-            ceiling = sum(math.log(1 + (total - n + 0.5) / (n + 0.5)) for n in counts) / (1 + K1)
+            # OpenSearch scores BM25 with Lucene's LegacyBM25Similarity, idf * tf * (k1 + 1) / (tf + k1 * norm)
+            # (measured on 2.19: plain Lucene 9 drops the k1 + 1), so a term present once at average length
+            # scores its idf. Normalise by that over every query term, as the SQLite index does.
+            ceiling = sum(math.log(1 + (total - n + 0.5) / (n + 0.5)) for n in counts)
             for hit in responses[0]["hits"]["hits"]:
                 sources[hit["_source"]["unit_id"]] = hit["_source"]
                 keyword[hit["_source"]["unit_id"]] = min(1.0, hit["_score"] / ceiling) if ceiling > 0 else 0.0

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from sourcerer.retrieval.keyword import K1, B
+from sourcerer.retrieval.keyword import K1, STORED_LENGTHS, B, stored_length
 from sourcerer.store.vectors import compact_rows, retire_rows
 
 MERGE_DELTA = 200_000
@@ -113,7 +113,8 @@ class TermIndex:
             self.seq, self.retired, self.size = seq, 0, n
             capacity = n + max(1024, n // 4)  # headroom: growing copies these arrays
             self.ids, self.length, self.alive = (np.zeros(capacity, dtype=t) for t in (np.int64, np.float32, bool))
-            self.ids[:n], self.length[:n], self.alive[:n] = np.frombuffer(ids, dtype=np.int64) if n else [], counts, True
+            stored = np.asarray(STORED_LENGTHS)[np.searchsorted(STORED_LENGTHS, counts, side="right") - 1]  # as Lucene keeps them
+            self.ids[:n], self.length[:n], self.alive[:n] = np.frombuffer(ids, dtype=np.int64) if n else [], stored, True
             self.row_of = {int(chunk): row for row, chunk in enumerate(self.ids[:n])}
             self.vocabulary = vocabulary
             self.start, self.rows, self.tf = base
@@ -141,7 +142,7 @@ class TermIndex:
                 grown = np.zeros(capacity, dtype=old.dtype)
                 grown[: len(old)] = old
                 setattr(self, name, grown)
-        self.ids[row], self.length[row], self.alive[row] = chunk, len(tokens), True
+        self.ids[row], self.length[row], self.alive[row] = chunk, stored_length(len(tokens)), True
         self.row_of[chunk] = row
         self.size += 1
         for token, count in Counter(tokens).items():
@@ -172,7 +173,9 @@ class TermIndex:
             terms_, rows, tf = flatten(self.start, self.rows, self.tf, [self.merging, self.delta])
             rows = renumber[rows]
             kept = rows >= 0
-            self.start, self.rows, self.tf = compressed_columns(terms_[kept], rows[kept], tf[kept], self.size, len(self.vocabulary))
+            self.start, self.rows, self.tf = compressed_columns(
+                terms_[kept], rows[kept], tf[kept], self.size, len(self.vocabulary)
+            )
             self.merging, self.delta, self.delta_postings = {}, {}, 0
             return True
 

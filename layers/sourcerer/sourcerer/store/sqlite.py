@@ -35,7 +35,7 @@ from sourcerer.errors import ConfigurationError, DocumentNotFound
 from sourcerer.models import Segment
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, unpack_vectors
 from sourcerer.retrieval.hybrid import fuse
-from sourcerer.retrieval.keyword import K1, B
+from sourcerer.retrieval.keyword import K1, B, stored_length
 from sourcerer.scopes import Access, normalize_scope, scope_ancestors, validate_tenant
 from sourcerer.sqlitedb import connect
 from sourcerer.store.base import (
@@ -742,7 +742,7 @@ class SQLiteIndex:
         for rowid, text in rows:
             doc = text.split()
             tf = Counter(doc)
-            norm = 1 - B + B * len(doc) / (avg_len or 1)
+            norm = 1 - B + B * stored_length(len(doc)) / (avg_len or 1)
             raw = sum(idf[t] * tf[t] * (K1 + 1) / (tf[t] + K1 * norm) for t in tokens if tf.get(t))
             if raw > 0:
                 scores[rowid] = min(1.0, raw / ceiling)
