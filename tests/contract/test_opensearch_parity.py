@@ -6,8 +6,9 @@ normalisation, filters or fusion fails the suite.
 """
 
 import pytest
-from bench.common import EVAL
 from fakes import HashedEmbedder
+
+from bench.common import EVAL
 
 
 def test_opensearch_ranks_a_scifact_subset_like_sqlite(opensearch_url):

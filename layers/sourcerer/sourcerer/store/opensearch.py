@@ -34,7 +34,7 @@ from sourcerer.errors import ConfigurationError, DocumentNotFound, ProviderError
 from sourcerer.models import Segment
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, unpack_vectors
 from sourcerer.retrieval.hybrid import fuse
-from sourcerer.retrieval.keyword import B, K1
+from sourcerer.retrieval.keyword import K1, B
 from sourcerer.scopes import Access, normalize_scope, scope_ancestors, validate_tenant
 from sourcerer.store.base import (
     MAX_QUERY_CHARS,
