@@ -14,12 +14,14 @@ import argparse
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,6 +90,49 @@ class Node:
         """`kill -9`, as a crashed machine would go; its home stays so a test can look at what was left."""
         self.process.send_signal(signal.SIGKILL)
         self.process.wait()
+
+
+def free_ports(count: int) -> list[int]:
+    """Ports free on 127.0.0.1 right now (a cluster's nodes must know each other's transport ports in advance)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def start_cluster(nodes: int = 3, *, heap: str = "512m", timeout_s: float = 240) -> list[Node]:
+    """`nodes` nodes in one cluster on 127.0.0.1, one JVM each, all eligible as cluster manager; returns when
+    the cluster answers (they are started together: none can form a cluster alone)."""
+    transport, http = free_ports(nodes), free_ports(nodes)
+    name = f"sourcerer-cluster-{os.getpid()}-{int(time.time())}"
+    names = [f"node-{i}" for i in range(nodes)]
+    common = {
+        "cluster.name": name,
+        "discovery.seed_hosts": ",".join(f"127.0.0.1:{port}" for port in transport),
+        "cluster.initial_cluster_manager_nodes": ",".join(names),
+    }
+    settings = [
+        {**common, "node.name": names[i], "transport.port": str(transport[i]), "http.port": str(http[i])} for i in range(nodes)
+    ]
+    with ThreadPoolExecutor(max_workers=nodes) as pool:
+        started = list(pool.map(lambda s: _start_or_none(s, heap, timeout_s), settings))
+    if any(node is None for node in started):
+        for node in started:
+            if node is not None:
+                node.stop()
+        raise Unavailable(f"a {nodes}-node cluster did not form within {timeout_s:.0f} s")
+    return [node for node in started if node is not None]
+
+
+def _start_or_none(settings: dict[str, str], heap: str, timeout_s: float) -> Node | None:
+    try:
+        return start(settings=settings, heap=heap, timeout_s=timeout_s)
+    except (Unavailable, OSError):
+        return None
 
 
 def start(
