@@ -123,55 +123,27 @@ def run(per_set: int, write: bool) -> dict:
     model.threshold = threshold
     figures = by_language(report, model, threshold, mix)
     reader_only = fit_logistic(calibrate, [r["label"] for r in calibrate], ["reader_best"])
-    t_reader = max(
-        (i / 100 for i in range(2, 98)),
-        key=lambda t: sum((f["answered_right"] + f["refused"]) / 2 for f in by_language(calibrate, reader_only, t, 0.0).values()),
-    )
+    t_reader = max((i / 100 for i in range(2, 98)), key=lambda t: sum(
+        (f["answered_right"] + f["refused"]) / 2 for f in by_language(calibrate, reader_only, t, 0.0).values()))
     reader_figures = by_language(report, reader_only, t_reader, 0.0)
     old_only = fit_logistic(calibrate, [r["label"] for r in calibrate], ["answerability"])
-    t_old = max(
-        (i / 100 for i in range(2, 98)),
-        key=lambda t: sum((f["answered_right"] + f["refused"]) / 2 for f in by_language(calibrate, old_only, t, 1e6).values()),
-    )
+    t_old = max((i / 100 for i in range(2, 98)), key=lambda t: sum(
+        (f["answered_right"] + f["refused"]) / 2 for f in by_language(calibrate, old_only, t, 1e6).values()))
     old_figures = by_language(report, old_only, t_old, 1e6)
     lines = []
     for lang in figures:
-        lines.append(
-            [
-                lang,
-                figures[lang]["answerable"],
-                figures[lang]["unanswerable"],
-                figures[lang]["answered_right"],
-                figures[lang]["refused"],
-                reader_figures[lang]["answered_right"],
-                reader_figures[lang]["refused"],
-                old_figures[lang]["answered_right"],
-                old_figures[lang]["refused"],
-            ]
-        )
+        lines.append([lang, figures[lang]["answerable"], figures[lang]["unanswerable"],
+                      figures[lang]["answered_right"], figures[lang]["refused"],
+                      reader_figures[lang]["answered_right"], reader_figures[lang]["refused"],
+                      old_figures[lang]["answered_right"], old_figures[lang]["refused"]])
     text = table(
         f"Answer decision on the report half of the reader's held-out articles ({len(report)} cases; threshold {threshold:.2f}, "
         f"sentence mix {mix})",
-        [
-            "lang",
-            "answerable",
-            "unanswerable",
-            "answered right: decision",
-            "refused: decision",
-            "answered right: reader alone",
-            "refused: reader alone",
-            "answered right: previous models",
-            "refused: previous models",
-        ],
+        ["lang", "answerable", "unanswerable", "answered right: decision", "refused: decision",
+         "answered right: reader alone", "refused: reader alone", "answered right: previous models", "refused: previous models"],
         lines,
     )
-    data = {
-        "decision": model.to_json(),
-        "sentence_mix": mix,
-        "report": figures,
-        "reader_alone": reader_figures,
-        "previous": old_figures,
-    }
+    data = {"decision": model.to_json(), "sentence_mix": mix, "report": figures, "reader_alone": reader_figures, "previous": old_figures}
     write_result("reader_decision", text, data)
     if write:
         path = DATA / "reader.json"

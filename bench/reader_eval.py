@@ -90,18 +90,9 @@ def answerability_tables(rows: list[dict], threshold: float) -> tuple[list[list]
         }
         f = figures[lang]
         lines.append(
-            [
-                lang,
-                len(pos),
-                len(neg),
-                len(adv),
-                f"{f['auc']:.3f}",
-                f"{f['refused_at_10pct_false']:.3f}",
-                "-" if f["auc_adversarial"] is None else f"{f['auc_adversarial']:.3f}",
-                f"{answered:.3f}",
-                f"{refused:.3f}",
-                f"{selected:.3f}",
-            ]
+            [lang, len(pos), len(neg), len(adv), f"{f['auc']:.3f}", f"{f['refused_at_10pct_false']:.3f}",
+             "-" if f["auc_adversarial"] is None else f"{f['auc_adversarial']:.3f}", f"{answered:.3f}", f"{refused:.3f}",
+             f"{selected:.3f}"]
         )
     return lines, figures
 
@@ -185,21 +176,13 @@ def run(per_set: int, claims_per_set: int, write_operating_points: bool, budget_
 
     claim_rows = []
     claim_figures = {}
-    sets = {
-        f"{name}, held out": random.Random(4).sample(items, min(claims_per_set, len(items)))
-        for name, items in claim_sets("held_out").items()
-    }
+    sets = {f"{name}, held out": random.Random(4).sample(items, min(claims_per_set, len(items))) for name, items in claim_sets("held_out").items()}
     for lang in XNLI_LANGS:
         sets[f"XNLI dev {lang} (evaluation only)"] = xnli(lang, claims_per_set)
     probabilities = {name: [reader.supports(c, [s])[0] for c, s, _ in pairs] for name, pairs in sets.items()}
     # the veto's operating point: the probability under which at most 5% of the supported held-out claims fall,
     # on the first half of the licensed held-out pairs; figures on the second half and on XNLI
-    licensed = [
-        (pair, p)
-        for name, pairs in sets.items()
-        if "XNLI" not in name
-        for pair, p in zip(pairs, probabilities[name], strict=True)
-    ]
+    licensed = [(pair, p) for name, pairs in sets.items() if "XNLI" not in name for pair, p in zip(pairs, probabilities[name], strict=True)]
     calibration = sorted(p for i, ((*_, y), p) in enumerate(licensed) if y == 1 and i % 2 == 0)
     claim_veto = calibration[int(0.05 * len(calibration))] if calibration else 0.1
     claim_threshold = reader.threshold("claim", 0.5)
@@ -212,13 +195,8 @@ def run(per_set: int, claims_per_set: int, write_operating_points: bool, budget_
         unsupported = [p for (*_, y), p in zip(pairs, probs, strict=True) if y == 0]
         vetoed = sum(1 for p in unsupported if p < claim_veto) / max(1, len(unsupported))
         wrongly = sum(1 for p in supported if p < claim_veto) / max(1, len(supported))
-        claim_figures[name] = {
-            "pairs": len(pairs),
-            "balanced_accuracy": round(bal, 4),
-            "auc": round(area, 4),
-            "veto_catches": round(vetoed, 4),
-            "veto_wrongly": round(wrongly, 4),
-        }
+        claim_figures[name] = {"pairs": len(pairs), "balanced_accuracy": round(bal, 4), "auc": round(area, 4),
+                               "veto_catches": round(vetoed, 4), "veto_wrongly": round(wrongly, 4)}
         claim_rows.append([name, len(pairs), f"{bal:.3f}", f"{area:.3f}", f"{vetoed:.3f}", f"{wrongly:.3f}"])
 
     budget_lines, budget_figures = budget(budget_n) if budget_n else ([], {})
@@ -240,27 +218,15 @@ def run(per_set: int, claims_per_set: int, write_operating_points: bool, budget_
         "",
         table(
             "Answerability per language",
-            [
-                "lang",
-                "answerable",
-                "negatives",
-                "adversarial",
-                "AUC",
-                "refused @ ≤10% false",
-                "AUC adversarial",
-                "answered",
-                "refused",
-                "right sentence",
-            ],
+            ["lang", "answerable", "negatives", "adversarial", "AUC", "refused @ ≤10% false", "AUC adversarial",
+             "answered", "refused", "right sentence"],
             lines,
         ),
         "",
         f"Claim head: balanced accuracy at {claim_threshold:.2f}, AUC, and the judge's veto at {claim_veto:.3f} "
         "(chosen on the other half of the licensed held-out pairs): unsupported claims it catches, supported ones it rejects.",
         "",
-        table(
-            "Claim support", ["set", "pairs", "balanced accuracy", "AUC", "veto catches", "veto rejects supported"], claim_rows
-        ),
+        table("Claim support", ["set", "pairs", "balanced accuracy", "AUC", "veto catches", "veto rejects supported"], claim_rows),
         "",
         table("Budget (2 cores, one process, warm; ms)", ["measure", "n", "p50", "p95"], budget_lines),
     ]
@@ -269,9 +235,7 @@ def run(per_set: int, claims_per_set: int, write_operating_points: bool, budget_
         path = DATA / "reader.json"
         config = json.loads(path.read_text())
         config["operating_points"] = {**config.get("operating_points", {}), "answer": threshold, "relevance": round(relevance, 4)}
-        config["held_out"] = {
-            lang: {k: f[k] for k in ("auc", "refused_at_10pct_false", "answered", "refused")} for lang, f in figures.items()
-        }
+        config["held_out"] = {lang: {k: f[k] for k in ("auc", "refused_at_10pct_false", "answered", "refused")} for lang, f in figures.items()}
         path.write_text(json.dumps(config, indent=1) + "\n")
     return result
 

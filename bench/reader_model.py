@@ -203,3 +203,4 @@ if __name__ == "__main__":
         "Quel est le délai de remboursement ?",
     ]
     print(f"lowest cosine, torch vs engine: {check_parity(samples):.5f}")
+

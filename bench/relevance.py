@@ -49,13 +49,7 @@ def items(per_lang: int, seed: int = 11) -> list[dict]:
             continue
         wrong = max(others, key=lambda s: _overlap(q["question"], s))
         by_lang[q["lang"]].append(
-            {
-                "lang": q["lang"],
-                "question": q["question"],
-                "passage": " ".join(q["sentences"]),
-                "right": q["sentences"][q["answer"]],
-                "wrong": wrong,
-            }
+            {"lang": q["lang"], "question": q["question"], "passage": " ".join(q["sentences"]), "right": q["sentences"][q["answer"]], "wrong": wrong}
         )
     out = []
     for lang in sorted(by_lang):
@@ -86,15 +80,8 @@ def run(per_lang: int) -> dict:
         kept_wrong, judge_wrong = verdict(item, item["wrong"])
         q, (r, w) = embedder.embed([item["question"]], "query")[0], embedder.embed([item["right"], item["wrong"]], "passage")
         results.append(
-            {
-                "lang": item["lang"],
-                "kept_right": kept_right,
-                "refused_wrong": not kept_wrong,
-                "judge_right": judge_right,
-                "judge_refused_wrong": not judge_wrong,
-                "cos_right": float(q @ r),
-                "cos_wrong": float(q @ w),
-            }
+            {"lang": item["lang"], "kept_right": kept_right, "refused_wrong": not kept_wrong, "judge_right": judge_right,
+             "judge_refused_wrong": not judge_wrong, "cos_right": float(q @ r), "cos_wrong": float(q @ w)}
         )
     cos_right = sorted(r["cos_right"] for r in results)
     cut = cos_right[int(0.05 * len(cos_right))]
@@ -103,34 +90,21 @@ def run(per_lang: int) -> dict:
         return sum(1 for r in subset if r[key]) / max(1, len(subset))
 
     overall = [
-        [
-            "sourcerer strict (judge + reader relevance)",
-            len(results),
-            share("kept_right", results),
-            share("refused_wrong", results),
-        ],
+        ["sourcerer strict (judge + reader relevance)", len(results), share("kept_right", results), share("refused_wrong", results)],
         ["judge alone (no relevance check)", len(results), share("judge_right", results), share("judge_refused_wrong", results)],
-        [
-            f"e5 cosine ≥ {cut:.3f} (keeps 95% right)",
-            len(results),
-            sum(1 for r in results if r["cos_right"] >= cut) / len(results),
-            sum(1 for r in results if r["cos_wrong"] < cut) / len(results),
-        ],
+        [f"e5 cosine ≥ {cut:.3f} (keeps 95% right)", len(results), sum(1 for r in results if r["cos_right"] >= cut) / len(results),
+         sum(1 for r in results if r["cos_wrong"] < cut) / len(results)],
     ]
     per_lang = []
     for lang in sorted({r["lang"] for r in results}):
         subset = [r for r in results if r["lang"] == lang]
         per_lang.append([lang, len(subset), share("kept_right", subset), share("refused_wrong", subset)])
-    text = (
-        table(
-            f"Relevance — {len(results)} questions × (right answer, true but irrelevant sentence), {len(per_lang)} languages "
-            "(targets: keep ≥ 0.95 of the right, refuse ≥ 0.90 of the irrelevant)",
-            ["system", "items", "right kept", "irrelevant refused"],
-            overall,
-        )
-        + "\n"
-        + table("Relevance by language, sourcerer strict", ["lang", "items", "right kept", "irrelevant refused"], per_lang)
-    )
+    text = table(
+        f"Relevance — {len(results)} questions × (right answer, true but irrelevant sentence), {len(per_lang)} languages "
+        "(targets: keep ≥ 0.95 of the right, refuse ≥ 0.90 of the irrelevant)",
+        ["system", "items", "right kept", "irrelevant refused"],
+        overall,
+    ) + "\n" + table("Relevance by language, sourcerer strict", ["lang", "items", "right kept", "irrelevant refused"], per_lang)
     data = {"overall": overall, "by_language": per_lang, "items": len(results)}
     write_result("relevance", text, data)
     os.environ.pop("SOURCERER_READER", None)
@@ -142,6 +116,7 @@ def main() -> None:
     parser.add_argument("--per-lang", type=int, default=30)
     args = parser.parse_args()
     run(args.per_lang)
+
 
 
 if __name__ == "__main__":

@@ -68,10 +68,7 @@ def training_items(n_qa: int, n_summaries: int, seed: int, claim_summaries: int 
         ]
     for n, r in enumerate(summaries):
         common = {"source": r["document"], "kind": "summary", "claim_model": n < claim_summaries}
-        items += [
-            {**common, "answer": r["right_summary"], "label": 1},
-            {**common, "answer": r["hallucinated_summary"], "label": 0},
-        ]
+        items += [{**common, "answer": r["right_summary"], "label": 1}, {**common, "answer": r["hallucinated_summary"], "label": 0}]
     return items
 
 
@@ -119,9 +116,7 @@ def several_claims(claims: list) -> bool:
 
 
 def weakest(claims: list) -> dict | None:
-    return min(
-        modelled(claims), key=lambda c: c["sentence_coverage"] + c["pair_coverage"] - c["missing_name_share"], default=None
-    )
+    return min(modelled(claims), key=lambda c: c["sentence_coverage"] + c["pair_coverage"] - c["missing_name_share"], default=None)
 
 
 def supports_of(model: SupportModel, claims: list) -> list[Support]:

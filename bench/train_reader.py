@@ -219,11 +219,7 @@ def train(minutes: float, first_layer: int, seed: int, max_tokens: int, resume: 
     encoder_params = matrices + vectors
     rates = (5e-5, 5e-4, 2e-3)  # matrices, biases and norms, heads
     opt = torch.optim.AdamW(
-        [
-            {"params": matrices, "lr": rates[0]},
-            {"params": vectors, "lr": rates[1], "weight_decay": 0.0},
-            {"params": heads.parameters(), "lr": rates[2]},
-        ],
+        [{"params": matrices, "lr": rates[0]}, {"params": vectors, "lr": rates[1], "weight_decay": 0.0}, {"params": heads.parameters(), "lr": rates[2]}],
         weight_decay=0.01,
     )
     deadline = time.time() + minutes * 60
@@ -291,9 +287,7 @@ def train(minutes: float, first_layer: int, seed: int, max_tokens: int, resume: 
     existing = json.loads((DATA / "reader.json").read_text()) if (DATA / "reader.json").exists() else {}
     config["operating_points"] = existing.get("operating_points", {})
     (DATA / "reader.json").write_text(json.dumps(config, indent=1) + "\n")
-    print(
-        f"wrote {DATA / 'reader.patch'} ({len(patch) / 1e6:.1f} MB) and reader.json; saw {seen} pairs in {time.time() - started:.0f}s"
-    )
+    print(f"wrote {DATA / 'reader.patch'} ({len(patch) / 1e6:.1f} MB) and reader.json; saw {seen} pairs in {time.time() - started:.0f}s")
     return config
 
 
@@ -332,6 +326,7 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="train on this many pairs only (a smoke run)")
     args = parser.parse_args()
     train(args.minutes, args.first_layer, args.seed, args.max_tokens, args.resume, args.limit)
+
 
 
 if __name__ == "__main__":

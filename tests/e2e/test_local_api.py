@@ -420,3 +420,4 @@ def test_a_stalled_body_does_not_hold_a_worker_past_the_timeout(api, monkeypatch
     response = _raw(client, b"POST /v1/search HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{}", timeout=30)
     assert time.perf_counter() - started < 25
     assert response == b"" or response.startswith(b"HTTP/1.1 408")
+

@@ -60,10 +60,7 @@ POLICIES = [
     {"text": "Standard shipping takes 3 to 5 business days within the continental United States.", "source": "Shipping Policy"},
     {"text": "Express shipping arrives the next business day when ordered before 2 pm.", "source": "Shipping Policy"},
     {"text": "Returns are accepted within 30 days of delivery for a full refund on unused items.", "source": "Returns Policy"},
-    {
-        "text": "Refunds are issued to the original payment method within 5 business days of receiving the return.",
-        "source": "Returns Policy",
-    },
+    {"text": "Refunds are issued to the original payment method within 5 business days of receiving the return.", "source": "Returns Policy"},
 ]
 TRAVEL = [
     {"text": "Book flights through the company travel portal at least 14 days before departure.", "source": "Travel"},
@@ -122,9 +119,7 @@ def test_a_question_about_nothing_in_the_sources_is_refused(reader_on):
 
 
 @reads
-@pytest.mark.xfail(
-    strict=True, reason="known miss of the shipped reader: it reads the Europe/US allowance as answering the Japan question"
-)
+@pytest.mark.xfail(strict=True, reason="known miss of the shipped reader: it reads the Europe/US allowance as answering the Japan question")
 def test_a_near_miss_entity_is_refused(reader_on):
     from sourcerer import ask
 
@@ -145,9 +140,7 @@ def test_a_follow_up_that_swaps_the_entity_is_answered_about_the_new_one(reader_
 
 
 @reads
-@pytest.mark.xfail(
-    strict=True, reason="known miss: the rewrite keeps 'shipping' and the reader prefers the sentence that says 'takes'"
-)
+@pytest.mark.xfail(strict=True, reason="known miss: the rewrite keeps 'shipping' and the reader prefers the sentence that says 'takes'")
 def test_and_express_shipping_is_answered_about_express(reader_on):
     from sourcerer import ask
 

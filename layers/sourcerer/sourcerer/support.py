@@ -62,8 +62,7 @@ SUPPORT_FEATURES["semantic"] = SUPPORT_FEATURES["lexical"] + [
 # claims one sentence holds word for word, and the mean and weakest of each of these claim features.
 _AGGREGATED = ["coverage", "sentence_coverage", "window_coverage", "pair_coverage", "sequence_coverage"]
 ANSWER_SUPPORT_FEATURES: dict[str, list[str]] = {
-    "lexical": ["mean_probability", "min_probability", "contained_share"]
-    + [f"{k}_{n}" for n in _AGGREGATED for k in ("mean", "min")]
+    "lexical": ["mean_probability", "min_probability", "contained_share"] + [f"{k}_{n}" for n in _AGGREGATED for k in ("mean", "min")]
 }
 ANSWER_SUPPORT_FEATURES["semantic"] = ANSWER_SUPPORT_FEATURES["lexical"] + ["mean_similarity", "min_similarity"]
 
@@ -348,9 +347,7 @@ class ClaimSupport:
         if all(s.supported for s in supports):
             i = min(range(len(supports)), key=lambda i: supports[i].probability)
             why = _why(claims[i][0], supports[i].values, claims[i][1])
-            supports[i] = replace(
-                supports[i], supported=False, why=f"the answer as a whole is not supported (answer p={p:.2f}); {why}"
-            )
+            supports[i] = replace(supports[i], supported=False, why=f"the answer as a whole is not supported (answer p={p:.2f}); {why}")
         return supports
 
 

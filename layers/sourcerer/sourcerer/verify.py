@@ -170,10 +170,7 @@ class LocalJudge:
         if not all(cited):
             return [self.check(claim, passages, claims_in_answer=len(claims)) for claim in claims]
         supports = self._support(passages).judge_answer([(c.text, text) for c, text in zip(claims, cited, strict=True)])
-        return [
-            self._read(claim, text, _verdict(claim, support))
-            for claim, text, support in zip(claims, cited, supports, strict=True)
-        ]
+        return [self._read(claim, text, _verdict(claim, support)) for claim, text, support in zip(claims, cited, supports, strict=True)]
 
     def _read(self, claim: Claim, cited: str, verdict: ClaimVerdict) -> ClaimVerdict:
         """The reading model's veto: a passed claim whose best-matching cited sentences it reads as not supporting
@@ -187,10 +184,7 @@ class LocalJudge:
         if probability >= self.reader.threshold("claim_veto"):
             return verdict
         return verdict.model_copy(
-            update={
-                "supported": False,
-                "why": f"the reading model finds no support in the cited sentence (p = {probability:.2f})",
-            }
+            update={"supported": False, "why": f"the reading model finds no support in the cited sentence (p = {probability:.2f})"}
         )
 
     def check(self, claim: Claim, passages: Sequence[Passage], claims_in_answer: int = 1) -> ClaimVerdict:

@@ -148,10 +148,7 @@ class AnswerRequest(Query):
     verify: bool | Literal["strict"] = False
     history: list[Turn] = Field(default_factory=list, max_length=50, description="earlier turns, oldest first")
     min_score: float | None = Field(
-        default=None,
-        ge=0.0,
-        le=1.0,
-        description="refuse when the best passage scores under this (default: 0.2, none where the reading model decides)",
+        default=None, ge=0.0, le=1.0, description="refuse when the best passage scores under this (default: 0.2, none where the reading model decides)"
     )
     min_groundedness: float | None = Field(
         default=None, ge=0.0, le=1.0, description="refuse (no_citation) when fewer of the answer's sentences are cited"

@@ -353,7 +353,11 @@ class ExtractiveSynthesizer:
             if len(chosen) >= self.settings.max_sentences:
                 break
             c = candidates[i]
-            if c.passage == chosen[0].passage and read[i] >= 0.5 and normalize(c.text) not in {normalize(x.text) for x in chosen}:
+            if (
+                c.passage == chosen[0].passage
+                and read[i] >= 0.5
+                and normalize(c.text) not in {normalize(x.text) for x in chosen}
+            ):
                 chosen.append(c)
         return self._draft(chosen, detail)
 
