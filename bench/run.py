@@ -14,6 +14,7 @@ from bench import (
     ingest,
     load,
     multiturn,
+    opensearch_cluster,
     opensearch_parity,
     reader_eval,
     refusal,
@@ -47,7 +48,9 @@ def main() -> None:
     load.run(5 if quick else 60, 50 if quick else 300, 1 if quick else 5)
     cache.run()
     capacity.main([])  # reads service.json, so it runs after the service benchmark
-    opensearch_parity.main(["--docs", "200", "--queries", "30"] if quick else [])  # only where OPENSEARCH_URL is set
+    # OPENSEARCH_URL, else embedded nodes (tools/opensearch; skipped without Java)
+    opensearch_parity.main(["--docs", "200", "--queries", "30"] if quick else [])
+    opensearch_cluster.main(["--docs", "15", "--settle", "3"] if quick else [])
 
 
 if __name__ == "__main__":

@@ -46,6 +46,7 @@ def served(tmp_path_factory):
     home = tmp_path_factory.mktemp("playground-home")
     env = {**os.environ, "SOURCERER_HOME": str(home), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
     process, url = start_serve(env)
+    process.home = home  # type: ignore[attr-defined]  # where its index and ledger live
     key = issue_key(SQLiteLedger(home / "ledger.db"), "acme", ["acme"], ["read", "write"], tier="pro").key
     yield url, key, process
     process.terminate()
@@ -111,3 +112,91 @@ def test_upload_ask_click_a_citation_and_see_a_refusal(browser, served):
     browser.save_screenshot(str(ARTIFACTS / "playground-refusal.png"))
     past = browser.find_elements(By.CSS_SELECTOR, "#past li")
     assert len(past) == 3
+
+
+def _post(url, key, path, body):
+    import json
+    import urllib.error
+    import urllib.request
+
+    request = urllib.request.Request(
+        url + path,
+        data=json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=60) as reply:
+            return reply.status, json.loads(reply.read()), dict(reply.headers)
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read()), dict(error.headers)
+
+
+HOSTILE = "javascript:document.title=sessionStorage.getItem('sourcerer-key')+localStorage.getItem('sourcerer-key')//a.md"
+
+
+def test_a_javascript_source_uri_is_refused_and_never_runs_on_click(browser, served):
+    import sqlite3
+
+    from selenium.webdriver.common.by import By
+
+    url, key, process = served
+    for uri in (HOSTILE, "JaVaScRiPt:alert(1)//a.md", " java\tscript:alert(1)", "data:text/html,<script>alert(1)</script>"):
+        status, body, _ = _post(url, key, "/v1/documents", {"source_uri": uri, "text": "The vault code rotates every 90 days."})
+        assert status == 400 and body["error"]["code"] == "unsupported_document", (uri, body)
+        assert "relative path or an http(s)" in body["error"]["message"]
+
+    # a document stored before the check (or by a store written to some other way) still cannot run its link:
+    # the playground builds every href from an allow-list
+    status, body, _ = _post(url, key, "/v1/documents", {"source_uri": "vault.md", "text": "The vault code rotates every 90 days."})
+    assert status == 200, body
+    with sqlite3.connect(process.home / "index.db") as db:
+        for table in ("documents", "chunks"):
+            columns = [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+            if "source_uri" in columns:
+                db.execute(f"UPDATE {table} SET source_uri = ? WHERE source_uri = 'vault.md'", (HOSTILE,))
+
+    browser.get(url + "/")
+    browser.execute_script("localStorage.setItem('sourcerer-key', 'stale-key-from-an-old-playground')")
+    browser.get(url + "/")
+    assert browser.execute_script("return localStorage.getItem('sourcerer-key')") is None  # cleared, never used
+    box = browser.find_element(By.ID, "key")
+    box.clear()
+    box.send_keys(key)
+    browser.execute_script("document.getElementById('key').dispatchEvent(new Event('change'))")
+    title = browser.title
+    answer = _ask(browser, "How often does the vault code rotate?")
+    assert "90 days" in answer.text, answer.text
+    browser.find_element(By.CSS_SELECTOR, "#answer .chip").click()
+    _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#source .where"))
+    cited = [e for e in browser.find_elements(By.CSS_SELECTOR, "#source a, #source span") if "javascript:" in e.text]
+    assert cited, "the citation's source_uri is shown"
+    assert all(e.tag_name == "span" for e in cited)  # shown as text, not a link
+    for element in cited:
+        element.click()
+    assert browser.title == title and browser.current_url.startswith(url)  # nothing ran, nothing navigated
+    assert browser.execute_script("return [...document.querySelectorAll('a')].filter(a => !/^(https?:|#)/.test(a.href) && a.href).length") == 0
+
+
+def test_pages_and_api_answers_carry_the_security_headers(browser, served):
+    import urllib.request
+
+    from selenium.webdriver.common.by import By
+
+    url, key, _ = served
+    for page in ("/", "/docs", "/playground.js", "/docs/swagger-init.js"):
+        with urllib.request.urlopen(url + page, timeout=30) as reply:
+            csp = reply.headers["Content-Security-Policy"]
+            assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp and "unsafe-eval" not in csp, page
+            assert reply.headers["X-Content-Type-Options"] == "nosniff" and reply.headers["X-Frame-Options"] == "DENY"
+            assert reply.headers["Referrer-Policy"] == "no-referrer"
+            if page in ("/", "/docs"):
+                assert b"<script>" not in reply.read()  # no inline script: the CSP would block it
+    status, body, headers = _post(url, key, "/v1/search", {"q": "failover"})
+    assert status == 200 and headers["X-Content-Type-Options"] == "nosniff"
+    assert headers["Content-Security-Policy"].startswith("default-src 'none'") and headers["X-Frame-Options"] == "DENY"
+    status, body, headers = _post(url, "not-a-key", "/v1/search", {"q": "failover"})
+    assert status == 401 and headers["X-Content-Type-Options"] == "nosniff"
+
+    browser.get(url + "/docs")  # Swagger UI still works under the CSP, and does not persist a key
+    _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#swagger-ui .opblock"))
+    assert browser.execute_script("return window.ui.getConfigs().persistAuthorization") is False

@@ -211,6 +211,15 @@ def test_cors_answers_preflight_for_allowed_origins_only(served):
     assert "Access-Control-Allow-Origin" not in foreign["multiValueHeaders"]
     closed = api.build_app(cors_origins="").resolve(to_event("OPTIONS", "/v1/answer", preflight, None), LocalContext())
     assert closed["statusCode"] == 405  # no CORS configured: the default in AWS
+    # a port pattern matches digits only: the old glob reflected both of these
+    for crafted in ("http://localhost:80@evil.example", "http://localhost:3000 http://evil.example", "http://localhost:1x"):
+        reply = app.resolve(to_event("OPTIONS", "/v1/answer", {**preflight, "Origin": crafted}, None), LocalContext())
+        assert "Access-Control-Allow-Origin" not in reply.get("multiValueHeaders", {}), crafted
+    subdomains = api.build_app(cors_origins="https://*.example.com")
+    ok = subdomains.resolve(to_event("GET", "/health", {"Origin": "https://docs.example.com"}, None), LocalContext())
+    assert ok["multiValueHeaders"]["Access-Control-Allow-Origin"] == ["https://docs.example.com"]
+    bad = subdomains.resolve(to_event("GET", "/health", {"Origin": "https://evil.com/.example.com"}, None), LocalContext())
+    assert "Access-Control-Allow-Origin" not in bad["multiValueHeaders"]
 
 
 def test_the_trace_names_every_stage_that_ran_and_whether_the_cache_answered(served):

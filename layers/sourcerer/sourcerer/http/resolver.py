@@ -10,9 +10,9 @@ routes of the Lambda functions on many threads.
 
 from __future__ import annotations
 
+import re
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, CORSConfig
@@ -77,9 +77,51 @@ class ConcurrentRestResolver(APIGatewayRestResolver):
         )
         token = self._request_state.set(state)
         try:
-            return self._build_response(self._resolve())
+            return with_headers(self._build_response(self._resolve()), API_HEADERS)
         finally:
             self._request_state.reset(token)
+
+
+# What every API response carries (JSON, never a page): nothing in it may be sniffed as HTML, framed, or run.
+API_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'; base-uri 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "no-referrer",
+}
+# What the pages (the playground, Swagger UI) carry: scripts only from this server's own files (no inline
+# script, no eval), no plugins, no framing, no form posts elsewhere. Styles may be inline (Swagger UI sets
+# style attributes); pdf.js renders from blob: workers and images.
+PAGE_HEADERS = {
+    **API_HEADERS,
+    "Content-Security-Policy": "; ".join(
+        [
+            "default-src 'self'",
+            "script-src 'self'",
+            "style-src 'self' 'unsafe-inline'",
+            "img-src 'self' data: blob:",
+            "font-src 'self' data:",
+            "worker-src 'self' blob:",
+            "connect-src 'self'",
+            "object-src 'none'",
+            "base-uri 'none'",
+            "form-action 'self'",
+            "frame-ancestors 'none'",
+        ]
+    ),
+}
+
+
+def with_headers(response: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
+    """A proxy response with `headers` added (single- and multi-value forms, as Powertools may use either)."""
+    multi = response.setdefault("multiValueHeaders", {}) if "multiValueHeaders" in response else None
+    single = response.setdefault("headers", {}) if multi is None else None
+    for name, value in headers.items():
+        if multi is not None:
+            multi.setdefault(name, [value])
+        elif single is not None:
+            single.setdefault(name, value)
+    return response
 
 
 class OriginPatterns(CORSConfig):
@@ -95,9 +137,10 @@ class OriginPatterns(CORSConfig):
             max_age=600,
         )
         self.patterns = patterns
+        self.matchers = [origin_pattern(p) for p in patterns]
 
     def allowed_origin(self, extracted_origin: str) -> str | None:
-        if extracted_origin and any(fnmatchcase(extracted_origin, p) for p in self.patterns):
+        if extracted_origin and ORIGIN.fullmatch(extracted_origin) and any(p.fullmatch(extracted_origin) for p in self.matchers):
             return extracted_origin
         return None
 
@@ -108,6 +151,26 @@ class OriginPatterns(CORSConfig):
         headers["Access-Control-Allow-Origin"] = origin
         headers["Vary"] = "Origin"
         return headers
+
+
+# an origin as browsers send it: scheme, host (a name, IPv4 or [IPv6]) and an optional port; nothing else
+ORIGIN = re.compile(r"https?://(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?")
+
+
+def origin_pattern(pattern: str) -> re.Pattern[str]:
+    """An origin pattern as a regex: `*` alone is any origin; a `*` after `:` is a port (digits only); any other
+    `*` is host labels (`https://*.example.com`). The old glob let `http://localhost:*` match
+    `http://localhost:80@evil.example` and `http://localhost:3000 http://evil.example`."""
+    if pattern == "*":
+        return ORIGIN
+    parts = re.split(r"(\*)", pattern)
+    regex = ""
+    for i, part in enumerate(parts):
+        if part != "*":
+            regex += re.escape(part)
+        else:
+            regex += "[0-9]{1,5}" if parts[i - 1].endswith(":") else "[A-Za-z0-9-]+(?:\\.[A-Za-z0-9-]+)*"
+    return re.compile(regex, re.IGNORECASE)
 
 
 def cors_from(origins: str | None) -> OriginPatterns | None:

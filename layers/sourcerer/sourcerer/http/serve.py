@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import parse_qsl
 
+from sourcerer.http.resolver import API_HEADERS, PAGE_HEADERS
+
 log = logging.getLogger("sourcerer.http.serve")
 MAX_BODY_BYTES = 8 * 1024 * 1024  # a little over the document limit once base64 and JSON are counted
 REQUEST_TIMEOUT_S = 15
@@ -173,8 +175,10 @@ def make_wsgi_app(background_embedding: bool = True) -> Callable[[dict[str, Any]
 DOCS = {  # the playground, the API docs page and its vendored Swagger UI (http/docs/README.md): path -> (file, type)
     "/": ("playground.html", "text/html; charset=utf-8"),
     "/playground": ("playground.html", "text/html; charset=utf-8"),
+    "/playground.js": ("playground.js", "text/javascript; charset=utf-8"),
     "/docs": ("index.html", "text/html; charset=utf-8"),
     "/docs/": ("index.html", "text/html; charset=utf-8"),
+    "/docs/swagger-init.js": ("swagger-init.js", "text/javascript; charset=utf-8"),
     "/docs/swagger-ui-bundle.js": ("swagger-ui-bundle.js", "application/javascript"),
     "/docs/swagger-ui.css": ("swagger-ui.css", "text/css"),
     "/docs/pdf.min.mjs": ("pdf.min.mjs", "text/javascript"),  # pdf.js: the playground renders cited PDF pages
@@ -189,7 +193,7 @@ def _docs(environ: dict[str, Any], start_response: StartResponse) -> list[bytes]
     name, kind = DOCS[environ.get("PATH_INFO") or ""]
     body = resources.files("sourcerer.http").joinpath("docs", name).read_bytes()
     headers = [("Content-Type", kind), ("Content-Length", str(len(body))), ("Cache-Control", "public, max-age=3600")]
-    start_response("200 OK", headers)
+    start_response("200 OK", headers + list(PAGE_HEADERS.items()))
     return [b"" if environ["REQUEST_METHOD"] == "HEAD" else body]
 
 
@@ -201,6 +205,8 @@ def _reply(
     data = (body if isinstance(body, str) else json.dumps(body)).encode("utf-8")
     headers = {k: v for k, v in (headers or {}).items() if k.lower() not in ("content-length", "connection")}
     headers.setdefault("Content-Type", "application/json")
+    for name, value in API_HEADERS.items():  # also on the answers this server gives before the API (413, 408)
+        headers.setdefault(name, value)
     headers["Content-Length"] = str(len(data))
     try:
         reason = HTTPStatus(status).phrase

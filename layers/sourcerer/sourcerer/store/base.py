@@ -18,7 +18,7 @@ from sourcerer.models import Segment
 from sourcerer.retrieval.embedders import pack_vectors
 from sourcerer.scopes import Access
 from sourcerer.store.chunking import ChunkSettings, chunk_pieces
-from sourcerer.store.models import Chunk, Document, Hit, IngestReport, SearchFilter
+from sourcerer.store.models import Chunk, Document, Hit, IngestReport, SearchFilter, check_source_uri
 from sourcerer.store.parsers import content_type_for, parse
 from sourcerer.text import terms
 
@@ -331,6 +331,7 @@ def ingest_with(
     transactions, again inside the write."""
     document = as_document(doc)
     assert document.document_id is not None and document.scope is not None
+    check_source_uri(document.source_uri)  # before anything is read or written: a link must not run a script
     content_hash = document.content_hash()
     stored = storage.stored_document(document.tenant, document.document_id)
     check_write(access, document, stored and (stored.scope, stored.acl))

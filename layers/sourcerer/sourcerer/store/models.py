@@ -3,12 +3,34 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from sourcerer.errors import UnsupportedDocument
 from sourcerer.models import Locator, Segment
 from sourcerer.scopes import normalize_scope, validate_tenant
+
+# A URI scheme as a browser reads one: it drops ASCII whitespace and control characters anywhere before the
+# colon ("java\tscript:" is javascript:), and letters in any case
+_SCHEME = re.compile(r"^([a-z][a-z0-9+.\-]*):", re.IGNORECASE)
+_IGNORED_BY_BROWSERS = re.compile(r"[\x00-\x20\x7f]")
+LINKABLE_SCHEMES = ("http", "https")
+SOURCE_SCHEMES = (*LINKABLE_SCHEMES, "s3")  # s3://bucket/key: the S3 ingest's own identity for an object
+
+
+def check_source_uri(source_uri: str) -> str:
+    """A `source_uri` is a relative path (`handbook/leave.md`) or an http(s) or s3 URI. Anything with another
+    scheme (`javascript:`, `data:`, `vbscript:`, `file:`) is refused: a source_uri becomes a citation's link,
+    and a link with such a scheme runs or opens what the document's author chose on the reader's origin."""
+    seen = _IGNORED_BY_BROWSERS.sub("", source_uri)
+    scheme = _SCHEME.match(seen)
+    if scheme and scheme.group(1).lower() not in SOURCE_SCHEMES:
+        raise UnsupportedDocument(
+            f"source_uri must be a relative path or an http(s) or s3 URI, not a {scheme.group(1).lower()}: URI"
+        )
+    return source_uri
 
 
 class Document(BaseModel):

@@ -1,0 +1,170 @@
+"use strict";
+// Everything here talks to this server's API (the same one the Lambda functions serve). Text from the API is
+// always set with textContent, never as HTML.
+const $ = (id) => document.getElementById(id);
+const REASONS = {
+  no_question: "the question was empty",
+  no_grounding: "there is nothing to search",
+  not_in_sources: "nothing in your documents is about this",
+  below_threshold: "the closest passages are not relevant enough",
+  unsupported: "your documents do not say this",
+  no_citation: "the answer did not cite its sources",
+  unfaithful: "a claim was not supported by the source it cited",
+  off_topic: "the closest sentence in your documents answers a different question",
+};
+const TEXT_TYPES = /\.(txt|md|markdown|html?|vtt|srt|json|jsonl)$/i;
+const uploadedPdfs = {};  // file name (its source_uri) -> bytes, so a cited page can be rendered here
+// The key lives in this tab only (sessionStorage, never localStorage): a script that ever ran on this origin
+// could read a stored key, and a key kept across browser restarts outlives the person who typed it.
+$("key").value = sessionStorage.getItem("sourcerer-key") || "";
+$("scope").value = sessionStorage.getItem("sourcerer-scope") || "";
+$("key").addEventListener("change", () => sessionStorage.setItem("sourcerer-key", $("key").value.trim()));
+$("scope").addEventListener("change", () => sessionStorage.setItem("sourcerer-scope", $("scope").value.trim()));
+localStorage.removeItem("sourcerer-key");  // what an older playground left behind
+localStorage.removeItem("sourcerer-scope");
+
+// A link from a document's source_uri is followed only when it is relative, http(s) or a #fragment: any
+// other scheme (javascript:, data:, vbscript:) would run the document author's code here on a click.
+function safeHref(uri) {
+  if (!uri) return null;
+  if (uri.startsWith("#")) return uri;
+  try {
+    const url = new URL(uri, window.location.href);  // the browser's own parsing: no scheme trick gets past it
+    return url.protocol === "http:" || url.protocol === "https:" ? url.href : null;
+  } catch (error) {
+    return null;
+  }
+}
+
+async function api(path, body) {
+  const headers = { Authorization: "Bearer " + $("key").value.trim() };
+  if ($("scope").value.trim()) headers["X-Sourcerer-Scope"] = $("scope").value.trim();
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(path, { method: body === undefined ? "GET" : "POST", headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const data = await response.json();
+  if (!response.ok) throw new Error((data.error && data.error.message) || ("HTTP " + response.status));
+  return data;
+}
+
+function el(tag, text, cls) { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; }
+
+async function upload(file) {
+  const item = el("li", file.name + ": uploading…");
+  $("uploads").appendChild(item);
+  try {
+    let body;
+    if (TEXT_TYPES.test(file.name)) body = { source_uri: file.name, text: await file.text() };
+    else {
+      const bytes = new Uint8Array(await file.arrayBuffer());
+      if (/\.pdf$/i.test(file.name)) uploadedPdfs[file.name] = bytes.slice();
+      let binary = ""; for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+      body = { source_uri: file.name, content_base64: btoa(binary) };
+    }
+    const result = await api("/v1/documents", body);
+    item.textContent = `${file.name}: ${result.status} (${result.chunks} chunks)`;
+    item.className = "ok";
+  } catch (error) { item.textContent = `${file.name}: ${error.message}`; item.className = "err"; }
+}
+$("files").addEventListener("change", () => { [...$("files").files].forEach(upload); $("files").value = ""; });
+$("drop").addEventListener("dragover", (e) => { e.preventDefault(); $("drop").classList.add("over"); });
+$("drop").addEventListener("dragleave", () => $("drop").classList.remove("over"));
+$("drop").addEventListener("drop", (e) => { e.preventDefault(); $("drop").classList.remove("over"); [...e.dataTransfer.files].forEach(upload); });
+
+function clock(ms) { const s = Math.floor(ms / 1000); return `${String(Math.floor(s / 60)).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}`; }
+
+function showSource(citation, hits, chip) {
+  document.querySelectorAll(".chip").forEach((c) => c.classList.toggle("active", c === chip));
+  const box = $("source"); box.hidden = false; box.textContent = "";
+  const loc = citation.locator;
+  const where = { char_span: `characters ${loc.start}–${loc.end}`, lines: loc.start === loc.end ? `line ${loc.start}` : `lines ${loc.start}–${loc.end}`,
+                  page: `page ${loc.page}`, time_range: `at ${clock(loc.t_start_ms)}–${clock(loc.t_end_ms)}` }[loc.kind];
+  const head = el("div", `[${citation.index}] ${citation.label} · ${where} · `, "where");
+  const target = safeHref(citation.source_uri);
+  const link = el(target ? "a" : "span", citation.source_uri || "");
+  if (target) { link.href = target; link.rel = "noopener noreferrer"; }
+  head.appendChild(link);
+  box.appendChild(head);
+  const pdfName = (citation.source_uri || "").split("#")[0];
+  if (loc.kind === "page" && loc.box && uploadedPdfs[pdfName]) {  // uploaded here: render the page, draw the box
+    renderPage(uploadedPdfs[pdfName], loc.page, loc.box, box).catch((error) => box.appendChild(el("p", error.message, "error")));
+  } else if (loc.kind === "page" && loc.box) {  // the cited words' box on an outline of the page (PDF points)
+    const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+    svg.setAttribute("class", "page"); svg.setAttribute("width", "306"); svg.setAttribute("height", "421");
+    svg.setAttribute("viewBox", "0 0 612 842");
+    const [x0, y0, x1, y1] = loc.box;
+    const rect = document.createElementNS("http://www.w3.org/2000/svg", "rect");
+    rect.setAttribute("x", x0); rect.setAttribute("y", 842 - y1); rect.setAttribute("width", x1 - x0); rect.setAttribute("height", y1 - y0);
+    rect.setAttribute("fill", "#ffe58a"); rect.setAttribute("stroke", "#b7791f"); rect.setAttribute("class", "cited-box");
+    svg.appendChild(rect); box.appendChild(svg);
+  }
+  const hit = hits.find((h) => h.unit_id === citation.unit_id);
+  const text = hit ? hit.text : (citation.quote || "");
+  const spans = hit ? citation.quote_spans : [[0, text.length]];
+  let at = 0; const body = el("div");
+  for (const [start, end] of spans) { body.appendChild(document.createTextNode(text.slice(at, start))); body.appendChild(el("mark", text.slice(start, end))); at = end; }
+  body.appendChild(document.createTextNode(text.slice(at)));
+  box.appendChild(body);
+}
+
+async function renderPage(bytes, number, cited, container) {
+  const pdfjs = await import("/docs/pdf.min.mjs");
+  pdfjs.GlobalWorkerOptions.workerSrc = "/docs/pdf.worker.min.mjs";
+  const pdf = await pdfjs.getDocument({ data: bytes.slice() }).promise;
+  const page = await pdf.getPage(number);
+  const viewport = page.getViewport({ scale: 420 / page.getViewport({ scale: 1 }).width });
+  const wrap = el("div", undefined, "pdfpage");
+  const canvas = document.createElement("canvas");
+  canvas.width = viewport.width; canvas.height = viewport.height;
+  wrap.style.width = viewport.width + "px";
+  wrap.appendChild(canvas);
+  container.insertBefore(wrap, container.children[1] || null);
+  await page.render({ canvasContext: canvas.getContext("2d"), viewport }).promise;
+  const [x0, y0, x1, y1] = viewport.convertToViewportRectangle(cited);  // PDF points -> canvas pixels
+  const mark = el("div", undefined, "cited-box");
+  Object.assign(mark.style, { left: Math.min(x0, x1) + "px", top: Math.min(y0, y1) + "px",
+                              width: Math.abs(x1 - x0) + "px", height: Math.abs(y1 - y0) + "px" });
+  wrap.appendChild(mark);
+}
+
+function render(result) {
+  const out = $("answer"); out.textContent = ""; $("source").hidden = true;
+  const a = result.answer;
+  const card = el("div", undefined, "answer" + (a.refused ? " refusal" : ""));
+  if (a.refused) {
+    card.appendChild(el("strong", "Not answered: "));
+    card.appendChild(document.createTextNode((REASONS[a.reason] || a.text) + "."));
+  } else {
+    const byIndex = Object.fromEntries(a.citations.map((c) => [c.index, c]));
+    const parts = a.text.split(/(\[\d+\])/);
+    for (const part of parts) {
+      const m = part.match(/^\[(\d+)\]$/);
+      if (m && byIndex[m[1]]) {
+        const chip = el("button", m[1], "chip"); chip.type = "button"; chip.title = byIndex[m[1]].label;
+        chip.addEventListener("click", () => showSource(byIndex[m[1]], result.hits, chip));
+        card.appendChild(chip);
+      } else card.appendChild(document.createTextNode(part));
+    }
+  }
+  if (a.faithfulness) {
+    const list = el("ul", undefined, "claims");
+    for (const claim of a.faithfulness.claims) list.appendChild(el("li", `${claim.claim} — ${claim.why}`, claim.supported ? "ok" : "bad"));
+    card.appendChild(el("div", `Verified by the ${a.faithfulness.judge} judge:`)); card.appendChild(list);
+    if (a.faithfulness.relevant === false) card.appendChild(el("div", "The reading model finds that this does not answer the question.", "bad"));
+  }
+  out.appendChild(card);
+}
+
+$("ask").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  $("answer").textContent = "Thinking…";
+  try {
+    const result = await api("/v1/answer", { q: $("q").value, verify: $("verify").checked });
+    render(result);
+    const past = el("li", `${$("q").value} — ${result.answer.refused ? "refused" : "answered"} (${result.answer_id})`);
+    past.addEventListener("click", async () => {
+      const logged = await api(`/v1/answers/${result.answer_id}`);
+      past.textContent = `${logged.answer.question || result.answer_id} — audit: ${logged.answer.audit.status}`;
+    });
+    $("past").prepend(past);
+  } catch (error) { $("answer").textContent = ""; $("answer").appendChild(el("p", error.message, "error")); }
+});
