@@ -259,3 +259,42 @@ def test_the_answer_cache_serves_a_repeat_and_nothing_else(served, openai, monke
     # follow-ups are never cached
     _, follow = call("POST", "/v1/answer", headers, {**question, "history": [{"role": "user", "text": "hello"}]})
     assert follow["trace"]["cache"] == "off"
+
+
+NEAR_MISSES = [  # (asked first, then asked: the same words but another question)
+    ("How long did the failover cutover take during the March drill of project A?", "How long did the failover cutover take during the March drill of project B?"),
+    ("Who confirmed recovery after the failover drill?", "Who did not confirm recovery after the failover drill?"),
+    ("Was the failover drill before the pricing review?", "Was the pricing review before the failover drill?"),
+    ("How long did the failover take in the March drill?", "How long did the failover take in the April drill?"),
+    ("Does the Pro plan cost 49 dollars a month?", "Does the Pro plan cost 99 dollars a month?"),
+]
+
+
+@pytest.mark.parametrize("first,then", NEAR_MISSES)
+def test_the_cache_never_serves_another_questions_answer(served, monkeypatch, first, then):
+    service, headers = served
+    monkeypatch.setenv("SOURCERER_CACHE_SIMILARITY", "0.5")  # even a loose threshold: the rest of the key decides
+    for uri, text in (
+        ("runbooks/project-a.md", "# Project A\n\nDuring the March drill of project A, the failover cutover took 35 seconds.\n"),
+        ("runbooks/project-b.md", "# Project B\n\nDuring the March drill of project B, the failover cutover took 28 seconds.\n"),
+    ):
+        assert call("POST", "/v1/documents", headers, {"source_uri": uri, "text": text})[0] == 200
+    _, asked = call("POST", "/v1/answer", headers, {"q": first})
+    assert asked["trace"]["cache"] == "miss"
+    _, other = call("POST", "/v1/answer", headers, {"q": then})
+    assert other["trace"]["cache"] == "miss", other["answer"]["text"]
+    _, repeat = call("POST", "/v1/answer", headers, {"q": f"  {first.upper()}  "})  # a true repeat still hits
+    assert repeat["trace"]["cache"] == "hit"
+
+
+def test_an_answer_made_while_the_llm_was_down_is_not_cached(served, openai):
+    _, headers = served
+    openai.script((500, {"error": {"message": "upstream down"}}), (500, {"error": {"message": "upstream down"}}))
+    question = {"q": "How did the failover demo go?"}
+    _, during = call("POST", "/v1/answer", headers, question)
+    assert "fallback" in during["answer"]["provider"] and during["trace"]["cache"] == "miss"
+    openai.script((200, chat_completion(reply("The cutover took 42 seconds [1].", [1]))))
+    _, after = call("POST", "/v1/answer", headers, question)  # the LLM is back: asked again, not served the fallback
+    assert after["trace"]["cache"] == "miss" and "fallback" not in after["answer"]["provider"]
+    _, again = call("POST", "/v1/answer", headers, question)
+    assert again["trace"]["cache"] == "hit" and again["answer"]["text"] == after["answer"]["text"]

@@ -168,6 +168,7 @@ class CachedAnswer(BaseModel):
     tenant: str
     context: str
     key: str
+    question: str = ""  # as asked: a similar match compares what distinguishes it (entries without it never match)
     vector: list[float] | None = None
     answer: dict[str, Any]
     hits: list[dict[str, Any]] = Field(default_factory=list)

@@ -6,16 +6,28 @@ the tenant, the caller's effective scopes and ACL groups (an admin's "all"), the
 filters, thresholds, verification, the synthesiser and judge the budget chose) and the index's version for the
 tenant (`Index.version`), which changes on any ingest, replacement, move or delete and when vectors are filled
 in. So a caller never receives an answer built from passages it may not see, and any write invalidates the
-tenant's entries. The *question* matches when its normalised terms are the same (case, accents, word order,
-stop words and inflections aside: the index's own tokenizer), or when its embedding's cosine to a cached
-question's is at least `SOURCERER_CACHE_SIMILARITY`. Entries live in the ledger (SQLite locally, DynamoDB with a
-TTL) for `SOURCERER_CACHE_TTL_S`. Follow-ups (with history) are never cached: their meaning depends on the turns.
+tenant's entries. The *question* matches, and a hit is served, only when it is the same question:
+
+* *exact*: the same words in the same order (case, width, accents, punctuation and spacing aside; stop words,
+  negations and numbers are words like any other), so "Who did not confirm recovery?" is not "Who confirmed
+  recovery?" and "Was A before B?" is not "Was B before A?";
+* *similar*: its embedding's cosine to a cached question's is at least `SOURCERER_CACHE_SIMILARITY`, *and* both
+  carry the same distinguishing tokens in the same order (numbers, identifiers, names, months, negations: what a
+  question about project B or about April shares with one about project A or March except the answer), *and*
+  it is not the cached question's content words in another order.
+
+Answers that were degraded (an extractive fallback while an LLM is configured, a judge that failed over, a
+provider error) are never stored: they would outlive the outage. Entries live in the ledger (SQLite locally,
+DynamoDB with a TTL) for `SOURCERER_CACHE_TTL_S`. Follow-ups (with history) are never cached: their meaning
+depends on the turns.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,9 +42,72 @@ from sourcerer.store.base import Index
 from sourcerer.text import terms
 
 
+def _folded(text: str) -> str:
+    """Case, width and accents aside (NFKC, casefold, combining marks dropped)."""
+    decomposed = unicodedata.normalize("NFKD", unicodedata.normalize("NFKC", text).casefold())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
 def question_key(question: str) -> str:
-    """The question's normalised terms: the same key for wordings that differ only in form."""
-    return " ".join(sorted(set(terms(question))))
+    """The exact key: the question's words in order, case, width, accents, punctuation and spacing aside."""
+    return " ".join(re.findall(r"\w+", _folded(question)))
+
+
+NEGATIONS = frozenset(
+    "not no never none nobody nothing neither nor without except cannot cant dont doesnt didnt isnt arent wasnt "
+    "werent wont wouldnt shouldnt couldnt hasnt havent hadnt nicht kein keine keinen nie niemals ohne ne pas jamais "
+    "aucun aucune sans nunca ningun ninguna ningún ninguno sin nao não nem nenhum sem non mai senza nessuno".split()
+)
+MONTHS = frozenset(
+    "january february march april may june july august september october november december jan feb mar apr jun "
+    "jul aug sep sept oct nov dec januar februar marz märz juni juli oktober dezember janvier fevrier février mars "
+    "avril mai juin juillet aout août septembre octobre novembre decembre décembre enero febrero marzo abril mayo "
+    "junio julio agosto septiembre octubre noviembre diciembre".split()
+)
+_CJK_NEGATIONS = ("不", "没", "沒", "無", "无", "未", "非", "ない", "ません", "なかった", "않", "없", "못")
+_SENTENCE_END = re.compile(r"[.!?。！？:;]\s*$")
+
+
+def distinguishing(question: str) -> tuple[str, ...]:
+    """What two wordings of one question must share, in order: numbers and identifiers (any token with a digit,
+    a lone capital letter, inner capitals: `A`, `Q3`, `SKU-42`, `iOS`), names (capitalised words that do not
+    start a sentence), months and negations, including the ones written inside CJK words."""
+    text = unicodedata.normalize("NFKC", question)
+    found: list[str] = []
+    for match in re.finditer(r"[\w'’-]+", text):
+        word = match.group(0).strip("'’-")
+        if not word:
+            continue
+        low = _folded(word).replace("'", "").replace("’", "")
+        starts_sentence = not text[: match.start()].strip() or bool(_SENTENCE_END.search(text[: match.start()]))
+        if (
+            any(ch.isdigit() for ch in word)
+            or (len(word) == 1 and word.isupper())
+            or any(ch.isupper() for ch in word[1:])
+            or (word[0].isupper() and not starts_sentence)
+            or low in NEGATIONS
+            or low in MONTHS
+        ):
+            found.append(low)
+        found += [f"neg:{n}" for n in _CJK_NEGATIONS if n in word]
+    return tuple(found)
+
+
+def same_question(cached: str, asked: str) -> bool:
+    """Whether a similar-by-embedding question may be served `cached`'s answer: the same distinguishing tokens in
+    the same order, and not the same content words rearranged ("Was A before B" is not "Was B before A")."""
+    if not cached or distinguishing(cached) != distinguishing(asked):
+        return False
+    before, after = terms(cached), terms(asked)
+    return not (sorted(before) == sorted(after) and before != after)
+
+
+def degraded(answer: Any) -> bool:
+    """An answer produced while something failed: a fallback provider or the extractive fallback while an LLM is
+    configured, or a judge that failed over. It is served, but never cached: it would outlive the outage."""
+    provider = str(getattr(answer, "provider", "") or "")
+    notes = getattr(getattr(answer, "trace", None), "notes", []) or []
+    return "fallback" in provider or any(" failed" in note or "deadline" in note for note in notes)
 
 
 @dataclass
@@ -76,7 +151,11 @@ class AnswerCache:
         if vector is not None:
             threshold = get_settings().cache_similarity
             best = max(
-                ((float(np.dot(vector, e.vector)), e) for e in entries if e.vector and len(e.vector) == len(vector)),
+                (
+                    (float(np.dot(vector, e.vector)), e)
+                    for e in entries
+                    if e.vector and len(e.vector) == len(vector) and same_question(e.question, question)
+                ),
                 default=(0.0, None),
                 key=lambda pair: pair[0],
             )
@@ -99,6 +178,7 @@ class AnswerCache:
                 tenant=ctx.tenant,
                 context=context,
                 key=question_key(question),
+                question=question,
                 vector=lookup.vector,
                 answer=answer,
                 hits=hits,

@@ -32,7 +32,7 @@ from sourcerer.pipeline import ask
 from sourcerer.retrieval.rerank import CANDIDATES as RERANK_CANDIDATES
 from sourcerer.retrieval.rerank import Reranker, make_reranker, rerank_hits
 from sourcerer.service.billing import AnswerPlan, Charge, Meter, Prices, plan_answer, rerank_skipped
-from sourcerer.service.cache import AnswerCache, Lookup
+from sourcerer.service.cache import AnswerCache, Lookup, degraded
 from sourcerer.service.schemas import (
     AnswerLookup,
     AnswerRequest,
@@ -300,7 +300,7 @@ class Service:
             # it is not served (and its quota is given back); a cached answer is logged like any other
             record = answer_record(ctx, scopes, request.q, answer, hits, self.clock())
             answer.trace.est_cost_usd = self.meter.settle(charge, units, answer=record)
-            if cached is None and context is not None and lookup is not None:
+            if cached is None and context is not None and lookup is not None and not degraded(answer):
                 self.cache.store(
                     ctx,
                     context,
