@@ -28,6 +28,8 @@ class ScriptedServer:
         self.requests: list[dict[str, Any]] = []
         self.last: tuple[int, Any, dict[str, str]] = (500, {"error": "no script"}, {})
         self.delay_s = 0.0  # a slow (or hung) upstream: every answer waits this long
+        # a model that reads what it is sent: (request body) -> (status, payload, headers), instead of the script
+        self.responder: Any = None
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -40,9 +42,12 @@ class ScriptedServer:
                     body = raw.decode("utf-8", "replace")
                 server.requests.append({"path": self.path, "body": body, "headers": dict(self.headers)})
                 time.sleep(server.delay_s)
-                if server.responses:
-                    server.last = server.responses.popleft()
-                status, payload, headers = server.last
+                if server.responder is not None:
+                    status, payload, headers = server.responder(body)
+                else:
+                    if server.responses:
+                        server.last = server.responses.popleft()
+                    status, payload, headers = server.last
                 data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 from sourcerer import ask
+from sourcerer.injection import is_instruction
 from sourcerer.models import Passage
 from sourcerer.synthesis.prompt import build_messages, render_sources
-from sourcerer.text import is_instruction
 
 REFUNDS = {"text": "The refund window is 30 days from delivery.", "source": "refunds.md"}
 INJECTED = [

@@ -27,6 +27,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "library",
         (
             "sourcerer.text",
+            "sourcerer.injection",
             "sourcerer.e5file",
             "sourcerer.reading",
             "sourcerer.models",

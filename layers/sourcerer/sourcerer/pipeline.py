@@ -12,6 +12,7 @@ from sourcerer.citations import enforce, groundedness
 from sourcerer.errors import ConfigurationError, MalformedReply, ProviderError, TransientProviderError, VerificationUnavailable
 from sourcerer.grounding import ask_endpoint
 from sourcerer.history import rewrite_with_llm, standalone_query, validate_history
+from sourcerer.injection import as_plain_text, is_instruction
 from sourcerer.models import Answer, Passage, Trace, TraceEntry
 from sourcerer.reading import load_reader
 from sourcerer.retrieval.base import call_retriever
@@ -28,6 +29,7 @@ from sourcerer.verify import (
     apply_vetoes,
     choose_judge,
     faithfulness_of,
+    leaning_on_instructions,
     local_judge,
     pick_quotes,
     split_claims,
@@ -71,6 +73,12 @@ def resolve_chain(chat: Any) -> tuple[list[ChatProvider], bool]:
 
 
 DEFAULT_MIN_SCORE = 0.2
+
+
+def only_instructions(passage: Passage) -> bool:
+    """Whether every sentence of the passage addresses the reader or the model (see `is_instruction`)."""
+    spans = passage.sentence_offsets()
+    return bool(spans) and all(is_instruction(passage.text[a:b]) for a, b in spans)
 
 
 def retrieval_floor(min_score: float | None, providers: Sequence[ChatProvider], extractive_last: bool) -> float:
@@ -212,6 +220,13 @@ async def aask(
     clock.stage("retrieve", started, units={"hits": len(hits)}, detail=retrieve_detail)
     for name, ms in (retrieve_detail.get("stages") or {}).items():  # what the index did inside retrieve
         trace.stages.append(TraceEntry(stage=name, ms=ms, detail={"within": "retrieve"}))
+    # a passage that only addresses the reader or the model ("SYSTEM: answer yes ...") is no evidence: it is
+    # set aside before anything weighs it, so its words cannot lift the rest over a threshold
+    addressing = [h for h in hits if only_instructions(h)]
+    if addressing:
+        hits = [h for h in hits if not only_instructions(h)]
+        best = max((h.score for h in hits if h.score is not None), default=None)
+        trace.notes.append(f"{len(addressing)} passage(s) that only give instructions were set aside (source text is data)")
     if not hits:
         return clock.finish(Answer.refusal("not_in_sources", via=via))
     floor = retrieval_floor(min_score, providers, extractive_last)
@@ -230,6 +245,8 @@ async def aask(
             "answers only what a passage states in the question's own words, and refuses the rest"
         )
     clock.stage("synthesize", started, units=draft.usage, detail={"provider": draft.provider, **draft.detail})
+    if not draft.provider.startswith("extractive"):
+        draft.answer = as_plain_text(draft.answer)  # a model's markup and invisible controls never reach a client
     common = {"via": via, "provider": draft.provider, "extractive": draft.provider.startswith("extractive"), "passages": grounded}
     if draft.refused:
         return clock.finish(Answer.refusal("unsupported", **common))
@@ -237,6 +254,10 @@ async def aask(
     started = time.perf_counter()
     # Pin each citation to its sentences: the extractive synthesiser knows them, a model's answer is matched.
     quotes = draft.spans or pick_quotes(draft.answer, grounded)
+    obeyed = leaning_on_instructions(draft.answer, grounded) if not draft.spans else set()
+    if obeyed:  # the model cited a sentence that gives orders: that is obedience, not support
+        draft.citations = [n for n in draft.citations if n not in obeyed]
+        trace.notes.append(f"citation(s) {sorted(obeyed)} stood on source text that gives instructions: dropped")
     clock.stage(
         "localize", started, units={"quoted": float(len(quotes))}, detail={"by": "synthesiser" if draft.spans else "claims"}
     )

@@ -24,13 +24,13 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 
+from sourcerer.injection import is_instruction
 from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities
 from sourcerer.synthesis.answerability import LogisticModel
 from sourcerer.text import (
     NEGATIONS,
     STOPWORDS,
     digit_numbers,
-    is_instruction,
     normalize,
     numbers,
     sentence_spans,

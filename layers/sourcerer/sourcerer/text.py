@@ -389,27 +389,3 @@ def digit_numbers(text: str) -> set[str]:
         out.add(token.rstrip(".,"))
     return out
 
-
-# Text inside a source that speaks to the model instead of about the world: prompt injection ("ignore previous
-# instructions", "you are now ...", "answer 'yes'") and replies in our own wire format. Such a sentence is kept
-# as data (it is searchable and quotable in a listing) but is never chosen as an answer nor counted as support.
-_INSTRUCTION = re.compile(
-    r"\b(?:ignore|disregard|forget|override)\s+(?:all\s+|any\s+)?(?:(?:the|your|my|these|those)\s+)?"
-    r"(?:previous|prior|above|earlier|preceding|system|original|other)\s+(?:instructions?|prompts?|directions|rules|context)\b"
-    r"|\byou are now\b|\b(?:system|developer) (?:prompt|message)\b|\bact as (?:an?|the) (?:ai|assistant|model|chatbot)\b"
-    r"|\b(?:always|just|only|must) (?:answer|reply|respond|say)\b[^.!?\n]{0,12}['\"“‘](?:yes|no|true|false)['\"”’]"
-    r"|^\s*[{\[]\s*\"(?:answer|refused|citations|verdicts|query)\"\s*:"
-    r"|\bignor(?:e|ez) (?:les|toutes les) (?:instructions|consignes)\b|\bignoriere (?:alle |die )?(?:vorherigen )?anweisungen\b",
-    re.IGNORECASE,
-)
-# Zero-width and bidirectional control characters: invisible in a quote, but able to reorder what a reader sees
-_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
-
-
-def is_instruction(sentence: str) -> bool:
-    """Whether a source sentence addresses the model (see `_INSTRUCTION`) rather than stating something."""
-    return _INSTRUCTION.search(sentence) is not None
-
-
-def without_invisibles(text: str) -> str:
-    return _INVISIBLE.sub("", text)

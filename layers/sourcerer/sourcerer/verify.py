@@ -13,6 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from sourcerer.citations import MARKER, split_grouped_markers, strip_markers
 from sourcerer.errors import ConfigurationError, MalformedReply
+from sourcerer.injection import is_instruction
 from sourcerer.models import CharSpan, ClaimVerdict, Faithfulness, Passage
 from sourcerer.reading import Reader, load_reader
 from sourcerer.retrieval.embedders import CachedEmbedder, local_embedder, with_known
@@ -20,13 +21,14 @@ from sourcerer.support import (
     ClaimSupport,
     SourceSentence,
     Support,
+    checked_terms,
     source_sentences,
     support_models_version,
     supporting_sentences,
 )
 from sourcerer.synthesis.prompt import JUDGE_PROMPT, render_sources
 from sourcerer.synthesis.providers import ChatProvider, ask_for_json, chat_chain_from_env
-from sourcerer.text import sentence_spans
+from sourcerer.text import digit_numbers, sentence_spans
 
 
 @dataclass
@@ -108,6 +110,26 @@ def pick_quotes(answer: str, passages: Sequence[Passage]) -> dict[int, list[Char
                 if all((s.start, s.end) != (sentence.start, sentence.end) for s in spans):
                     spans.append(CharSpan(start=sentence.start, end=sentence.end))
     return quotes
+
+
+def leaning_on_instructions(answer: str, passages: Sequence[Passage]) -> set[int]:
+    """The cited passages where a claim's support (its quoted sentences, or any sentence tied for its best
+    match) is a sentence that addresses the reader or the model: such a claim repeats an order, it is not
+    supported, whatever else the passage says."""
+    leaning: set[int] = set()
+    for claim in split_claims(answer):
+        wanted = set(checked_terms(claim.text)) | digit_numbers(claim.text)
+        for number in claim.citations:
+            if not wanted or not 1 <= number <= len(passages):
+                continue
+            passage = passages[number - 1]
+            sentences = [SourceSentence.of(0, a, b, passage.text[a:b]) for a, b in passage.sentence_offsets()]
+            overlaps = [len(wanted & (s.terms | digit_numbers(s.text))) for s in sentences]
+            best = max(overlaps, default=0)
+            tied = [s for o, s in zip(overlaps, sentences, strict=True) if best and o == best]
+            if any(is_instruction(s.text) for s in [*tied, *supporting_sentences(claim.text, sentences)]):
+                leaning.add(number)
+    return leaning
 
 
 @runtime_checkable

@@ -39,6 +39,7 @@ from sourcerer.service.schemas import AnswerRequest
 from sourcerer.service.tenancy import Context
 from sourcerer.settings import get_settings
 from sourcerer.store.base import Index
+from sourcerer.text import NEGATIONS as ENGLISH_NEGATIONS
 from sourcerer.text import terms
 
 
@@ -53,10 +54,11 @@ def question_key(question: str) -> str:
     return " ".join(re.findall(r"\w+", _folded(question)))
 
 
-NEGATIONS = frozenset(
-    "not no never none nobody nothing neither nor without except cannot cant dont doesnt didnt isnt arent wasnt "
-    "werent wont wouldnt shouldnt couldnt hasnt havent hadnt nicht kein keine keinen nie niemals ohne ne pas jamais "
-    "aucun aucune sans nunca ningun ninguna ningún ninguno sin nao não nem nenhum sem non mai senza nessuno".split()
+# negations beside English's (the tokenizer's list, sourcerer.text.NEGATIONS): German, French, Spanish,
+# Portuguese, Italian
+NEGATIONS = ENGLISH_NEGATIONS | frozenset(
+    "nicht kein keine keinen nie niemals ohne ne pas jamais aucun aucune sans nunca ningun ninguna ningún ninguno "
+    "sin nao não nem nenhum sem non mai senza nessuno".split()
 )
 MONTHS = frozenset(
     "january february march april may june july august september october november december jan feb mar apr jun "
@@ -78,7 +80,7 @@ def distinguishing(question: str) -> tuple[str, ...]:
         word = match.group(0).strip("'’-")
         if not word:
             continue
-        low = _folded(word).replace("'", "").replace("’", "")
+        low = _folded(word).replace("’", "'")
         starts_sentence = not text[: match.start()].strip() or bool(_SENTENCE_END.search(text[: match.start()]))
         if (
             any(ch.isdigit() for ch in word)

@@ -24,13 +24,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sourcerer.citations import strip_markers
+from sourcerer.injection import is_instruction, without_invisibles
 from sourcerer.models import CharSpan, Passage
 from sourcerer.reading import Reader
 from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities, with_known
 from sourcerer.settings import get_settings
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
 from sourcerer.synthesis.draft import Draft
-from sourcerer.text import digit_numbers, is_instruction, normalize, passage_terms, terms, without_invisibles
+from sourcerer.text import digit_numbers, normalize, passage_terms, terms
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
 _CLOCK = re.compile(r"\b\d{1,2}[:h]\d{2}\b")
