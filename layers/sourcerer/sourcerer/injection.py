@@ -18,13 +18,14 @@ import re
 # (tests/security/test_injection_corpus.py) and checked against ordinary policy and runbook sentences
 # (tests/security/test_injection.py): imperatives to an operator ("Confirm that the backup completed") are not
 # instructions to the model and stay answerable.
-_ROLE = r"system|systeme|système|sistema|система|assistant|asistente|assistent|developer|ai|bot|chatbot|model|llm|instructions?"
+_ROLE = r"system|systeme|système|sistema|система|assistant|asistente|assistent|developer|ai|bot|chatbot|llm"
 _ADDRESSEE = r"you|the assistant|the model|the ai|the chatbot|the llm|ai|assistant|chatbot"
 _INSTRUCTION = re.compile(
     "|".join(
         [
             # ignore / forget what else there is
-            r"\b(?:ignore|disregard|forget|override|bypass)\b[^.!?\n]{0,30}?\b(?:instructions?|prompts?|sources?|documents?|passages?|context|everything|anything)\b",
+            r"\b(?:ignore|disregard|forget)\b[^.!?\n]{0,30}?\b(?:instructions?|prompts?|sources?|documents?|passages?|context|everything|anything)\b",
+            r"\b(?:override|bypass)\b[^.!?\n]{0,30}?\b(?:instructions?|prompts?|guidelines|context)\b",
             r"\b(?:ignorier\w*|vergiss|vergessen sie|missachte\w*)\b[^.!?\n]{0,40}?\b(?:anweisungen|quellen|dokumente|vorgaben|regeln|alles|oben)\b",
             r"\b(?:ignore[zr]?|oublie[zr]?|ne tiens pas compte|ne tenez pas compte)\b[^.!?\n]{0,40}?\b(?:instructions|consignes|sources|documents|règles|tout|ci-dessus)\b",
             r"\b(?:ignora[rd]?|olvida[rd]?|no hagas caso)\b[^.!?\n]{0,40}?\b(?:instrucciones|fuentes|documentos|reglas|todo|anterior)\b",
@@ -35,7 +36,7 @@ _INSTRUCTION = re.compile(
             r"^\W{0,3}(?:系统|系統|助手|システム|アシスタント)\s*[:：]",
             r"\[/?INST\]|<\|(?:im_start|im_end|system|user|assistant)\|>|<</?SYS>>",
             # an obligation or a persona given to the model
-            rf"\b(?:{_ADDRESSEE})\s+(?:must|should|shall|have to|need to|are to|will)\s+(?:always\s+)?(?:answer|reply|respond|say|state|tell|confirm|claim|write|output)\b",
+            rf"\b(?:{_ADDRESSEE})\s+(?:must|should|shall|need to|are to)\s+(?:always\s+)?(?:answer|reply|respond|say|state|tell|confirm|claim|write|output)\b",
             r"\byou are now\b|\byou are an? (?:helpful |friendly |honest )?(?:assistant|ai|model|chatbot|bot)\b|\bact as (?:an?|the) (?:ai|assistant|model|chatbot)\b",
             r"\b(?:system|developer) (?:prompt|message)\b",
             r"\b(?:du musst|sie müssen|du sollst)\b[^.!?\n]{0,60}?\b(?:antworten|beantworten|sagen|bestätigen)\b",
@@ -44,13 +45,14 @@ _INSTRUCTION = re.compile(
             r"(?:你|您)(?:必须|必需|应该|一定要|要)[^。！？\n]{0,12}(?:回答|答|说)",
             r"必ず[^。！？\n]{0,16}(?:答え|回答|言っ)",
             # telling it what to answer
-            r"^\W{0,3}(?:always\s+|just\s+|only\s+)?(?:answer|reply|respond|say)\b\s*(?:that\b|yes\b|no\b|:|with\b|[\"'“‘])",
+            r"^\W{0,3}(?:always\s+|only\s+)?(?:answer|reply|respond|say)\b\s*(?:that\b|yes\b|no\b|with\b|[\"'“‘])",
             r"^\W{0,3}(?:antworte|sage|sag)\b",
             r"^\W{0,3}(?:réponds|répondez|dis|dites)\b",
             r"^\W{0,3}(?:responde|contesta|di|diga)\b",
-            r"\b(?:always|just|only|must) (?:answer|reply|respond|say)\b[^.!?\n]{0,12}['\"“‘]?(?:yes|no|true|false)\b",
+            r"\b(?:always|just|only|must) (?:answer|reply|respond|say)\b[^.!?\n]{0,12}['\"“‘](?:yes|no|true|false)['\"”’]",
             r"\b(?:answer|reply|respond)\s+(?:with\s+)?[\"'“‘]?(?:yes|no)\b",
-            r"\b(?:when(?:ever)?|if)\s+(?:you are |you're )?(?:asked|(?:a |the )?(?:user|customer|someone|anyone|anybody|people)\s+asks?)\b[^.!?\n]{0,60}\b(?:say|tell|answer|reply|respond|confirm|state)\b",
+            r"\b(?:when(?:ever)?|if)\s+(?:you are |you're )?asked\b[^.!?\n]{0,60},\s*(?:always\s+)?(?:say|tell|answer|reply|respond|confirm|state)\b",
+            r"\b(?:when(?:ever)?|if)\s+(?:a |the )?(?:user|customer|someone|anyone|anybody)\s+asks?\b[^.!?\n]{0,60}\b(?:say|tell|answer|reply|respond|confirm|state)\b",
             r"\bwenn (?:jemand|ein kunde|ein nutzer|man)\b[^.!?\n]{0,60}\bfragt\b[^.!?\n]{0,30}\b(?:sage|sag|antworte)\b",
             r"\bsi (?:quelqu'un|quelqu’un|un client|un utilisateur|on)\b[^.!?\n]{0,60}\b(?:demande|pose)\b[^.!?\n]{0,40}\b(?:dis|dites|réponds|répondez)\b",
             r"\bsi (?:alguien|un cliente|un usuario)\b[^.!?\n]{0,60}\bpregunta\b[^.!?\n]{0,40}\b(?:di|responde|contesta|diga)\b",
