@@ -150,18 +150,19 @@ class FakeOpenSearch:
         self.httpd.server_close()
 
 
-def start_serve(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
-    """`sourcerer serve --port 0` in a subprocess with `env`; returns it and its URL once it listens. Its stderr
-    goes to `server.log` under SOURCERER_HOME (a pipe nobody reads would fill and stall it); `server_log(process)`
-    reads it back for a failing assertion's message."""
+def start_serve(env: dict[str, str], port: int = 0) -> tuple[subprocess.Popen, str]:
+    """`sourcerer serve --port PORT` (default 0: any free port) in a subprocess with `env`; returns it and its URL
+    once it listens. Its stderr goes to `server.log` under SOURCERER_HOME (a pipe nobody reads would fill and
+    stall it); `server_log(process)` reads it back for a failing assertion's message."""
     os.makedirs(env["SOURCERER_HOME"], exist_ok=True)
-    log = open(os.path.join(env["SOURCERER_HOME"], "server.log"), "w")  # noqa: SIM115 - lives as long as the server
+    log = open(os.path.join(env["SOURCERER_HOME"], "server.log"), "a")  # noqa: SIM115 - lives as long as the server
     process = subprocess.Popen(
-        [sys.executable, "-m", "sourcerer.cli", "serve", "--port", "0"],
+        [sys.executable, "-m", "sourcerer.cli", "serve", "--port", str(port)],
         stdout=subprocess.PIPE,
         stderr=log,
         text=True,
         env=env,
+        start_new_session=True,  # its own process group: a test can kill the server and its workers at once
     )
     process.log_path = log.name  # type: ignore[attr-defined]
     for _ in range(5):

@@ -116,7 +116,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     if args.port:  # a busy port fails here, in one line, before anything is written
         import socket
 
-        with socket.socket() as probe:
+        with socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET) as probe:
+            # as the server itself binds: a port whose last server just died (its connections in TIME_WAIT for
+            # about a minute) is free to listen on again; only a live listener makes it busy
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             try:
                 probe.bind((args.host, args.port))
             except OSError as exc:

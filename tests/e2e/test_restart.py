@@ -1,0 +1,46 @@
+"""`sourcerer serve` starts again at once after a crash: its busy-port check binds as the server does
+(SO_REUSEADDR), so the dead server's connections lingering in TIME_WAIT do not hold the port for a minute."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sys
+from pathlib import Path
+
+import httpx
+from fakes import server_log, start_serve
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_serve_restarts_on_the_same_port_right_after_kill_9(tmp_path):
+    env = {
+        **os.environ,
+        "SOURCERER_HOME": str(tmp_path / "home"),
+        "SOURCERER_EMBEDDER": "none",
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+    port = free_port()
+    for round_ in range(3):
+        process, url = start_serve(env, port=port)
+        assert url == f"http://127.0.0.1:{port}", server_log(process)
+        with httpx.Client(base_url=url, timeout=10) as client:  # keep-alive connections the crash cuts
+            assert all(client.get("/health").status_code == 200 for _ in range(5))
+            os.killpg(process.pid, signal.SIGKILL)  # the server and its workers, as a crash takes them
+            process.wait(timeout=10)
+        # closing the client after the server died leaves the server's side of each connection in TIME_WAIT
+        states = Path("/proc/net/tcp").read_text() if Path("/proc/net/tcp").exists() else ""
+        if round_ == 0 and states:
+            assert f":{port:04X} " in states.upper()  # the dead server's connections linger on the port
+    process, url = start_serve(env, port=port)
+    try:
+        assert httpx.get(f"{url}/health", timeout=10).json()["status"] == "ok"
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=15)
