@@ -421,3 +421,24 @@ def test_a_stalled_body_does_not_hold_a_worker_past_the_timeout(api, monkeypatch
     assert time.perf_counter() - started < 25
     assert response == b"" or response.startswith(b"HTTP/1.1 408")
 
+
+
+def test_bodies_that_are_not_json_text_are_refused_with_what_is_wrong(api):
+    client, key, _ = api
+    headers, _ = key()
+    json_headers = {**headers, "Content-Type": "application/json"}
+    # invalid UTF-8 is refused, never decoded with replacement characters into a stored document
+    raw = b'{"source_uri": "a.md", "text": "caf\xe9 au lait"}'
+    bad = client.post("/v1/documents", content=raw, headers=json_headers)
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_body" and "UTF-8" in bad.json()["error"]["message"]
+    # a form body is the wrong media type (415), not a validation failure
+    form = client.post("/v1/search", data={"q": "failover"}, headers=headers)
+    assert form.status_code == 415 and form.json()["error"]["code"] == "unsupported_media_type"
+    # metadata nested 100 deep is refused; 4 levels are fine
+    deep: dict = {}
+    for _ in range(100):
+        deep = {"k": deep}
+    nested = client.post("/v1/documents", json={"source_uri": "a.md", "text": "x y z", "metadata": deep}, headers=headers)
+    assert nested.status_code in (400, 422) and "nest" in nested.text
+    ok = client.post("/v1/documents", json={"source_uri": "a.md", "text": "x y z", "metadata": {"a": {"b": {"c": {"d": 1}}}}}, headers=headers)
+    assert ok.status_code == 200, ok.text

@@ -65,3 +65,22 @@ def test_keys_cli_create_list_revoke(tmp_path, monkeypatch, capsys):
     assert "no tenant nobody" in capsys.readouterr().err
     assert main(["tenants", "create", "--tenant", "globex", "--tier", "enterprise", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["tier"] == "enterprise"
+
+
+def test_the_specs_scope_pattern_admits_exactly_what_the_server_accepts():
+    import random
+    import re
+
+    from sourcerer.errors import InvalidRequest
+    from sourcerer.scopes import SCOPE_PATTERN, normalize_scope
+
+    rng = random.Random(24)
+    spellings = ["acme/../beta", "acme/.", "./acme", "acme/.hidden", "acme//x", " /acme/alpha/ ", "..", "a/b.c/d-e@f_g"]
+    spellings += ["".join(rng.choice("ab./-@ _é") for _ in range(rng.randint(0, 9))) for _ in range(5000)]
+    for spelling in spellings:
+        try:
+            normalize_scope(spelling, "acme")
+            accepted = True
+        except InvalidRequest:
+            accepted = False
+        assert bool(re.match(SCOPE_PATTERN, spelling)) == accepted, spelling

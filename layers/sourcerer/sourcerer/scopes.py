@@ -18,8 +18,10 @@ Permission = Literal["read", "write", "admin"]
 PERMISSIONS: tuple[str, ...] = ("read", "write", "admin")
 
 _SCOPE_SEGMENT = re.compile(r"^[\w.\-@]+$", re.UNICODE)
-# what `normalize_scope` accepts, for API schemas: segments joined by "/", outer slashes and spaces allowed
-SCOPE_PATTERN = r"^[ /]*(?:[\w.\-@]+(?:/[\w.\-@]+)*)?[ /]*$"
+# exactly what `normalize_scope` accepts, for API schemas: segments joined by "/" (never `.` or `..` alone),
+# outer slashes and spaces allowed (tests/unit/test_tenancy.py checks the two agree on generated spellings)
+_SEGMENT = r"(?:[\w\-@][\w.\-@]*|\.[\w\-@][\w.\-@]*|\.\.[\w.\-@]+)"  # no look-ahead: pydantic's regex has none
+SCOPE_PATTERN = rf"^[ /]*(?:{_SEGMENT}(?:/{_SEGMENT})*)?[ /]*$"
 
 
 def normalize_scope(scope: str | None, tenant: str) -> str:

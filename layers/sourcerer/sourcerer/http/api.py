@@ -285,6 +285,8 @@ def status_of(exc: BaseException) -> tuple[int, str] | None:
 def _register_errors(app: APIGatewayRestResolver) -> None:
     @app.exception_handler(RequestValidationError)
     def validation(exc: RequestValidationError) -> Response:
+        if _not_json(app):  # a form or text body is parsed as one and fails validation: it is the wrong type
+            return unsupported_media_type(exc)  # type: ignore[arg-type]
         errors = exc.errors()
         if any(e.get("type") == "extra_forbidden" and tuple(e.get("loc", ()))[-1:] == ("scope",) for e in errors):
             return _error(400, "scope_in_body", "the scope comes from the X-Sourcerer-Scope header or ?scope=, never the body")

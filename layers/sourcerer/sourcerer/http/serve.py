@@ -148,13 +148,19 @@ def make_wsgi_app(background_embedding: bool = True) -> Callable[[dict[str, Any]
                 sock.settimeout(previous)
         if len(data) < int(raw_length):
             return _reply(start_response, 400, _error_body("bad_request", "the body ended before Content-Length"))
+        try:
+            text = data.decode("utf-8") if data else None
+        except UnicodeDecodeError as exc:  # never guessed at with replacement characters: the caller re-sends
+            return _reply(
+                start_response, 400, _error_body("invalid_body", f"the body is not valid UTF-8 ({exc.reason} at byte {exc.start})")
+            )
         event = to_event(
             environ["REQUEST_METHOD"],
             # the path as sent (still percent-encoded), as the standard library server passed it: PATH_INFO is
             # decoded as latin-1, which turns a UTF-8 document id into mojibake that no route matches
             (environ.get("RAW_URI") or environ.get("PATH_INFO") or "/").partition("?")[0],
             _headers(environ),
-            data.decode("utf-8", "replace") if data else None,
+            text,
             environ.get("REMOTE_ADDR", "127.0.0.1"),
             environ.get("QUERY_STRING", ""),
         )

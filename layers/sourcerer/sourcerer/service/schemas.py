@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from sourcerer.ledger.base import CitationCheck, ClaimCheck, FindingStatus, LoggedCitation
 from sourcerer.models import Faithfulness, Locator, Trace
@@ -30,6 +30,18 @@ BASE64 = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 ContentType = Literal[tuple(sorted(set(EXTENSIONS.values())))]  # type: ignore[valid-type]
 
 
+MAX_METADATA_DEPTH = 4
+
+
+def _depth(value: Any) -> int:
+    """How deeply a JSON value nests (a scalar is 0, {"a": 1} is 1)."""
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
 class DocumentRequest(BaseModel):
     # strict: "5", true or "yes" are not numbers or booleans; exactly one of `text` and `content_base64`
     model_config = ConfigDict(
@@ -45,7 +57,16 @@ class DocumentRequest(BaseModel):
         default=None, description="the parser to use; default from the source_uri's extension, else PDF or plain text"
     )
     acl: list[str] = Field(default_factory=list)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(
+        default_factory=dict, description=f"the document's metadata: JSON nested at most {MAX_METADATA_DEPTH} levels"
+    )
+
+    @field_validator("metadata")
+    @classmethod
+    def _shallow(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if _depth(value) > MAX_METADATA_DEPTH:
+            raise ValueError(f"metadata may nest at most {MAX_METADATA_DEPTH} levels")
+        return value
 
     @model_validator(mode="after")
     def _one_content(self) -> DocumentRequest:
