@@ -442,3 +442,25 @@ def test_bodies_that_are_not_json_text_are_refused_with_what_is_wrong(api):
     assert nested.status_code in (400, 422) and "nest" in nested.text
     ok = client.post("/v1/documents", json={"source_uri": "a.md", "text": "x y z", "metadata": {"a": {"b": {"c": {"d": 1}}}}}, headers=headers)
     assert ok.status_code == 200, ok.text
+
+
+def test_a_pdf_bomb_is_a_413_naming_the_limit_and_stores_nothing(api):
+    import base64
+    import zlib
+
+    client, key, ledger = api
+    headers, _ = key()
+    payload = zlib.compress(b" " * (300 * 1024 * 1024), 9)  # 300 KB that inflate to 300 MB of content stream
+    pdf = (
+        b"%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj\n"
+        b"3 0 obj << /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R >> endobj\n"
+        + f"4 0 obj << /Length {len(payload)} /Filter /FlateDecode >>\nstream\n".encode()
+        + payload
+        + b"\nendstream endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
+    )
+    body = {"source_uri": "bomb.pdf", "content_base64": base64.b64encode(pdf).decode()}
+    response = client.post("/v1/documents", json=body, headers=headers)
+    assert response.status_code == 413 and response.json()["error"]["code"] == "payload_too_large"
+    assert "32 MiB" in response.json()["error"]["message"]
+    listed = client.get("/v1/documents", headers=headers).json()
+    assert all(d["source_uri"] != "bomb.pdf" for d in listed["documents"])

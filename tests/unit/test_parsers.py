@@ -153,3 +153,38 @@ def test_headings_do_not_run_into_the_paragraph_under_them():
     chunk = prepare(Document(source_uri="faq.html", text=html, tenant="t")).chunks[0]
     assert chunk.text == "Pricing FAQ\nThe Pro plan costs 49 dollars a month.\nRefunds\nRefunds take 5 days."
     assert [chunk.text[s.start : s.end] for s in chunk.sentences][:2] == ["Pricing FAQ", "The Pro plan costs 49 dollars a month."]
+
+
+def _pdf_with_streams(*streams: bytes, filters: str = "/FlateDecode") -> bytes:
+    """A minimal PDF whose page has the given (already compressed) content streams."""
+    objects = [b"1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj", b"2 0 obj << /Type /Pages /Kids [3 0 R] /Count 1 >> endobj"]
+    contents = " ".join(f"{4 + i} 0 R" for i in range(len(streams))).encode()
+    objects.append(b"3 0 obj << /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents [" + contents + b"] >> endobj")
+    for i, data in enumerate(streams):
+        head = f"{4 + i} 0 obj << /Length {len(data)} /Filter {filters} >>\nstream\n".encode()
+        objects.append(head + data + b"\nendstream endobj")
+    return b"%PDF-1.4\n" + b"\n".join(objects) + b"\ntrailer << /Root 1 0 R >>\n%%EOF\n"
+
+
+def test_a_pdf_compression_bomb_is_refused_before_it_inflates():
+    import time
+    import zlib
+
+    from sourcerer.errors import PayloadTooLarge
+    from sourcerer.store.parsers import MAX_DECODED_BYTES, MAX_STREAM_BYTES, check_inflation, parse
+
+    one = _pdf_with_streams(zlib.compress(b" " * (MAX_STREAM_BYTES + 1), 9))  # ~33 KB that would be 32 MiB + 1
+    started = time.perf_counter()
+    with pytest.raises(PayloadTooLarge, match="one stream would decode to more than 32 MiB"):
+        parse(one, "bomb.pdf")
+    assert time.perf_counter() - started < 2
+    # many streams each under the stream limit, together over the document's
+    piece = zlib.compress(b" " * (MAX_STREAM_BYTES - 1), 9)
+    many = _pdf_with_streams(*[piece] * (MAX_DECODED_BYTES // MAX_STREAM_BYTES + 1))
+    with pytest.raises(PayloadTooLarge, match="the document's streams would decode to more than 128 MiB"):
+        check_inflation(many)
+    # compressed twice: the inner layer is bounded too
+    twice = _pdf_with_streams(zlib.compress(zlib.compress(b" " * (MAX_STREAM_BYTES + 1), 9), 9), filters="[/FlateDecode /FlateDecode]")
+    with pytest.raises(PayloadTooLarge):
+        check_inflation(twice)
+    assert 0 < check_inflation(_pdf_with_streams(zlib.compress(b"BT /F1 12 Tf 72 720 Td (The failover took 42 seconds.) Tj ET")))

@@ -11,12 +11,13 @@ from __future__ import annotations
 import io
 import json
 import re
+import zlib
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import PurePosixPath
 from typing import Any
 
-from sourcerer.errors import UnsupportedDocument
+from sourcerer.errors import PayloadTooLarge, UnsupportedDocument
 from sourcerer.text import sentence_spans
 
 
@@ -266,11 +267,50 @@ def _html(text: str, name: str) -> Parsed:
 PLACEHOLDER_TITLES = {"", "untitled", "untitled document", "anonymous", "(anonymous)", "document", "title"}
 
 
+# A PDF's size limit applies to its bytes as sent, but its streams inflate: 796 KB of FlateDecode can be 800 MB of
+# content stream. Every compressed stream is inflated once here with a bounded decompressor, before the PDF
+# library (which inflates without limit) sees the file.
+MAX_STREAM_BYTES = 32 * 1024 * 1024  # one stream, decoded
+MAX_DECODED_BYTES = 128 * 1024 * 1024  # every stream of the document, decoded
+_STREAM = re.compile(rb"(<<(?:[^<>]|<<(?:[^<>]|<<[^<>]*>>)*>>)*>>)\s*stream\r?\n", re.DOTALL)
+_FLATE = re.compile(rb"/(?:FlateDecode|Fl)\b")
+
+
+def check_inflation(raw: bytes) -> int:
+    """The decoded size of the PDF's Flate streams (each layer of a stream filtered twice or more), or a
+    `PayloadTooLarge` naming the limit as soon as one stream or the whole document would pass it."""
+    total = 0
+    for match in _STREAM.finditer(raw):
+        layers = len(_FLATE.findall(match.group(1)))
+        if not layers:
+            continue
+        start = match.end()
+        end = raw.find(b"endstream", start)
+        data = raw[start : end if end >= 0 else len(raw)]
+        for _ in range(layers):
+            budget = min(MAX_STREAM_BYTES, MAX_DECODED_BYTES - total)
+            inflater = zlib.decompressobj()
+            try:
+                data = inflater.decompress(data, budget + 1)
+            except zlib.error:
+                break  # a broken stream: the PDF library reports it (or skips it) as it would anyway
+            if len(data) > budget:
+                which = "one stream" if budget == MAX_STREAM_BYTES else "the document's streams"
+                limit = MAX_STREAM_BYTES if budget == MAX_STREAM_BYTES else MAX_DECODED_BYTES
+                raise PayloadTooLarge(
+                    f"PDF refused: {which} would decode to more than {limit // (1024 * 1024)} MiB "
+                    "(a compression bomb, or a document to split)"
+                )
+        total += len(data)
+    return total
+
+
 def _pdf(raw: bytes, name: str) -> Parsed:
     try:
         import pdfplumber
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise UnsupportedDocument("PDF support needs the pdf extra: pip install 'sourcerer-answers[pdf]'") from exc
+    check_inflation(raw)
     pieces: list[Piece] = []
     title = name
     try:
