@@ -117,13 +117,30 @@ def _documents(
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=multiprocessing.get_context("fork"), initializer=_die_with_parent, initargs=(os.getpid(),)
+    ) as pool:
         for start in range(0, len(files), WINDOW):
             window = files[start : start + WINDOW]
             n = len(window)
             results = pool.map(_read, window, [root] * n, [fields] * n, [settings] * n, [True] * n, chunksize=8)
             for file, (item, prepared) in zip(window, results, strict=True):
                 yield file, item, prepared
+
+
+def _die_with_parent(parent: int) -> None:
+    """In a parse worker: ask the kernel to kill it when its parent dies (PR_SET_PDEATHSIG). A forked worker
+    holds both ends of the pool's pipes, so it never sees them close: after a `kill -9` of `sourcerer ingest` it
+    would wait forever, holding the index's files open."""
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1 = PR_SET_PDEATHSIG (Linux; the pool is Linux-only)
+    except (OSError, AttributeError):  # pragma: no cover - no prctl: the pool's own shutdown still applies
+        return
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(0)
 
 
 def _read(
