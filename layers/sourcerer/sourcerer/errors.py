@@ -3,7 +3,7 @@ are normal `Answer` objects with a reason.
 
 The classes say *who* must act, not how a transport shows it: the caller (`InvalidRequest` and the access
 errors), the operator (`ConfigurationError`), or nobody but time (`ProviderError`). The HTTP statuses live in one
-table in `sourcerer.http.api`; the CLI prints the message. Nothing here imports anything.
+table in `sourcerer.http.api`; the CLI prints the message. Nothing here imports anything of Sourcerer's.
 """
 
 from __future__ import annotations
@@ -19,6 +19,33 @@ class SourcererError(Exception):
 class ConfigurationError(SourcererError):
     """The configuration cannot work: an invalid setting, unknown provider, missing model, incompatible index.
     Never the caller's fault: a service answers 503 and charges nothing."""
+
+
+class StorageFull(SourcererError):
+    """The disk (or database quota) under the index or the ledger is full: nothing more can be written until the
+    operator frees space. A service answers 507 and charges nothing; reads still work."""
+
+
+def storage_failure(exc: BaseException) -> SourcererError | None:
+    """The storage failure behind `exc` (or the exception it was raised from), as `StorageFull` for a full disk
+    and `ProviderError` for any other I/O error, else None. SQLite says `database or disk is full` (SQLITE_FULL)
+    and `disk I/O error`; the OS says ENOSPC, EDQUOT, EIO or EROFS."""
+    import errno
+    import sqlite3
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        text = str(seen).lower()
+        if isinstance(seen, sqlite3.Error) and ("disk is full" in text or "database or disk is full" in text):
+            return StorageFull("the server's storage is full: nothing was written or charged; retry when space is freed")
+        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT):
+            return StorageFull("the server's storage is full: nothing was written or charged; retry when space is freed")
+        if (isinstance(seen, sqlite3.Error) and "disk i/o error" in text) or (
+            isinstance(seen, OSError) and seen.errno in (errno.EIO, errno.EROFS)
+        ):
+            return ProviderError("the server's storage failed to read or write: nothing was charged; retry later")
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 # --- a backend's (retry later) -------------------------------------------------------------------------------

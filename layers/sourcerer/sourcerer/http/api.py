@@ -39,9 +39,11 @@ from sourcerer.errors import (
     ProviderError,
     QuotaExceeded,
     SourcererError,
+    StorageFull,
     Unauthorized,
     UnsupportedDocument,
     UpgradeRequired,
+    storage_failure,
 )
 from sourcerer.http.resolver import ConcurrentRestResolver, cors_from
 from sourcerer.ledger.base import FindingStatus
@@ -83,6 +85,7 @@ STATUS: dict[type[Exception], tuple[int, str]] = {
     DocumentConflict: (409, "conflict"),
     QuotaExceeded: (429, "quota_exceeded"),
     ProviderError: (503, "backend_unavailable"),
+    StorageFull: (507, "insufficient_storage"),
     ConfigurationError: (503, "configuration_error"),
 }
 
@@ -99,12 +102,14 @@ ERRORS = {
     429: "monthly quota used up (Retry-After says when it resets)",
     500: "internal error (the body carries a request id for the operator)",
     503: "a backend is unavailable, or the service is misconfigured",
+    507: "the server's storage is full (nothing was written or charged)",
 }
 
 
 def responses(success: type[BaseModel], *statuses: int) -> dict[int, dict[str, Any]]:
-    """OpenAPI `responses` of a route: its success body, and its errors, all one `Error` body."""
-    errors = {s: {"description": ERRORS[s], "content": {"application/json": {"model": Error}}} for s in (*statuses, 500)}
+    """OpenAPI `responses` of a route: its success body, and its errors, all one `Error` body (500 and 507, a full
+    disk under the index or the ledger, on every route)."""
+    errors = {s: {"description": ERRORS[s], "content": {"application/json": {"model": Error}}} for s in (*statuses, 500, 507)}
     return {200: {"description": "success", "content": {"application/json": {"model": success}}}, **errors}
 
 
@@ -332,6 +337,11 @@ def _register_errors(app: APIGatewayRestResolver) -> None:
     def internal(exc: Exception) -> Response:
         if _not_json(app):  # the resolver's form parser raises bare ValueErrors on a malformed body it cannot read
             return unsupported_media_type(exc)  # type: ignore[arg-type]
+        storage = storage_failure(exc)
+        if storage is not None:  # a full disk is the operator's to fix, and the caller's to retry: never a 500
+            log.error("storage failure: %s", exc)
+            status, code = status_of(storage) or (503, "backend_unavailable")
+            return _error(status, code, str(storage))
         request_id = _current_request_id(app)
         log.error("internal error in request %s", request_id, exc_info=exc)
         return _error(
