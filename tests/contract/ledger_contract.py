@@ -116,6 +116,22 @@ class LedgerContract:
         ledger.release(first, "queries", 1, "2026-11")
         assert ledger.usage("acme", "2026-11") == {"queries": 0} and ledger.usage_records("acme") == []
 
+    def test_pending_charges_are_found_until_settled_and_a_release_gives_back_once(self, ledger):
+        ledger.create_tenant("acme", "pro")
+        pending = UsageRecord(
+            tenant="acme", route="POST /v1/documents", request_id="p1", units={"chunks": 3}, timestamp=1000.0, settled=False,
+            work={"document_id": "doc_1", "content_hash": "sha256:x"},
+        )
+        other = pending.model_copy(update={"request_id": "p2", "timestamp": 1005.0})
+        assert ledger.charge(pending, "chunks", 3, None, "2026-11") and ledger.charge(other, "chunks", 3, None, "2026-11")
+        assert [r.request_id for r in ledger.pending_usage(before=1001.0)] == ["p1"]
+        assert [r.work["document_id"] for r in ledger.pending_usage(before=2000.0)] == ["doc_1", "doc_1"]
+        ledger.settle(other.model_copy(update={"settled": True}))
+        assert [r.request_id for r in ledger.pending_usage(before=2000.0)] == ["p1"]
+        ledger.release(pending, "chunks", 3, "2026-11")
+        ledger.release(pending, "chunks", 3, "2026-11")  # a second release (recovery racing the request) gives nothing
+        assert ledger.usage("acme", "2026-11") == {"chunks": 3} and ledger.pending_usage(before=2000.0) == []
+
     def test_charges_racing_for_the_last_units_are_exact(self, ledger):
         import threading
 

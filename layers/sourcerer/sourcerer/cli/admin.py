@@ -108,6 +108,25 @@ def _cmd_keys(args: argparse.Namespace) -> int:
     return 1
 
 
+def recover_charges(grace_s: float = 900.0) -> dict[str, int]:
+    """Before the workers start (and fork): settle or give back what a crashed server charged and never settled.
+    The index and ledger are opened and closed here, so no worker inherits their connections."""
+    import time
+
+    from sourcerer.ledger import open_ledger
+    from sourcerer.service.billing import Meter, Prices
+    from sourcerer.store import open_index
+
+    ledger = open_ledger()
+    if not ledger.pending_usage(before=time.time()):
+        return {"settled": 0, "released": 0}
+    index = open_index(embedder="none")  # reads stored documents only: no model is loaded before the fork
+    try:
+        return Meter(ledger, Prices(), time.time).reconcile(index, grace_s)
+    finally:
+        getattr(index, "close", lambda: None)()
+
+
 def _cmd_serve(args: argparse.Namespace) -> int:
     from sourcerer.http.serve import default_workers, run
     from sourcerer.ledger import open_ledger
@@ -124,6 +143,13 @@ def _cmd_serve(args: argparse.Namespace) -> int:
                 probe.bind((args.host, args.port))
             except OSError as exc:
                 raise SourcererError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}; choose another --port") from exc
+    recovered = recover_charges()
+    if recovered["settled"] or recovered["released"]:
+        print(
+            f"recovered the charges of requests a crash cut short: {recovered['settled']} settled (their documents "
+            f"were stored), {recovered['released']} given back",
+            flush=True,
+        )
     if not args.no_admin_key:
         issued = local_admin_key(open_ledger(), args.tenant)
         if issued is not None:

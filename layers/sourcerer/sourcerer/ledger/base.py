@@ -47,6 +47,10 @@ class UsageRecord(BaseModel):
     units: dict[str, float] = Field(default_factory=dict, description="queries, chunks, embedding_tokens, llm_tokens_in/out")
     est_cost_usd: float = 0.0
     timestamp: float = Field(default_factory=time.time)
+    # False from the charge until the work is done and its answer leaves (`settle`): a record still pending after
+    # its process died is a charge for something never delivered, which `reconcile` settles or gives back
+    settled: bool = True
+    work: dict[str, str] = Field(default_factory=dict, description="what to check on recovery: document_id, content_hash")
 
     @property
     def expires_at(self) -> int:
@@ -220,7 +224,11 @@ class Ledger(Protocol):
 
     def release(self, record: UsageRecord, unit: str, amount: int, month: str) -> None:
         """Undo a `charge` in one transaction: give the units back and delete its usage record (a request that
-        failed, or found its content already written)."""
+        failed, or found its content already written). Once only: a record already gone gives nothing back."""
+        ...
+
+    def pending_usage(self, before: float) -> list[UsageRecord]:
+        """Usage records charged before `before` and never settled (their process died mid-request)."""
         ...
 
     def usage(self, tenant: str, month: str) -> dict[str, int]: ...

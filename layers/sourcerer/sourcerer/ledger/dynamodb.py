@@ -242,12 +242,15 @@ class DynamoDBLedger:
 
     @staticmethod
     def _usage_item(record: UsageRecord) -> dict[str, Any]:
-        return {
+        item = {
             "pk": f"TENANT#{record.tenant}",
             "sk": f"REQ#{record.timestamp:017.6f}#{record.request_id}",
             "record": record.model_dump_json(),
             "expires_at": record.expires_at,
         }
+        if not record.settled:  # sparse: only pending records carry it, so recovery reads few items
+            item["pending_since"] = Decimal(str(record.timestamp))
+        return item
 
     def charge(self, record: UsageRecord, unit: str, amount: int, limit: int | None, month: str) -> bool:
         if limit is not None and amount > limit:
@@ -265,12 +268,30 @@ class DynamoDBLedger:
 
     def release(self, record: UsageRecord, unit: str, amount: int, month: str) -> None:
         usage = self._usage_item(record)
-        self.table.meta.client.transact_write_items(
-            TransactItems=[
-                {"Update": self._counter_update(record.tenant, unit, -amount, None, month)},
-                {"Delete": {"TableName": self.table_name, "Key": {"pk": usage["pk"], "sk": usage["sk"]}}},
-            ]
-        )
+        delete = {
+            "TableName": self.table_name,
+            "Key": {"pk": usage["pk"], "sk": usage["sk"]},
+            "ConditionExpression": "attribute_exists(pk)",  # once only: a record already gone gives nothing back
+        }
+        try:
+            self.table.meta.client.transact_write_items(
+                TransactItems=[{"Update": self._counter_update(record.tenant, unit, -amount, None, month)}, {"Delete": delete}]
+            )
+        except Exception as exc:
+            if not self._conditional_failed(exc):
+                raise
+
+    def pending_usage(self, before: float) -> list[UsageRecord]:
+        from boto3.dynamodb.conditions import Attr
+
+        scan: dict[str, Any] = {"FilterExpression": Attr("pending_since").lt(Decimal(str(before)))}
+        records: list[UsageRecord] = []
+        while True:  # a scan of the sparse attribute: recovery runs rarely (the audit schedule, a restart)
+            page = self.table.scan(**scan)
+            records += [UsageRecord.model_validate_json(i["record"]) for i in page.get("Items", [])]
+            if "LastEvaluatedKey" not in page:
+                return sorted(records, key=lambda r: r.timestamp)
+            scan["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
     def usage_records(self, tenant: str, since: float = 0.0) -> list[UsageRecord]:
         from boto3.dynamodb.conditions import Key

@@ -146,17 +146,20 @@ class SQLiteLedger:
                 if limit is not None and used + amount > limit:
                     db.execute("ROLLBACK")
                     return False
+                if remove is not None:
+                    gone = db.execute(
+                        "DELETE FROM usage WHERE tenant=? AND timestamp=? AND request_id=?",
+                        (remove.tenant, remove.timestamp, remove.request_id),
+                    ).rowcount
+                    if not gone:  # released already (a retried release, or recovery racing the request)
+                        db.execute("ROLLBACK")
+                        return False
                 db.execute(
                     "INSERT INTO counters VALUES (?, ?, ?, ?) ON CONFLICT (tenant, month, unit) DO UPDATE SET used = used + excluded.used",
                     (tenant, month, unit, amount),
                 )
                 if write is not None:
                     self._write_usage(db, write)
-                if remove is not None:
-                    db.execute(
-                        "DELETE FROM usage WHERE tenant=? AND timestamp=? AND request_id=?",
-                        (remove.tenant, remove.timestamp, remove.request_id),
-                    )
                 db.execute("COMMIT")
                 return True
             except BaseException:
@@ -198,6 +201,18 @@ class SQLiteLedger:
             "INSERT OR REPLACE INTO usage VALUES (?, ?, ?, ?, ?)",
             (record.tenant, record.timestamp, record.request_id, record.model_dump_json(), record.expires_at),
         )
+
+    def pending_usage(self, before: float) -> list[UsageRecord]:
+        with self._lock:
+            rows = (
+                self._db()
+                .execute(
+                    "SELECT record FROM usage WHERE timestamp < ? AND json_extract(record, '$.settled') = 0 ORDER BY timestamp",
+                    (before,),
+                )
+                .fetchall()
+            )
+        return [UsageRecord.model_validate_json(r[0]) for r in rows]
 
     def usage_records(self, tenant: str, since: float = 0.0) -> list[UsageRecord]:
         with self._lock:

@@ -3,10 +3,17 @@ units and cost are written once after it.
 
 `Meter.metered(...)` wraps a whole use case, so nothing a client did not cause is charged: a backend that
 fails, a misconfiguration found halfway, or our own bug gives the quota back and leaves no usage record.
+
+A crash (`kill -9`, a lost machine) cannot run that: the charge's usage record is written *pending* and only
+`settle` (after the work, just before the response leaves) marks it done. `Meter.reconcile` finds the pending
+records of dead processes and, for an ingest, settles those whose document was stored and gives the rest back;
+a query whose response never left is given back. `sourcerer serve` reconciles when it starts.
 """
 
 from __future__ import annotations
 
+import os
+import socket
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -68,11 +75,20 @@ class Meter:
     prices: Prices
     clock: Callable[[], float]
 
-    def charge(self, ctx: Context, route: str, request_id: str | None, unit: str, amount: int) -> Charge:
-        """Take quota and write the usage record in one ledger transaction (`QuotaExceeded` when used up)."""
+    def charge(
+        self, ctx: Context, route: str, request_id: str | None, unit: str, amount: int, work: dict[str, str] | None = None
+    ) -> Charge:
+        """Take quota and write the usage record, pending, in one ledger transaction (`QuotaExceeded` when used
+        up). `work` says what recovery checks to know whether the work was done (an ingest's document)."""
         now = self.clock()
         record = UsageRecord(
-            tenant=ctx.tenant, route=route, request_id=request_id or uuid.uuid4().hex, units={unit: amount}, timestamp=now
+            tenant=ctx.tenant,
+            route=route,
+            request_id=request_id or uuid.uuid4().hex,
+            units={unit: amount},
+            timestamp=now,
+            settled=False,
+            work={**(work or {}), "owner": owner()},
         )
         charge = Charge(record=record, unit=unit, amount=amount, month=month_of(now))
         if not self.ledger.charge(record, unit, amount, ctx.tier.limit(unit), charge.month):
@@ -99,8 +115,64 @@ class Meter:
         """The final units and cost of a charged request, written over its usage record (with the answer's log
         record, for an answer, in the same ledger write). Returns the cost."""
         cost = self.prices.estimate(units)
-        self.ledger.settle(charge.record.model_copy(update={"units": units, "est_cost_usd": cost}), answer)
+        self.ledger.settle(charge.record.model_copy(update={"units": units, "est_cost_usd": cost, "settled": True}), answer)
         return cost
+
+    def reconcile(self, index: Any, grace_s: float) -> dict[str, int]:
+        """Settle or give back the pending charges of dead processes: those of a process of this host that is
+        gone, and any older than `grace_s` (another host's, or one that never finished). An ingest whose document
+        was stored with the charged content is settled; everything else is given back. Returns the counts."""
+        done = {"settled": 0, "released": 0}
+        now = self.clock()
+        for record in self.ledger.pending_usage(before=now):
+            if alive(record.work.get("owner", "")) and now - record.timestamp < grace_s:
+                continue
+            unit, amount = next(iter(record.units.items()))
+            charge = Charge(record=record, unit=unit, amount=int(amount), month=month_of(record.timestamp))
+            stored = _stored(index, record)
+            if stored:
+                self.settle(charge, dict(record.units))
+                done["settled"] += 1
+            else:
+                self.release(charge)
+                done["released"] += 1
+        return done
+
+
+def _process_start(pid: int) -> str | None:
+    """The start time of a process of this host (Linux /proc), so a reused pid is not mistaken for the same one."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    if len(fields) < 20 or fields[0] in ("Z", "X"):  # a zombie (killed, never reaped) or dead: not running
+        return None
+    return fields[19]
+
+
+def owner() -> str:
+    """Who charges: this host, process and its start time. A record pending under an owner that no longer runs
+    is a charge its process never settled (read per call: a server's workers are forked after import)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{_process_start(os.getpid())}"
+
+
+def alive(owner: str) -> bool:
+    """Whether the process that wrote a pending charge may still settle it. Unknown (another host): assume so."""
+    host, _, rest = owner.partition(":")
+    pid, _, started = rest.partition(":")
+    if host != socket.gethostname() or not pid.isdigit() or started == "None":
+        return True
+    return _process_start(int(pid)) == started
+
+
+def _stored(index: Any, record: UsageRecord) -> bool:
+    """Whether a pending ingest's document is in the index with the content it was charged for."""
+    document_id, content_hash = record.work.get("document_id"), record.work.get("content_hash")
+    if not document_id or not content_hash or not hasattr(index, "stored_document"):
+        return False
+    stored = index.stored_document(record.tenant, document_id)
+    return stored is not None and stored.content_hash == content_hash
 
 
 # --- budgets: which optional stages an answer can afford -------------------------------------------------------

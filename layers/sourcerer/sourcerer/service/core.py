@@ -130,7 +130,8 @@ class Service:
 
         def admit(chunks: int) -> None:  # new or changed content only; unsupported files fail before this
             nonlocal charge
-            charge = self.meter.charge(ctx, "POST /v1/documents", request_id, "chunks", chunks)
+            work = {"document_id": document.document_id or "", "content_hash": document.content_hash()}
+            charge = self.meter.charge(ctx, "POST /v1/documents", request_id, "chunks", chunks, work)
 
         try:
             with tally() as spent:
