@@ -150,6 +150,28 @@ class FakeOpenSearch:
         self.httpd.server_close()
 
 
+def free_port() -> int:
+    """A port free on 127.0.0.1 now (for a server that must come back on the same one)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def serve_env(home: Any, **extra: str) -> dict[str, str]:
+    """The environment of a `sourcerer serve` subprocess: this one, its home, no model, this venv on PATH."""
+    from pathlib import Path
+
+    return {
+        **os.environ,
+        "SOURCERER_HOME": str(home),
+        "SOURCERER_EMBEDDER": "none",
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        **extra,
+    }
+
+
 def start_serve(env: dict[str, str], port: int = 0) -> tuple[subprocess.Popen, str]:
     """`sourcerer serve --port PORT` (default 0: any free port) in a subprocess with `env`; returns it and its URL
     once it listens. Its stderr goes to `server.log` under SOURCERER_HOME (a pipe nobody reads would fill and

@@ -6,12 +6,11 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import httpx
 import pytest
-from fakes import server_log, start_serve
+from fakes import serve_env, server_log, start_serve
 from sourcerer.ledger.sqlite import SQLiteLedger
 from sourcerer.service.admin import issue_key
 from sourcerer.service.tenancy import month_of
@@ -48,12 +47,7 @@ def fill(disk: Path) -> None:
 
 def test_a_full_disk_is_a_507_that_charges_nothing(small_disk):
     home = small_disk / "home"
-    env = {
-        **os.environ,
-        "SOURCERER_HOME": str(home),
-        "SOURCERER_EMBEDDER": "none",
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-    }
+    env = serve_env(home)
     process, url = start_serve(env)
     try:
         ledger = SQLiteLedger(home / "ledger.db")

@@ -5,27 +5,14 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
-import sys
 from pathlib import Path
 
 import httpx
-from fakes import server_log, start_serve
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from fakes import free_port, serve_env, server_log, start_serve
 
 
 def test_serve_restarts_on_the_same_port_right_after_kill_9(tmp_path):
-    env = {
-        **os.environ,
-        "SOURCERER_HOME": str(tmp_path / "home"),
-        "SOURCERER_EMBEDDER": "none",
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-    }
+    env = serve_env(tmp_path / "home")
     port = free_port()
     for round_ in range(3):
         process, url = start_serve(env, port=port)
