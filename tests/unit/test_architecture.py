@@ -159,7 +159,7 @@ def test_every_exception_is_a_sourcerer_error_and_none_carries_an_http_status():
 
 
 def test_the_status_table_covers_every_error_a_request_can_raise():
-    from sourcerer.http.api import STATUS, status_of
+    from sourcerer.http.statuses import STATUS, status_of
 
     assert all(issubclass(cls, errors.SourcererError) for cls in STATUS)
     assert status_of(errors.UnsupportedDocument("x")) == (400, "unsupported_document")  # the most specific wins

@@ -171,7 +171,8 @@ def test_a_pdf_compression_bomb_is_refused_before_it_inflates():
     import zlib
 
     from sourcerer.errors import PayloadTooLarge
-    from sourcerer.store.parsers import MAX_DECODED_BYTES, MAX_STREAM_BYTES, check_inflation, parse
+    from sourcerer.store.parsers import parse
+    from sourcerer.store.pdf import MAX_DECODED_BYTES, MAX_STREAM_BYTES, check_inflation
 
     one = _pdf_with_streams(zlib.compress(b" " * (MAX_STREAM_BYTES + 1), 9))  # ~33 KB that would be 32 MiB + 1
     started = time.perf_counter()

@@ -31,21 +31,14 @@ from pydantic import BaseModel, StringConstraints
 from sourcerer import __version__
 from sourcerer.errors import (
     ConfigurationError,
-    DocumentConflict,
-    Forbidden,
-    InvalidRequest,
-    NotFound,
-    PayloadTooLarge,
     ProviderError,
     QuotaExceeded,
     SourcererError,
-    StorageFull,
-    Unauthorized,
-    UnsupportedDocument,
     UpgradeRequired,
     storage_failure,
 )
 from sourcerer.http.resolver import ConcurrentRestResolver, cors_from
+from sourcerer.http.statuses import ERRORS, STATUS, status_of  # noqa: F401 - STATUS: the table, for readers of this module
 from sourcerer.ledger.base import FindingStatus
 from sourcerer.scopes import SCOPE_PATTERN
 from sourcerer.service.audit import AGE_PATTERN, parse_since
@@ -72,38 +65,6 @@ from sourcerer.service.wiring import get_service
 from sourcerer.settings import get_settings
 
 log = logging.getLogger("sourcerer.http.api")
-
-# The one mapping from exception types to (status, code); the most specific class in an exception's MRO wins.
-STATUS: dict[type[Exception], tuple[int, str]] = {
-    InvalidRequest: (400, "bad_request"),
-    UnsupportedDocument: (400, "unsupported_document"),
-    PayloadTooLarge: (413, "payload_too_large"),
-    Unauthorized: (401, "unauthorized"),
-    UpgradeRequired: (402, "upgrade_required"),
-    Forbidden: (403, "forbidden"),
-    NotFound: (404, "not_found"),
-    DocumentConflict: (409, "conflict"),
-    QuotaExceeded: (429, "quota_exceeded"),
-    ProviderError: (503, "backend_unavailable"),
-    StorageFull: (507, "insufficient_storage"),
-    ConfigurationError: (503, "configuration_error"),
-}
-
-ERRORS = {
-    400: "invalid input",
-    401: "missing, unknown or revoked API key",
-    402: "the tenant's tier does not include this",
-    403: "scope or permission not granted",
-    404: "not found",
-    409: "conflicts with a document that exists",
-    413: "document too large",
-    415: "the body is not JSON (Content-Type)",
-    422: "validation failed",
-    429: "monthly quota used up (Retry-After says when it resets)",
-    500: "internal error (the body carries a request id for the operator)",
-    503: "a backend is unavailable, or the service is misconfigured",
-    507: "the server's storage is full (nothing was written or charged)",
-}
 
 
 def responses(success: type[BaseModel], *statuses: int) -> dict[int, dict[str, Any]]:
@@ -280,11 +241,6 @@ def _error(status: int, code: str, message: str, headers: dict[str, str] | None 
         body=json.dumps({"error": {"code": code, "message": message, **extra}}),
         headers=headers,
     )
-
-
-def status_of(exc: BaseException) -> tuple[int, str] | None:
-    """(status, code) of the most specific class of `exc` in `STATUS`, or None (an internal error)."""
-    return next((STATUS[cls] for cls in type(exc).__mro__ if cls in STATUS), None)
 
 
 def _register_errors(app: APIGatewayRestResolver) -> None:

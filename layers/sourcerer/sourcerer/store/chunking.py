@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from sourcerer.errors import UnsupportedDocument
 from sourcerer.models import merge_locators, receipt_of
 from sourcerer.store.models import Chunk, unit_id_for
-from sourcerer.store.parsers import Piece
+from sourcerer.store.parsed import Piece
 
 _CJK_END = tuple("。！？」』，、")
 MAX_PIECE_CHARS = 2000  # a longer "sentence" (text without stops, a minified blob) is cut into pieces this long
