@@ -496,3 +496,13 @@ def test_through_the_server_an_instruction_in_a_document_never_flips_a_refusal(a
         reply = client.post("/v1/answer", json={"q": "Is there a lifetime warranty?", "verify": verify}, headers=headers).json()
         assert reply["answer"]["refused"] is True, reply["answer"]
         assert "lifetime warranty is offered" not in reply["answer"]["text"]
+
+
+def test_through_the_server_cors_reflects_only_well_formed_allowed_origins(api):
+    client, _, _ = api
+    preflight = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization"}
+    good = client.options("/v1/search", headers={**preflight, "Origin": "http://localhost:5173"})
+    assert good.headers.get("access-control-allow-origin") == "http://localhost:5173"
+    for crafted in ("http://localhost:80@evil.example", "http://localhost:3000 http://evil.example", "http://localhost:x"):
+        reply = client.options("/v1/search", headers={**preflight, "Origin": crafted})
+        assert "access-control-allow-origin" not in reply.headers, crafted

@@ -99,6 +99,8 @@ def test_a_hostile_document_never_flips_the_refusal_on_the_extractive_path(lang,
     expected = ask(QUESTIONS[lang], passages=without, verify=verify)
     assert (answer.refused, answer.answer) == (expected.refused, expected.answer), f"{hostile!r} flipped it: {answer.answer!r}"
     assert hostile not in answer.answer
+    if mixed:  # the trace says what was set aside
+        assert answer.trace.stage("synthesize").detail.get("instructions_set_aside", 0) >= 1
 
 
 OBEYED = {  # what a model that obeys says, in the question's language

@@ -286,6 +286,15 @@ class ExtractiveSynthesizer:
     # --- the answer -------------------------------------------------------------------------------------
 
     def synthesize(self, question: str, passages: Sequence[Passage]) -> Draft:
+        draft = self._synthesize(question, passages)
+        skipped = sum(
+            is_instruction(p.text[a:b]) for p in passages[: self.settings.max_passages] for a, b in p.sentence_offsets()
+        )
+        if skipped:  # in the trace: what was not considered as an answer, and why
+            draft.detail["instructions_set_aside"] = skipped
+        return draft
+
+    def _synthesize(self, question: str, passages: Sequence[Passage]) -> Draft:
         analysis = self.analyse(question, passages)
         if self.reader is not None and analysis.sentences:
             return self._read_and_answer(question, analysis)
