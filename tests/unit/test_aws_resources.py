@@ -3,6 +3,7 @@
 import copy
 import importlib.util
 import json
+import time
 from pathlib import Path
 
 import boto3
@@ -276,6 +277,16 @@ def test_schedule_event_audits_answers_in_the_dynamodb_ledger_under_moto(aws, mo
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     event = json.loads((ROOT / "events" / "schedule_audit.json").read_text())
+    # a search whose function died after charging (20 minutes ago, on another host): the audit gives it back
+    from sourcerer.ledger.base import UsageRecord
+    from sourcerer.service.tenancy import month_of
+
+    cut_short = UsageRecord(
+        tenant="acme", route="POST /v1/search", request_id="lost", units={"queries": 1}, timestamp=time.time() - 1200,
+        settled=False, work={"owner": "another-host:7:1"},
+    )
+    assert service.ledger.charge(cut_short, "queries", 1, None, month_of(cut_short.timestamp))
+    used_before = service.ledger.usage("acme", month_of(cut_short.timestamp)).get("queries", 0)
     capsys.readouterr()
 
     first = module.lambda_handler(event, AuditContext())
@@ -283,6 +294,8 @@ def test_schedule_event_audits_answers_in_the_dynamodb_ledger_under_moto(aws, mo
     again = module.lambda_handler(copy.deepcopy(event), AuditContext())
 
     assert first["answers_checked"] == 2 and first["complete"] and first["errors"] == []
+    assert first["charges_recovered"] == {"settled": 0, "released": 1} and service.ledger.pending_usage(time.time()) == []
+    assert service.ledger.usage("acme", month_of(cut_short.timestamp))["queries"] == used_before - 1
     assert first["new_findings"] == {"ok": 1, "source_changed": 1, "source_deleted": 0, "unfaithful": 0, "error": 0}
     assert again["findings"] == first["findings"] and sum(again["new_findings"].values()) == 0  # idempotent
     ledger = DynamoDBLedger("ledger", resource=boto3.resource("dynamodb"))
