@@ -186,6 +186,17 @@ class Prepared:
     content_type: str = "text/plain"  # as parsed: declared, else from the extension (what `modalities` filter)
 
 
+def by_score_then_unit(hits: list[Hit]) -> list[Hit]:
+    """Hits best first, ties (at the score's 6 decimals) broken by unit id: the same order in every index, so
+    the same query ranks the same chunks alike on SQLite and on OpenSearch."""
+    return sorted(hits, key=lambda h: (-(h.score or 0.0), h.unit_id))
+
+
+def tie_order(scored: tuple[str, float]) -> tuple[float, str]:
+    """The sort key of (unit id, score) pairs that matches `by_score_then_unit`."""
+    return (-round(min(1.0, max(0.0, scored[1])), 6), scored[0])
+
+
 def index_terms(chunk: Chunk, title: str) -> list[str]:
     """The BM25 terms of a chunk: its own text, plus the document title when the chunk does not contain it
     (a later chunk of a long document is still about what its title says)."""

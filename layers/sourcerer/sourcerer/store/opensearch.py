@@ -49,6 +49,7 @@ from sourcerer.store.base import (
     plan_search,
     search_result,
     synthesis_texts,
+    tie_order,
 )
 from sourcerer.store.chunking import MAX_DOCUMENT_CHUNKS, ChunkSettings
 from sourcerer.store.folders import ingest_folder
@@ -663,6 +664,7 @@ class OpenSearchIndex:
                     "size": depth,
                     "_source": SOURCE_FIELDS,
                     "query": {"bool": {"must": {"match": {"terms": {"query": " ".join(query_terms)}}}, "filter": filters}},
+                    "sort": [{"_score": "desc"}, {"unit_id": "asc"}],  # ties at the cut by unit id, as SQLite does
                 },
                 {"index": self.index},
                 {
@@ -742,7 +744,7 @@ class OpenSearchIndex:
                 cosine = 2 * float(hit["_score"]) - 1  # cosinesimil scores are (1 + cos) / 2
                 semantic[hit["_source"]["unit_id"]] = self.embedder.calibrate(cosine)  # type: ignore[union-attr]
         if mode == "keyword":
-            ranked = sorted(keyword.items(), key=lambda kv: (-kv[1], kv[0]))
+            ranked = sorted(keyword.items(), key=tie_order)  # ties by unit id, as the SQLite index breaks them
         elif mode == "semantic":
             ranked = sorted(((u, s) for u, s in semantic.items() if s > 0), key=lambda kv: (-kv[1], kv[0]))
         else:

@@ -217,8 +217,9 @@ class TermIndex:
             ids = self.ids
         ceiling = sum(idf.values()) or 1.0
         candidates = np.flatnonzero(scores > 0)
-        if len(candidates) > limit:  # every candidate tied with the limit-th stays, so ties break by chunk id
+        if len(candidates) > limit:  # every candidate tied with the limit-th stays
             kth = np.partition(scores[candidates], len(candidates) - limit)[len(candidates) - limit]
             candidates = candidates[scores[candidates] >= kth]
+        # every chunk tied with the limit-th is returned: the caller breaks ties by unit id, as OpenSearch does
         ranked = sorted(((int(ids[row]), float(scores[row])) for row in candidates), key=lambda kv: (-kv[1], kv[0]))
-        return {chunk: min(1.0, score / ceiling) for chunk, score in ranked[:limit]}
+        return {chunk: min(1.0, score / ceiling) for chunk, score in ranked}

@@ -44,6 +44,7 @@ from sourcerer.store.base import (
     Prepared,
     Stored,
     WriteStatus,
+    by_score_then_unit,
     check_move,
     check_write,
     deferred_vectors,
@@ -611,6 +612,15 @@ class SQLiteIndex:
             )
         return self._hits({r[0]: 0.0 for r in rows})
 
+    def _unit_ids(self, rows: Iterable[int]) -> dict[int, str]:
+        """Row id -> unit id of some chunks (a narrow read: no text, no vectors)."""
+        rows = list(rows)
+        if not rows:
+            return {}
+        with self._lock:
+            found = self._db().execute(f"SELECT id, unit_id FROM chunks WHERE id IN ({','.join('?' * len(rows))})", rows).fetchall()
+        return dict(found)
+
     def _hits(self, scores: Mapping[int, float]) -> list[Hit]:
         if not scores:
             return []
@@ -746,7 +756,9 @@ class SQLiteIndex:
             raw = sum(idf[t] * tf[t] * (K1 + 1) / (tf[t] + K1 * norm) for t in tokens if tf.get(t))
             if raw > 0:
                 scores[rowid] = min(1.0, raw / ceiling)
-        return dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit])
+        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+        kth = ranked[limit - 1][1] if len(ranked) > limit else None
+        return dict(ranked if kth is None else [kv for kv in ranked if kv[1] >= kth])  # ties at the limit stay
 
     def _candidates(
         self, db: sqlite3.Connection, match: str, where: str, args: list[Any], wanted: int, only: list[int] | None
@@ -1005,7 +1017,7 @@ class SQLiteIndex:
         if mode == "keyword":
             with stage("keyword"):
                 scores = self._keyword(query, where, args, k)
-            return self._hits(dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]))
+            return by_score_then_unit(self._hits(scores))[:k]
         if mode == "semantic":
             semantic = self._semantic(query, where, args, k)
             ranked = sorted(((i, s) for i, s in semantic.items() if s > 0), key=lambda kv: (-kv[1], kv[0]))[:k]
@@ -1018,8 +1030,16 @@ class SQLiteIndex:
         with stage("keyword"):
             keyword.update(self._keyword(query, where, args, len(missing) or 1, only=missing))
         with stage("fuse"):
-            fused = dict(fuse(keyword, semantic, k, semantic_floor=0.4))
-        return self._hits(fused)
+            # fused on unit ids, not row ids: RRF ties then break as they do on OpenSearch
+            units = self._unit_ids({*keyword, *semantic})
+            rows = {unit: row for row, unit in units.items()}
+            fused = fuse(
+                {units[r]: s for r, s in keyword.items() if r in units},
+                {units[r]: s for r, s in semantic.items() if r in units},
+                k,
+                semantic_floor=0.4,
+            )
+        return self._hits({rows[unit]: score for unit, score in fused})
 
     retriever = make_retriever  # a retriever for `ask()` bound to a tenant, scope, groups and filter
 
