@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-from pathlib import Path
 
 import httpx
 from fakes import free_port, serve_env, server_log, start_serve
@@ -14,7 +13,7 @@ from fakes import free_port, serve_env, server_log, start_serve
 def test_serve_restarts_on_the_same_port_right_after_kill_9(tmp_path):
     env = serve_env(tmp_path / "home")
     port = free_port()
-    for round_ in range(3):
+    for _ in range(3):
         process, url = start_serve(env, port=port)
         assert url == f"http://127.0.0.1:{port}", server_log(process)
         with httpx.Client(base_url=url, timeout=10) as client:  # keep-alive connections the crash cuts
@@ -22,9 +21,6 @@ def test_serve_restarts_on_the_same_port_right_after_kill_9(tmp_path):
             os.killpg(process.pid, signal.SIGKILL)  # the server and its workers, as a crash takes them
             process.wait(timeout=10)
         # closing the client after the server died leaves the server's side of each connection in TIME_WAIT
-        states = Path("/proc/net/tcp").read_text() if Path("/proc/net/tcp").exists() else ""
-        if round_ == 0 and states:
-            assert f":{port:04X} " in states.upper()  # the dead server's connections linger on the port
     process, url = start_serve(env, port=port)
     try:
         assert httpx.get(f"{url}/health", timeout=10).json()["status"] == "ok"
