@@ -32,8 +32,29 @@ def stored_length(terms_in_document: int) -> int:
     return STORED_LENGTHS[bisect.bisect_right(STORED_LENGTHS, terms_in_document) - 1]
 
 
+# --- the one BM25: every index and the in-memory retriever score with these, so a keyword score means the same
+# everywhere (OpenSearch computes the same with the index's similarity set to K1 and B) ----------------------
+
+
+def idf(documents: int, containing: int) -> float:
+    """BM25's IDF as Lucene computes it: log(1 + (N - n + 0.5) / (n + 0.5)), never negative."""
+    return math.log(1.0 + (documents - containing + 0.5) / (containing + 0.5))
+
+
+def length_norm(stored: Any, average: float) -> Any:
+    """BM25's length part for a stored length (a number or a numpy array): 1 - b + b * length / average."""
+    return 1 - B + B * stored / (average or 1.0)
+
+
+def term_weight(term_idf: Any, tf: Any, norm: Any) -> Any:
+    """One term's BM25 contribution, with (k1 + 1) in the numerator as OpenSearch's legacy BM25 has it: a term
+    present once in a document of average length weighs its IDF, so dividing by the query's summed IDFs gives
+    [0, 1] (numbers or numpy arrays alike)."""
+    return term_idf * (K1 + 1) * tf / (tf + K1 * norm)
+
+
 class BM25:
-    """Okapi BM25 (k1=0.8, b=0.5) with scores normalised into [0, 1].
+    """Okapi BM25 (k1=0.8, b=0.5; `term_weight`) with scores normalised into [0, 1].
 
     Normalisation: a document's BM25 score is divided by the sum of the IDF weights of the *distinct query
     terms*, i.e. the score a document would get if it contained every query term once at average length.
@@ -47,9 +68,7 @@ class BM25:
       passage that misses the question's key term cannot score high.
     """
 
-    def __init__(self, documents: Sequence[str], *, k1: float = K1, b: float = B) -> None:
-        self.k1 = k1
-        self.b = b
+    def __init__(self, documents: Sequence[str]) -> None:
         self.doc_terms = [Counter(passage_terms(doc)) for doc in documents]
         self.doc_len = [sum(c.values()) for c in self.doc_terms]
         self.n_docs = len(documents)
@@ -63,8 +82,7 @@ class BM25:
                 self.postings.setdefault(term, []).append(i)
 
     def idf(self, term: str) -> float:
-        n = self.doc_freq.get(term, 0)
-        return math.log(1.0 + (self.n_docs - n + 0.5) / (n + 0.5))
+        return idf(self.n_docs, self.doc_freq.get(term, 0))
 
     def scores(self, query: str) -> dict[int, float]:
         """Normalised scores of the documents that share at least one term with `query`."""
@@ -74,11 +92,10 @@ class BM25:
         ceiling = sum(self.idf(t) for t in query_terms)
         raw: dict[int, float] = {}
         for term in query_terms:
-            idf = self.idf(term)
+            weight = self.idf(term)
             for i in self.postings.get(term, ()):
-                tf = self.doc_terms[i][term]
-                norm = 1 - self.b + self.b * stored_length(self.doc_len[i]) / (self.avg_len or 1)
-                raw[i] = raw.get(i, 0.0) + idf * tf * (self.k1 + 1) / (tf + self.k1 * norm)
+                norm = length_norm(stored_length(self.doc_len[i]), self.avg_len)
+                raw[i] = raw.get(i, 0.0) + term_weight(weight, self.doc_terms[i][term], norm)
         return {i: min(1.0, s / ceiling) for i, s in raw.items() if s > 0}
 
     def top(self, query: str, k: int) -> list[tuple[int, float]]:

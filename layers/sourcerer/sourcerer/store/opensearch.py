@@ -22,7 +22,6 @@ import contextlib
 import contextvars
 import functools
 import json
-import math
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime, timezone
@@ -35,6 +34,7 @@ from sourcerer.models import Segment
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, unpack_vectors
 from sourcerer.retrieval.hybrid import fuse
 from sourcerer.retrieval.keyword import K1, B
+from sourcerer.retrieval.keyword import idf as bm25_idf
 from sourcerer.scopes import Access, normalize_scope, scope_ancestors, validate_tenant
 from sourcerer.store.base import (
     MAX_QUERY_CHARS,
@@ -734,7 +734,7 @@ class OpenSearchIndex:
             # OpenSearch scores BM25 with Lucene's LegacyBM25Similarity, idf * tf * (k1 + 1) / (tf + k1 * norm)
             # (measured on 2.19: plain Lucene 9 drops the k1 + 1), so a term present once at average length
             # scores its idf. Normalise by that over every query term, as the SQLite index does.
-            ceiling = sum(math.log(1 + (total - n + 0.5) / (n + 0.5)) for n in counts)
+            ceiling = sum(bm25_idf(total, n) for n in counts)
             for hit in responses[0]["hits"]["hits"]:
                 sources[hit["_source"]["unit_id"]] = hit["_source"]
                 keyword[hit["_source"]["unit_id"]] = min(1.0, hit["_score"] / ceiling) if ceiling > 0 else 0.0

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from sourcerer.retrieval.keyword import K1, STORED_LENGTHS, B, stored_length
+from sourcerer.retrieval.keyword import STORED_LENGTHS, length_norm, stored_length, term_weight
 from sourcerer.store.vectors import compact_rows, retire_rows
 
 MERGE_DELTA = 200_000
@@ -203,7 +203,7 @@ class TermIndex:
         with self.lock:
             size = min(self.size, len(visible))  # rows appended after `visible` was made are not searched yet
             scores = np.zeros(size, dtype=np.float32)
-            norm = (K1 * (1 - B)) + (K1 * B / (avg_len or 1.0)) * self.length[:size]  # BM25's length part, per row
+            norm = length_norm(self.length[:size], avg_len)  # BM25's length part, per row
             for token in tokens:
                 term = self.vocabulary.get(token)
                 if term is None:
@@ -212,7 +212,7 @@ class TermIndex:
                 if len(rows) and rows[-1] >= size:  # rows ascend: base, then frozen delta, then delta
                     inside = rows < size
                     rows, tf = rows[inside], tf[inside]
-                scores[rows] += (idf[token] * (K1 + 1)) * tf / (tf + norm[rows])  # a term's rows are distinct
+                scores[rows] += term_weight(idf[token], tf, norm[rows])  # a term's rows are distinct
             scores *= visible[:size] & self.alive[:size]
             ids = self.ids
         ceiling = sum(idf.values()) or 1.0

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import sqlite3
 import threading
 import time
@@ -35,7 +34,8 @@ from sourcerer.errors import ConfigurationError, DocumentNotFound
 from sourcerer.models import Segment
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, unpack_vectors
 from sourcerer.retrieval.hybrid import fuse
-from sourcerer.retrieval.keyword import K1, B, stored_length
+from sourcerer.retrieval.keyword import idf as bm25_idf
+from sourcerer.retrieval.keyword import length_norm, stored_length, term_weight
 from sourcerer.scopes import Access, normalize_scope, scope_ancestors, validate_tenant
 from sourcerer.sqlitedb import connect
 from sourcerer.store.base import (
@@ -733,7 +733,7 @@ class SQLiteIndex:
                 db.execute(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({','.join('?' * len(tokens))})", tokens).fetchall()
             )
             avg_len = (total_terms / total) if total else 1.0
-            idf = {t: math.log(1 + (total - counts.get(t, 0) + 0.5) / (counts.get(t, 0) + 0.5)) for t in tokens}
+            idf = {t: bm25_idf(total, counts.get(t, 0)) for t in tokens}
             in_memory = self._term_index(total) if only is None else None
             if in_memory is not None:  # exact BM25 over every term, no FTS5 ranking (see store/postings.py)
                 current().search["keyword_path"] = "postings"
@@ -752,8 +752,8 @@ class SQLiteIndex:
         for rowid, text in rows:
             doc = text.split()
             tf = Counter(doc)
-            norm = 1 - B + B * stored_length(len(doc)) / (avg_len or 1)
-            raw = sum(idf[t] * tf[t] * (K1 + 1) / (tf[t] + K1 * norm) for t in tokens if tf.get(t))
+            norm = length_norm(stored_length(len(doc)), avg_len)
+            raw = sum(term_weight(idf[t], tf[t], norm) for t in tokens if tf.get(t))
             if raw > 0:
                 scores[rowid] = min(1.0, raw / ceiling)
         ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
