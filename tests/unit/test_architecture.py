@@ -8,6 +8,7 @@ hide a wrong-way dependency.
 from __future__ import annotations
 
 import ast
+import re
 import importlib
 import inspect
 from pathlib import Path
@@ -170,12 +171,15 @@ def test_the_status_table_covers_every_error_a_request_can_raise():
 
 
 def test_no_module_is_over_400_lines_without_saying_why():
+    """A long module says why in its docstring, with its size ("about N lines") within 10% of the truth: a
+    docstring that merely contains the word "lines" does not count, nor one the file has outgrown."""
     long = []
     for name, path in MODULES.items():
         lines = path.read_text(encoding="utf-8").count("\n")
         doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
-        if lines > 420 and "lines" not in doc:
-            long.append(f"{name}: {lines} lines")
+        said = re.search(r"about ([\d,]+) lines", doc)
+        if lines > 420 and (said is None or abs(int(said.group(1).replace(",", "")) - lines) > 0.1 * lines):
+            long.append(f"{name}: {lines} lines, the docstring says {said.group(0) if said else 'nothing'}")
     assert long == []
 
 
