@@ -200,3 +200,9 @@ def test_pages_and_api_answers_carry_the_security_headers(browser, served):
     browser.get(url + "/docs")  # Swagger UI still works under the CSP, and does not persist a key
     _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#swagger-ui .opblock"))
     assert browser.execute_script("return window.ui.getConfigs().persistAuthorization") is False
+
+
+def test_transcript_times_past_an_hour_read_as_a_player_shows_them(browser, served):
+    url, _, _ = served
+    browser.get(url + "/")
+    assert browser.execute_script("return [clock(760000), clock(3750000), clock(36000000)]") == ["12:40", "1:02:30", "10:00:00"]

@@ -161,6 +161,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     def ready(url: str) -> None:
         print(f"Sourcerer API on {url}  ({args.workers or default_workers()} workers; Ctrl-C stops it)", flush=True)
+        print(f"  playground: {url}/   API docs (Swagger UI): {url}/docs   spec: {url}/openapi.json", flush=True)
 
     run(args.host, args.port, workers=args.workers, on_ready=ready)
     return 0

@@ -70,7 +70,12 @@ $("drop").addEventListener("dragover", (e) => { e.preventDefault(); $("drop").cl
 $("drop").addEventListener("dragleave", () => $("drop").classList.remove("over"));
 $("drop").addEventListener("drop", (e) => { e.preventDefault(); $("drop").classList.remove("over"); [...e.dataTransfer.files].forEach(upload); });
 
-function clock(ms) { const s = Math.floor(ms / 1000); return `${String(Math.floor(s / 60)).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}`; }
+// a cue's time as a player shows it: 12:40, or 1:02:30 past the hour (not 62:30)
+function clock(ms) {
+  const s = Math.floor(ms / 1000), h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
+  const mmss = `${String(m).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}`;
+  return h ? `${h}:${mmss}` : mmss;
+}
 
 function showSource(citation, hits, chip) {
   document.querySelectorAll(".chip").forEach((c) => c.classList.toggle("active", c === chip));
