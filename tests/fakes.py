@@ -152,11 +152,9 @@ class FakeOpenSearch:
 
 def free_port() -> int:
     """A port free on 127.0.0.1 now (for a server that must come back on the same one)."""
-    import socket
+    from embedded import free_ports  # tools/opensearch/embedded.py: a cluster's nodes need the same
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    return free_ports(1)[0]
 
 
 def serve_env(home: Any, **extra: str) -> dict[str, str]:

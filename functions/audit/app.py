@@ -17,7 +17,6 @@ logger = Logger()
 tracer = Tracer()
 metrics = Metrics()
 STOP_BEFORE_TIMEOUT_MS = 30_000  # take no new answer this close to the timeout; the next run picks up the rest
-RECOVERY_GRACE_S = 900  # the longest a function runs (Lambda's limit): a charge pending longer was cut short
 
 
 @logger.inject_lambda_context(log_event=True)
@@ -34,8 +33,8 @@ def lambda_handler(event: EventBridgeEvent, context):
         should_stop=lambda: context.get_remaining_time_in_millis() < STOP_BEFORE_TIMEOUT_MS,
     )
     # charges of requests whose function died mid-request (a timeout, a crash): settled when their document was
-    # stored, else given back; any function's requests are over within RECOVERY_GRACE_S
-    recovered = service.meter.reconcile(service.index, grace_s=RECOVERY_GRACE_S)
+    # stored, else given back (those pending past billing.RECOVERY_GRACE_S, whichever function wrote them)
+    recovered = service.meter.reconcile(service.index)
     metrics.add_metric(name="ChargesRecovered", unit=MetricUnit.Count, value=sum(recovered.values()))
     metrics.add_metric(name="AnswersChecked", unit=MetricUnit.Count, value=report.answers_checked)
     metrics.add_metric(name="AuditErrors", unit=MetricUnit.Count, value=len(report.errors))

@@ -8,9 +8,9 @@ hide a wrong-way dependency.
 from __future__ import annotations
 
 import ast
-import re
 import importlib
 import inspect
+import re
 from pathlib import Path
 
 import pytest

@@ -3,7 +3,7 @@ are normal `Answer` objects with a reason.
 
 The classes say *who* must act, not how a transport shows it: the caller (`InvalidRequest` and the access
 errors), the operator (`ConfigurationError`), or nobody but time (`ProviderError`). The HTTP statuses live in one
-table in `sourcerer.http.api`; the CLI prints the message. Nothing here imports anything of Sourcerer's.
+table in `sourcerer.http.statuses`; the CLI prints the message. Nothing here imports anything of Sourcerer's.
 """
 
 from __future__ import annotations
@@ -36,9 +36,9 @@ def storage_failure(exc: BaseException) -> SourcererError | None:
     seen: BaseException | None = exc
     while seen is not None:
         text = str(seen).lower()
-        if isinstance(seen, sqlite3.Error) and ("disk is full" in text or "database or disk is full" in text):
-            return StorageFull("the server's storage is full: nothing was written or charged; retry when space is freed")
-        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT):
+        if (isinstance(seen, sqlite3.Error) and "disk is full" in text) or (
+            isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT)
+        ):
             return StorageFull("the server's storage is full: nothing was written or charged; retry when space is freed")
         if (isinstance(seen, sqlite3.Error) and "disk i/o error" in text) or (
             isinstance(seen, OSError) and seen.errno in (errno.EIO, errno.EROFS)

@@ -8,6 +8,7 @@ answer and its support, the local judge, the LLM prompt's fence and the LLM's re
 
 from __future__ import annotations
 
+import functools
 import re
 
 # Text inside a source that speaks to the reader or the model instead of about the world: prompt injection
@@ -72,6 +73,7 @@ _INSTRUCTION = re.compile(
 _INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
 
+@functools.lru_cache(maxsize=16_384)  # ~60 µs a sentence, and a request asks of the same ones in several stages
 def is_instruction(sentence: str) -> bool:
     """Whether a source sentence addresses the model (see `_INSTRUCTION`) rather than stating something."""
     return _INSTRUCTION.search(sentence) is not None

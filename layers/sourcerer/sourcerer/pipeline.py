@@ -224,7 +224,7 @@ async def aask(
     # set aside before anything weighs it, so its words cannot lift the rest over a threshold
     addressing = [h for h in hits if only_instructions(h)]
     if addressing:
-        hits = [h for h in hits if not only_instructions(h)]
+        hits = [h for h in hits if h not in addressing]
         best = max((h.score for h in hits if h.score is not None), default=None)
         trace.notes.append(f"{len(addressing)} passage(s) that only give instructions were set aside (source text is data)")
     if not hits:

@@ -7,7 +7,7 @@ JSON verdict per claim.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -95,20 +95,24 @@ def split_claims(answer: str) -> list[Claim]:
     return claims
 
 
+def _cited_sentences(answer: str, passages: Sequence[Passage]) -> Iterator[tuple[Claim, int, list[SourceSentence]]]:
+    """Each claim of a model's answer with each passage it cites (in range) and that passage's sentences."""
+    for claim in split_claims(answer):
+        for number in claim.citations:
+            if 1 <= number <= len(passages):
+                passage = passages[number - 1]
+                yield claim, number, [SourceSentence.of(0, a, b, passage.text[a:b]) for a, b in passage.sentence_offsets()]
+
+
 def pick_quotes(answer: str, passages: Sequence[Passage]) -> dict[int, list[CharSpan]]:
     """For an answer written by a model: the sentences of each cited passage that support each claim citing it
     (the best-matching sentence, with its neighbour when the claim joins the two)."""
     quotes: dict[int, list[CharSpan]] = {}
-    for claim in split_claims(answer):
-        for number in claim.citations:
-            if not 1 <= number <= len(passages):
-                continue
-            passage = passages[number - 1]
-            sentences = [SourceSentence.of(0, a, b, passage.text[a:b]) for a, b in passage.sentence_offsets()]
-            for sentence in supporting_sentences(claim.text, sentences):
-                spans = quotes.setdefault(number, [])
-                if all((s.start, s.end) != (sentence.start, sentence.end) for s in spans):
-                    spans.append(CharSpan(start=sentence.start, end=sentence.end))
+    for claim, number, sentences in _cited_sentences(answer, passages):
+        for sentence in supporting_sentences(claim.text, sentences):
+            spans = quotes.setdefault(number, [])
+            if all((s.start, s.end) != (sentence.start, sentence.end) for s in spans):
+                spans.append(CharSpan(start=sentence.start, end=sentence.end))
     return quotes
 
 
@@ -117,18 +121,15 @@ def leaning_on_instructions(answer: str, passages: Sequence[Passage]) -> set[int
     match) is a sentence that addresses the reader or the model: such a claim repeats an order, it is not
     supported, whatever else the passage says."""
     leaning: set[int] = set()
-    for claim in split_claims(answer):
+    for claim, number, sentences in _cited_sentences(answer, passages):
         wanted = set(checked_terms(claim.text)) | digit_numbers(claim.text)
-        for number in claim.citations:
-            if not wanted or not 1 <= number <= len(passages):
-                continue
-            passage = passages[number - 1]
-            sentences = [SourceSentence.of(0, a, b, passage.text[a:b]) for a, b in passage.sentence_offsets()]
-            overlaps = [len(wanted & (s.terms | digit_numbers(s.text))) for s in sentences]
-            best = max(overlaps, default=0)
-            tied = [s for o, s in zip(overlaps, sentences, strict=True) if best and o == best]
-            if any(is_instruction(s.text) for s in [*tied, *supporting_sentences(claim.text, sentences)]):
-                leaning.add(number)
+        if not wanted:
+            continue
+        overlaps = [len(wanted & (s.terms | digit_numbers(s.text))) for s in sentences]
+        best = max(overlaps, default=0)
+        tied = [s for o, s in zip(overlaps, sentences, strict=True) if best and o == best]
+        if any(is_instruction(s.text) for s in [*tied, *supporting_sentences(claim.text, sentences)]):
+            leaning.add(number)
     return leaning
 
 

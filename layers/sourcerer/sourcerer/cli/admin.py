@@ -108,7 +108,7 @@ def _cmd_keys(args: argparse.Namespace) -> int:
     return 1
 
 
-def recover_charges(grace_s: float = 900.0) -> dict[str, int]:
+def recover_charges() -> dict[str, int]:
     """Before the workers start (and fork): settle or give back what a crashed server charged and never settled.
     The index and ledger are opened and closed here, so no worker inherits their connections."""
     import time
@@ -122,7 +122,7 @@ def recover_charges(grace_s: float = 900.0) -> dict[str, int]:
         return {"settled": 0, "released": 0}
     index = open_index(embedder="none")  # reads stored documents only: no model is loaded before the fork
     try:
-        return Meter(ledger, Prices(), time.time).reconcile(index, grace_s)
+        return Meter(ledger, Prices(), time.time).reconcile(index)
     finally:
         getattr(index, "close", lambda: None)()
 

@@ -114,13 +114,12 @@ PAGE_HEADERS = {
 
 def with_headers(response: dict[str, Any], headers: dict[str, str]) -> dict[str, Any]:
     """A proxy response with `headers` added (single- and multi-value forms, as Powertools may use either)."""
-    multi = response.setdefault("multiValueHeaders", {}) if "multiValueHeaders" in response else None
-    single = response.setdefault("headers", {}) if multi is None else None
+    multi = response.get("multiValueHeaders")
     for name, value in headers.items():
         if multi is not None:
             multi.setdefault(name, [value])
-        elif single is not None:
-            single.setdefault(name, value)
+        else:
+            response.setdefault("headers", {}).setdefault(name, value)
     return response
 
 

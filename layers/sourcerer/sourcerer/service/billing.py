@@ -59,6 +59,10 @@ class Prices(BaseModel):
         )
 
 
+# a charge pending longer than this was cut short, whoever wrote it: no request runs longer (Lambda's limit)
+RECOVERY_GRACE_S = 900.0
+
+
 @dataclass(frozen=True)
 class Charge:
     """Quota a request holds and the usage record written with it (see `Ledger.charge`)."""
@@ -118,7 +122,7 @@ class Meter:
         self.ledger.settle(charge.record.model_copy(update={"units": units, "est_cost_usd": cost, "settled": True}), answer)
         return cost
 
-    def reconcile(self, index: Any, grace_s: float) -> dict[str, int]:
+    def reconcile(self, index: Any, grace_s: float = RECOVERY_GRACE_S) -> dict[str, int]:
         """Settle or give back the pending charges of dead processes: those of a process of this host that is
         gone, and any older than `grace_s` (another host's, or one that never finished). An ingest whose document
         was stored with the charged content is settled; everything else is given back. Returns the counts."""

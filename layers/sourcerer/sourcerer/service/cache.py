@@ -67,7 +67,7 @@ MONTHS = frozenset(
     "junio julio agosto septiembre octubre noviembre diciembre".split()
 )
 _CJK_NEGATIONS = ("不", "没", "沒", "無", "无", "未", "非", "ない", "ません", "なかった", "않", "없", "못")
-_SENTENCE_END = re.compile(r"[.!?。！？:;]\s*$")
+_SENTENCE_END = ".!?。！？:;"
 
 
 def distinguishing(question: str) -> tuple[str, ...]:
@@ -81,7 +81,8 @@ def distinguishing(question: str) -> tuple[str, ...]:
         if not word:
             continue
         low = _folded(word).replace("’", "'")
-        starts_sentence = not text[: match.start()].strip() or bool(_SENTENCE_END.search(text[: match.start()]))
+        before = text[: match.start()].rstrip()
+        starts_sentence = not before or before[-1] in _SENTENCE_END
         if (
             any(ch.isdigit() for ch in word)
             or (len(word) == 1 and word.isupper())

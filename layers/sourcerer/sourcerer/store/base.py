@@ -186,15 +186,10 @@ class Prepared:
     content_type: str = "text/plain"  # as parsed: declared, else from the extension (what `modalities` filter)
 
 
-def by_score_then_unit(hits: list[Hit]) -> list[Hit]:
-    """Hits best first, ties (at the score's 6 decimals) broken by unit id: the same order in every index, so
-    the same query ranks the same chunks alike on SQLite and on OpenSearch."""
-    return sorted(hits, key=lambda h: (-(h.score or 0.0), h.unit_id))
-
-
-def tie_order(scored: tuple[str, float]) -> tuple[float, str]:
-    """The sort key of (unit id, score) pairs that matches `by_score_then_unit`."""
-    return (-round(min(1.0, max(0.0, scored[1])), 6), scored[0])
+def tie_order(unit_id: str, score: float | None) -> tuple[float, str]:
+    """The sort key of a ranking: best score first (at a hit's 6 decimals), ties broken by unit id. The same in
+    every index, so the same query ranks the same chunks alike on SQLite and on OpenSearch."""
+    return (-round(min(1.0, max(0.0, score or 0.0)), 6), unit_id)
 
 
 def index_terms(chunk: Chunk, title: str) -> list[str]:

@@ -100,8 +100,6 @@ def _missing_index(error: Any) -> str | None:
     detail = info.get("error", info) if isinstance(info, Mapping) else None
     if isinstance(detail, Mapping) and detail.get("type") == "index_not_found_exception":
         return str(detail.get("index", "?"))
-    if getattr(error, "error", None) == "index_not_found_exception":
-        return str((getattr(error, "info", None) or {}).get("error", {}).get("index", "?"))
     return None
 
 
@@ -133,14 +131,19 @@ def _translated(method: Callable[..., Any]) -> Callable[..., Any]:
 KNN_ENGINES = ("faiss", "lucene")
 
 
+def _engine(name: str) -> str:
+    if name not in KNN_ENGINES:
+        raise ConfigurationError(f"k-NN engine must be one of {', '.join(KNN_ENGINES)}, not {name!r}")
+    return name
+
+
 def index_body(dimension: int | None, *, shards: int = 1, replicas: int = 1, engine: str = "faiss") -> dict[str, Any]:
     """Settings and mapping of a Sourcerer index (also committed as infra/opensearch/index.json).
 
     `engine` is the k-NN engine of the vector field: `faiss` (the default, and the only one on Serverless) or
     `lucene`, pure Java, for a node without the k-NN native libraries (the embedded test node): faiss there
     fails on the first segment it builds. Both run a `knn` query's `filter` inside the graph search."""
-    if engine not in KNN_ENGINES:
-        raise ConfigurationError(f"k-NN engine must be one of {', '.join(KNN_ENGINES)}, not {engine!r}")
+    _engine(engine)
     properties: dict[str, Any] = {
         "unit_id": {"type": "keyword"},
         "document_id": {"type": "keyword"},
@@ -258,9 +261,7 @@ class OpenSearchIndex:
     ) -> None:
         if aws_service not in (None, "es", "aoss"):
             raise ConfigurationError("aws must be 'es' (OpenSearch Service domain) or 'aoss' (Serverless)")
-        if knn_engine not in KNN_ENGINES:
-            raise ConfigurationError(f"k-NN engine must be one of {', '.join(KNN_ENGINES)}, not {knn_engine!r}")
-        self.knn_engine = knn_engine
+        self.knn_engine = _engine(knn_engine)
         self.host, self.port, self.index, self.use_ssl = host, port, index, use_ssl
         self.http_auth, self.aws_service, self.region = http_auth, aws_service, region
         self.serverless = aws_service == "aoss"
@@ -744,7 +745,7 @@ class OpenSearchIndex:
                 cosine = 2 * float(hit["_score"]) - 1  # cosinesimil scores are (1 + cos) / 2
                 semantic[hit["_source"]["unit_id"]] = self.embedder.calibrate(cosine)  # type: ignore[union-attr]
         if mode == "keyword":
-            ranked = sorted(keyword.items(), key=tie_order)  # ties by unit id, as the SQLite index breaks them
+            ranked = sorted(keyword.items(), key=lambda kv: tie_order(*kv))  # ties by unit id, as in the SQLite index
         elif mode == "semantic":
             ranked = sorted(((u, s) for u, s in semantic.items() if s > 0), key=lambda kv: (-kv[1], kv[0]))
         else:

@@ -44,7 +44,6 @@ from sourcerer.store.base import (
     Prepared,
     Stored,
     WriteStatus,
-    by_score_then_unit,
     check_move,
     check_write,
     deferred_vectors,
@@ -55,6 +54,7 @@ from sourcerer.store.base import (
     plan_search,
     search_result,
     synthesis_texts,
+    tie_order,
     title_of,
 )
 from sourcerer.store.chunking import ChunkSettings
@@ -1017,7 +1017,7 @@ class SQLiteIndex:
         if mode == "keyword":
             with stage("keyword"):
                 scores = self._keyword(query, where, args, k)
-            return by_score_then_unit(self._hits(scores))[:k]
+            return sorted(self._hits(scores), key=lambda h: tie_order(h.unit_id, h.score))[:k]
         if mode == "semantic":
             semantic = self._semantic(query, where, args, k)
             ranked = sorted(((i, s) for i, s in semantic.items() if s > 0), key=lambda kv: (-kv[1], kv[0]))[:k]

@@ -157,6 +157,7 @@ class Analysis:
     passages: list[dict[str, float]] = field(default_factory=list)
     answer: dict[str, float] = field(default_factory=dict)
     answerability: float = 0.0
+    set_aside: int = 0  # sentences that address the reader or the model: never candidates
 
 
 @dataclass
@@ -201,12 +202,15 @@ class ExtractiveSynthesizer:
         s = self.settings
         passages = list(passages[: s.max_passages])
         pool: list[tuple[int, int, int, str]] = []
+        set_aside = 0
         for pi, passage in enumerate(passages):
             for start, end in passage.sentence_offsets():
-                if not is_instruction(passage.text[start:end]):  # text that addresses the model is never an answer
+                if is_instruction(passage.text[start:end]):  # text that addresses the model is never an answer
+                    set_aside += 1
+                else:
                     pool.append((pi, start, end, passage.text[start:end]))
         if not pool:
-            return Analysis(feature_set="lexical")
+            return Analysis(feature_set="lexical", set_aside=set_aside)
         q_terms = list(dict.fromkeys(terms(question)))
         q_set = set(q_terms)
         sent_terms = [set(passage_terms(text)) for *_, text in pool]
@@ -270,6 +274,7 @@ class ExtractiveSynthesizer:
             passages=passage_rows,
             answer=answer,
             answerability=model.answerability.probability(answer),
+            set_aside=set_aside,
         )
         return analysis
 
@@ -286,16 +291,13 @@ class ExtractiveSynthesizer:
     # --- the answer -------------------------------------------------------------------------------------
 
     def synthesize(self, question: str, passages: Sequence[Passage]) -> Draft:
-        draft = self._synthesize(question, passages)
-        skipped = sum(
-            is_instruction(p.text[a:b]) for p in passages[: self.settings.max_passages] for a, b in p.sentence_offsets()
-        )
-        if skipped:  # in the trace: what was not considered as an answer, and why
-            draft.detail["instructions_set_aside"] = skipped
+        analysis = self.analyse(question, passages)
+        draft = self._answer(question, analysis)
+        if analysis.set_aside:  # in the trace: what was not considered as an answer, and why
+            draft.detail["instructions_set_aside"] = analysis.set_aside
         return draft
 
-    def _synthesize(self, question: str, passages: Sequence[Passage]) -> Draft:
-        analysis = self.analyse(question, passages)
+    def _answer(self, question: str, analysis: Analysis) -> Draft:
         if self.reader is not None and analysis.sentences:
             return self._read_and_answer(question, analysis)
         threshold = self.threshold(analysis.feature_set)
