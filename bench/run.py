@@ -16,6 +16,7 @@ from bench import (
     multiturn,
     opensearch_cluster,
     opensearch_parity,
+    partial,
     reader_eval,
     refusal,
     relevance,
@@ -34,6 +35,7 @@ def main() -> None:
     reader_eval.run(20 if quick else 120, 50 if quick else 300, write_operating_points=False)
     relevance.run(8 if quick else 30)
     verification.run(300 if quick else 2000, 50 if quick else 300)
+    partial.run(50 if quick else 300, 300 if quick else 2000)
     groundedness.run(30 if quick else 200)
     refusal.run(50 if quick else 250)
     containment.run(100 if quick else 1190)

@@ -162,6 +162,10 @@ class Faithfulness(BaseModel):
         default=None, description="the reading model finds that the answer answers the question (None: no reader ran)"
     )
     relevance: float | None = Field(default=None, ge=0.0, le=1.0, description="the reader's probability that it does")
+    removed: list[ClaimVerdict] = Field(
+        default_factory=list,
+        description="verify='partial': the claims taken out of the answer, each replaced there by `[removed: why]`",
+    )
 
 
 class TraceEntry(BaseModel):
@@ -180,7 +184,9 @@ class Trace(BaseModel):
     cache: Literal["hit", "miss", "off"] = Field(default="off", description="the answer cache: off in this release")
     notes: list[str] = Field(default_factory=list)
     skipped: list[str] = Field(default_factory=list, description="optional stages a budget or configuration skipped")
-    draft: str | None = Field(default=None, description="the answer a strict verification refused")
+    draft: str | None = Field(
+        default=None, description="the answer a strict verification refused, or a partial one before claims were removed"
+    )
 
     def stage(self, name: str) -> TraceEntry | None:
         return next((s for s in self.stages if s.stage == name), None)

@@ -32,11 +32,14 @@ from sourcerer.verify import (
     leaning_on_instructions,
     local_judge,
     pick_quotes,
+    prune,
     split_claims,
     with_relevance,
+    without_gaps,
 )
 
-Verify = bool | Literal["strict"]
+Verify = bool | Literal["strict", "partial"]
+VERIFY_MODES: tuple[Any, ...] = (False, True, "strict", "partial")
 
 
 class _Clock:
@@ -100,11 +103,12 @@ async def _synthesize_llm(provider: ChatProvider, messages: list[dict]) -> Draft
     return draft
 
 
-async def _judged(chosen: Judge, claims: Any, grounded: Sequence[Passage]) -> Any:
+async def _judged(chosen: Judge, claims: Any, grounded: Sequence[Passage], each: bool = False) -> Any:
     """A judge's verdicts; an LLM judge gets `SOURCERER_JUDGE_DEADLINE_S`, then counts as failed (the local judge
-    takes over unless the caller chose the judge)."""
+    takes over unless the caller chose the judge). `each`: the local judge rules claim by claim (partial answers;
+    an LLM judge rules per claim anyway)."""
     if isinstance(chosen, LocalJudge):
-        return await chosen.judge(claims, grounded)
+        return await chosen.judge(claims, grounded, each=each)
     deadline = get_settings().judge_deadline_s
     try:
         return await asyncio.wait_for(chosen.judge(claims, grounded), timeout=deadline)
@@ -164,8 +168,8 @@ async def aask(
     refuse with a reason. See `sourcerer.ask` for the parameters."""
     trace = Trace()
     clock = _Clock(trace)
-    if verify not in (False, True, "strict"):
-        raise ConfigurationError("verify must be False, True or 'strict'")
+    if verify not in VERIFY_MODES:
+        raise ConfigurationError("verify must be False, True, 'strict' or 'partial'")
     if not isinstance(question, str) or not question.strip():
         return clock.finish(Answer.refusal("no_question"))
     question = question.strip()
@@ -279,29 +283,53 @@ async def aask(
         chosen = choose_judge(judge, providers)
         claims = split_claims(answer.answer)
         try:
-            verdicts = await _judged(chosen, claims, grounded)
+            verdicts = await _judged(chosen, claims, grounded, each=verify == "partial")
         except (ProviderError, MalformedReply) as exc:
             if judge is not None:
                 raise
             trace.notes.append(f"{chosen.name} judge failed, local judge used: {exc}")
             chosen = local_judge()
-            verdicts = await chosen.judge(claims, grounded)
+            verdicts = await chosen.judge(claims, grounded, each=verify == "partial")
         if not isinstance(chosen, LocalJudge):  # a model cannot pass numbers or negations the source contradicts
             verdicts = apply_vetoes(verdicts, claims, grounded)
-        answer.faithfulness = with_relevance(faithfulness_of(verdicts, chosen.name), query, claims, load_reader())
+        judged = faithfulness_of(verdicts, chosen.name)
+        if verify == "partial":
+            # relevance is read on what the answer keeps: a supported claim must also answer the question
+            kept = [c for c, v in zip(claims, verdicts, strict=True) if v.supported]
+            answer.faithfulness = with_relevance(judged, query, kept, load_reader())
+            answer.faithfulness.removed = [v for v in verdicts if not v.supported]
+        else:
+            answer.faithfulness = with_relevance(judged, query, claims, load_reader())
         clock.stage(
             "verify",
             started,
             units={"claims": len(claims), **getattr(chosen, "usage", {})},
-            detail={"judge": chosen.name, "score": answer.faithfulness.score},
+            detail={"judge": chosen.name, "score": answer.faithfulness.score, "removed": len(answer.faithfulness.removed)},
         )
         if verify == "strict" and not answer.faithfulness.faithful:
-            trace.draft = answer.answer
-            off_topic = answer.faithfulness.relevant is False and not answer.faithfulness.unsupported
-            refusal = Answer.refusal("off_topic" if off_topic else "unfaithful", **common)
-            refusal.faithfulness = answer.faithfulness
-            return clock.finish(refusal)
+            return clock.finish(_unfaithful(answer, common, trace))
+        if verify == "partial":
+            f = answer.faithfulness
+            if len(f.removed) == len(claims) or f.relevant is False:
+                return clock.finish(_unfaithful(answer, common, trace))
+            if f.removed:
+                trace.draft = answer.answer
+                trace.notes.append(f"partial: {len(f.removed)} of {len(claims)} claims removed (marked in the answer)")
+                pruned = enforce(prune(answer.answer, claims, verdicts), [c.index for c in answer.citations], grounded, quotes)
+                answer.answer, answer.citations = pruned.answer, pruned.citations
+                answer.groundedness = groundedness(without_gaps(pruned.answer))
     return clock.finish(answer)
+
+
+def _unfaithful(answer: Answer, common: dict[str, Any], trace: Trace) -> Answer:
+    """The refusal of a verified answer: `off_topic` when every claim held but none answers the question, else
+    `unfaithful`; the refused draft stays in the trace."""
+    trace.draft = answer.answer
+    f = answer.faithfulness
+    off_topic = f is not None and f.relevant is False and not f.unsupported
+    refusal = Answer.refusal("off_topic" if off_topic else "unfaithful", **common)
+    refusal.faithfulness = f
+    return refusal
 
 
 def ask(question: str, **kwargs: Any) -> Answer:
@@ -313,7 +341,9 @@ def ask(question: str, **kwargs: Any) -> Answer:
 
     `k` hits are retrieved; a best score under `min_score` is refused as `below_threshold` (default: 0.2, or no
     floor where the reading model decides). `verify=True` adds
-    claim-level `faithfulness`; `verify="strict"` refuses an unfaithful answer (`unfaithful`). `history` is
+    claim-level `faithfulness`; `verify="strict"` refuses an unfaithful answer (`unfaithful`); `verify="partial"`
+    keeps the supported claims, replaces each unsupported one with a marked gap (`[removed: why]`, listed in
+    `faithfulness.removed`), and refuses (`unfaithful`) only when nothing is left. `history` is
     a list of `{"role", "text"}` turns. `chat` picks the synthesiser (default from the environment, with the
     extractive synthesiser last); `judge` picks the verifier (`"local"`, `"llm"` or a judge object).
     `min_groundedness` refuses (`no_citation`) an answer whose share of cited sentences (`Answer.groundedness`)

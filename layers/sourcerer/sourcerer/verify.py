@@ -35,6 +35,26 @@ from sourcerer.text import digit_numbers, sentence_spans
 class Claim:
     text: str
     citations: list[int]
+    start: int = 0  # [start, end) of the sentence and its markers in the answer (grouped markers split)
+    end: int = 0
+
+
+# A removed claim's place in a partial answer: `[removed: why]`. It is no marker (markers are digits only), and
+# `split_claims` never reads one as a claim, so an audit re-judges only the claims that were kept.
+GAP = re.compile(r"\[removed: [^\[\]]*\]")
+
+
+def gap(why: str) -> str:
+    """The marked gap that replaces an unsupported claim, saying why (brackets and sentence ends taken out of the
+    reason, so the gap stays one bracketed piece that no sentence splitter cuts)."""
+    reason = re.sub(r"[\[\]]", "", why or "not supported by the cited passage")
+    reason = re.sub(r"[.!?。！？]+(\s|$)", r";\1", reason).strip(" ;") or "not supported by the cited passage"
+    return f"[removed: {reason}]"
+
+
+def without_gaps(answer: str) -> str:
+    """The answer with its gaps blanked out (same length, so offsets still hold)."""
+    return GAP.sub(lambda m: " " * len(m.group()), answer)
 
 
 _QUESTION_END = re.compile(r"[?？؟]\W*$")
@@ -61,38 +81,64 @@ def is_assertion(text: str) -> bool:
 
 
 def split_claims(answer: str) -> list[Claim]:
-    """Sentences of the answer, markers stripped, each with the markers that back it.
+    """Sentences of the answer, markers stripped, each with the markers that back it and where it stands.
 
     A marker standing alone after a full stop (`... States. [1]`) belongs to the sentence before it; a sentence
     without markers takes those of the next marked sentence in its paragraph (answers often cite once at
-    the end), else none — and an uncited claim is unsupported.
+    the end), else none — and an uncited claim is unsupported. A partial answer's gaps are no claims.
     """
-    answer = split_grouped_markers(answer)
-    raw: list[tuple[str, list[int], int]] = []  # (text, markers, paragraph)
-    for paragraph_no, paragraph in enumerate(re.split(r"\n\s*\n", answer)):
+    answer = without_gaps(split_grouped_markers(answer))
+    raw: list[list[Any]] = []  # [text, markers, paragraph, start, end]
+    breaks = [0, *(m.end() for m in re.finditer(r"\n\s*\n", answer))]
+    ends = [*(m.start() for m in re.finditer(r"\n\s*\n", answer)), len(answer)]
+    for paragraph_no, (p_start, p_end) in enumerate(zip(breaks, ends, strict=True)):
+        paragraph = answer[p_start:p_end]
         for start, end in sentence_spans(paragraph):
-            piece = paragraph[start:end]
+            piece, at = paragraph[start:end], p_start + start
             leading = re.match(r"^(\s*\[\d+\])+", piece)
             if leading and raw and raw[-1][2] == paragraph_no:
                 # "... days. [1] Returns ..." : the [1] closes the previous sentence
                 raw[-1][1].extend(int(n) for n in re.findall(r"\d+", leading.group()))
-                piece = piece[leading.end() :]
+                raw[-1][4] = at + leading.end()
+                piece, at = piece[leading.end() :], at + leading.end()
             markers = [int(m.group(1)) for m in MARKER.finditer(piece)]
             text = strip_markers(piece)
             if not re.search(r"\w", text):
                 if raw and raw[-1][2] == paragraph_no:
                     raw[-1][1].extend(markers)
+                    raw[-1][4] = at + len(piece.rstrip())
                 continue
-            raw.append((text, markers, paragraph_no))
+            lead = len(piece) - len(piece.lstrip())
+            raw.append([text, markers, paragraph_no, at + lead, at + len(piece.rstrip())])
     claims = []
-    for i, (text, markers, paragraph_no) in enumerate(raw):
+    for i, (text, markers, paragraph_no, start, end) in enumerate(raw):
         if not is_assertion(text):
             continue  # a question, a pleasantry or a sentence about the passage asserts nothing to check
         if not markers:
-            later = next((m for t, m, p in raw[i + 1 :] if m and p == paragraph_no), [])
+            later = next((m for t, m, p, *_ in raw[i + 1 :] if m and p == paragraph_no), [])
             markers = list(later)
-        claims.append(Claim(text=text, citations=list(dict.fromkeys(markers))))
+        claims.append(Claim(text=text, citations=list(dict.fromkeys(markers)), start=start, end=end))
     return claims
+
+
+def prune(answer: str, claims: Sequence[Claim], verdicts: Sequence[ClaimVerdict]) -> str:
+    """The partial answer: each claim the judge rejected replaced by its marked gap (`[removed: why]`), the rest
+    of the text as it was. A kept claim that borrowed its markers from a later sentence gets them written out,
+    since that sentence may be gone. `answer` is the enforced answer the claims were split from."""
+    answer = split_grouped_markers(answer)
+    out, at = [], 0
+    for claim, verdict in zip(claims, verdicts, strict=True):
+        piece = answer[claim.start : claim.end]
+        if not verdict.supported:
+            piece = gap(verdict.why)
+        elif claim.citations and not MARKER.search(piece):
+            end = re.search(r"[.!?。！？]*$", piece)
+            cut = end.start() if end else len(piece)
+            piece = piece[:cut].rstrip() + " " + "".join(f"[{n}]" for n in claim.citations) + piece[cut:]
+        out += [answer[at : claim.start], piece]
+        at = claim.end
+    out.append(answer[at:])
+    return "".join(out)
 
 
 def _cited_sentences(answer: str, passages: Sequence[Passage]) -> Iterator[tuple[Claim, int, list[SourceSentence]]]:
@@ -185,13 +231,22 @@ class LocalJudge:
         version = support_models_version() + (f"+{reader.version}" if reader is not None else "")
         self.name = f"local:{version}"  # by model, as an LLM judge is: a retrained one rules afresh
 
-    async def judge(self, claims: Sequence[Claim], passages: Sequence[Passage]) -> list[ClaimVerdict]:
+    async def judge(self, claims: Sequence[Claim], passages: Sequence[Passage], each: bool = False) -> list[ClaimVerdict]:
         """Every claim against the passages it cites; an answer of several claims is weighed as a whole
         (`ClaimSupport.judge_answer`), and then each claim the reading model rejects fails on its own, whatever
-        the whole answer scored. A claim that cites nothing is unsupported, and so is the answer."""
+        the whole answer scored. A claim that cites nothing is unsupported, and so is the answer.
+
+        `each=True` (partial answers, which keep or remove claim by claim) rules on every claim alone, at the bar
+        a one-claim answer must clear: a claim passed "with the answer as a whole" would be kept beside the
+        claims that carried it (`bench/partial.py` shows the curve and the other operating points)."""
         cited = [self._cited(claim, passages) for claim in claims]
-        if not all(cited):
-            return [self.check(claim, passages, claims_in_answer=len(claims)) for claim in claims]
+        if each or not all(cited):
+            return [
+                self._read(claim, text, self.check(claim, passages, claims_in_answer=1 if each else len(claims)))
+                if text
+                else self.check(claim, passages)
+                for claim, text in zip(claims, cited, strict=True)
+            ]
         supports = self._support(passages).judge_answer([(c.text, text) for c, text in zip(claims, cited, strict=True)])
         return [self._read(claim, text, _verdict(claim, support)) for claim, text, support in zip(claims, cited, supports, strict=True)]
 

@@ -60,8 +60,10 @@ def render(answer: Answer, *, question: str | None = None) -> str:
         for claim in f.claims:
             mark = "✓" if claim.supported else "✗"
             lines.append(f"     {mark} {claim.claim} — {claim.why}")
+        if f.removed and not answer.refused:
+            lines.append(f"   partial: {len(f.removed)} unsupported claim(s) removed, marked [removed: …] in the answer")
     if answer.trace.draft:
-        lines.append(f"   refused draft: {answer.trace.draft}")
+        lines.append(f"   {'refused draft' if answer.refused else 'draft before removal'}: {answer.trace.draft}")
     lines.append(f"   ({answer.provider}, via {answer.via}, {answer.trace.total_ms:.0f} ms)")
     return "\n".join(lines)
 
@@ -95,11 +97,11 @@ def load_history(path: str) -> list[dict[str, str]]:
 
 
 def verify_value(argv: list[str]) -> list[str]:
-    """`ask --verify "the question"`: a word after --verify that is not "strict" (nor an option) is the question,
+    """`ask --verify "the question"`: a word after --verify that is not "strict" or "partial" (nor an option) is the question,
     not --verify's value, which argparse would refuse. Rewritten to `--verify=yes` before parsing."""
     out = list(argv)
     for i, arg in enumerate(out[:-1]):
-        if arg == "--verify" and out[i + 1] != "strict" and not out[i + 1].startswith("-"):
+        if arg == "--verify" and out[i + 1] not in ("strict", "partial") and not out[i + 1].startswith("-"):
             out[i] = "--verify=yes"
     return out
 
@@ -226,10 +228,11 @@ def register(sub: Any) -> None:
         nargs="?",
         const=True,
         default=False,
-        choices=[True, "strict"],
-        type=lambda v: "strict" if v == "strict" else True if v == "yes" else v,
-        metavar="strict",
-        help="check every claim against its cited passages, and that the answer answers the question; 'strict' refuses an unfaithful or off-topic answer",
+        choices=[True, "strict", "partial"],
+        type=lambda v: v if v in ("strict", "partial") else True if v == "yes" else v,
+        metavar="strict|partial",
+        help="check every claim against its cited passages, and that the answer answers the question; 'strict' refuses "
+        "an unfaithful or off-topic answer; 'partial' keeps the supported claims and marks each removed one [removed: why]",
     )
     ask_p.add_argument(
         "--chat", choices=["extractive", "openai", "bedrock"], help="synthesiser (default: from the environment, extractive last)"

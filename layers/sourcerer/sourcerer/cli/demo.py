@@ -28,6 +28,17 @@ class CarelessModel:
         return ChatReply(content=json.dumps(answer))
 
 
+class EmbellishingModel:
+    """A stand-in chat model that states its source's rule and adds one it made up, to show verify='partial'
+    keeping the first and removing the second. Clearly labelled in the output; never used outside the demo."""
+
+    name = "demo:embellishing-model"
+
+    async def complete(self, messages: list[dict]) -> ChatReply:
+        text = "Standard shipping takes 3 to 5 business days [1]. Express shipping is free on every order [1]."
+        return ChatReply(content=json.dumps({"answer": text, "citations": [1], "refused": False}))
+
+
 SEED_PASSAGES = [
     {"text": "Standard shipping takes 3 to 5 business days within the continental United States.", "source": "Shipping Policy"},
     {"text": "Returns are accepted within 30 days of delivery for a full refund on unused items.", "source": "Returns Policy"},
@@ -64,6 +75,11 @@ def run_demo() -> None:
     print("━━ A model that misquotes its source, caught by verify='strict' ━━\n")
     question = "How long does standard shipping take?"
     answer = ask(question, passages=passages, chat=CarelessModel(), verify="strict", judge="local")
+    print(render(answer, question=question))
+    print()
+
+    print("━━ A model that adds a rule its source lacks, trimmed by verify='partial' ━━\n")
+    answer = ask(question, passages=passages, chat=EmbellishingModel(), verify="partial", judge="local")
     print(render(answer, question=question))
 
 

@@ -166,7 +166,11 @@ class Turn(BaseModel):
 
 class AnswerRequest(Query):
     answer: Literal[True] = Field(default=True, description="true: this query wants an answer (the only value here)")
-    verify: bool | Literal["strict"] = False
+    verify: bool | Literal["strict", "partial"] = Field(
+        default=False,
+        description="true: judge each claim; strict: refuse an unfaithful answer; partial: keep the supported claims "
+        "and replace each unsupported one with [removed: why]",
+    )
     history: list[Turn] = Field(default_factory=list, max_length=50, description="earlier turns, oldest first")
     min_score: float | None = Field(
         default=None, ge=0.0, le=1.0, description="refuse when the best passage scores under this (default: 0.2, none where the reading model decides)"

@@ -12,6 +12,7 @@ const REASONS = {
   unfaithful: "a claim was not supported by the source it cited",
   off_topic: "the closest sentence in your documents answers a different question",
 };
+const VERIFY = { off: false, on: true, partial: "partial", strict: "strict" };
 const TEXT_TYPES = /\.(txt|md|markdown|html?|vtt|srt|json|jsonl)$/i;
 const uploadedPdfs = {};  // file name (its source_uri) -> bytes, so a cited page can be rendered here
 // The key lives in this tab only (sessionStorage, never localStorage): a script that ever ran on this origin
@@ -140,10 +141,15 @@ function render(result) {
     card.appendChild(document.createTextNode((REASONS[a.reason] || a.text) + "."));
   } else {
     const byIndex = Object.fromEntries(a.citations.map((c) => [c.index, c]));
-    const parts = a.text.split(/(\[\d+\])/);
+    // markers become chips; a partial answer's gaps ("[removed: why]") are shown as what they are
+    const parts = a.text.split(/(\[\d+\]|\[removed: [^\[\]]*\])/);
     for (const part of parts) {
       const m = part.match(/^\[(\d+)\]$/);
-      if (m && byIndex[m[1]]) {
+      const gap = part.match(/^\[removed: ([^\[\]]*)\]$/);
+      if (gap) {
+        const mark = el("span", "removed: " + gap[1], "gap"); mark.title = "an unsupported claim was taken out here";
+        card.appendChild(mark);
+      } else if (m && byIndex[m[1]]) {
         const chip = el("button", m[1], "chip"); chip.type = "button"; chip.title = byIndex[m[1]].label;
         chip.addEventListener("click", () => showSource(byIndex[m[1]], result.hits, chip));
         card.appendChild(chip);
@@ -154,6 +160,8 @@ function render(result) {
     const list = el("ul", undefined, "claims");
     for (const claim of a.faithfulness.claims) list.appendChild(el("li", `${claim.claim} — ${claim.why}`, claim.supported ? "ok" : "bad"));
     card.appendChild(el("div", `Verified by the ${a.faithfulness.judge} judge:`)); card.appendChild(list);
+    if (a.faithfulness.removed && a.faithfulness.removed.length && !a.refused)
+      card.appendChild(el("div", `${a.faithfulness.removed.length} unsupported claim(s) were removed; the rest is supported by its sources.`, "bad"));
     if (a.faithfulness.relevant === false) card.appendChild(el("div", "The reading model finds that this does not answer the question.", "bad"));
   }
   out.appendChild(card);
@@ -163,7 +171,7 @@ $("ask").addEventListener("submit", async (e) => {
   e.preventDefault();
   $("answer").textContent = "Thinking…";
   try {
-    const result = await api("/v1/answer", { q: $("q").value, verify: $("verify").checked });
+    const result = await api("/v1/answer", { q: $("q").value, verify: VERIFY[$("verify").value] });
     render(result);
     const past = el("li", `${$("q").value} — ${result.answer.refused ? "refused" : "answered"} (${result.answer_id})`);
     past.addEventListener("click", async () => {
