@@ -310,3 +310,38 @@ class LedgerContract:
         ledger.put_cached_answer(entry(key="pro plan cost", created=now + 2).model_copy(update={"answer": {"answer": "new"}}))
         assert [e.answer for e in ledger.cached_answers("acme", "ctx1", now)][0] == {"answer": "new"}  # replaced
         assert ledger.cached_answers("acme", "ctx3", now) == [] and len(ledger.cached_answers("globex", "ctx1", now)) == 1
+
+    # --- hand-offs ---------------------------------------------------------------------------------------
+
+    def test_handoffs_are_kept_per_tenant_read_by_time_and_expire(self, ledger):
+        from sourcerer.handoff import Handoff
+        from sourcerer.ledger.base import HandoffRecord
+
+        now = time.time()
+
+        def handoff(tenant="acme", created_at=now, expires_at=None):
+            bundle = Handoff(question="What does Enterprise cost?", reason="unsupported", message="no", needed="a price list")
+            return HandoffRecord(
+                answer_id=new_answer_id(created_at),
+                tenant=tenant,
+                scopes=["acme/alpha"],
+                groups=["sales"],
+                bundle=bundle,
+                created_at=created_at,
+                expires_at=expires_at or int(now + 3600),
+                delivered=["webhook"],
+            )
+
+        old, new, other = handoff(created_at=now - 3600), handoff(created_at=now - 60), handoff(tenant="globex")
+        gone = handoff(created_at=now - 30, expires_at=int(now) - 10)
+        for record in (new, old, other, gone):
+            ledger.put_handoff(record)
+        assert ledger.get_handoff("acme", new.answer_id) == new
+        assert ledger.get_handoff("globex", new.answer_id) is None  # never across tenants
+        assert ledger.get_handoff("acme", gone.answer_id) is None
+        assert [h.answer_id for h in ledger.handoffs("acme")] == [old.answer_id, new.answer_id]
+        assert [h.answer_id for h in ledger.handoffs("acme", since=now - 600)] == [new.answer_id]
+        many = [handoff(created_at=now - 1000 + i) for i in range(210)]  # read across pages
+        for record in many:
+            ledger.put_handoff(record)
+        assert len(list(ledger.handoffs("acme", since=now - 1001))) == 210 + 1

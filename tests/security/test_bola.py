@@ -152,13 +152,16 @@ def _attempt(
     documents = list(stored)
     scope = rng.choice(SCOPE_SPELLINGS)
     query = f"?scope={scope}" if scope is not None else ""
-    kind = rng.choice(["search", "answer", "list", "delete", "post", "move", "get_answer", "audits", "usage"])
+    kind = rng.choice(
+        ["search", "answer", "list", "delete", "post", "move", "get_answer", "audits", "usage", "handoffs", "get_handoff"]
+    )
     target = rng.choice(documents * 3 + ["doc_0000", "doc_" + uuid.UUID(int=rng.getrandbits(128)).hex[:20], "../" + documents[0]])
     if kind == "search":
         body = {"q": rng.choice(QUESTIONS), "top_k": rng.choice([1, 5, 10]), "mode": rng.choice(["keyword", "hybrid"])}
         return "POST", "/v1/search" + query, body
     if kind == "answer":
-        return "POST", "/v1/answer" + query, {"q": rng.choice(QUESTIONS), "top_k": 5}
+        # half ask for a hand-off: a refusal then stores the closest passages the asker saw, for people to read
+        return "POST", "/v1/answer" + query, {"q": rng.choice(QUESTIONS), "top_k": 5, "handoff": rng.random() < 0.5}
     if kind == "list":
         return "GET", "/v1/documents" + query, None
     if kind == "delete":
@@ -169,6 +172,10 @@ def _attempt(
         return "GET", f"/v1/answers/{rng.choice(answers or ['ans_none'])}" + query, None
     if kind == "audits":
         return "GET", "/v1/audits" + query, None
+    if kind == "handoffs":
+        return "GET", "/v1/handoffs" + query, None
+    if kind == "get_handoff":
+        return "GET", f"/v1/handoffs/{rng.choice(answers or ['ans_none'])}" + query, None
     if kind == "usage":
         return "GET", "/v1/usage", None
     source_uri = f"runbook-{rng.randrange(3)}.md"
@@ -214,7 +221,18 @@ def test_generated_attempts_never_leak_a_canary_nor_change_what_the_caller_may_n
         for key, now in after.items():
             if key not in before and not attacker.may_change(key[0], now[0], []):
                 failures.append(f"{where}: created {key} at {now}")
-    print(f"BOLA: {ATTEMPTS} attempts, statuses {dict(sorted(statuses.items()))}, {len(failures)} failures")
+    handoffs = sum(1 for t in TENANTS for _ in service.ledger.handoffs(t))
+    print(f"BOLA: {ATTEMPTS} attempts, statuses {dict(sorted(statuses.items()))}, {handoffs} hand-offs, {len(failures)} failures")
+    assert handoffs > 5  # hand-offs holding canaries were there to leak
+    # completeness: the key that asked reads its hand-off, and the tenant's admin key lists it
+    by_key = {a.key_id: a for a in attackers}
+    admin = next(a for a in attackers if a.tenant == "acme" and a.perms == ["admin"])
+    listed = json.loads(app.resolve(to_event("GET", "/v1/handoffs", {"Authorization": admin.header}, None), LocalContext())["body"])
+    for record in service.ledger.handoffs("acme"):
+        asker = by_key[record.key_id]
+        got = app.resolve(to_event("GET", f"/v1/handoffs/{record.answer_id}", {"Authorization": asker.header}, None), LocalContext())
+        assert got["statusCode"] == 200 and json.loads(got["body"])["handoff"]["answer_id"] == record.answer_id
+        assert record.answer_id in {h["answer_id"] for h in listed["handoffs"]}
     assert not failures, "\n".join(failures[:20])
     # the run exercised both sides of the rule, not only refusals
     assert statuses.get(200, 0) > ATTEMPTS // 10 and statuses.get(404, 0) > 20 and statuses.get(403, 0) > 20, statuses

@@ -74,6 +74,10 @@ class Settings(BaseModel):
     cache_similarity: float = Field(
         0.95, gt=0, le=1, alias="SOURCERER_CACHE_SIMILARITY", description="question embedding cosine that counts as the same"
     )
+    handoff_webhook: str | None = Field(
+        None, alias="SOURCERER_HANDOFF_WEBHOOK", description="URL each new hand-off is POSTed to (JSON)"
+    )
+    handoff_queue: str | None = Field(None, alias="SOURCERER_HANDOFF_QUEUE", description="SQS queue URL for new hand-offs")
     reranker: str | None = Field(None, alias="SOURCERER_RERANKER", description="local (the default), bedrock or none")
     rerank_model: str | None = Field(None, alias="SOURCERER_RERANK_MODEL", description="the Bedrock reranking model")
     cors_origins: str | None = Field(

@@ -67,6 +67,28 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     return 0 if report.complete and not report.errors and not report.by_status()["error"] else 1
 
 
+def _cmd_handoffs(args: argparse.Namespace) -> int:
+    import time
+
+    from sourcerer.ledger import open_ledger
+    from sourcerer.service.audit import parse_since
+
+    ledger = open_ledger()
+    since = parse_since(args.since, time.time())
+    tenants = [args.tenant] if args.tenant else ledger.list_tenants()
+    records = [h for tenant in tenants for h in ledger.handoffs(tenant, since=since)]
+    if args.json:
+        print(json.dumps([h.model_dump(mode="json", exclude={"groups"}) for h in records], indent=2, ensure_ascii=False))
+        return 0
+    for h in records:
+        print(f"{h.answer_id}  {h.tenant:12} {h.bundle.reason:15} {h.bundle.question}")
+        print(f"    needed: {h.bundle.needed}")
+        for p in h.bundle.passages:
+            print(f"    {p.rank}. {p.label} ({p.source_uri or 'no uri'}, {p.receipt[:19]}…): {p.closest_sentence or p.text[:120]}")
+    print(f"{len(records)} hand-offs")
+    return 0
+
+
 def _cmd_keys(args: argparse.Namespace) -> int:
     from sourcerer.ledger import open_ledger
     from sourcerer.service import admin
@@ -230,6 +252,19 @@ def register(sub: Any) -> None:
         "--json", action="store_true", help="print the findings as a JSON list of {answer_id, tenant, status, claims, ...}"
     )
     audit_p.set_defaults(func=_cmd_audit)
+
+    handoffs_p = sub.add_parser(
+        "handoffs",
+        help="list the hand-offs of refused or partial answers (asked with handoff: true)",
+        description="The hand-offs stored since --since: the question, the conversation, why it was refused, the "
+        "closest passages with their receipts, and what would answer it.",
+        epilog="example: sourcerer handoffs list --tenant acme --since 7d",
+    )
+    handoffs_p.add_argument("action", choices=["list"])
+    handoffs_p.add_argument("--tenant", type=tenant_name, help="one tenant (default: every tenant)")
+    handoffs_p.add_argument("--since", help="created since: ISO 8601 time, epoch seconds or an age like 7d (default 30 days)")
+    handoffs_p.add_argument("--json", action="store_true", help="print the hand-offs as a JSON list")
+    handoffs_p.set_defaults(func=_cmd_handoffs)
 
     keys_p = sub.add_parser(
         "keys",

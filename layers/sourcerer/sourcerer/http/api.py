@@ -52,6 +52,8 @@ from sourcerer.service.schemas import (
     DocumentList,
     DocumentRequest,
     Error,
+    HandoffLookup,
+    HandoffPage,
     Health,
     IngestResponse,
     MoveRequest,
@@ -232,6 +234,39 @@ def get_audits(
     """Findings oldest first; when `next_since` is not null, pass it as `since` for the next page."""
     service = get_service()
     return service.audits(call.ctx, x_scope or scope, parse_since(since, service.clock()), status, limit)
+
+
+@answers.get(
+    "/v1/handoffs",
+    security=BEARER,
+    summary="Hand-offs of refused or partial answers (admin)",
+    tags=["handoffs"],
+    responses=responses(HandoffPage, 400, 401, 403, 422, 503),
+)
+def get_handoffs(
+    call: Caller,
+    x_scope: ScopeHeader = None,
+    scope: ScopeQuery = None,
+    since: Annotated[
+        datetime | Annotated[str, StringConstraints(pattern=AGE_PATTERN)] | float | None,
+        Query(description="ISO 8601 time, epoch seconds or an age such as 7d (default: the audit window)"),
+    ] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_AUDIT_PAGE, description="hand-offs per page (oldest first)")] = DEFAULT_AUDIT_PAGE,
+) -> HandoffPage:
+    """Hand-offs oldest first; when `next_since` is not null, pass it as `since` for the next page."""
+    service = get_service()
+    return service.handoffs(call.ctx, x_scope or scope, parse_since(since, service.clock()), limit)
+
+
+@answers.get(
+    "/v1/handoffs/<answer_id>",
+    security=BEARER,
+    summary="One hand-off: the question, the conversation, the closest passages and what would answer it",
+    tags=["handoffs"],
+    responses=responses(HandoffLookup, 400, 401, 403, 404, 422, 503),
+)
+def get_handoff(answer_id: str, call: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None) -> HandoffLookup:
+    return get_service().get_handoff(call.ctx, x_scope or scope, answer_id)
 
 
 def _error(status: int, code: str, message: str, headers: dict[str, str] | None = None, **extra: Any) -> Response:

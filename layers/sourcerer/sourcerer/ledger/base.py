@@ -16,6 +16,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from sourcerer.handoff import Handoff
 from sourcerer.models import Faithfulness, Locator, receipt_of
 from sourcerer.scopes import Permission
 
@@ -164,6 +165,21 @@ class AnswerRecord(BaseModel):
     audit: Finding | None = Field(default=None, description="the latest audit finding, kept on the answer itself")
 
 
+class HandoffRecord(BaseModel):
+    """A hand-off of one answer (a refusal, or a partial answer's removed claims) for a person to act on. It is
+    keyed by its answer's id and seen by whoever may read that answer (tenant, scopes, ACL groups of the asker)."""
+
+    answer_id: str
+    tenant: str
+    scopes: list[str]
+    key_id: str | None = None
+    groups: list[str] = Field(default_factory=list, description="ACL groups of the key that asked")
+    bundle: Handoff
+    created_at: float
+    expires_at: int
+    delivered: list[str] = Field(default_factory=list, description="where it was posted: webhook, queue")
+
+
 class CachedAnswer(BaseModel):
     """An answer the cache may serve again: to callers with the same `context` (tenant, effective scopes and
     groups, query options, and the index's version for the tenant, so any write invalidates it) asking the same
@@ -271,4 +287,14 @@ class Ledger(Protocol):
 
     def findings(self, tenant: str, since: float = 0.0, status: str | None = None) -> Iterator[Finding]:
         """The tenant's findings checked at or after `since`, oldest first, optionally of one status, read page by page."""
+        ...
+
+    def put_handoff(self, record: HandoffRecord) -> None:
+        """Store (or replace, for the same tenant and answer id) a hand-off."""
+        ...
+
+    def get_handoff(self, tenant: str, answer_id: str) -> HandoffRecord | None: ...
+
+    def handoffs(self, tenant: str, since: float = 0.0) -> Iterator[HandoffRecord]:
+        """The tenant's unexpired hand-offs created at or after `since`, oldest first, read page by page."""
         ...

@@ -9,6 +9,7 @@
 | key id index | `KEYID#{key_id}` | `META` | `key_hash`, `tenant` |
 | monthly counter | `TENANT#{tenant}` | `USAGE#{yyyy-mm}#{unit}` | `used` |
 | request record | `TENANT#{tenant}` | `REQ#{timestamp}#{request_id}` | route, units, `est_cost_usd`, `expires_at` (TTL) |
+| handoff | `TENANT#{tenant}` | `HANDOFF#{answer_id}` | `record` (JSON), `created_at`, `expires_at` (TTL) |
 | answer | `TENANT#{tenant}` | `ANSWER#{answer_id}` | `record` (JSON), `created_at`, `audit` (latest finding, JSON), `audit_fp`, `expires_at` (TTL) |
 | audit finding | `TENANT#{tenant}` | `AUDIT#{checked_at}#{answer_id}` | `record` (JSON), `status`, `expires_at` (TTL) |
 
@@ -30,7 +31,16 @@ from decimal import Decimal
 from typing import Any
 
 from sourcerer.errors import NotFound
-from sourcerer.ledger.base import CACHE_SCAN, AnswerRecord, CachedAnswer, Finding, KeyRecord, UsageRecord, answer_id_floor
+from sourcerer.ledger.base import (
+    CACHE_SCAN,
+    AnswerRecord,
+    CachedAnswer,
+    Finding,
+    HandoffRecord,
+    KeyRecord,
+    UsageRecord,
+    answer_id_floor,
+)
 
 
 def table_definition(name: str) -> dict[str, Any]:
@@ -352,6 +362,38 @@ class DynamoDBLedger:
     def get_answer(self, tenant: str, answer_id: str) -> AnswerRecord | None:
         item = self.table.get_item(Key={"pk": f"TENANT#{tenant}", "sk": f"ANSWER#{answer_id}"}).get("Item")
         return self._answer(item) if item else None
+
+    def put_handoff(self, record: HandoffRecord) -> None:
+        self.table.put_item(
+            Item={
+                "pk": f"TENANT#{record.tenant}",
+                "sk": f"HANDOFF#{record.answer_id}",
+                "record": record.model_dump_json(),
+                "created_at": Decimal(str(record.created_at)),
+                "expires_at": record.expires_at,
+            }
+        )
+
+    @staticmethod
+    def _handoff(item: dict[str, Any]) -> HandoffRecord | None:
+        if int(item["expires_at"]) < time.time():  # TTL deletes lazily: an expired item may still be read
+            return None
+        return HandoffRecord.model_validate_json(item["record"])
+
+    def get_handoff(self, tenant: str, answer_id: str) -> HandoffRecord | None:
+        item = self.table.get_item(Key={"pk": f"TENANT#{tenant}", "sk": f"HANDOFF#{answer_id}"}).get("Item")
+        return self._handoff(item) if item else None
+
+    def handoffs(self, tenant: str, since: float = 0.0) -> Iterator[HandoffRecord]:
+        from boto3.dynamodb.conditions import Key
+
+        items = self._query(
+            KeyConditionExpression=Key("pk").eq(f"TENANT#{tenant}") & Key("sk").between(f"HANDOFF#{answer_id_floor(since)}", "HANDOFF#~")
+        )
+        for item in items:
+            record = self._handoff(item)
+            if record is not None and record.created_at >= since:
+                yield record
 
     def answers(self, tenant: str, since: float = 0.0, until: float | None = None) -> Iterator[AnswerRecord]:
         from boto3.dynamodb.conditions import Key

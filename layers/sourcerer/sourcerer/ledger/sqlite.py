@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from sourcerer.errors import NotFound
-from sourcerer.ledger.base import CACHE_SCAN, AnswerRecord, CachedAnswer, Finding, KeyRecord, UsageRecord
+from sourcerer.ledger.base import CACHE_SCAN, AnswerRecord, CachedAnswer, Finding, HandoffRecord, KeyRecord, UsageRecord
 from sourcerer.sqlitedb import connect
 
 PAGE = 200  # answers read per query while iterating
@@ -33,6 +33,8 @@ CREATE TABLE IF NOT EXISTS findings (tenant TEXT NOT NULL, checked_at REAL NOT N
     record TEXT NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (tenant, checked_at, answer_id));
 CREATE INDEX IF NOT EXISTS findings_by_expiry ON findings (expires_at);
 CREATE TABLE IF NOT EXISTS sequencers (source TEXT PRIMARY KEY, sequencer TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS handoffs (tenant TEXT NOT NULL, answer_id TEXT NOT NULL, created_at REAL NOT NULL,
+    record TEXT NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (tenant, answer_id));
 CREATE TABLE IF NOT EXISTS answer_cache (tenant TEXT NOT NULL, context TEXT NOT NULL, key TEXT NOT NULL,
     created_at REAL NOT NULL, expires_at REAL NOT NULL, record TEXT NOT NULL, PRIMARY KEY (tenant, context, key));
 """
@@ -311,6 +313,37 @@ class SQLiteLedger:
             if len(rows) < PAGE:
                 return
             cursor = rows[-1][-len(start) :]
+
+    def put_handoff(self, record: HandoffRecord) -> None:
+        with self._lock:
+            db = self._db()
+            db.execute("DELETE FROM handoffs WHERE expires_at < ?", (int(time.time()),))
+            db.execute(
+                "INSERT OR REPLACE INTO handoffs VALUES (?, ?, ?, ?, ?)",
+                (record.tenant, record.answer_id, record.created_at, record.model_dump_json(), record.expires_at),
+            )
+
+    def get_handoff(self, tenant: str, answer_id: str) -> HandoffRecord | None:
+        with self._lock:
+            row = (
+                self._db()
+                .execute(
+                    "SELECT record FROM handoffs WHERE tenant=? AND answer_id=? AND expires_at >= ?",
+                    (tenant, answer_id, int(time.time())),
+                )
+                .fetchone()
+            )
+        return HandoffRecord.model_validate_json(row[0]) if row else None
+
+    def handoffs(self, tenant: str, since: float = 0.0) -> Iterator[HandoffRecord]:
+        rows = self._pages(
+            "SELECT record, answer_id FROM handoffs WHERE tenant=? AND created_at >= ? AND expires_at >= ?",
+            [tenant, since, int(time.time())],
+            "answer_id",
+            ("",),
+        )
+        for row in rows:
+            yield HandoffRecord.model_validate_json(row[0])
 
     def answers(self, tenant: str, since: float = 0.0, until: float | None = None) -> Iterator[AnswerRecord]:
         rows = self._pages(

@@ -26,13 +26,15 @@ from sourcerer.errors import (
     Unauthorized,
     UpgradeRequired,
 )
-from sourcerer.ledger.base import FINDING_STATUSES, Ledger
+from sourcerer.handoff import handoff
+from sourcerer.ledger.base import FINDING_STATUSES, AnswerRecord, HandoffRecord, Ledger
 from sourcerer.models import Answer, Trace, TraceEntry
 from sourcerer.pipeline import ask
 from sourcerer.retrieval.rerank import CANDIDATES as RERANK_CANDIDATES
 from sourcerer.retrieval.rerank import Reranker, make_reranker, rerank_hits
 from sourcerer.service.billing import AnswerPlan, Charge, Meter, Prices, plan_answer, rerank_skipped
 from sourcerer.service.cache import AnswerCache, Lookup, degraded
+from sourcerer.service.handoffs import deliver
 from sourcerer.service.schemas import (
     AnswerLookup,
     AnswerRequest,
@@ -43,6 +45,8 @@ from sourcerer.service.schemas import (
     DocumentInfo,
     DocumentList,
     DocumentRequest,
+    HandoffLookup,
+    HandoffPage,
     IngestResponse,
     MoveRequest,
     MoveResponse,
@@ -55,7 +59,7 @@ from sourcerer.service.schemas import (
     UsageResponse,
 )
 from sourcerer.service.tenancy import Context, hash_key, month_of
-from sourcerer.service.views import answer_body, answer_record, finding_view, hit_views, logged_answer
+from sourcerer.service.views import answer_body, answer_record, finding_view, handoff_view, hit_views, logged_answer
 from sourcerer.settings import get_settings
 from sourcerer.store.base import Index
 from sourcerer.store.models import Document, Hit
@@ -263,6 +267,8 @@ class Service:
         ctx.require("read")
         if not ctx.tier.answer_access:
             raise UpgradeRequired(f"answers need the pro tier; this tenant is on {ctx.tier.name}", required_tier="pro")
+        if request.handoff and not ctx.settings.store_text:
+            raise InvalidRequest("this tenant keeps no text (store_text: false), and a hand-off is text for a person: ask without handoff")
         scopes = ctx.narrow(scope)
         retriever = _ScopedRetriever(self, ctx, scopes, request)
         plan = plan_answer(request, self.prices, reranker=self.active_reranker)
@@ -311,13 +317,70 @@ class Service:
                     [h.model_dump(mode="json") for h in hits],
                     self.clock(),
                 )
+        handed = self._hand_off(ctx, scopes, request, answer, hits, record) if request.handoff else None
         return AnswerResponse(
             answer_id=record.answer_id,
             answer=answer_body(answer),
             hits=hit_views(hits),
             trace=answer.trace,
             context=_echo(ctx, scopes),
+            handoff=handed.bundle if handed is not None else None,
         )
+
+    def _hand_off(
+        self, ctx: Context, scopes: list[str], request: AnswerRequest, answer: Answer, hits: list[Hit], record: AnswerRecord
+    ) -> HandoffRecord | None:
+        """Store the hand-off of a refusal or a partial answer (with the answer's id, visible as the answer is),
+        then post it where people will see it; a failed post is a note in the trace, never a failed answer."""
+        bundle = handoff(answer, request.q, [t.model_dump() for t in request.history], [h.as_passage() for h in hits])
+        if bundle is None:
+            return None
+        handed = HandoffRecord(
+            answer_id=record.answer_id,
+            tenant=ctx.tenant,
+            scopes=scopes,
+            key_id=ctx.key_id,
+            groups=ctx.groups,
+            bundle=bundle,
+            created_at=record.created_at,
+            expires_at=record.expires_at,
+        )
+        self.ledger.put_handoff(handed)
+        handed.delivered, failed = deliver(handed)
+        if handed.delivered:
+            self.ledger.put_handoff(handed)
+        answer.trace.notes.extend(f"hand-off not delivered to the {f}" for f in failed)
+        return handed
+
+    def get_handoff(self, ctx: Context, scope: str | None, answer_id: str) -> HandoffLookup:
+        """A hand-off, to whoever may read its answer (`get_answer`'s rule); else 404."""
+        ctx.require("read")
+        scopes = ctx.narrow(scope)
+        record = self.ledger.get_handoff(ctx.tenant, answer_id)
+        if record is None or not self._may_read_logged(ctx, scopes, record.scopes, record.groups):
+            raise NotFound(f"no hand-off {answer_id} in this key's scopes")
+        return HandoffLookup(handoff=handoff_view(record), context=_echo(ctx, scopes))
+
+    def handoffs(self, ctx: Context, scope: str | None, since: float, limit: int = DEFAULT_AUDIT_PAGE) -> HandoffPage:
+        """Hand-offs created at or after `since` in the key's scopes, oldest first, at most `limit` (admin)."""
+        ctx.require("admin")
+        if not 1 <= limit <= MAX_AUDIT_PAGE:
+            raise InvalidRequest(f"limit must be between 1 and {MAX_AUDIT_PAGE}")
+        scopes = ctx.narrow(scope)
+        visible = (h for h in self.ledger.handoffs(ctx.tenant, since=since) if ctx.may_read(h.scopes, scopes))
+        page = list(itertools.islice(visible, limit + 1))
+        more = page[limit] if len(page) > limit else None
+        return HandoffPage(
+            handoffs=[handoff_view(h) for h in page[:limit]],
+            next_since=more.created_at if more is not None else None,
+            context=_echo(ctx, scopes),
+        )
+
+    @staticmethod
+    def _may_read_logged(ctx: Context, scopes: list[str], record_scopes: list[str], record_groups: list[str]) -> bool:
+        """Who may read a logged answer or its hand-off: a key of the same tenant that may read its scopes and holds
+        the ACL groups of the key that asked (the answer may quote chunks only those groups see), or an admin."""
+        return ctx.may_read(record_scopes, scopes) and ("admin" in ctx.perms or set(record_groups) <= set(ctx.groups))
 
     def _cached(
         self, ctx: Context, scopes: list[str], request: AnswerRequest, plan: AnswerPlan
@@ -342,11 +405,7 @@ class Service:
         ctx.require("read")
         scopes = ctx.narrow(scope)
         record = self.ledger.get_answer(ctx.tenant, answer_id)
-        if (
-            record is None
-            or not ctx.may_read(record.scopes, scopes)
-            or not ("admin" in ctx.perms or set(record.groups) <= set(ctx.groups))
-        ):
+        if record is None or not self._may_read_logged(ctx, scopes, record.scopes, record.groups):
             raise NotFound(f"no answer {answer_id} in this key's scopes")
         return AnswerLookup(answer=logged_answer(record), context=_echo(ctx, scopes))
 

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
+from sourcerer.handoff import Handoff
 from sourcerer.ledger.base import CitationCheck, ClaimCheck, FindingStatus, LoggedCitation
 from sourcerer.models import Faithfulness, Locator, Trace
 from sourcerer.scopes import SCOPE_PATTERN
@@ -178,6 +179,11 @@ class AnswerRequest(Query):
     min_groundedness: float | None = Field(
         default=None, ge=0.0, le=1.0, description="refuse (no_citation) when fewer of the answer's sentences are cited"
     )
+    handoff: bool = Field(
+        default=False,
+        description="on a refusal, or a partial answer with removed claims: store a hand-off for a person (GET "
+        "/v1/handoffs) and post it to the configured webhook or queue",
+    )
 
 
 # --- responses ------------------------------------------------------------------------------------------------
@@ -318,6 +324,31 @@ class AnswerResponse(BaseModel):
     answer: AnswerBody
     hits: list[HitView]
     trace: Trace
+    context: CallerContext
+    handoff: Handoff | None = Field(
+        default=None, description="the hand-off stored for this answer (with handoff: true, on a refusal or removed claims)"
+    )
+
+
+class HandoffView(BaseModel):
+    """A stored hand-off as the API shows it."""
+
+    answer_id: str = Field(description="the answer it hands off (GET /v1/answers/{answer_id})")
+    scopes: list[str]
+    key_id: str | None
+    bundle: Handoff
+    created_at: float
+    delivered: list[str] = Field(description="where it was posted besides the ledger: webhook, queue")
+
+
+class HandoffLookup(BaseModel):
+    handoff: HandoffView
+    context: CallerContext
+
+
+class HandoffPage(BaseModel):
+    handoffs: list[HandoffView]
+    next_since: float | None = Field(description="pass as `since` for the next page; null on the last one")
     context: CallerContext
 
 

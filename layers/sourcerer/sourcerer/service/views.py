@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sourcerer.ledger.base import AnswerRecord, Finding, LoggedCitation, new_answer_id, sha256_of
+from sourcerer.ledger.base import AnswerRecord, Finding, HandoffRecord, LoggedCitation, new_answer_id, sha256_of
 from sourcerer.models import Answer
-from sourcerer.service.schemas import AnswerBody, CitationView, FindingView, HitView, LoggedAnswer, NotAudited
+from sourcerer.service.schemas import AnswerBody, CitationView, FindingView, HandoffView, HitView, LoggedAnswer, NotAudited
 from sourcerer.service.tenancy import Context
 from sourcerer.store.models import Hit
 
@@ -40,6 +40,11 @@ def answer_body(answer: Answer) -> AnswerBody:
         extractive=answer.extractive,
         provider=answer.provider,
     )
+
+
+def handoff_view(record: HandoffRecord) -> HandoffView:
+    """A hand-off as the API shows it (without the ACL groups of the key that asked)."""
+    return HandoffView.model_validate(record.model_dump(exclude={"groups", "tenant", "expires_at"}))
 
 
 def finding_view(finding: Finding) -> FindingView:
