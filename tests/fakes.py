@@ -28,6 +28,7 @@ class ScriptedServer:
         self.requests: list[dict[str, Any]] = []
         self.last: tuple[int, Any, dict[str, str]] = (500, {"error": "no script"}, {})
         self.delay_s = 0.0  # a slow (or hung) upstream: every answer waits this long
+        self.chunk_delay_s = 0.0  # between the pieces of a streamed body (a payload given as a list)
         # a model that reads what it is sent: (request body) -> (status, payload, headers), instead of the script
         self.responder: Any = None
         server = self
@@ -48,11 +49,20 @@ class ScriptedServer:
                     if server.responses:
                         server.last = server.responses.popleft()
                     status, payload, headers = server.last
-                data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+                headers = dict(headers)
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", headers.pop("Content-Type", "application/json"))
                 for key, value in headers.items():
                     self.send_header(key, value)
+                if isinstance(payload, list):  # a stream: each piece written and flushed, the body ends at close
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    for piece in payload:
+                        self.wfile.write(piece if isinstance(piece, bytes) else piece.encode())
+                        self.wfile.flush()
+                        time.sleep(server.chunk_delay_s)
+                    return
+                data = payload if isinstance(payload, bytes) else payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -92,6 +102,32 @@ def chat_completion(content: str, prompt_tokens: int = 120, completion_tokens: i
 
 def reply(answer: str, citations: list, refused: bool = False) -> str:
     return json.dumps({"answer": answer, "citations": citations, "refused": refused})
+
+
+def streamed_reply(answer: str, citations: list, refused: bool = False) -> str:
+    """The reply JSON in the order the prompt asks for (refused, citations, then the answer), as a model streams it."""
+    return json.dumps({"refused": refused, "citations": citations, "answer": answer})
+
+
+def chat_completion_stream(content: str, piece: int = 7, prompt_tokens: int = 120, completion_tokens: int = 30) -> list[str]:
+    """`content` as OpenAI chat-completion chunks (server-sent events, `piece` characters each), the usage chunk,
+    then `data: [DONE]` — the wire format of `stream: true` with `stream_options.include_usage`."""
+    def event(chunk: dict) -> str:
+        return "data: " + json.dumps(chunk) + "\n\n"
+
+    base = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "model": "test-model"}
+    events = [event({**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]})]
+    for at in range(0, len(content), piece):
+        delta = {"content": content[at : at + piece]}
+        events.append(event({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}))
+    events.append(event({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}))
+    usage = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens}
+    events.append(event({**base, "choices": [], "usage": usage}))
+    events.append("data: [DONE]\n\n")
+    return events
+
+
+SSE = {"Content-Type": "text/event-stream"}
 
 
 class FakeOpenSearch:
@@ -221,3 +257,36 @@ class HashedEmbedder:
 
     def calibrate(self, cosine):
         return (cosine + 1) / 2
+
+
+def event_stream_message(event_type: str, payload: dict) -> bytes:
+    """One message of the AWS event stream encoding (`application/vnd.amazon.eventstream`), as Bedrock's
+    ConverseStream sends it: prelude (total and header lengths, CRC32), string headers, JSON payload, CRC32."""
+    import binascii
+    import struct
+
+    def header(name: str, value: str) -> bytes:
+        raw_name, raw_value = name.encode(), value.encode()
+        return struct.pack("B", len(raw_name)) + raw_name + b"\x07" + struct.pack(">H", len(raw_value)) + raw_value
+
+    headers = header(":event-type", event_type) + header(":content-type", "application/json") + header(":message-type", "event")
+    body = json.dumps(payload).encode()
+    prelude = struct.pack(">II", 12 + len(headers) + len(body) + 4, len(headers))
+    message = prelude + struct.pack(">I", binascii.crc32(prelude)) + headers + body
+    return message + struct.pack(">I", binascii.crc32(message))
+
+
+def converse_stream(content: str, piece: int = 9) -> list[bytes]:
+    """`content` as a ConverseStream response body: messageStart, contentBlockDelta pieces, contentBlockStop,
+    messageStop and metadata (usage) events."""
+    events = [event_stream_message("messageStart", {"role": "assistant"})]
+    for at in range(0, len(content), piece):
+        events.append(event_stream_message("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": content[at : at + piece]}}))
+    events.append(event_stream_message("contentBlockStop", {"contentBlockIndex": 0}))
+    events.append(event_stream_message("messageStop", {"stopReason": "end_turn"}))
+    usage = {"inputTokens": 210, "outputTokens": 25, "totalTokens": 235}
+    events.append(event_stream_message("metadata", {"usage": usage, "metrics": {"latencyMs": 12}}))
+    return events
+
+
+EVENT_STREAM = {"Content-Type": "application/vnd.amazon.eventstream"}

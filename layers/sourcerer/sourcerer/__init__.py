@@ -23,7 +23,7 @@ from sourcerer.models import (
     Trace,
     TraceEntry,
 )
-from sourcerer.pipeline import aask, ask
+from sourcerer.pipeline import aask, ask, astream
 from sourcerer.retrieval import embed_retriever, hybrid_retriever, keyword_retriever
 
 __version__ = "0.1.0"
@@ -46,6 +46,7 @@ __all__ = [
     "VerificationUnavailable",
     "aask",
     "ask",
+    "astream",
     "embed_retriever",
     "hybrid_retriever",
     "keyword_retriever",

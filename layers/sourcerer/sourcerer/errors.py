@@ -135,3 +135,8 @@ class DocumentConflict(SourcererError):
 
 class RejectedObject(SourcererError):
     """An uploaded object cannot be ingested (bad key layout, unknown tenant, over quota); the reason says why."""
+
+
+class ClientGone(SourcererError):
+    """The client of a streamed answer went away before its last words: the answer stops and its charge is given
+    back (nobody reads the status it gets)."""

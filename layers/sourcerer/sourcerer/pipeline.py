@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any, Literal
 
 from sourcerer.citations import enforce, groundedness
@@ -16,13 +16,11 @@ from sourcerer.injection import as_plain_text, is_instruction
 from sourcerer.models import Answer, Passage, Trace, TraceEntry
 from sourcerer.reading import load_reader
 from sourcerer.retrieval.base import call_retriever
-from sourcerer.retrieval.embedders import local_embedder
 from sourcerer.retrieval.hybrid import hybrid_retriever
 from sourcerer.settings import get_settings
-from sourcerer.synthesis.draft import Draft, read_draft
-from sourcerer.synthesis.extractive import ExtractiveSynthesizer
-from sourcerer.synthesis.prompt import build_messages
-from sourcerer.synthesis.providers import ChatProvider, ask_for_json, chat_chain_from_env, make_provider
+from sourcerer.streaming import DraftGate, OnEvent, Stream, may_stream_early
+from sourcerer.synthesis.chain import resolve_chain, synthesize
+from sourcerer.synthesis.providers import ChatProvider
 from sourcerer.verify import (
     Judge,
     LocalJudge,
@@ -43,8 +41,9 @@ VERIFY_MODES: tuple[Any, ...] = (False, True, "strict", "partial")
 
 
 class _Clock:
-    def __init__(self, trace: Trace) -> None:
+    def __init__(self, trace: Trace, stream: Stream | None = None) -> None:
         self.trace = trace
+        self.stream = stream
         self.t0 = time.perf_counter()
 
     def stage(self, name: str, started: float, **fields: Any) -> TraceEntry:
@@ -55,24 +54,9 @@ class _Clock:
     def finish(self, answer: Answer) -> Answer:
         self.trace.total_ms = round((time.perf_counter() - self.t0) * 1000, 3)
         answer.trace = self.trace
+        if self.stream is not None:  # the rest of a streamed answer, then its `done` event
+            self.stream.finish(answer)
         return answer
-
-
-def resolve_chain(chat: Any) -> tuple[list[ChatProvider], bool]:
-    """(LLM providers to try in order, whether the extractive synthesiser answers last)."""
-    extractive_last = get_settings().extractive_fallback
-    if chat is None:
-        providers, extractive = chat_chain_from_env()
-        return providers, extractive and extractive_last
-    if chat == "extractive":
-        return [], True
-    if isinstance(chat, str):
-        return [make_provider(chat)], extractive_last
-    if isinstance(chat, (list, tuple)):
-        return [make_provider(c) if isinstance(c, str) else c for c in chat], extractive_last
-    if isinstance(chat, ChatProvider):
-        return [chat], extractive_last
-    raise ConfigurationError(f"chat must be None, 'extractive', a provider name or a provider object, not {chat!r}")
 
 
 DEFAULT_MIN_SCORE = 0.2
@@ -95,14 +79,6 @@ def retrieval_floor(min_score: float | None, providers: Sequence[ChatProvider], 
     return 0.0 if not providers and extractive_last and load_reader() is not None else DEFAULT_MIN_SCORE
 
 
-async def _synthesize_llm(provider: ChatProvider, messages: list[dict]) -> Draft:
-    """One provider: transient errors retried inside `with_retries`; a malformed reply is retried once."""
-    draft, usage, attempts = await ask_for_json(provider, messages, lambda data: read_draft(data, provider.name))
-    draft.usage = usage
-    draft.detail["attempts"] = attempts
-    return draft
-
-
 async def _judged(chosen: Judge, claims: Any, grounded: Sequence[Passage], each: bool = False) -> Any:
     """A judge's verdicts; an LLM judge gets `SOURCERER_JUDGE_DEADLINE_S`, then counts as failed (the local judge
     takes over unless the caller chose the judge). `each`: the local judge rules claim by claim (partial answers;
@@ -114,40 +90,6 @@ async def _judged(chosen: Judge, claims: Any, grounded: Sequence[Passage], each:
         return await asyncio.wait_for(chosen.judge(claims, grounded), timeout=deadline)
     except TimeoutError as exc:
         raise TransientProviderError(f"{chosen.name}: no verdict within {deadline:g} s") from exc
-
-
-async def synthesize(
-    question: str,
-    passages: Sequence[Passage],
-    providers: Sequence[ChatProvider],
-    extractive_last: bool,
-    history: Sequence[dict] | None = None,
-) -> tuple[Draft, list[str]]:
-    """Run the fallback chain. Returns the first usable draft and notes on the providers that failed."""
-    notes: list[str] = []
-    if providers:
-        messages = build_messages(question, passages, history)
-        deadline = asyncio.get_running_loop().time() + get_settings().llm_deadline_s
-        for provider in providers:
-            left = deadline - asyncio.get_running_loop().time()
-            if left <= 0:
-                notes.append(f"{provider.name} skipped: the LLM deadline ({get_settings().llm_deadline_s:g} s) has passed")
-                continue
-            try:
-                draft = await asyncio.wait_for(_synthesize_llm(provider, messages), timeout=left)
-                if notes:  # an earlier provider failed: say so where the provider is named
-                    draft.provider = f"{draft.provider} (fallback)"
-                return draft, notes
-            except TimeoutError:
-                notes.append(f"{provider.name} did not answer within the LLM deadline, next provider")
-            except (ProviderError, MalformedReply) as exc:
-                notes.append(f"{provider.name} failed, next provider: {exc}")
-    if extractive_last:
-        draft = ExtractiveSynthesizer(local_embedder(), reader=load_reader()).synthesize(question, passages)
-        if providers:  # every configured model failed or ran out of time
-            draft.provider = "extractive fallback"
-        return draft, notes
-    raise ProviderError("every chat provider failed and the extractive fallback is disabled: " + "; ".join(notes))
 
 
 async def aask(
@@ -163,11 +105,14 @@ async def aask(
     chat: Any = None,
     judge: Any = None,
     min_groundedness: float | None = None,
+    on_event: OnEvent | None = None,
 ) -> Answer:
     """Answer `question` from passages, a retriever or a grounding endpoint — with enforced citations — or
-    refuse with a reason. See `sourcerer.ask` for the parameters."""
+    refuse with a reason. See `sourcerer.ask` for the parameters; `on_event` receives the events of a streamed
+    answer (see `astream`)."""
     trace = Trace()
-    clock = _Clock(trace)
+    stream = Stream(on_event) if on_event is not None else None
+    clock = _Clock(trace, stream)
     if verify not in VERIFY_MODES:
         raise ConfigurationError("verify must be False, True, 'strict' or 'partial'")
     if not isinstance(question, str) or not question.strip():
@@ -231,6 +176,8 @@ async def aask(
         hits = [h for h in hits if h not in addressing]
         best = max((h.score for h in hits if h.score is not None), default=None)
         trace.notes.append(f"{len(addressing)} passage(s) that only give instructions were set aside (source text is data)")
+    if stream is not None:
+        stream.retrieve(hits)
     if not hits:
         return clock.finish(Answer.refusal("not_in_sources", via=via))
     floor = retrieval_floor(min_score, providers, extractive_last)
@@ -241,7 +188,12 @@ async def aask(
     started = time.perf_counter()
     # With history, the extractive synthesiser needs the standalone query (it has no conversation memory);
     # an LLM gets the original follow-up plus the conversation.
-    draft, notes = await synthesize(query if turns and not providers else question, grounded, providers, extractive_last, turns)
+    # a streamed answer shows an LLM's sentences as they come only where nothing decided later can take them back
+    early = stream is not None and verify in (False, True) and min_groundedness is None and may_stream_early(grounded)
+    gate = DraftGate(stream, grounded) if early and stream is not None else None
+    draft, notes = await synthesize(
+        query if turns and not providers else question, grounded, providers, extractive_last, turns, gate
+    )
     trace.notes.extend(notes)
     if draft.detail.get("decided_by") == "lexical model":
         trace.notes.append(
@@ -332,6 +284,33 @@ def _unfaithful(answer: Answer, common: dict[str, Any], trace: Trace) -> Answer:
     return refusal
 
 
+async def astream(question: str, **kwargs: Any) -> AsyncIterator[dict[str, Any]]:
+    """`aask` as a stream of events (`sourcerer.streaming`): `retrieve`, `citation`, `delta`, `verdict`, `reset`,
+    and last `done`, whose `answer` is what `aask` returns for the same request. An LLM's answer is shown while it
+    is written where the rules of a whole answer can be checked on a prefix; strict and partial verification show
+    each claim only after its verdict."""
+    queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    task = asyncio.ensure_future(aask(question, on_event=queue.put_nowait, **kwargs))
+    try:
+        while True:
+            getter = asyncio.ensure_future(queue.get())
+            await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+            if not getter.done():  # the work ended with nothing left to say: an exception, raised here
+                getter.cancel()
+                task.result()
+                if queue.empty():
+                    break
+                continue
+            event = getter.result()
+            yield event
+            if event["event"] == "done":
+                break
+        await task
+    finally:
+        if not task.done():  # the consumer stopped early: stop the work too
+            task.cancel()
+
+
 def ask(question: str, **kwargs: Any) -> Answer:
     """Answer `question` with enforced citations, or refuse with a reason.
 
@@ -359,4 +338,4 @@ def ask(question: str, **kwargs: Any) -> Answer:
         return pool.submit(asyncio.run, coroutine).result()
 
 
-__all__ = ["aask", "ask"]
+__all__ = ["aask", "ask", "astream"]

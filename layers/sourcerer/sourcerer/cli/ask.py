@@ -122,11 +122,35 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         kwargs["chat"] = args.chat
     if args.judge:
         kwargs["judge"] = args.judge
+    if args.stream:
+        return _stream(args.question, kwargs, args.json)
     answer = ask(args.question, **kwargs)
     if args.json:
         print(json.dumps(answer.model_dump(mode="json"), ensure_ascii=False, indent=2))
     else:
         print(render(answer, question=args.question))
+    return 0
+
+
+def _stream(question: str, kwargs: dict[str, Any], as_json: bool) -> int:
+    """`ask --stream`: the answer printed as it is made (with --json, one event per line), then its citations."""
+    import asyncio
+
+    from sourcerer.pipeline import astream
+    from sourcerer.streaming import event_json
+
+    async def run() -> None:
+        async for event in astream(question, **kwargs):
+            if as_json:
+                print(json.dumps(event_json(event), ensure_ascii=False), flush=True)
+            elif event["event"] == "delta":
+                print(event["text"], end="", flush=True)
+            elif event["event"] == "reset":
+                print("\n   (the text above is withdrawn; the answer follows)", flush=True)
+            elif event["event"] == "done":
+                print("\n" + "\n".join(render(event["answer"]).splitlines()[1:]))
+
+    asyncio.run(run())
     return 0
 
 
@@ -245,7 +269,13 @@ def register(sub: Any) -> None:
         metavar="FILE",
         help='the conversation so far, for a follow-up: a JSON list of {"role": "user"|"assistant", "text": ...}',
     )
-    ask_p.add_argument("--json", action="store_true", help="print the full answer as JSON")
+    ask_p.add_argument("--json", action="store_true", help="print the full answer as JSON (with --stream: one event per line)")
+    ask_p.add_argument(
+        "--stream",
+        action="store_true",
+        help="print the answer as it is made: an LLM's sentences as they are written and checked; with strict or "
+        "partial verification, each claim after its verdict",
+    )
     index_options(ask_p)
     ask_p.set_defaults(func=_cmd_ask)
 

@@ -5,6 +5,7 @@ Lambda function includes only its own; `build_app()` with no argument includes t
 Routes are thin: one dependency (`caller`) authenticates, the use case runs in `sourcerer.service`, and the
 route returns its response model, so the OpenAPI spec documents every body. Exceptions become HTTP in exactly
 one place, the `STATUS` table; anything not in it is a logged 500 that carries a request id and no internals.
+It is long (about 450 lines) because every route of the API lives here, so the spec is built from one module.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from sourcerer.errors import (
     UpgradeRequired,
     storage_failure,
 )
+from sourcerer.http.events import EVENT_SINK, EVENT_STREAM, sse, wants_events
 from sourcerer.http.resolver import ConcurrentRestResolver, cors_from
 from sourcerer.http.statuses import ERRORS, STATUS, status_of  # noqa: F401 - STATUS: the table, for readers of this module
 from sourcerer.ledger.base import FindingStatus
@@ -197,9 +199,33 @@ answers = Router()
     responses=responses(AnswerResponse, 400, 401, 402, 403, 415, 422, 429, 503),
 )
 def post_answer(
-    request: Annotated[AnswerRequest, Body()], call: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None
-) -> AnswerResponse:
-    return get_service().answer(call.ctx, x_scope or scope, request, call.request_id)
+    request: Annotated[AnswerRequest, Body()],
+    call: Caller,
+    x_scope: ScopeHeader = None,
+    scope: ScopeQuery = None,
+    accept: Annotated[
+        str | None,
+        Header(
+            alias="Accept",
+            description="text/event-stream: the answer as server-sent events (retrieve, citation, delta, verdict, "
+            "reset, then done with this response), shown as it is made on sourcerer serve",
+        ),
+    ] = None,
+) -> AnswerResponse | str:  # str: the events' text (a Response of text/event-stream)
+    service = get_service()
+    if not wants_events(accept):
+        return service.answer(call.ctx, x_scope or scope, request, call.request_id)
+    sink, sent = EVENT_SINK.get(), []
+
+    def send(event: dict[str, Any]) -> None:
+        sent.append(sse(event))
+        if sink is not None:
+            sink(sent[-1])
+
+    service.answer(call.ctx, x_scope or scope, request, call.request_id, on_event=send)
+    return Response(  # type: ignore[return-value] - the same answer as events; its body validates as text
+        status_code=200, content_type=EVENT_STREAM, body="".join(sent), headers={"Cache-Control": "no-cache"}
+    )
 
 
 @answers.get(

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import parse_qsl
 
+from sourcerer.http.events import wants_events
 from sourcerer.http.resolver import API_HEADERS, PAGE_HEADERS
 
 log = logging.getLogger("sourcerer.http.serve")
@@ -154,16 +155,19 @@ def make_wsgi_app(background_embedding: bool = True) -> Callable[[dict[str, Any]
             return _reply(
                 start_response, 400, _error_body("invalid_body", f"the body is not valid UTF-8 ({exc.reason} at byte {exc.start})")
             )
+        headers = _headers(environ)
         event = to_event(
             environ["REQUEST_METHOD"],
             # the path as sent (still percent-encoded), as the standard library server passed it: PATH_INFO is
             # decoded as latin-1, which turns a UTF-8 document id into mojibake that no route matches
             (environ.get("RAW_URI") or environ.get("PATH_INFO") or "/").partition("?")[0],
-            _headers(environ),
+            headers,
             text,
             environ.get("REMOTE_ADDR", "127.0.0.1"),
             environ.get("QUERY_STRING", ""),
         )
+        if event["httpMethod"] == "POST" and event["path"] == "/v1/answer" and wants_events(headers.get("Accept")):
+            return _streamed(app, event, start_response, environ.get("gunicorn.socket"))
         try:
             result = app.resolve(event, LocalContext())
         except Exception:  # noqa: BLE001 - never a stack trace to a client; the operator gets it
@@ -176,6 +180,74 @@ def make_wsgi_app(background_embedding: bool = True) -> Callable[[dict[str, Any]
         return _reply(start_response, result["statusCode"], body, headers, head=environ["REQUEST_METHOD"] == "HEAD")
 
     return application
+
+
+def _peer_closed(sock: Any) -> bool:
+    """Whether the client closed its end: the socket reads as at its end (a pipelined request would read as data)."""
+    import select
+    import socket
+
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+        return bool(readable) and sock.recv(1, socket.MSG_PEEK) == b""
+    except (OSError, ValueError):
+        return True
+
+
+def _streamed(app: Any, event: dict[str, Any], start_response: StartResponse, sock: Any = None) -> Iterable[bytes]:
+    """A streamed answer: the resolver runs in a thread whose route hands each event over as it is made
+    (`EVENT_SINK`). Until the first event, nothing is sent, so a refused request (401, 402, 422, ...) is answered
+    with its status and JSON error as usual; after it, the response is `text/event-stream`, and a failure is an
+    `error` event. A client that leaves before the answer's last words stops it (the next event finds the socket
+    closed and raises `ClientGone`), so it is not billed for what it did not receive."""
+    import queue
+
+    from sourcerer.errors import ClientGone
+    from sourcerer.http.events import EVENT_SINK, EVENT_STREAM, sse
+
+    pieces: queue.Queue[str | None] = queue.Queue()
+    gone = threading.Event()
+    outcome: dict[str, Any] = {}
+
+    def sink(text: str) -> None:
+        if gone.is_set() or (sock is not None and _peer_closed(sock)):
+            raise ClientGone("the client of this streamed answer disconnected")
+        pieces.put(text)
+
+    def run() -> None:
+        EVENT_SINK.set(sink)  # this thread's own context: only this request's route sees it
+        try:
+            outcome["result"] = app.resolve(event, LocalContext())
+        except Exception:  # noqa: BLE001 - never a stack trace to a client; the operator gets it
+            log.exception("streamed POST /v1/answer failed")
+        finally:
+            pieces.put(None)
+
+    threading.Thread(target=run, name="sourcerer-stream", daemon=True).start()
+    first = pieces.get()
+    result = outcome.get("result")
+    if first is None:  # refused before any event: the resolver's reply, as for any request
+        if result is None:
+            return _reply(start_response, 500, _error_body("internal", "internal error"))
+        headers = {k: v[-1] for k, v in (result.get("multiValueHeaders") or {}).items()}
+        return _reply(start_response, result["statusCode"], result.get("body") or "", headers)
+    stream_headers = {"Content-Type": f"{EVENT_STREAM}; charset=utf-8", "Cache-Control": "no-cache", **API_HEADERS}
+    start_response("200 OK", list(stream_headers.items()))
+
+    def body() -> Iterable[bytes]:
+        try:
+            item: str | None = first
+            while item is not None:
+                yield item.encode("utf-8")
+                item = pieces.get()
+            final = outcome.get("result")
+            if final is None or final["statusCode"] >= 400:  # failed after it began: said in the stream
+                error = json.loads(final["body"]) if final is not None else _error_body("internal", "internal error")
+                yield sse({"event": "error", **error}).encode("utf-8")
+        finally:
+            gone.set()
+
+    return body()
 
 
 DOCS = {  # the playground, the API docs page and its vendored Swagger UI (http/docs/README.md): path -> (file, type)

@@ -4,6 +4,7 @@ means in the OpenAPI spec. The most specific class in an exception's MRO wins; a
 from __future__ import annotations
 
 from sourcerer.errors import (
+    ClientGone,
     ConfigurationError,
     DocumentConflict,
     Forbidden,
@@ -29,6 +30,7 @@ STATUS: dict[type[Exception], tuple[int, str]] = {
     NotFound: (404, "not_found"),
     DocumentConflict: (409, "conflict"),
     QuotaExceeded: (429, "quota_exceeded"),
+    ClientGone: (499, "client_gone"),  # nginx's "client closed request": logged, sent to nobody
     ProviderError: (503, "backend_unavailable"),
     StorageFull: (507, "insufficient_storage"),
     ConfigurationError: (503, "configuration_error"),

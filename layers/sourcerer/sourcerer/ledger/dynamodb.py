@@ -1,4 +1,5 @@
-"""The ledger on one DynamoDB table.
+"""The ledger on one DynamoDB table (about 450 lines: one class implements every role of the `Ledger` port, so
+the table's whole layout, below, is read in one place).
 
 | item | pk | sk | attributes |
 |---|---|---|---|

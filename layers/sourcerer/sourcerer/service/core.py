@@ -1,6 +1,7 @@
 """The service's use cases, shared by the Lambda handlers, `sourcerer serve` and the CLI: authenticate,
 authorise, meter, act, answer with response models. Nothing here knows about HTTP or Lambda events: failures
-are the typed exceptions of `sourcerer.errors`, which each transport maps in one place.
+are the typed exceptions of `sourcerer.errors`, which each transport maps in one place. It is long (about 460 lines): every
+use case is a method of the one `Service`, so each is found, metered and authorised the same way.
 
 Every metered use case runs inside `Meter.metered`, so a request that fails for any reason the client did not
 cause gives its quota back and leaves no usage record.
@@ -34,6 +35,7 @@ from sourcerer.retrieval.rerank import CANDIDATES as RERANK_CANDIDATES
 from sourcerer.retrieval.rerank import Reranker, make_reranker, rerank_hits
 from sourcerer.service.billing import AnswerPlan, Charge, Meter, Prices, plan_answer, rerank_skipped
 from sourcerer.service.cache import AnswerCache, Lookup, degraded
+from sourcerer.service.events import AnswerEvents, Send
 from sourcerer.service.handoffs import deliver
 from sourcerer.service.schemas import (
     AnswerLookup,
@@ -263,7 +265,16 @@ class Service:
             context=_echo(ctx, scopes),
         )
 
-    def answer(self, ctx: Context, scope: str | None, request: AnswerRequest, request_id: str | None = None) -> AnswerResponse:
+    def answer(
+        self,
+        ctx: Context,
+        scope: str | None,
+        request: AnswerRequest,
+        request_id: str | None = None,
+        on_event: Send | None = None,
+    ) -> AnswerResponse:
+        """A cited answer or a refusal, logged and billed; with `on_event`, streamed as it is made
+        (`sourcerer.service.events`), its last event the response itself."""
         ctx.require("read")
         if not ctx.tier.answer_access:
             raise UpgradeRequired(f"answers need the pro tier; this tenant is on {ctx.tier.name}", required_tier="pro")
@@ -271,6 +282,7 @@ class Service:
             raise InvalidRequest("this tenant keeps no text (store_text: false), and a hand-off is text for a person: ask without handoff")
         scopes = ctx.narrow(scope)
         retriever = _ScopedRetriever(self, ctx, scopes, request)
+        events = AnswerEvents(on_event, lambda: retriever.hits) if on_event is not None else None
         plan = plan_answer(request, self.prices, reranker=self.active_reranker)
         with self.meter.metered(ctx, "POST /v1/answer", request_id, "queries", 1) as charge, tally() as spent:
             started = time.perf_counter()
@@ -281,6 +293,8 @@ class Service:
                     TraceEntry(stage="cache", ms=round((time.perf_counter() - started) * 1000, 3), detail={"match": lookup.match})
                 )
                 answer.trace.total_ms = answer.trace.stages[-1].ms
+                if events is not None:
+                    events.replay(answer, hits)
             else:
                 # ask() searches through the retriever, so a follow-up is searched as its standalone rewrite
                 answer = ask(
@@ -293,6 +307,7 @@ class Service:
                     chat=plan.chat,
                     judge=plan.judge,
                     min_groundedness=request.min_groundedness,
+                    on_event=events.library if events is not None else None,
                 )
                 hits = retriever.hits
                 answer.trace.cache = "miss" if context is not None else "off"
@@ -318,7 +333,7 @@ class Service:
                     self.clock(),
                 )
         handed = self._hand_off(ctx, scopes, request, answer, hits, record) if request.handoff else None
-        return AnswerResponse(
+        response = AnswerResponse(
             answer_id=record.answer_id,
             answer=answer_body(answer),
             hits=hit_views(hits),
@@ -326,6 +341,9 @@ class Service:
             context=_echo(ctx, scopes),
             handoff=handed.bundle if handed is not None else None,
         )
+        if events is not None:
+            events.done(response)
+        return response
 
     def _hand_off(
         self, ctx: Context, scopes: list[str], request: AnswerRequest, answer: Answer, hits: list[Hit], record: AnswerRecord

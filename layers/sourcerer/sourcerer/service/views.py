@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from sourcerer.ledger.base import AnswerRecord, Finding, HandoffRecord, LoggedCitation, new_answer_id, sha256_of
-from sourcerer.models import Answer
+from sourcerer.models import Answer, Citation
 from sourcerer.service.schemas import AnswerBody, CitationView, FindingView, HandoffView, HitView, LoggedAnswer, NotAudited
 from sourcerer.service.tenancy import Context
 from sourcerer.store.models import Hit
@@ -16,25 +16,27 @@ def hit_views(hits: list[Hit]) -> list[HitView]:
     return [HitView.model_validate(h.model_dump()) for h in hits]
 
 
+def citation_view(c: Citation) -> CitationView:
+    """A citation as the API shows it: where and what it quotes, with its receipt (not the whole chunk again)."""
+    return CitationView(
+        index=c.index,
+        unit_id=c.unit_id,
+        source_uri=c.source_uri,
+        label=c.label,
+        locator=c.locator,
+        quote=c.quote,
+        quote_spans=c.quote_spans,
+        receipt=c.receipt,
+        answer_spans=c.answer_spans,
+    )
+
+
 def answer_body(answer: Answer) -> AnswerBody:
     return AnswerBody(
         text=answer.answer,
         refused=answer.refused,
         reason=answer.reason,
-        citations=[
-            CitationView(
-                index=c.index,
-                unit_id=c.unit_id,
-                source_uri=c.source_uri,
-                label=c.label,
-                locator=c.locator,
-                quote=c.quote,
-                quote_spans=c.quote_spans,
-                receipt=c.receipt,
-                answer_spans=c.answer_spans,
-            )
-            for c in answer.citations
-        ],
+        citations=[citation_view(c) for c in answer.citations],
         faithfulness=answer.faithfulness,
         nli_faithfulness=answer.groundedness,
         extractive=answer.extractive,

@@ -19,8 +19,8 @@ Rules:
 - If the sources do not contain the answer, decline: set "refused" to true and explain briefly.
 - Be concise. Do not use outside knowledge.
 
-Reply with one JSON object and nothing else:
-{"answer": "<answer with inline [n] markers>", "citations": [<numbers of the sources you used>], "refused": <true|false>}"""
+Reply with one JSON object and nothing else, its keys in this order:
+{"refused": <true|false>, "citations": [<numbers of the sources you used>], "answer": "<answer with inline [n] markers>"}"""
 
 
 _FENCE_TAG = re.compile(r"<(\s*/?\s*)(source)", re.IGNORECASE)

@@ -11,7 +11,7 @@ import asyncio
 import json
 import random
 import re
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, runtime_checkable
 
@@ -29,6 +29,14 @@ class ChatReply:
     usage: dict[str, float] = field(default_factory=dict)
 
 
+@dataclass
+class ChatDelta:
+    """A piece of a streamed reply: its text, and the usage where the provider reports it (the last piece)."""
+
+    text: str = ""
+    usage: dict[str, float] = field(default_factory=dict)
+
+
 @runtime_checkable
 class ChatProvider(Protocol):
     """A chat model. `name` is what `Answer.provider` reports, e.g. `openai:<model>`."""
@@ -36,6 +44,13 @@ class ChatProvider(Protocol):
     name: str
 
     async def complete(self, messages: list[dict[str, str]]) -> ChatReply: ...
+
+
+@runtime_checkable
+class StreamingChatProvider(ChatProvider, Protocol):
+    """A chat model that can also stream its reply as it writes it (`sourcerer.streaming` shows it early)."""
+
+    def stream(self, messages: list[dict[str, str]]) -> AsyncIterator[ChatDelta]: ...
 
 
 def _backoff_base() -> float:
@@ -116,18 +131,16 @@ class OpenAIChat:
         self.json_mode = json_mode
         self.name = f"openai:{self.model}"
 
-    async def complete(self, messages: list[dict[str, str]]) -> ChatReply:
+    def _payload(self, messages: list[dict[str, str]]) -> dict[str, Any]:
         payload: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": 0}
         if self.json_mode:
             payload["response_format"] = {"type": "json_object"}
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        try:
-            async with httpx.AsyncClient(timeout=self.timeout) as client:
-                response = await client.post(self.endpoint, json=payload, headers=headers)
-        except httpx.TimeoutException as exc:
-            raise TransientProviderError(f"{self.name}: timed out") from exc
-        except httpx.TransportError as exc:
-            raise TransientProviderError(f"{self.name}: connection failed: {exc}") from exc
+        return payload
+
+    def _headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
+    def _check(self, response: httpx.Response) -> None:
         if response.status_code == 429 or response.status_code >= 500:
             retry_after = response.headers.get("retry-after")
             raise TransientProviderError(
@@ -136,19 +149,56 @@ class OpenAIChat:
             )
         if response.status_code >= 400:
             raise ProviderError(f"{self.name}: HTTP {response.status_code}: {response.text[:300]}")
+
+    @staticmethod
+    def _usage(usage: dict[str, Any]) -> dict[str, float]:
+        return {
+            "input_tokens": float(usage.get("prompt_tokens", 0)),
+            "output_tokens": float(usage.get("completion_tokens", 0)),
+        }
+
+    async def complete(self, messages: list[dict[str, str]]) -> ChatReply:
+        try:
+            async with httpx.AsyncClient(timeout=self.timeout) as client:
+                response = await client.post(self.endpoint, json=self._payload(messages), headers=self._headers())
+        except httpx.TimeoutException as exc:
+            raise TransientProviderError(f"{self.name}: timed out") from exc
+        except httpx.TransportError as exc:
+            raise TransientProviderError(f"{self.name}: connection failed: {exc}") from exc
+        self._check(response)
         try:
             body = response.json()
             content = body["choices"][0]["message"]["content"]
         except (ValueError, KeyError, IndexError, TypeError) as exc:
             raise ProviderError(f"{self.name}: unexpected response shape") from exc
-        usage = body.get("usage") or {}
-        return ChatReply(
-            content=content or "",
-            usage={
-                "input_tokens": float(usage.get("prompt_tokens", 0)),
-                "output_tokens": float(usage.get("completion_tokens", 0)),
-            },
-        )
+        return ChatReply(content=content or "", usage=self._usage(body.get("usage") or {}))
+
+    async def stream(self, messages: list[dict[str, str]]) -> AsyncIterator[ChatDelta]:
+        """The reply as server-sent events (`stream: true`; the last chunk carries the usage)."""
+        payload = {**self._payload(messages), "stream": True, "stream_options": {"include_usage": True}}
+        try:
+            async with httpx.AsyncClient(timeout=self.timeout) as client:
+                async with client.stream("POST", self.endpoint, json=payload, headers=self._headers()) as response:
+                    if response.status_code >= 400:
+                        await response.aread()
+                        self._check(response)
+                    async for line in response.aiter_lines():
+                        if not line.startswith("data:"):
+                            continue  # comments, event names and the blank lines between events
+                        data = line[5:].strip()
+                        if data == "[DONE]":
+                            return
+                        try:
+                            chunk = json.loads(data)
+                            choices = chunk.get("choices") or []
+                            text = (choices[0].get("delta") or {}).get("content") or "" if choices else ""
+                        except (ValueError, AttributeError, IndexError, TypeError) as exc:
+                            raise ProviderError(f"{self.name}: unexpected stream chunk") from exc
+                        yield ChatDelta(text=text, usage=self._usage(chunk["usage"]) if chunk.get("usage") else {})
+        except httpx.TimeoutException as exc:
+            raise TransientProviderError(f"{self.name}: timed out") from exc
+        except httpx.TransportError as exc:
+            raise TransientProviderError(f"{self.name}: connection failed: {exc}") from exc
 
 
 class BedrockChat:
@@ -185,41 +235,86 @@ class BedrockChat:
             )
         return self._client
 
-    def _converse(self, messages: list[dict[str, str]]) -> ChatReply:
+    def _request(self, messages: list[dict[str, str]]) -> dict[str, Any]:
+        return {
+            "modelId": self.model,
+            "messages": [{"role": m["role"], "content": [{"text": m["content"]}]} for m in messages if m["role"] != "system"],
+            "system": [{"text": m["content"]} for m in messages if m["role"] == "system"],
+            "inferenceConfig": {"maxTokens": self.max_tokens, "temperature": 0},
+        }
+
+    def _call(self, operation: str, messages: list[dict[str, str]]) -> dict[str, Any]:
         from botocore.exceptions import BotoCoreError, ClientError
 
-        system = [{"text": m["content"]} for m in messages if m["role"] == "system"]
-        turns = [{"role": m["role"], "content": [{"text": m["content"]}]} for m in messages if m["role"] != "system"]
         try:
-            response = self.client.converse(
-                modelId=self.model,
-                messages=turns,
-                system=system,
-                inferenceConfig={"maxTokens": self.max_tokens, "temperature": 0},
-            )
+            return getattr(self.client, operation)(**self._request(messages))
         except ClientError as exc:
-            code = exc.response.get("Error", {}).get("Code", "")
-            if code in self._TRANSIENT:
-                raise TransientProviderError(f"{self.name}: {code}") from exc
-            raise ProviderError(f"{self.name}: {code or exc}") from exc
+            raise self._error(exc) from exc
         except BotoCoreError as exc:
             raise TransientProviderError(f"{self.name}: {exc}") from exc
+
+    def _error(self, exc: Any) -> ProviderError:
+        code = exc.response.get("Error", {}).get("Code", "")
+        if code in self._TRANSIENT:
+            return TransientProviderError(f"{self.name}: {code}")
+        return ProviderError(f"{self.name}: {code or exc}")
+
+    @staticmethod
+    def _usage(usage: dict[str, Any]) -> dict[str, float]:
+        return {"input_tokens": float(usage.get("inputTokens", 0)), "output_tokens": float(usage.get("outputTokens", 0))}
+
+    def _converse(self, messages: list[dict[str, str]]) -> ChatReply:
+        response = self._call("converse", messages)
         try:
             parts = response["output"]["message"]["content"]
             content = "".join(part.get("text", "") for part in parts)
         except (KeyError, TypeError) as exc:
             raise ProviderError(f"{self.name}: unexpected response shape") from exc
-        usage = response.get("usage", {})
-        return ChatReply(
-            content=content,
-            usage={
-                "input_tokens": float(usage.get("inputTokens", 0)),
-                "output_tokens": float(usage.get("outputTokens", 0)),
-            },
-        )
+        return ChatReply(content=content, usage=self._usage(response.get("usage", {})))
 
     async def complete(self, messages: list[dict[str, str]]) -> ChatReply:
         return await asyncio.to_thread(self._converse, messages)
+
+    async def stream(self, messages: list[dict[str, str]]) -> AsyncIterator[ChatDelta]:
+        """The reply through ConverseStream: `contentBlockDelta` events carry text, `metadata` the usage. boto3 reads
+        the event stream synchronously, so a thread reads it and hands each piece over."""
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[ChatDelta | BaseException | None] = asyncio.Queue()
+
+        def read() -> None:
+            from botocore.exceptions import BotoCoreError, ClientError
+
+            try:
+                for event in self._call("converse_stream", messages)["stream"]:
+                    if "contentBlockDelta" in event:
+                        text = event["contentBlockDelta"].get("delta", {}).get("text", "")
+                        loop.call_soon_threadsafe(queue.put_nowait, ChatDelta(text=text))
+                    elif "metadata" in event:
+                        usage = self._usage(event["metadata"].get("usage", {}))
+                        loop.call_soon_threadsafe(queue.put_nowait, ChatDelta(usage=usage))
+                    else:
+                        for name in ("throttlingException", "serviceUnavailableException", "modelStreamErrorException"):
+                            if name in event:  # an error inside the stream, after the response began
+                                raise TransientProviderError(f"{self.name}: {name}")
+                        if "validationException" in event or "internalServerException" in event:
+                            raise ProviderError(f"{self.name}: {next(iter(event))}")
+            except ClientError as exc:  # raised while the stream is read
+                loop.call_soon_threadsafe(queue.put_nowait, self._error(exc))
+            except BotoCoreError as exc:
+                loop.call_soon_threadsafe(queue.put_nowait, TransientProviderError(f"{self.name}: {exc}"))
+            except BaseException as exc:  # noqa: BLE001 - handed to the reader, which raises it
+                loop.call_soon_threadsafe(queue.put_nowait, exc)
+            finally:
+                loop.call_soon_threadsafe(queue.put_nowait, None)
+
+        reader = asyncio.ensure_future(asyncio.to_thread(read))
+        try:
+            while (item := await queue.get()) is not None:
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            await reader
 
 
 def make_provider(name: str) -> ChatProvider:

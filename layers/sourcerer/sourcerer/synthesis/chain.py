@@ -1,0 +1,113 @@
+"""The synthesis chain: LLM providers in order, each within the LLM deadline, then the extractive synthesiser —
+and, for a streamed answer, a provider that streams shows its reply while it writes (`sourcerer.streaming`)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+from sourcerer.errors import ConfigurationError, MalformedReply, ProviderError
+from sourcerer.models import Passage
+from sourcerer.reading import load_reader
+from sourcerer.retrieval.embedders import local_embedder
+from sourcerer.settings import get_settings
+from sourcerer.streaming import DraftGate
+from sourcerer.synthesis.draft import Draft, read_draft
+from sourcerer.synthesis.extractive import ExtractiveSynthesizer
+from sourcerer.synthesis.prompt import build_messages
+from sourcerer.synthesis.providers import (
+    ChatProvider,
+    StreamingChatProvider,
+    ask_for_json,
+    chat_chain_from_env,
+    json_object,
+    make_provider,
+)
+
+
+def resolve_chain(chat: Any) -> tuple[list[ChatProvider], bool]:
+    """(LLM providers to try in order, whether the extractive synthesiser answers last)."""
+    extractive_last = get_settings().extractive_fallback
+    if chat is None:
+        providers, extractive = chat_chain_from_env()
+        return providers, extractive and extractive_last
+    if chat == "extractive":
+        return [], True
+    if isinstance(chat, str):
+        return [make_provider(chat)], extractive_last
+    if isinstance(chat, (list, tuple)):
+        return [make_provider(c) if isinstance(c, str) else c for c in chat], extractive_last
+    if isinstance(chat, ChatProvider):
+        return [chat], extractive_last
+    raise ConfigurationError(f"chat must be None, 'extractive', a provider name or a provider object, not {chat!r}")
+
+
+async def _synthesize_llm(provider: ChatProvider, messages: list[dict]) -> Draft:
+    """One provider: transient errors retried inside `with_retries`; a malformed reply is retried once."""
+    draft, usage, attempts = await ask_for_json(provider, messages, lambda data: read_draft(data, provider.name))
+    draft.usage = usage
+    draft.detail["attempts"] = attempts
+    return draft
+
+
+async def _synthesize_streaming(provider: StreamingChatProvider, messages: list[dict], gate: DraftGate) -> Draft:
+    """One provider, streamed: the gate shows the reply's finished sentences while the model writes. A stream that
+    fails or ends unreadable is asked again as a whole reply (with its retries); the stream then shows the final
+    text after a reset if it differs from what was shown."""
+    raw, usage = "", {}
+    try:
+        async for delta in provider.stream(messages):
+            raw += delta.text
+            for key, value in delta.usage.items():
+                usage[key] = usage.get(key, 0.0) + value
+            gate.feed(raw)
+        draft = read_draft(json_object(raw), provider.name)
+    except (ProviderError, MalformedReply):
+        return await _synthesize_llm(provider, messages)
+    draft.usage = usage
+    draft.detail.update({"attempts": 1, "streamed": True})
+    return draft
+
+
+async def synthesize(
+    question: str,
+    passages: Sequence[Passage],
+    providers: Sequence[ChatProvider],
+    extractive_last: bool,
+    history: Sequence[dict] | None = None,
+    gate: DraftGate | None = None,
+) -> tuple[Draft, list[str]]:
+    """Run the fallback chain. Returns the first usable draft and notes on the providers that failed. With a
+    `gate` (a streamed answer), a provider that streams shows its reply while it writes."""
+    notes: list[str] = []
+    if providers:
+        messages = build_messages(question, passages, history)
+        deadline = asyncio.get_running_loop().time() + get_settings().llm_deadline_s
+        for provider in providers:
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0:
+                notes.append(f"{provider.name} skipped: the LLM deadline ({get_settings().llm_deadline_s:g} s) has passed")
+                continue
+            try:
+                if gate is not None and isinstance(provider, StreamingChatProvider):
+                    reply = _synthesize_streaming(provider, messages, gate)
+                else:
+                    reply = _synthesize_llm(provider, messages)
+                draft = await asyncio.wait_for(reply, timeout=left)
+                if notes:  # an earlier provider failed: say so where the provider is named
+                    draft.provider = f"{draft.provider} (fallback)"
+                return draft, notes
+            except TimeoutError:
+                notes.append(f"{provider.name} did not answer within the LLM deadline, next provider")
+            except (ProviderError, MalformedReply) as exc:
+                notes.append(f"{provider.name} failed, next provider: {exc}")
+    if extractive_last:
+        draft = ExtractiveSynthesizer(local_embedder(), reader=load_reader()).synthesize(question, passages)
+        if providers:  # every configured model failed or ran out of time
+            draft.provider = "extractive fallback"
+        return draft, notes
+    raise ProviderError("every chat provider failed and the extractive fallback is disabled: " + "; ".join(notes))
+
+
+__all__ = ["resolve_chain", "synthesize"]
