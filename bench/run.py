@@ -24,6 +24,7 @@ from bench import (
     scale,
     service,
     speed,
+    streaming,
     verification,
 )
 
@@ -49,6 +50,7 @@ def main() -> None:
     audit.run(50 if quick else 600)
     load.run(5 if quick else 60, 50 if quick else 300, 1 if quick else 5)
     cache.run()
+    streaming.run(2 if quick else 6)
     capacity.main([])  # reads service.json, so it runs after the service benchmark
     # OPENSEARCH_URL, else embedded nodes (tools/opensearch; skipped without Java)
     opensearch_parity.main(["--docs", "200", "--queries", "30"] if quick else [])
