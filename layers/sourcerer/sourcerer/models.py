@@ -168,6 +168,22 @@ class Faithfulness(BaseModel):
     )
 
 
+class FieldAnswer(BaseModel):
+    """One string of a structured answer: its text with markers, or a refusal with its reason."""
+
+    path: str = Field(description="where it sits in the object: name, name[0], parent.name")
+    text: str | None = Field(description="the value with inline [n] markers; null when refused")
+    refused: bool
+    reason: str | None = None
+    citations: list[Citation] = Field(default_factory=list, description="answer_spans are offsets into `text`")
+    faithfulness: Faithfulness | None = None
+
+
+class Structured(BaseModel):
+    data: dict[str, Any] = Field(description="the object in the requested shape; refused fields are null")
+    fields: list[FieldAnswer]
+
+
 class TraceEntry(BaseModel):
     model_config = ConfigDict(extra="allow")
 
@@ -232,6 +248,9 @@ class Answer(BaseModel):
     extractive: bool = False
     trace: Trace = Field(default_factory=Trace)
     passages: list[Passage] = Field(default_factory=list, exclude=True, repr=False)
+    structured: Structured | None = Field(
+        default=None, description="ask(schema=...): the object (`data`) and each field's answer (`fields`)"
+    )
 
     @classmethod
     def refusal(cls, reason: str, **kwargs: Any) -> Answer:

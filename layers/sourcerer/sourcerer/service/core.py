@@ -278,6 +278,8 @@ class Service:
         ctx.require("read")
         if not ctx.tier.answer_access:
             raise UpgradeRequired(f"answers need the pro tier; this tenant is on {ctx.tier.name}", required_tier="pro")
+        if on_event is not None and request.response_schema is not None:
+            raise InvalidRequest("a structured answer (response_schema) is not streamed: ask without Accept: text/event-stream")
         if request.handoff and not ctx.settings.store_text:
             raise InvalidRequest("this tenant keeps no text (store_text: false), and a hand-off is text for a person: ask without handoff")
         scopes = ctx.narrow(scope)
@@ -308,6 +310,7 @@ class Service:
                     judge=plan.judge,
                     min_groundedness=request.min_groundedness,
                     on_event=events.library if events is not None else None,
+                    schema=request.response_schema,
                 )
                 hits = retriever.hits
                 answer.trace.cache = "miss" if context is not None else "off"
@@ -405,7 +408,7 @@ class Service:
     ) -> tuple[tuple[Answer, list[Hit]] | None, str | None, Lookup | None]:
         """(the cached answer and its hits, or None; the cache context, or None when the cache is off for this
         request; the lookup, whose question vector a miss stores)."""
-        if not get_settings().answer_cache or request.history or not ctx.settings.store_text:
+        if not get_settings().answer_cache or request.history or request.response_schema or not ctx.settings.store_text:  # noqa: E501
             return None, None, None  # follow-ups depend on their turns; hash-only tenants keep no answer text anywhere
         context = self.cache.context(ctx, scopes, request, plan, self._top_k(ctx, request))
         lookup = self.cache.lookup(ctx, context, request.q, self.clock())

@@ -180,6 +180,11 @@ class AnswerRequest(Query):
     min_groundedness: float | None = Field(
         default=None, ge=0.0, le=1.0, description="refuse (no_citation) when fewer of the answer's sentences are cited"
     )
+    response_schema: dict[str, Any] | None = Field(
+        default=None,
+        description="a JSON Schema object of strings (lists of strings, nested objects): the answer comes back in "
+        "that shape (answer.structured), each string with its own enforced [n] markers, or null where refused",
+    )
     handoff: bool = Field(
         default=False,
         description="on a refusal, or a partial answer with removed claims: store a hand-off for a person (GET "
@@ -307,6 +312,23 @@ class CitationView(BaseModel):
     answer_spans: list[tuple[int, int]] = Field(description="[start, end) of each marker of this citation in `text`")
 
 
+class FieldView(BaseModel):
+    """One string of a structured answer: its text with [n] markers that number its own citations, or null and
+    the reason it was refused."""
+
+    path: str
+    text: str | None
+    refused: bool
+    reason: str | None
+    citations: list[CitationView]
+    faithfulness: Faithfulness | None
+
+
+class StructuredView(BaseModel):
+    data: dict[str, Any] = Field(description="the object in the requested shape; refused fields are null")
+    fields: list[FieldView]
+
+
 class AnswerBody(BaseModel):
     text: str = Field(description="the answer with [n] markers, or the refusal message")
     refused: bool
@@ -318,6 +340,7 @@ class AnswerBody(BaseModel):
     )
     extractive: bool
     provider: str
+    structured: StructuredView | None = Field(default=None, description="with response_schema: the answer in that shape")
 
 
 class AnswerResponse(BaseModel):

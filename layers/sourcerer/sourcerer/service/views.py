@@ -6,8 +6,18 @@ from __future__ import annotations
 from typing import Any
 
 from sourcerer.ledger.base import AnswerRecord, Finding, HandoffRecord, LoggedCitation, new_answer_id, sha256_of
-from sourcerer.models import Answer, Citation
-from sourcerer.service.schemas import AnswerBody, CitationView, FindingView, HandoffView, HitView, LoggedAnswer, NotAudited
+from sourcerer.models import Answer, Citation, Structured
+from sourcerer.service.schemas import (
+    AnswerBody,
+    CitationView,
+    FieldView,
+    FindingView,
+    HandoffView,
+    HitView,
+    LoggedAnswer,
+    NotAudited,
+    StructuredView,
+)
 from sourcerer.service.tenancy import Context
 from sourcerer.store.models import Hit
 
@@ -31,6 +41,23 @@ def citation_view(c: Citation) -> CitationView:
     )
 
 
+def structured_view(structured: Structured) -> StructuredView:
+    return StructuredView(
+        data=structured.data,
+        fields=[
+            FieldView(
+                path=f.path,
+                text=f.text,
+                refused=f.refused,
+                reason=f.reason,
+                citations=[citation_view(c) for c in f.citations],
+                faithfulness=f.faithfulness,
+            )
+            for f in structured.fields
+        ],
+    )
+
+
 def answer_body(answer: Answer) -> AnswerBody:
     return AnswerBody(
         text=answer.answer,
@@ -41,6 +68,7 @@ def answer_body(answer: Answer) -> AnswerBody:
         nli_faithfulness=answer.groundedness,
         extractive=answer.extractive,
         provider=answer.provider,
+        structured=structured_view(answer.structured) if answer.structured is not None else None,
     )
 
 

@@ -1,0 +1,198 @@
+"""Citations inside structured output: `ask(question, schema=...)` answers with an object of the caller's shape
+whose every string carries its own inline `[n]` markers, each enforced, verified and refused like a prose answer.
+
+The shape is a pydantic model or a JSON Schema: an object whose properties are strings, lists of strings or
+objects of the same kind (numbers and booleans cannot carry a citation, so they are refused as a schema error).
+Each string is a *field* with a path (`plan`, `steps[1]`, `contact.email`). The passages are retrieved once for
+the question; then:
+
+* an LLM fills the whole object in one JSON reply (the provider's JSON mode where it has one), and each field's
+  text becomes one draft;
+* without an LLM, the extractive synthesiser answers each field as its own question (the field's description,
+  or its name), so it fills what the passages state and refuses the rest; a list gets at most one item.
+
+Every field's draft then goes through the one answer pipeline over the same passages (`aask` with a fixed
+retriever): markers enforced (no valid marker: the field is refused, `no_citation`), verification per field
+(`verify="strict"` refuses the field, `"partial"` keeps its supported claims). The result is in
+`Answer.structured`: `data` (the object, refused fields null) and `fields` (each with its text, citations,
+refusal reason and faithfulness).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from sourcerer.errors import InvalidRequest
+from sourcerer.models import FieldAnswer, Passage, Structured
+from sourcerer.synthesis.prompt import SYSTEM_PROMPT, render_sources
+from sourcerer.synthesis.providers import ChatProvider, ChatReply, ask_for_json
+
+MAX_FIELDS = 50
+MAX_ITEMS = 10  # items of a list an LLM may fill
+
+
+class Leaf(BaseModel):
+    """A string the schema asks for: its path in the object, and what it is about."""
+
+    path: list[str | int]
+    question: str
+    is_list: bool = False
+
+
+def json_schema(schema: Any) -> dict[str, Any]:
+    """The JSON Schema of a pydantic model class, or a JSON Schema as given."""
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        return schema.model_json_schema()
+    if isinstance(schema, dict):
+        return schema
+    raise InvalidRequest("schema must be a pydantic model class or a JSON Schema object")
+
+
+def leaves(schema: dict[str, Any]) -> list[Leaf]:
+    """Every string field of an object schema (`$ref`s to `$defs` followed), or `InvalidRequest` saying why not."""
+    defs = schema.get("$defs") or schema.get("definitions") or {}
+
+    def resolve(node: dict[str, Any]) -> dict[str, Any]:
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith(("#/$defs/", "#/definitions/")):
+            return resolve(defs.get(ref.rsplit("/", 1)[-1], {}))
+        options = [o for o in node.get("anyOf", []) if o.get("type") != "null"]  # Optional[X] is X
+        return resolve(options[0]) if len(options) == 1 and "type" not in node else node
+
+    found: list[Leaf] = []
+
+    def walk(node: dict[str, Any], path: list[str | int], about: str) -> None:
+        node = resolve(node)
+        kind = node.get("type")
+        described = node.get("description") or node.get("title") or about
+        if kind == "object" or "properties" in node:
+            properties = node.get("properties") or {}
+            if not properties:
+                raise InvalidRequest(f"{dotted(path) or 'the schema'}: an object needs properties")
+            for name, child in properties.items():
+                walk(child, [*path, name], _words(name))
+        elif kind == "string":
+            found.append(Leaf(path=path, question=_question(described)))
+        elif kind == "array" and resolve(node.get("items") or {}).get("type") == "string":
+            found.append(Leaf(path=path, question=_question(described), is_list=True))
+        else:
+            raise InvalidRequest(
+                f"{dotted(path) or 'the schema'}: only strings, lists of strings and objects of them can carry "
+                f"citations (got {kind or 'no type'})"
+            )
+        if len(found) > MAX_FIELDS:
+            raise InvalidRequest(f"a schema may ask for at most {MAX_FIELDS} fields")
+
+    if resolve(schema).get("type") not in (None, "object"):
+        raise InvalidRequest("the schema must describe an object")
+    walk(schema, [], "")
+    return found
+
+
+def _words(name: str) -> str:
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).replace("_", " ").strip().lower()
+
+
+def _question(about: str) -> str:
+    about = about.strip()
+    return about if about.endswith("?") else f"What is the {about}?" if len(about.split()) <= 6 else about
+
+
+def dotted(path: Sequence[str | int]) -> str:
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
+    return out
+
+
+STRUCTURED_REPLY = """Reply with one JSON object and nothing else, its keys in this order:
+{"refused": <true|false>, "citations": [<numbers of the sources you used>], "data": <an object of the shape below>}
+Every string in "data" must end with inline markers such as [1] naming the sources that support it; put null
+where the sources do not say, never a guess."""
+
+
+def structured_messages(question: str, passages: Sequence[Passage], schema: dict[str, Any]) -> list[dict[str, str]]:
+    system = SYSTEM_PROMPT.split("\n\nReply with one JSON object")[0] + "\n\n" + STRUCTURED_REPLY
+    shape = json.dumps(schema, ensure_ascii=False)
+    user = f"Sources:\n\n{render_sources(passages)}\n\nQuestion: {question}\n\nThe shape of \"data\" (JSON Schema): {shape}"
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+async def ask_structured_llm(
+    provider: ChatProvider, question: str, passages: Sequence[Passage], schema: dict[str, Any]
+) -> tuple[dict[str, Any], list[int], dict[str, float]]:
+    """(the model's object, the citations it listed, usage) from one JSON reply."""
+
+    def read(reply: dict[str, Any]) -> tuple[dict[str, Any], list[int]]:
+        from sourcerer.errors import MalformedReply
+
+        data = reply.get("data")
+        if reply.get("refused") is True:
+            return {}, []
+        if not isinstance(data, dict):
+            raise MalformedReply('the reply has no "data" object')
+        listed = [n for n in reply.get("citations") or [] if isinstance(n, int) and not isinstance(n, bool)]
+        return data, listed
+
+    (data, listed), usage, _ = await ask_for_json(provider, structured_messages(question, passages, schema), read)
+    return data, listed, usage
+
+
+class CannedDraft:
+    """A chat provider that replies with one field's text: how an LLM's field goes through the answer pipeline."""
+
+    def __init__(self, name: str, text: str, listed: list[int]) -> None:
+        self.name = name
+        self.reply = json.dumps({"refused": False, "citations": listed, "answer": text})
+
+    async def complete(self, messages: list[dict[str, str]]) -> ChatReply:
+        return ChatReply(content=self.reply)
+
+
+def value_at(data: Any, path: Sequence[str | int]) -> Any:
+    for part in path:
+        if isinstance(part, int):
+            data = data[part] if isinstance(data, list) and part < len(data) else None
+        else:
+            data = data.get(part) if isinstance(data, dict) else None
+    return data
+
+
+def place(data: dict[str, Any], path: Sequence[str | int], value: Any) -> None:
+    """Set `value` at `path` in `data`, making the objects and lists on the way."""
+    node: Any = data
+    for i, part in enumerate(path):
+        last = i == len(path) - 1
+        empty: Any = None if last else [] if isinstance(path[i + 1], int) else {}
+        if isinstance(part, int):
+            node.extend([None] * (part + 1 - len(node)))
+            if last:
+                node[part] = value
+            elif node[part] is None:
+                node[part] = empty
+        elif last:
+            node[part] = value
+        else:
+            node.setdefault(part, empty)
+        if not last:
+            node = node[part]
+
+
+__all__ = [
+    "CannedDraft",
+    "FieldAnswer",
+    "Leaf",
+    "Structured",
+    "ask_structured_llm",
+    "json_schema",
+    "leaves",
+    "dotted",
+    "place",
+    "structured_messages",
+    "value_at",
+]
