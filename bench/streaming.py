@@ -125,7 +125,6 @@ def _level(url: str, key: str, clients: int, requests: int, streamed: bool) -> d
 
 def run(requests: int = 6, first_token_ms: float = 300, chunk_ms: float = 15) -> dict:
     import httpx
-
     from sourcerer.ledger.sqlite import SQLiteLedger
     from sourcerer.service.tenancy import new_key
 
