@@ -206,3 +206,56 @@ def test_transcript_times_past_an_hour_read_as_a_player_shows_them(browser, serv
     url, _, _ = served
     browser.get(url + "/")
     assert browser.execute_script("return [clock(760000), clock(3750000), clock(36000000)]") == ["12:40", "1:02:30", "10:00:00"]
+
+
+def test_a_partial_answer_shows_its_kept_claims_and_marked_gaps(browser, tmp_path):
+    """verify "keep only supported claims": a model that adds a rule its source lacks; the playground shows the
+    kept sentence with its citation chip, the removed one as a marked gap, and every verdict."""
+    import json
+
+    from fakes import ScriptedServer, chat_completion
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    model = ScriptedServer()
+
+    def embellishing(body):
+        prompt = body["messages"][-1]["content"]
+        if "Claims:" in prompt:  # never asked: the local judge rules below
+            return 500, {"error": "unexpected"}, {}
+        answer = "The failover cutover completed in 42 seconds [1]. The drill is repeated every week [1]."
+        return 200, chat_completion(json.dumps({"refused": False, "citations": [1], "answer": answer})), {}
+
+    model.responder = embellishing
+    home = tmp_path / "home"
+    env = {
+        **os.environ,
+        "SOURCERER_HOME": str(home),
+        "SOURCERER_EMBEDDER": "none",
+        "SOURCERER_API_KEY": "sk-test",
+        "SOURCERER_ENDPOINT": model.url + "/v1/chat/completions",
+        "SOURCERER_MODEL": "test-model",
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+    process, url = start_serve(env)
+    try:
+        key = issue_key(SQLiteLedger(home / "ledger.db"), "acme", ["acme"], ["read", "write"], tier="pro").key
+        text = "# Failover\n\nDuring the March drill, the failover cutover completed in 42 seconds.\n"
+        assert _post(url, key, "/v1/documents", {"source_uri": "runbook.md", "text": text})[0] == 200
+        other = "# Support\n\nSupport is available by chat from 8 am to 8 pm Eastern.\n"  # BM25 weighs terms across documents
+        assert _post(url, key, "/v1/documents", {"source_uri": "support.md", "text": other})[0] == 200
+        browser.get(url + "/")
+        browser.find_element(By.ID, "key").send_keys(key)
+        Select(browser.find_element(By.ID, "verify")).select_by_value("partial")
+        answer = _ask(browser, "How long did the failover cutover take?")
+        gap = answer.find_element(By.CSS_SELECTOR, ".gap")
+        assert gap.text.startswith("removed: ") and "every week" not in answer.text.split("Verified")[0]
+        assert "42 seconds" in answer.text and answer.find_elements(By.CSS_SELECTOR, ".chip")
+        verdicts = [li.get_attribute("class") for li in answer.find_elements(By.CSS_SELECTOR, ".claims li")]
+        assert verdicts == ["ok", "bad"] and "1 unsupported claim(s) were removed" in answer.text
+        ARTIFACTS.mkdir(exist_ok=True)
+        browser.save_screenshot(str(ARTIFACTS / "playground-partial.png"))
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        model.close()

@@ -93,3 +93,39 @@ def test_the_answer_function_serves_the_answer_log_and_audits():
         to_event("GET", "/v1/audits?since=1h", {"Authorization": f"Bearer {admin}"}, None), LocalContext()
     )
     assert listed["statusCode"] == 200 and json.loads(listed["body"])["findings"] == []  # nothing audited yet
+
+
+def test_the_answer_function_returns_a_streamed_answer_as_one_event_stream_body_and_serves_handoffs():
+    """API Gateway (REST) with Python's managed runtime cannot stream a response: the answer function returns the
+    same server-sent events in one text/event-stream body, whose `done` is the unstreamed response."""
+    from sourcerer.http.events import parse_sse
+    from sourcerer.service.tenancy import new_key
+    from sourcerer.service.wiring import get_service
+
+    ledger = get_service().ledger
+    ledger.create_tenant("acme", "pro")
+    reader, record = new_key("acme", ["acme"], ["read", "write"])
+    ledger.put_key(record)
+    admin, record = new_key("acme", ["acme"], ["admin"])
+    ledger.put_key(record)
+    text = "# Failover\n\nDuring the March drill, the failover cutover completed in 42 seconds.\n"
+    _load("ingest").lambda_handler(
+        to_event("POST", "/v1/documents", {"Authorization": f"Bearer {reader}"}, json.dumps({"source_uri": "runbook.md", "text": text})),
+        LocalContext(),
+    )
+    answer = _load("answer")
+    headers = {"Authorization": f"Bearer {reader}", "Accept": "text/event-stream"}
+    streamed = answer.lambda_handler(to_event("POST", "/v1/answer", headers, json.dumps({"q": "How long did the failover take?"})), LocalContext())
+    assert streamed["statusCode"] == 200 and streamed["multiValueHeaders"]["Content-Type"] == ["text/event-stream"]
+    events = parse_sse(streamed["body"])
+    assert [e["event"] for e in events] == ["retrieve", "citation", "delta", "done"]
+    assert events[-1]["response"]["answer"]["text"] == events[2]["text"]
+
+    refused = answer.lambda_handler(
+        to_event("POST", "/v1/answer", {"Authorization": f"Bearer {reader}"}, json.dumps({"q": "What is the parental leave policy?", "handoff": True})),
+        LocalContext(),
+    )
+    handed = json.loads(refused["body"])
+    assert handed["answer"]["refused"] and handed["handoff"]["question"] == "What is the parental leave policy?"
+    listed = answer.lambda_handler(to_event("GET", "/v1/handoffs", {"Authorization": f"Bearer {admin}"}, None), LocalContext())
+    assert [h["answer_id"] for h in json.loads(listed["body"])["handoffs"]] == [handed["answer_id"]]

@@ -8,30 +8,18 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any, Literal
 
-from sourcerer.citations import MARKER, enforce, groundedness
+from sourcerer.citations import enforce, groundedness
 from sourcerer.errors import ConfigurationError, MalformedReply, ProviderError, TransientProviderError, VerificationUnavailable
 from sourcerer.grounding import ask_endpoint
 from sourcerer.history import rewrite_with_llm, standalone_query, validate_history
-from sourcerer.injection import as_plain_text, is_instruction
-from sourcerer.models import Answer, CharSpan, Passage, Trace, TraceEntry
+from sourcerer.injection import as_plain_text, only_instructions
+from sourcerer.models import Answer, Passage, Trace, TraceEntry
 from sourcerer.reading import load_reader
 from sourcerer.retrieval.base import call_retriever
 from sourcerer.retrieval.hybrid import hybrid_retriever
 from sourcerer.settings import get_settings
 from sourcerer.streaming import DraftGate, OnEvent, Stream, may_stream_early
-from sourcerer.structured import (
-    MAX_ITEMS,
-    CannedDraft,
-    FieldAnswer,
-    Leaf,
-    Structured,
-    ask_structured_llm,
-    dotted,
-    json_schema,
-    leaves,
-    place,
-    value_at,
-)
+from sourcerer.structured import FieldAsker, json_schema, leaves
 from sourcerer.synthesis.chain import resolve_chain, synthesize
 from sourcerer.synthesis.providers import ChatProvider
 from sourcerer.verify import (
@@ -73,12 +61,6 @@ class _Clock:
 
 
 DEFAULT_MIN_SCORE = 0.2
-
-
-def only_instructions(passage: Passage) -> bool:
-    """Whether every sentence of the passage addresses the reader or the model (see `is_instruction`)."""
-    spans = passage.sentence_offsets()
-    return bool(spans) and all(is_instruction(passage.text[a:b]) for a, b in spans)
 
 
 def retrieval_floor(min_score: float | None, providers: Sequence[ChatProvider], extractive_last: bool) -> float:
@@ -198,7 +180,7 @@ async def aask(
     floor = retrieval_floor(min_score, providers, extractive_last)
     if wanted is not None:  # each field is answered on its own (sourcerer.structured)
         started = time.perf_counter()
-        ask_field = _FieldAsker(retriever, k, min_score, floor, verify, judge, providers, extractive_last)
+        ask_field = FieldAsker(aask, retriever, k, min_score, floor, verify, judge, providers, extractive_last)
         answer, units = await ask_field.all(question, json_schema(schema), wanted, [h for h in hits if (h.score or 0.0) >= floor])
         clock.stage("structure", started, units=units, detail={"provider": answer.provider})
         answer.via = via
@@ -295,121 +277,6 @@ async def aask(
                 answer.answer, answer.citations = pruned.answer, pruned.citations
                 answer.groundedness = groundedness(without_gaps(pruned.answer))
     return clock.finish(answer)
-
-
-class _FieldAsker:
-    """A structured answer (`sourcerer.structured`): every field's draft goes through this pipeline, so its
-    markers, verification and refusal follow the rules of a prose answer. Without an LLM, each field is a
-    question of its own (its own search, the extractive synthesiser); an LLM fills the whole object in one reply
-    over the passages found for the question and for each field, and each field's text is then one draft over
-    exactly those passages (its markers number them)."""
-
-    def __init__(
-        self,
-        retriever: Any,
-        k: int,
-        min_score: float | None,
-        floor: float,
-        verify: Verify,
-        judge: Any,
-        providers: Sequence[ChatProvider],
-        extractive_last: bool,
-    ) -> None:
-        self.retriever, self.k, self.min_score, self.floor, self.verify = retriever, k, min_score, floor, verify
-        self.providers, self.extractive_last = providers, extractive_last
-        self.judge = judge if judge is not None else choose_judge(None, providers) if verify and providers else judge
-
-    async def all(
-        self, question: str, shape: dict[str, Any], wanted: list[Leaf], hits: list[Passage]
-    ) -> tuple[Answer, dict[str, float]]:
-        units: dict[str, float] = {"fields": float(len(wanted))}
-        if self.providers:
-            pool = await self._pool(hits, wanted)
-            data, listed, usage = await ask_structured_llm(self.providers[0], question, pool, shape) if pool else ({}, [], {})
-            units.update(usage)
-            drafts = []
-            for leaf in wanted:
-                value = value_at(data, leaf.path)
-                items = list(enumerate(value[:MAX_ITEMS])) if leaf.is_list and isinstance(value, list) else [(None, value)]
-                for i, text in items:
-                    chat = CannedDraft(self.providers[0].name, text, listed) if isinstance(text, str) and text.strip() else None
-                    drafts.append(([*leaf.path, i] if i is not None else leaf.path, leaf.question, chat, pool))
-        elif self.extractive_last:
-            drafts = [([*leaf.path, 0] if leaf.is_list else leaf.path, leaf.question, "extractive", None) for leaf in wanted]
-        else:
-            raise ProviderError("no chat provider and the extractive fallback is disabled: nothing can fill the schema")
-        fields = list(await asyncio.gather(*(self._field(*d) for d in drafts)))
-        data_out: dict[str, Any] = {}
-        for (path, *_), f in zip(drafts, fields, strict=True):
-            place(data_out, path, f.text)
-        units["refused"] = float(sum(f.refused for f in fields))
-        return self._answer(fields, data_out), units
-
-    async def _pool(self, hits: list[Passage], wanted: list[Leaf]) -> list[Passage]:
-        """What the LLM reads: the question's passages, then up to two more found for each field (over the floor)."""
-        pool = list(hits)
-        seen = {p.id or p.text for p in pool}
-        for leaf in wanted:
-            found = [h for h in (await call_retriever(self.retriever, leaf.question, self.k))[:2] if (h.score or 0.0) >= self.floor]
-            for h in found:
-                if (h.id or h.text) not in seen and not only_instructions(h) and len(pool) < 3 * self.k:
-                    pool.append(h)
-                    seen.add(h.id or h.text)
-        return pool
-
-    async def _field(self, path: list[str | int], field_question: str, chat: Any, pool: list[Passage] | None) -> FieldAnswer:
-        if chat is None:  # the model left it empty: the sources do not say
-            return FieldAnswer(path=dotted(path), text=None, refused=True, reason="unsupported")
-        if pool is None:  # a question of its own
-            done = await aask(field_question, retriever=self.retriever, k=self.k, min_score=self.min_score, verify=self.verify, chat=chat, judge=self.judge)
-        else:  # the model's text over exactly the passages it numbered
-            done = await aask(field_question, retriever=lambda q, k: list(pool), k=len(pool), min_score=0.0, verify=self.verify, chat=chat, judge=self.judge)
-        return FieldAnswer(
-            path=dotted(path),
-            text=None if done.refused else done.answer,
-            refused=done.refused,
-            reason=done.reason,
-            citations=done.citations,
-            faithfulness=done.faithfulness,
-        )
-
-    def _answer(self, fields: list[FieldAnswer], data: dict[str, Any]) -> Answer:
-        """The whole: refused when every field was (with their most common reason); else the answered fields as
-        paragraphs, cited as each field is, so the answer log and audits read them as claims."""
-        common = {"provider": self.providers[0].name if self.providers else "extractive", "extractive": not self.providers}
-        answered = [f for f in fields if not f.refused and f.text]
-        if not answered:
-            reasons = [f.reason for f in fields if f.reason]
-            answer = Answer.refusal(max(set(reasons), key=reasons.count) if reasons else "unsupported", **common)
-        else:
-            # one numbering for the prose form: a field's markers refer to its own citations, which may number
-            # another search's passages than the next field's
-            passages: list[Passage] = []
-            quotes: dict[int, list[CharSpan]] = {}
-            numbers: dict[str, int] = {}
-            texts = []
-            for f in answered:
-                mapping = {}
-                for c in f.citations:
-                    key = c.unit_id or c.receipt
-                    if key not in numbers:
-                        passages.append(Passage(text=c.text, source=c.source, id=c.unit_id, source_uri=c.source_uri, locator=c.locator))
-                        numbers[key] = len(passages)
-                    mapping[c.index] = numbers[key]
-                    quotes.setdefault(numbers[key], []).extend(CharSpan(start=a, end=b) for a, b in c.quote_spans)
-                texts.append(MARKER.sub(lambda m, mapping=mapping: f"[{mapping.get(int(m.group(1)), 0)}]", f.text or ""))
-            text = "\n\n".join(texts)
-            enforced = enforce(text, list(range(1, len(passages) + 1)), passages, quotes)
-            answer = Answer(
-                answer=enforced.answer,
-                refused=False,
-                citations=enforced.citations,
-                groundedness=groundedness(enforced.answer),
-                passages=passages,
-                **common,
-            )
-        answer.structured = Structured(data=data, fields=fields)
-        return answer
 
 
 def _unfaithful(answer: Answer, common: dict[str, Any], trace: Trace) -> Answer:

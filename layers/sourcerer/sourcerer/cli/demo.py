@@ -117,7 +117,8 @@ def run_http_demo() -> None:
                 ("How long did the failover cutover take?", "strict"),
                 ("What is our parental leave policy?", False),
             ]:
-                response = client.post("/v1/answer", headers=headers, json={"q": question, "top_k": 8, "verify": verify})
+                request = {"q": question, "top_k": 8, "verify": verify, "handoff": True}  # a refusal is handed to people
+                response = client.post("/v1/answer", headers=headers, json=request)
                 body = response.json()
                 answer = body["answer"]
                 print(
@@ -126,6 +127,8 @@ def run_http_demo() -> None:
                 answered.append(body["answer_id"])
                 if answer["refused"]:
                     print(f"   REFUSED ({answer['reason']}): {answer['text']}")
+                    if body.get("handoff"):
+                        print(f"   hand-off stored for a person (GET /v1/handoffs): {body['handoff']['needed']}")
                 else:
                     print(f"   A: {answer['text']}")
                     for c in answer["citations"]:
@@ -137,6 +140,7 @@ def run_http_demo() -> None:
                             f"   strict verification: faithful={answer['faithfulness']['faithful']} score={answer['faithfulness']['score']}"
                         )
                 print(f"   ({body['trace']['total_ms']:.0f} ms, context {body['context']})\n")
+            _stream_demo(client, headers)
             outside = client.post("/v1/search", headers={**headers, "X-Sourcerer-Scope": "acme/alphabet"}, json={"q": "failover"})
             print(f"POST /v1/search with scope acme/alphabet -> HTTP {outside.status_code} {outside.json()['error']['code']}")
             usage = client.get("/v1/usage", headers=headers).json()
@@ -146,6 +150,26 @@ def run_http_demo() -> None:
         server.shutdown()
         server.server_close()
         print("\nserver stopped")
+
+
+def _stream_demo(client: Any, headers: dict) -> None:
+    """A question as server-sent events: the hits first, then each citation and sentence, then the response."""
+    from sourcerer.http.events import parse_sse
+
+    question = "How fast does the on-call engineer acknowledge a page?"
+    stream_headers = {**headers, "Accept": "text/event-stream"}
+    print(f"POST /v1/answer {{q: {question!r}}} with Accept: text/event-stream ->")
+    with client.stream("POST", "/v1/answer", headers=stream_headers, json={"q": question, "top_k": 8}) as response:
+        events = parse_sse(response.read().decode("utf-8"))
+    for event in events:
+        shown = {
+            "retrieve": f"{len(event.get('hits', []))} hits",
+            "citation": event.get("citation", {}).get("label", ""),
+            "delta": repr(event.get("text", "")),
+            "done": event.get("response", {}).get("answer_id", ""),
+        }
+        print(f"   event {event['event']}: {shown.get(event['event'], '')}")
+    print()
 
 
 def _audit_demo(client: Any, headers: dict, admin: dict, handbook: dict[str, str], answer_id: str, since: float) -> None:

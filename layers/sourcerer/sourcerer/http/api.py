@@ -99,6 +99,10 @@ ScopeHeader = Annotated[
     str | None,
     Header(alias="X-Sourcerer-Scope", pattern=SCOPE_PATTERN, max_length=512, description="scope path, e.g. acme/alpha"),
 ]
+SinceQuery = Annotated[
+    datetime | Annotated[str, StringConstraints(pattern=AGE_PATTERN)] | float | None,
+    Query(description="ISO 8601 time, epoch seconds or an age such as 7d (default: the audit window)"),
+]
 ScopeQuery = Annotated[
     str | None, Query(alias="scope", pattern=SCOPE_PATTERN, max_length=512, description="scope path (alternative to the header)")
 ]
@@ -250,10 +254,7 @@ def get_audits(
     call: Caller,
     x_scope: ScopeHeader = None,
     scope: ScopeQuery = None,
-    since: Annotated[
-        datetime | Annotated[str, StringConstraints(pattern=AGE_PATTERN)] | float | None,
-        Query(description="ISO 8601 time, epoch seconds or an age such as 7d (default: the audit window)"),
-    ] = None,
+    since: SinceQuery = None,
     status: Annotated[FindingStatus | None, Query(description="only findings of this status")] = None,
     limit: Annotated[int, Query(ge=1, le=MAX_AUDIT_PAGE, description="findings per page (oldest first)")] = DEFAULT_AUDIT_PAGE,
 ) -> AuditPage:
@@ -273,10 +274,7 @@ def get_handoffs(
     call: Caller,
     x_scope: ScopeHeader = None,
     scope: ScopeQuery = None,
-    since: Annotated[
-        datetime | Annotated[str, StringConstraints(pattern=AGE_PATTERN)] | float | None,
-        Query(description="ISO 8601 time, epoch seconds or an age such as 7d (default: the audit window)"),
-    ] = None,
+    since: SinceQuery = None,
     limit: Annotated[int, Query(ge=1, le=MAX_AUDIT_PAGE, description="hand-offs per page (oldest first)")] = DEFAULT_AUDIT_PAGE,
 ) -> HandoffPage:
     """Hand-offs oldest first; when `next_since` is not null, pass it as `since` for the next page."""

@@ -13,9 +13,9 @@ import base64
 import binascii
 import itertools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from sourcerer.accounting import tally
 from sourcerer.errors import (
@@ -67,6 +67,7 @@ from sourcerer.store.base import Index
 from sourcerer.store.models import Document, Hit
 from sourcerer.store.parsers import sniff_content_type
 
+T = TypeVar("T")
 MAX_DOCUMENT_BYTES = 5 * 1024 * 1024
 DEFAULT_AUDIT_PAGE, MAX_AUDIT_PAGE = 100, 1000  # findings per GET /v1/audits (a response must stay far under 6 MB)
 
@@ -85,6 +86,14 @@ class _ScopedRetriever:
             self.ctx, self.scopes, self.request.model_copy(update={"q": query, "top_k": k})
         )
         return [h.as_passage() for h in self.hits]
+
+
+def _page(items: Iterator[T], limit: int) -> tuple[list[T], T | None]:
+    """The first `limit` items (between 1 and MAX_AUDIT_PAGE) and the one after them, whose time continues the list."""
+    if not 1 <= limit <= MAX_AUDIT_PAGE:
+        raise InvalidRequest(f"limit must be between 1 and {MAX_AUDIT_PAGE}")
+    page = list(itertools.islice(items, limit + 1))
+    return page[:limit], page[limit] if len(page) > limit else None
 
 
 def _echo(ctx: Context, scopes: list[str]) -> CallerContext:
@@ -385,14 +394,11 @@ class Service:
     def handoffs(self, ctx: Context, scope: str | None, since: float, limit: int = DEFAULT_AUDIT_PAGE) -> HandoffPage:
         """Hand-offs created at or after `since` in the key's scopes, oldest first, at most `limit` (admin)."""
         ctx.require("admin")
-        if not 1 <= limit <= MAX_AUDIT_PAGE:
-            raise InvalidRequest(f"limit must be between 1 and {MAX_AUDIT_PAGE}")
         scopes = ctx.narrow(scope)
         visible = (h for h in self.ledger.handoffs(ctx.tenant, since=since) if ctx.may_read(h.scopes, scopes))
-        page = list(itertools.islice(visible, limit + 1))
-        more = page[limit] if len(page) > limit else None
+        page, more = _page(visible, limit)
         return HandoffPage(
-            handoffs=[handoff_view(h) for h in page[:limit]],
+            handoffs=[handoff_view(h) for h in page],
             next_since=more.created_at if more is not None else None,
             context=_echo(ctx, scopes),
         )
@@ -437,14 +443,11 @@ class Service:
         ctx.require("admin")
         if status is not None and status not in FINDING_STATUSES:
             raise InvalidRequest(f"status must be one of {', '.join(FINDING_STATUSES)}")
-        if not 1 <= limit <= MAX_AUDIT_PAGE:
-            raise InvalidRequest(f"limit must be between 1 and {MAX_AUDIT_PAGE}")
         scopes = ctx.narrow(scope)
         visible = (f for f in self.ledger.findings(ctx.tenant, since=since, status=status) if ctx.may_read(f.scopes, scopes))
-        page = list(itertools.islice(visible, limit + 1))
-        more = page[limit] if len(page) > limit else None
+        page, more = _page(visible, limit)
         return AuditPage(
-            findings=[finding_view(f) for f in page[:limit]],
+            findings=[finding_view(f) for f in page],
             next_since=more.checked_at if more is not None else None,
             context=_echo(ctx, scopes),
         )
