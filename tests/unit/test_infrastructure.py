@@ -15,7 +15,15 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
-FUNCTIONS = ("IngestFunction", "IngestS3Function", "EmbedFunction", "SearchFunction", "AnswerFunction", "AuditFunction")
+FUNCTIONS = (
+    "IngestFunction",
+    "IngestS3Function",
+    "EmbedFunction",
+    "SearchFunction",
+    "AnswerFunction",
+    "AnswerStreamFunction",
+    "AuditFunction",
+)
 
 
 def _load(path: Path) -> dict:
@@ -72,6 +80,24 @@ def test_the_template_wires_vpc_bedrock_profiles_usage_plans_and_alarms():
         assert resources[name]["Properties"]["Dimensions"] == [{"Name": "service", "Value": audit_service}]
     roles = str(template["Outputs"]["FunctionRoleArns"]["Value"])
     assert all(f"{name}Role" in roles for name in FUNCTIONS)
+
+
+def test_the_streaming_answer_function_streams_the_same_server_through_a_function_url():
+    """Python's managed runtime cannot stream a response itself: the Lambda Web Adapter runs `sourcerer serve` (the
+    server whose event streams the e2e tests read) and streams what it writes through a RESPONSE_STREAM URL."""
+    resources = _load(ROOT / "template.yaml")["Resources"]
+    function = resources["AnswerStreamFunction"]["Properties"]
+    assert function["FunctionUrlConfig"] == {"AuthType": "NONE", "InvokeMode": "RESPONSE_STREAM"}
+    variables = function["Environment"]["Variables"]
+    assert variables["AWS_LAMBDA_EXEC_WRAPPER"] == "/opt/bootstrap" and variables["AWS_LWA_INVOKE_MODE"] == "response_stream"
+    assert "LambdaAdapterLayerArm64" in str(function["Layers"])
+    script = ROOT / "functions" / "answer_stream" / function["Handler"]
+    assert script.stat().st_mode & 0o111, "the adapter runs the handler script: it must be executable"
+    command = script.read_text().splitlines()[-1]
+    assert command.startswith("exec python -m sourcerer.cli serve") and '"${PORT:-8080}"' in command
+    assert "gunicorn" in (script.parent / "requirements.txt").read_text()
+    actions = str(function["Policies"])
+    assert "bedrock:InvokeModelWithResponseStream" in actions and "HandoffQueue" in actions
 
 
 def test_the_ci_workflow_is_valid_and_runs_the_suite_and_parity_against_opensearch():
