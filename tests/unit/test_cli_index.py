@@ -97,7 +97,7 @@ def test_documents_list_and_delete(handbook, capsys):
     code, out, _ = _run(capsys, "documents", "delete", docs[0]["document_id"], "--tenant", "acme")
     assert code == 0 and "deleted" in out
     code, _, err = _run(capsys, "documents", "delete", docs[0]["document_id"], "--tenant", "acme")
-    assert code == 1 and "no document" in err
+    assert code == 2 and "no document" in err
 
 
 def test_bad_scope_is_a_clear_error(handbook, capsys):

@@ -22,25 +22,34 @@ def _ingest(index):
         index.ingest_document({"source_uri": uri, "text": text})
 
 
-def test_a_deferred_ingest_is_keyword_searchable_at_once_and_ranks_as_if_embedded(tmp_path):
+def test_a_deferred_ingest_is_keyword_searchable_at_once_and_a_search_embeds_only_its_question(tmp_path):
+    """Readers never wait for writers: while vectors are pending, a search runs the model for its question alone
+    and finds the new chunks by keyword (listed as `keyword_only`); once embedded, it ranks as an eager index."""
     eager, deferred = (
         SQLiteIndex(tmp_path / "eager.db", embedder=HashedEmbedder()),
         SQLiteIndex(tmp_path / "deferred.db", embedder=HashedEmbedder(), defer_embedding=True),
     )
+    deferred.ingest_document({"source_uri": "old.md", "text": "# Old\n\nThe failover region was moved last year.\n"})
+    assert deferred.embed_pending() == 1  # the index also holds an embedded chunk
     _ingest(eager)
     _ingest(deferred)
-    assert deferred.embedder.calls == 0 and deferred.pending_embeddings() == 3
+    assert deferred.pending_embeddings() == 3
     assert deferred.search("failover cutover", tenant="local", mode="keyword")[0].source_uri == "ops.md"
+    before = deferred.embedder.calls
     with tally() as spent:
         while_pending = deferred.search("failover region", tenant="local", k=3)
-    assert spent.search["pending_embeddings"] == 3 and spent.search["embedded_on_demand"] == 3
-    expected = [(h.source_uri, h.score) for h in eager.search("failover region", tenant="local", k=3)]
-    assert [(h.source_uri, h.score) for h in while_pending] == expected  # a fresh upload ranks as if embedded
+    assert deferred.embedder.calls - before == 1  # the question, and nothing else
+    assert spent.search["pending_embeddings"] == 3 and "embedded_on_demand" not in spent.search
+    assert {h.source_uri for h in while_pending} >= {"ops.md", "old.md"}  # new by keyword, old by both
+    ops = next(h for h in while_pending if h.source_uri == "ops.md")
+    assert spent.search["keyword_only"] == [ops.unit_id]
     assert deferred.embed_pending(batch=2) == 3 and deferred.pending_embeddings() == 0
+    eager.ingest_document({"source_uri": "old.md", "text": "# Old\n\nThe failover region was moved last year.\n"})
+    expected = [(h.source_uri, h.score) for h in eager.search("failover region", tenant="local", k=3)]
     with tally() as spent:
         embedded = deferred.search("failover region", tenant="local", k=3)
     assert [(h.source_uri, h.score) for h in embedded] == expected
-    assert spent.search["pending_embeddings"] == 0 and "embedded_on_demand" not in spent.search
+    assert spent.search["pending_embeddings"] == 0 and "keyword_only" not in spent.search
     assert all(h.vectors is not None for h in embedded)  # sentence vectors stored too: the answer path embeds nothing
 
 

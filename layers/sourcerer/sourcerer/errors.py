@@ -112,12 +112,21 @@ class UpgradeRequired(SourcererError):
         self.required_tier = required_tier
 
 
-class QuotaExceeded(SourcererError):
-    """The tenant's monthly quota for a unit is used up until `retry_after_s` from now."""
+class RetryLater(SourcererError):
+    """The request cannot be served now, and can be after `retry_after_s` seconds."""
 
     def __init__(self, message: str, retry_after_s: int) -> None:
         super().__init__(message)
         self.retry_after_s = retry_after_s
+
+
+class QuotaExceeded(RetryLater):
+    """The tenant's monthly quota for a unit is used up until `retry_after_s` from now."""
+
+
+class EmbeddingBacklog(RetryLater):
+    """More chunks wait for their vectors than the index's bound (`SOURCERER_EMBED_BACKLOG`): an ingest is
+    refused, untouched and uncharged, until deferred embedding has caught up (backpressure)."""
 
 
 class NotFound(SourcererError):

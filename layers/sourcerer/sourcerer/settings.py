@@ -74,6 +74,9 @@ class Settings(BaseModel):
     cache_similarity: float = Field(
         0.95, gt=0, le=1, alias="SOURCERER_CACHE_SIMILARITY", description="question embedding cosine that counts as the same"
     )
+    embed_backlog: int = Field(
+        2000, ge=1, alias="SOURCERER_EMBED_BACKLOG", description="chunks waiting for vectors before an ingest gets a 429"
+    )
     handoff_webhook: str | None = Field(
         None, alias="SOURCERER_HANDOFF_WEBHOOK", description="URL each new hand-off is POSTed to (JSON)"
     )

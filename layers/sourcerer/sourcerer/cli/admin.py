@@ -127,7 +127,7 @@ def _cmd_keys(args: argparse.Namespace) -> int:
         print(f"revoked {args.key_id}")
         return 0
     print(f"sourcerer: error: no key {args.key_id}", file=sys.stderr)
-    return 1
+    return 2  # a bad id is the caller's mistake, as the README's exit codes say
 
 
 def recover_charges() -> dict[str, int]:

@@ -121,6 +121,8 @@ def _cmd_embed(args: argparse.Namespace) -> int:
 
 
 def _cmd_documents(args: argparse.Namespace) -> int:
+    from sourcerer.store.base import EmbeddedIndex
+
     index = open_index_of(args)
     if args.action == "list":
         docs = index.list_documents(args.tenant, args.scope)
@@ -130,6 +132,9 @@ def _cmd_documents(args: argparse.Namespace) -> int:
             for d in docs:
                 print(f"{d['document_id']}  {d['chunks']:>4} chunks  {d['scope']}  {d['source_uri']}")
             print(f"{len(docs)} documents")
+            waiting = index.pending_embeddings(args.tenant) if isinstance(index, EmbeddedIndex) else 0
+            if waiting:
+                print(f"{waiting} chunks wait for their vectors (found by keyword until then; `sourcerer embed` fills them)")
         return 0
     if not args.document_id:
         raise SourcererError(f"documents {args.action} needs a DOCUMENT_ID")
@@ -143,7 +148,7 @@ def _cmd_documents(args: argparse.Namespace) -> int:
         print(f"deleted {args.document_id}")
         return 0
     print(f"sourcerer: error: no document {args.document_id} for tenant {args.tenant}", file=sys.stderr)
-    return 1
+    return 2  # a bad id is the caller's mistake, as the README's exit codes say
 
 
 def _cmd_opensearch(args: argparse.Namespace) -> int:

@@ -33,7 +33,7 @@ from sourcerer import __version__
 from sourcerer.errors import (
     ConfigurationError,
     ProviderError,
-    QuotaExceeded,
+    RetryLater,
     SourcererError,
     UpgradeRequired,
     storage_failure,
@@ -332,7 +332,7 @@ def _register_errors(app: APIGatewayRestResolver) -> None:
             return _error(status, code, "a backend service is unavailable; retry later")
         if isinstance(exc, UpgradeRequired):
             return _error(status, code, str(exc), required_tier=exc.required_tier)
-        if isinstance(exc, QuotaExceeded):
+        if isinstance(exc, RetryLater):
             return _error(status, code, str(exc), {"Retry-After": str(exc.retry_after_s)})
         return _error(status, code, str(exc))
 

@@ -1,6 +1,6 @@
 """The service's use cases, shared by the Lambda handlers, `sourcerer serve` and the CLI: authenticate,
 authorise, meter, act, answer with response models. Nothing here knows about HTTP or Lambda events: failures
-are the typed exceptions of `sourcerer.errors`, which each transport maps in one place. It is long (about 460 lines): every
+are the typed exceptions of `sourcerer.errors`, which each transport maps in one place. It is long (about 490 lines): every
 use case is a method of the one `Service`, so each is found, metered and authorised the same way.
 
 Every metered use case runs inside `Meter.metered`, so a request that fails for any reason the client did not
@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import itertools
+import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from typing import Any, Literal, TypeVar
 from sourcerer.accounting import tally
 from sourcerer.errors import (
     DocumentNotFound,
+    EmbeddingBacklog,
     Forbidden,
     InvalidRequest,
     NotFound,
@@ -63,7 +65,7 @@ from sourcerer.service.schemas import (
 from sourcerer.service.tenancy import Context, hash_key, month_of
 from sourcerer.service.views import answer_body, answer_record, finding_view, handoff_view, hit_views, logged_answer
 from sourcerer.settings import get_settings
-from sourcerer.store.base import Index
+from sourcerer.store.base import EmbeddedIndex, Index
 from sourcerer.store.models import Document, Hit
 from sourcerer.store.parsers import sniff_content_type
 
@@ -141,6 +143,7 @@ class Service:
         if len(target) != 1:
             raise InvalidRequest("this key grants several scopes: say which one with X-Sourcerer-Scope or ?scope=")
         document = self._document(ctx, target[0], request)
+        self._admit_writes()
         charge: Charge | None = None
 
         def admit(chunks: int) -> None:  # new or changed content only; unsupported files fail before this
@@ -162,6 +165,25 @@ class Service:
                 raise NotFound(f"no document for {request.source_uri!r} this key may write in {target[0]}") from exc
             raise
         return IngestResponse(**result, context=_echo(ctx, target))
+
+    def embedding_backlog(self, tenant: str | None = None) -> int | None:
+        """Chunks waiting for their vectors (of `tenant`, or all), where this index embeds them later; else None."""
+        if isinstance(self.index, EmbeddedIndex) and self.index.defer_embedding:
+            return self.index.pending_embeddings(tenant)
+        return None
+
+    def _admit_writes(self) -> None:
+        """Backpressure: past the backlog bound, an ingest is refused (429 with Retry-After at the measured pace)
+        before anything is parsed, written or charged; searches keep their speed meanwhile."""
+        backlog, bound = self.embedding_backlog(), get_settings().embed_backlog
+        if backlog is None or backlog <= bound:
+            return
+        rate = self.index.embed_rate() if isinstance(self.index, EmbeddedIndex) else None
+        wait = math.ceil((backlog - bound) / rate) if rate else 60
+        raise EmbeddingBacklog(
+            f"{backlog} chunks are waiting for their vectors (the bound is {bound}); retry in about {wait} s",
+            retry_after_s=max(1, min(wait, 3600)),
+        )
 
     @staticmethod
     def _document(ctx: Context, scope: str, request: DocumentRequest) -> Document:
@@ -196,7 +218,11 @@ class Service:
                 if not d.get("acl") or set(d["acl"]) & set(ctx.groups) or "admin" in ctx.perms:
                     docs[d["document_id"]] = d
         listed = sorted(docs.values(), key=lambda d: d["source_uri"])
-        return DocumentList(documents=[DocumentInfo.model_validate(d) for d in listed], context=_echo(ctx, scopes))
+        return DocumentList(
+            documents=[DocumentInfo.model_validate(d) for d in listed],
+            embedding_backlog=self.embedding_backlog(ctx.tenant),
+            context=_echo(ctx, scopes),
+        )
 
     def delete_document(self, ctx: Context, scope: str | None, document_id: str) -> DeleteResponse:
         """Delete a document the key could read (scope and ACL groups); anything else is a 404."""

@@ -247,6 +247,11 @@ class DocumentInfo(BaseModel):
 
 class DocumentList(BaseModel):
     documents: list[DocumentInfo]
+    embedding_backlog: int | None = Field(
+        default=None,
+        description="this tenant's chunks still waiting for their vectors (found by keyword until then); null where "
+        "the index embeds at ingest",
+    )
     context: CallerContext
 
 

@@ -136,6 +136,10 @@ class EmbeddedIndex(Protocol):
 
     def pending_embeddings(self, tenant: str | None = None) -> int: ...
 
+    def embed_rate(self) -> float | None:
+        """Chunks per second deferred embedding last managed (None before it has run)."""
+        ...
+
     def embed_pending(self, batch: int = 32, limit: int | None = None, progress: Callable[[int], None] | None = None) -> int: ...
 
     def serve_long_running(self) -> None:

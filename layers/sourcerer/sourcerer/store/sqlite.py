@@ -47,7 +47,6 @@ from sourcerer.store.base import (
     check_move,
     check_write,
     deferred_vectors,
-    embedding_text,
     index_terms,
     ingest_with,
     make_retriever,
@@ -59,7 +58,7 @@ from sourcerer.store.base import (
 )
 from sourcerer.store.chunking import ChunkSettings
 from sourcerer.store.folders import ingest_folder
-from sourcerer.store.models import Chunk, Document, Hit, IngestReport, SearchFilter, document_id_for, unit_id_for
+from sourcerer.store.models import Document, Hit, IngestReport, SearchFilter, document_id_for, unit_id_for
 from sourcerer.store.postings import TermIndex
 from sourcerer.store.vectors import VectorCache
 from sourcerer.text import RETOKENIZE, TOKENIZER_VERSION, terms
@@ -90,7 +89,6 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row
 """
 MAX_QUERY_TERMS = 64
 CHANGE_LOG_ROWS = 1_000_000
-ON_DEMAND_CHUNKS = 10
 
 
 PRUNE_ABOVE_CHUNKS = 20_000
@@ -514,6 +512,12 @@ class SQLiteIndex:
         with self._lock:
             return int(self._db().execute(sql, args).fetchone()[0])
 
+    def embed_rate(self) -> float | None:
+        """Chunks embedded per second by deferred embedding, as last measured (None before any)."""
+        with self._lock:
+            row = self._db().execute("SELECT value FROM meta WHERE key='embed_rate'").fetchone()
+        return float(row[0]) if row else None
+
     def embed_pending(self, batch: int = 32, limit: int | None = None, progress: Callable[[int], None] | None = None) -> int:
         """Embed chunks that have no vectors yet, `batch` at a time, oldest first; returns how many were embedded.
 
@@ -531,13 +535,19 @@ class SQLiteIndex:
                 ).fetchall()
             if not rows:
                 break
+            started = time.perf_counter()
             vectors, synthesis = deferred_vectors(
                 self.embedder, [(r[1], json.loads(r[2] or "[]"), title_of(r[3], r[4])) for r in rows]
             )
+            rate = len(rows) / max(time.perf_counter() - started, 1e-6)
             with self._lock:
                 db.execute("BEGIN IMMEDIATE")
                 try:
                     db.execute("INSERT OR IGNORE INTO meta VALUES ('embed_dim', ?)", (str(vectors.shape[1]),))
+                    # the measured pace, smoothed, for the backlog's Retry-After (shared by every worker)
+                    was = db.execute("SELECT value FROM meta WHERE key='embed_rate'").fetchone()
+                    smoothed = rate if was is None else 0.7 * float(was[0]) + 0.3 * rate
+                    db.execute("INSERT OR REPLACE INTO meta VALUES ('embed_rate', ?)", (f"{smoothed:.3f}",))
                     for r, vector, packed in zip(rows, vectors, synthesis, strict=True):
                         updated = db.execute(
                             "UPDATE chunks SET vector=?, synthesis_vectors=coalesce(synthesis_vectors, ?) WHERE id=? AND vector IS NULL",
@@ -939,59 +949,34 @@ class SQLiteIndex:
 
     def _semantic(self, query: str, where: str, args: list[Any], depth: int, also: Iterable[int] = ()) -> dict[int, float]:
         """Calibrated similarity of the `depth` nearest visible chunks, plus of the chunks in `also` (keyword
-        hits, best first). Chunks whose vectors are still pending (deferred embedding) are embedded now, through
-        the embedder's cache, which the background worker then reads: all of the caller's pending chunks when
-        they are at most `ON_DEMAND_CHUNKS` (a fresh upload: the same results as if embedded at ingest), else
-        the best pending keyword hits. An answer right after an upload still weighs the new document's meaning,
-        and nothing is computed twice."""
+        hits, best first). The model runs for the question alone: a chunk whose vector is still pending
+        (deferred embedding) is found by keyword until the background embedder has written it, so a reader never
+        waits for a writer's model work (the trace lists such hits as `keyword_only`)."""
         assert self.embedder is not None
-        also = list(also)
-        # pending chunks are listed *before* catching up: one embedded in between is then either in the cache or
-        # read with its stored vector below, never missed
-        with self._lock:  # few visible chunks pending (a fresh upload): all of them; many: the best keyword hits
-            waiting = [
-                r[0]
-                for r in self._db().execute(
-                    f"SELECT c.id FROM chunks c INDEXED BY chunks_pending WHERE c.vector IS NULL AND {where} LIMIT ?",
-                    [*args, ON_DEMAND_CHUNKS + 1],
-                )
-            ]
         cache = self._catch_up()
         visible = self._visible(cache, where, args) if cache.size else np.zeros(0, dtype=bool)
-        if len(waiting) > ON_DEMAND_CHUNKS:
-            waiting = also[:ON_DEMAND_CHUNKS]
-        pending = [i for i in waiting if i not in cache.row_of]
-        if not visible.any() and not pending:
+        if not visible.any():
             return {}
         started = time.perf_counter()
         with stage("embed"):
             vector = self.embedder.embed([query[:MAX_QUERY_CHARS]], "query")[0]
         current().search["query_embedding_ms"] = round((time.perf_counter() - started) * 1000, 3)
-        found: dict[int, float] = {}
-        if visible.any():
-            started = time.perf_counter()
-            with stage("vector"):
-                found, path = cache.search(vector, visible, depth, also)
-            current().search["vector_search"] = {"path": path, "ms": round((time.perf_counter() - started) * 1000, 3)}
-        if pending:
-            with self._lock:
-                rows = (
-                    self._db()
-                    .execute(
-                        "SELECT c.id, c.text, d.label, d.source_uri, c.vector FROM chunks c JOIN documents d ON d.tenant = c.tenant"
-                        f" AND d.document_id = c.document_id WHERE c.id IN ({','.join('?' * len(pending))})",
-                        pending,
-                    )
-                    .fetchall()
-                )
-            stored = {r[0]: np.frombuffer(r[4], dtype=np.float32) for r in rows if r[4] is not None}
-            todo = [r for r in rows if r[4] is None]
-            if todo:
-                texts = [embedding_text(Chunk.model_construct(text=r[1]), title_of(r[2], r[3])) for r in todo]
-                stored.update(zip((r[0] for r in todo), self.embedder.embed(texts, "passage"), strict=True))
-                current().search["embedded_on_demand"] = len(todo)
-            found.update({rowid: float(passage @ vector) for rowid, passage in stored.items()})
+        started = time.perf_counter()
+        with stage("vector"):
+            found, path = cache.search(vector, visible, depth, list(also))
+        current().search["vector_search"] = {"path": path, "ms": round((time.perf_counter() - started) * 1000, 3)}
         return {rowid: self.embedder.calibrate(c) for rowid, c in found.items()}
+
+    def _keyword_only(self, rowids: Iterable[int]) -> list[int]:
+        """Which of these chunks have no vector yet (found by keyword alone)."""
+        ids = list(rowids)
+        if not ids:
+            return []
+        with self._lock:
+            rows = self._db().execute(
+                f"SELECT id FROM chunks INDEXED BY chunks_pending WHERE vector IS NULL AND id IN ({','.join('?' * len(ids))})", ids
+            )
+            return [r[0] for r in rows]
 
     @search_result
     def search(
@@ -1007,9 +992,11 @@ class SQLiteIndex:
     ) -> list[Hit]:
         where, args = self._filter(tenant, scope, groups, only)
         planned, trace = plan_search(query, k, mode, self.embedder is not None, only)
-        if self.embedder is not None and mode != "keyword":
-            # vectors still being computed (deferred embedding): those chunks are found by keyword only for now
-            trace["pending_embeddings"] = self.pending_embeddings(tenant)
+        pending = self.embedder is not None and mode != "keyword" and self.pending_embeddings(tenant)
+        if pending:  # vectors still being computed (deferred embedding): those chunks are found by keyword only
+            trace["pending_embeddings"] = pending
+        elif self.embedder is not None and mode != "keyword":
+            trace["pending_embeddings"] = 0
         note_search(trace)  # per request (see sourcerer.accounting), never on this shared object
         if planned is None:
             return []
@@ -1039,6 +1026,10 @@ class SQLiteIndex:
                 k,
                 semantic_floor=0.4,
             )
+        if pending:
+            unembedded = self._keyword_only(rows[unit] for unit, _ in fused)
+            if unembedded:
+                current().search["keyword_only"] = sorted(units[r] for r in unembedded)
         return self._hits({rows[unit]: score for unit, score in fused})
 
     retriever = make_retriever  # a retriever for `ask()` bound to a tenant, scope, groups and filter
