@@ -13,6 +13,7 @@ from bench import (
     groundedness,
     ingest,
     load,
+    mixed,
     multiturn,
     opensearch_cluster,
     opensearch_parity,
@@ -49,6 +50,7 @@ def main() -> None:
     scale.run((10_000,) if quick else scale.SIZES, 30 if quick else 100)
     audit.run(50 if quick else 600)
     load.run(5 if quick else 60, 50 if quick else 300, 1 if quick else 5)
+    mixed.run(10 if quick else 60, 30 if quick else 100)
     cache.run()
     streaming.run(2 if quick else 6)
     capacity.main([])  # reads service.json, so it runs after the service benchmark

@@ -138,3 +138,21 @@ def test_response_schema_over_the_api(tmp_path):
         service.answer(ctx, None, AnswerRequest(q="x", response_schema={"type": "object", "properties": {"n": {"type": "integer"}}}))
     with pytest.raises(InvalidRequest, match="not streamed"):
         service.answer(ctx, None, AnswerRequest(q="x", response_schema=schema), on_event=lambda e: None)
+
+
+def test_cli_ask_with_a_schema(capsys):
+    from pathlib import Path
+
+    from sourcerer.cli.main import main
+
+    root = Path(__file__).resolve().parents[2] / "examples"
+    question = ["ask", "Summarise our shipping and returns policy", "--passages", str(root / "policies.jsonl")]
+    assert main([*question, "--schema", str(root / "policy-schema.json"), "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["structured"]["data"]["shipping_time"].startswith("Standard shipping takes 3 to 5 business days")
+    assert printed["structured"]["data"]["gift_wrap"] is None
+    assert main([*question, "--schema", str(root / "policy-schema.json")]) == 0
+    out = capsys.readouterr().out
+    assert "shipping_time: Standard shipping" in out and "gift_wrap: REFUSED" in out
+    assert main([*question, "--schema", str(root / "policy-schema.json"), "--stream"]) == 2
+    assert "not streamed" in capsys.readouterr().err

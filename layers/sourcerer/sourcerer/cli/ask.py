@@ -40,11 +40,31 @@ def load_passages(path: str | Path) -> list[dict[str, Any]]:
     return passages
 
 
+def load_schema(path: str) -> dict[str, Any]:
+    """A JSON Schema from a file (`ask --schema`): an object of strings, lists of strings and such objects."""
+    try:
+        schema = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise SourcererError(f"no such file: {path}") from exc
+    except json.JSONDecodeError as exc:
+        raise InvalidRequest(f"{path}: not JSON ({exc.msg}, line {exc.lineno})") from exc
+    if not isinstance(schema, dict):
+        raise InvalidRequest(f"{path}: a JSON Schema is an object")
+    return schema
+
+
 def render(answer: Answer, *, question: str | None = None) -> str:
     """A readable rendering: the answer, its citations with their text, or the refusal and its reason."""
     lines = []
     if question:
         lines.append(f"Q: {question}")
+    if answer.structured is not None:
+        for f in answer.structured.fields:  # each field with its own citations, or why it was refused
+            lines.append(f"{f.path}: " + (f"REFUSED ({f.reason})" if f.refused else f"{f.text}"))
+            for c in f.citations:
+                lines.append(f"   [{c.index}] {c.label} ({_where(c.locator)}, {c.receipt[:19]}…)")
+        lines.append(f"   ({answer.provider}, via {answer.via}, {answer.trace.total_ms:.0f} ms)")
+        return "\n".join(lines)
     if answer.refused:
         lines.append(f"REFUSED ({answer.reason}): {answer.answer}")
     else:
@@ -122,6 +142,10 @@ def _cmd_ask(args: argparse.Namespace) -> int:
         kwargs["chat"] = args.chat
     if args.judge:
         kwargs["judge"] = args.judge
+    if args.schema:
+        kwargs["schema"] = load_schema(args.schema)
+        if args.stream:
+            raise InvalidRequest("--schema answers are not streamed: drop --stream")
     if args.stream:
         return _stream(args.question, kwargs, args.json)
     answer = ask(args.question, **kwargs)
@@ -270,6 +294,12 @@ def register(sub: Any) -> None:
         help='the conversation so far, for a follow-up: a JSON list of {"role": "user"|"assistant", "text": ...}',
     )
     ask_p.add_argument("--json", action="store_true", help="print the full answer as JSON (with --stream: one event per line)")
+    ask_p.add_argument(
+        "--schema",
+        metavar="FILE",
+        help="answer in this JSON Schema's shape (strings, lists of strings, nested objects): each string with its own "
+        "citations, or null and the reason it was refused",
+    )
     ask_p.add_argument(
         "--stream",
         action="store_true",

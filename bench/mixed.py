@@ -1,0 +1,166 @@
+"""Readers and writers on one `sourcerer serve`: 16 clients for `--seconds`, 2 of them ingesting new documents
+as fast as the server takes them, 14 asking (search and answer in turn), with the bundled model and deferred
+embedding — beside the same load on a keyword-only server (`SOURCERER_EMBEDDER=none`, no model work at all),
+in the same run. Then the first search after an ingest against a search just before it, one client.
+
+Targets (issue 26): search and answer p99 ≤ 2 s; the askers' throughput ≥ 70% of the keyword-only server's;
+the first search after an ingest within 1.5× of one before it. An ingest past the embedding backlog bound is a
+429 with Retry-After (counted, and retried after it by the ingesting clients).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import os
+import signal
+import statistics
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from bench.common import EVAL, percentile, read_jsonl, serve_env, start_serve, table, use_bench_cache, write_result
+
+CLIENTS, WRITERS = 16, 2
+
+
+def _corpus(limit: int, offset: int = 0) -> list[dict]:
+    rows = read_jsonl(*sorted((EVAL / "scifact").glob("corpus.part-*.jsonl")))[offset : offset + limit]
+    return [{"source_uri": f"scifact/{r['_id']}.txt", "text": f"{r['title']}\n\n{r['text']}"} for r in rows]
+
+
+def _server(embedder: str | None, corpus: list[dict]) -> tuple[object, str, str, Path]:
+    from sourcerer.ledger.sqlite import SQLiteLedger
+    from sourcerer.service.tenancy import new_key
+    from sourcerer.store import Document, open_index
+
+    home = Path(tempfile.mkdtemp(prefix="sourcerer-mixed-"))
+    index = open_index(f"sqlite:///{home}/index.db", embedder=embedder or "none")
+    for doc in corpus:
+        index.ingest_document(Document(**doc, tenant="bench", scope="bench/scifact"))
+    index.close()
+    ledger = SQLiteLedger(home / "ledger.db")
+    ledger.create_tenant("bench", "enterprise")
+    key, record = new_key("bench", ["bench"], ["read", "write"])
+    ledger.put_key(record)
+    env = {**serve_env(home), "SOURCERER_ANSWER_CACHE": "false"}
+    if embedder is None:
+        env["SOURCERER_EMBEDDER"] = "none"
+    server, url = start_serve(env, home / "server.log")
+    return server, url, key, home
+
+
+def _run(url: str, key: str, seconds: float, fresh: list[dict]) -> dict:
+    import httpx
+
+    queries = [q["text"] for q in read_jsonl(EVAL / "scifact" / "queries.jsonl")]
+    headers = {"Authorization": f"Bearer {key}"}
+    latencies: dict[str, list[float]] = {"/v1/search": [], "/v1/answer": []}
+    ingests: dict[int, int] = {}
+    errors: list[str] = []
+    deadline = time.perf_counter() + seconds
+    lock = threading.Lock()
+
+    def asker(n: int) -> None:
+        with httpx.Client(base_url=url, timeout=120, headers=headers) as client:
+            i = n
+            while time.perf_counter() < deadline:
+                route = ("/v1/search", "/v1/answer")[i % 2]
+                started = time.perf_counter()
+                response = client.post(route, json={"q": queries[i % len(queries)], "top_k": 8})
+                with lock:
+                    latencies[route].append((time.perf_counter() - started) * 1000)
+                    if response.status_code != 200:
+                        errors.append(f"{route} {response.status_code}")
+                i += CLIENTS
+
+    def writer(n: int) -> None:
+        with httpx.Client(base_url=url, timeout=120, headers=headers) as client:
+            i = n
+            while time.perf_counter() < deadline:
+                doc = fresh[i % len(fresh)]
+                response = client.post("/v1/documents?scope=bench/fresh", json={**doc, "source_uri": f"fresh/{i}.txt"})
+                with lock:
+                    ingests[response.status_code] = ingests.get(response.status_code, 0) + 1
+                if response.status_code == 429:  # backpressure: wait as told (bounded by the run)
+                    time.sleep(min(float(response.headers.get("retry-after", "1")), max(0.0, deadline - time.perf_counter())))
+                i += WRITERS
+
+    started = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(CLIENTS) as pool:
+        jobs = [pool.submit(writer, n) for n in range(WRITERS)] + [pool.submit(asker, n) for n in range(CLIENTS - WRITERS)]
+        for job in jobs:
+            job.result()
+    elapsed = time.perf_counter() - started
+    out: dict = {"seconds": elapsed, "ingests": ingests, "errors": len(errors), "error_sample": errors[:3]}
+    for route, values in latencies.items():
+        out[route] = {"requests": len(values), "p50": percentile(values, 50), "p99": percentile(values, 99)}
+    out["asker_rps"] = sum(len(v) for v in latencies.values()) / elapsed
+    return out
+
+
+def _first_after_ingest(url: str, key: str, rounds: int = 5) -> dict:
+    """One client: a search, then a 2-chunk ingest, then the same search at once (ms each, median of rounds)."""
+    import httpx
+
+    before, after = [], []
+    with httpx.Client(base_url=url, timeout=120, headers={"Authorization": f"Bearer {key}"}) as client:
+        for n in range(rounds):
+            body = {"q": "How does the drill schedule affect recovery time?", "top_k": 8}
+            started = time.perf_counter()
+            client.post("/v1/search", json=body).raise_for_status()
+            before.append((time.perf_counter() - started) * 1000)
+            text = f"# Drill {n}\n\nThe recovery drill {n} ran for {n + 3} hours.\n\n## Result\n\nRecovery took {n + 1} minutes in drill {n}."
+            client.post("/v1/documents?scope=bench/drills", json={"source_uri": f"drill-{n}.md", "text": text}).raise_for_status()
+            started = time.perf_counter()
+            client.post("/v1/search", json=body).raise_for_status()
+            after.append((time.perf_counter() - started) * 1000)
+    return {"before_ms": statistics.median(before), "after_ms": statistics.median(after)}
+
+
+def run(seconds: float = 60, corpus_size: int = 100) -> dict:
+    use_bench_cache()
+    corpus, fresh = _corpus(corpus_size), _corpus(200, offset=corpus_size)
+    data: dict = {"seconds": seconds, "corpus": corpus_size, "clients": CLIENTS, "writers": WRITERS}
+    for name, embedder in (("bundled model, deferred embedding", "local"), ("keyword-only server (peer)", None)):
+        server, url, key, _ = _server(embedder, corpus)
+        try:
+            import httpx
+
+            httpx.post(f"{url}/v1/search", headers={"Authorization": f"Bearer {key}"}, json={"q": "warm up"}, timeout=300)
+            data[name] = _run(url, key, seconds, fresh)
+            if embedder is not None:
+                data["first_search_after_ingest"] = _first_after_ingest(url, key)
+        finally:
+            os.kill(server.pid, signal.SIGTERM)  # type: ignore[attr-defined]
+            server.wait(timeout=30)  # type: ignore[attr-defined]
+    ours, peer = data["bundled model, deferred embedding"], data["keyword-only server (peer)"]
+    rows = [
+        [name, d["asker_rps"], d["/v1/search"]["p50"], d["/v1/search"]["p99"], d["/v1/answer"]["p50"], d["/v1/answer"]["p99"], d["errors"], str(d["ingests"])]
+        for name, d in (("bundled model, deferred embedding", ours), ("keyword-only server (peer)", peer))
+    ]
+    first = data["first_search_after_ingest"]
+    ratio = ours["asker_rps"] / peer["asker_rps"] if peer["asker_rps"] else float("nan")
+    text = table(
+        f"Readers and writers — {CLIENTS} clients for {seconds:g} s, {WRITERS} ingesting, over {corpus_size} SciFact abstracts",
+        ["server", "askers' req/s", "search p50 ms", "search p99 ms", "answer p50 ms", "answer p99 ms", "errors", "ingests by status"],
+        rows,
+    )
+    text += (
+        f"\nAskers' throughput against the keyword-only server: {ratio:.2f} (target ≥ 0.70). "
+        f"Search and answer p99: {ours['/v1/search']['p99']:.0f} / {ours['/v1/answer']['p99']:.0f} ms (target ≤ 2,000).\n"
+        f"First search after a 2-chunk ingest: {first['after_ms']:.1f} ms against {first['before_ms']:.1f} ms just before "
+        f"({first['after_ms'] / first['before_ms']:.2f}×, target ≤ 1.5×).\n"
+    )
+    data["throughput_ratio"] = ratio
+    write_result("mixed", text, data)
+    return data
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--corpus", type=int, default=100, help="SciFact abstracts indexed before the load")
+    args = parser.parse_args()
+    run(args.seconds, args.corpus)
