@@ -68,6 +68,14 @@ def test_api_docs_are_served_from_the_package_with_no_cdn(api):
     assert re.findall(r'(?:src|href)="(https?:[^"]*)"', playground.text) == []  # no CDN, no other origin
 
 
+def embedded(client, headers, timeout_s=60):
+    """Wait until the background embedder has written every vector of this tenant's documents."""
+    deadline = time.time() + timeout_s
+    while client.get("/v1/documents", headers=headers).json()["embedding_backlog"] and time.time() < deadline:
+        time.sleep(0.2)
+    assert client.get("/v1/documents", headers=headers).json()["embedding_backlog"] == 0
+
+
 def test_ingest_search_answer_delete(api):
     client, key, _ = api
     headers, _ = key()
@@ -84,6 +92,9 @@ def test_ingest_search_answer_delete(api):
 
     found = client.post("/v1/search", headers=headers, json={"q": "failover cutover", "top_k": 3, "mode": "hybrid"}).json()
     assert "42 seconds" in found["hits"][0]["text"] and found["context"]["scopes"] == ["acme/alpha"]
+    # found by keyword at once; its vectors follow in the background, and the document list says when they are in
+    assert found["trace"]["stages"][0]["detail"].get("keyword_only", []) in ([], [found["hits"][0]["unit_id"]])
+    embedded(client, headers)
 
     answered = client.post(
         "/v1/answer",
@@ -217,6 +228,7 @@ def test_follow_up_is_searched_as_its_standalone_rewrite(api):
         ("returns.md", "# Returns\n\nReturns are accepted within 30 days of delivery for a full refund on unused items.\n"),
     ):
         assert client.post("/v1/documents", headers=headers, json={"source_uri": uri, "text": text}).status_code == 200
+    embedded(client, headers)
     first = client.post("/v1/answer", headers=headers, json={"q": "How long does standard shipping take?"}).json()
     assert first["answer"]["refused"] is False
     history = [

@@ -86,7 +86,7 @@ def test_upload_ask_click_a_citation_and_see_a_refusal(browser, served):
                 (
                     li
                     for li in d.find_elements(By.CSS_SELECTOR, "#uploads li")
-                    if li.text.startswith(n) and "uploading" not in li.text
+                    if li.text.startswith(n) and (li.get_attribute("data-ready") == "true" or li.get_attribute("class") == "err")
                 ),
                 None,
             ),

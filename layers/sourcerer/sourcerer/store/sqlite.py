@@ -1026,11 +1026,20 @@ class SQLiteIndex:
                 k,
                 semantic_floor=0.4,
             )
+        scored = {rows[unit]: score for unit, score in fused}
         if pending:
-            unembedded = self._keyword_only(rows[unit] for unit, _ in fused)
+            # a chunk without its vector yet has no semantic rank to fuse (unknown, not last): it is scored as a
+            # keyword search scores it, so a fresh upload is not ranked under the floor for what it cannot show yet
+            candidates = set(keyword) | set(scored)
+            unembedded = self._keyword_only(candidates)
             if unembedded:
-                current().search["keyword_only"] = sorted(units[r] for r in unembedded)
-        return self._hits({rows[unit]: score for unit, score in fused})
+                scored.update({r: keyword[r] for r in unembedded if r in keyword})
+                ranked = sorted(scored.items(), key=lambda kv: tie_order(units[kv[0]], kv[1]))[:k]
+                scored = dict(ranked)
+                shown = sorted(units[r] for r in unembedded if r in scored)
+                if shown:
+                    current().search["keyword_only"] = shown
+        return self._hits(scored)
 
     retriever = make_retriever  # a retriever for `ask()` bound to a tenant, scope, groups and filter
 

@@ -64,7 +64,20 @@ async function upload(file) {
     const result = await api("/v1/documents", body);
     item.textContent = `${file.name}: ${result.status} (${result.chunks} chunks)`;
     item.className = "ok";
+    await untilEmbedded(item);
   } catch (error) { item.textContent = `${file.name}: ${error.message}`; item.className = "err"; }
+}
+
+// A document is keyword-searchable at once; its meaning (vectors) follows in the background. Say so until done.
+async function untilEmbedded(item) {
+  const done = item.textContent;
+  for (let i = 0; i < 240; i++) {
+    const listed = await api("/v1/documents");
+    if (!listed.embedding_backlog) { item.textContent = done; item.dataset.ready = "true"; return; }
+    item.textContent = `${done}: searchable by keyword now; reading its meaning, ${listed.embedding_backlog} chunks to go…`;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  item.dataset.ready = "true";  // still waiting after two minutes: usable by keyword meanwhile
 }
 $("files").addEventListener("change", () => { [...$("files").files].forEach(upload); $("files").value = ""; });
 $("drop").addEventListener("dragover", (e) => { e.preventDefault(); $("drop").classList.add("over"); });
