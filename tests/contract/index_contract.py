@@ -132,6 +132,7 @@ class IndexContract:
             texts = [h.text for h in index.search("failover cutover", tenant="globex", k=10, mode=mode)]
             assert texts and all("42 seconds" not in t for t in texts)
         assert [d["source_uri"] for d in index.list_documents("globex")] == ["ops.md"]
+        assert index.tenants() == ["acme", "globex"]  # who holds data, for `sourcerer tenants list`
         hit = index.search("failover", tenant="acme", k=1)[0]
         assert index.get_chunks("globex", [hit.unit_id]) == []
 

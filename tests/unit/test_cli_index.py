@@ -222,3 +222,30 @@ def test_a_bad_tenant_or_scope_fails_at_once_in_one_line(handbook, capsys):
         err = capsys.readouterr().err
         assert stopped.value.code == 2 and err.strip().splitlines()[-1].startswith("sourcerer ingest: error: argument")
         assert "validation error" not in err
+
+
+def test_tenant_and_scope_mistakes_are_loud(handbook, capsys):
+    """No silent tenant: --scope acme/... files under acme and says so; a scope outside its tenant, a question to
+    a tenant that holds nothing (a typo) and a bad id are errors with exit 2; `tenants list` lists every tenant
+    that holds documents."""
+    code, _, err = _run(capsys, "ingest", str(handbook / "ops.md"), "--scope", "acme/alpha/backend")
+    assert code == 0 and "tenant acme (from --scope" in err
+    code, out, _ = _run(capsys, "documents", "list", "--tenant", "acme", "--json")
+    assert [d["scope"] for d in json.loads(out)] == ["acme/alpha/backend"]
+
+    code, _, err = _run(capsys, "ingest", str(handbook / "ops.md"), "--tenant", "acme", "--scope", "other/place")
+    assert code == 2 and "outside tenant acme" in err and len(err.strip().splitlines()) == 1
+
+    code, out, err = _run(capsys, "ask", "How long did the failover cutover take?", "--tenant", "acmee")
+    assert code == 2 and "tenant acmee holds no documents" in err and out == ""
+    code, _, err = _run(capsys, "search", "failover", "--tenant", "acmee")
+    assert code == 2 and "holds no documents" in err
+    code, out, _ = _run(capsys, "ask", "How long did the failover cutover take?", "--scope", "acme/alpha")
+    assert code == 0 and "42 seconds" in out  # the tenant from the scope
+
+    code, _, err = _run(capsys, "ingest", str(handbook / "people.md"))  # no tenant, no scope: local, said out loud
+    assert code == 0 and "tenant local (the default" in err
+    code, out, _ = _run(capsys, "tenants", "list", "--json")
+    assert {t["tenant"] for t in json.loads(out)} >= {"acme", "local"}
+    code, _, err = _run(capsys, "documents", "delete", "doc_nope", "--tenant", "acme")
+    assert code == 2 and "no document doc_nope" in err

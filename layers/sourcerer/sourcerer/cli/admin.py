@@ -18,7 +18,14 @@ def _cmd_tenants(args: argparse.Namespace) -> int:
 
     ledger = open_ledger()
     if args.action == "list":
-        tenants = [admin.tenant_view(ledger.get_tenant(name) or {"tenant": name, "tier": "?"}) for name in ledger.list_tenants()]
+        from sourcerer.store import open_index
+
+        # every tenant with keys or documents: one ingested by the CLI alone has no ledger entry, and still counts
+        holding = set(open_index().tenants())
+        names = sorted(set(ledger.list_tenants()) | holding)
+        tenants = [
+            admin.tenant_view(ledger.get_tenant(name) or {"tenant": name, "tier": "none (documents only)"}) for name in names
+        ]
         if args.json:
             print(json.dumps(tenants))
         else:

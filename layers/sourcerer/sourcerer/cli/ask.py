@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sourcerer.cli.common import groups, index_options, open_index_of, search_filter
+from sourcerer.cli.common import groups, index_options, open_index_of, require_known_tenant, search_filter
 from sourcerer.errors import InvalidRequest, SourcererError
 from sourcerer.models import Answer
 
@@ -183,6 +183,7 @@ def _retriever(args: argparse.Namespace) -> Any:
     (its `last_trace`, which `ask()` adds to the answer's retrieve stage, says how)."""
     index = open_index_of(args)
     within = _search_within(args, args.question)
+    require_known_tenant(index, args.tenant)
     if not args.rerank:
         return index.retriever(**within)
 
@@ -225,7 +226,8 @@ def _search_within(args: argparse.Namespace, text: str) -> dict[str, Any]:
 
 def _cmd_search(args: argparse.Namespace) -> int:
     index = open_index_of(args)
-    within = _search_within(args, args.query)
+    within = _search_within(args, args.query)  # the query object is checked first, as the API checks it
+    require_known_tenant(index, args.tenant)
     if args.rerank:
         hits, trace, trace["rerank"] = _reranked(index, args.query, within)
     else:

@@ -27,6 +27,32 @@ def scope_path(value: str) -> str:
     return value
 
 
+def settle_tenant(args: argparse.Namespace) -> None:
+    """The tenant of an index command, said out loud: --tenant, else the first segment of --scope (`--scope
+    acme/alpha` is tenant acme), else `local`. A scope outside its tenant is refused: no key could reach it."""
+    from sourcerer.errors import InvalidRequest
+    from sourcerer.scopes import normalize_scope, within
+
+    if args.tenant is None:
+        args.tenant = normalize_scope(args.scope, "local").split("/")[0] if args.scope else "local"
+        args.tenant_given = "from --scope" if args.scope else "the default"
+    else:
+        args.tenant_given = "--tenant"
+    if args.scope and not within(normalize_scope(args.scope, args.tenant), args.tenant):
+        raise InvalidRequest(
+            f"scope {args.scope} is outside tenant {args.tenant}: a tenant's scopes are {args.tenant} and below it "
+            f"({args.tenant}/...), and no key of {args.tenant} could ever reach it"
+        )
+
+
+def require_known_tenant(index: Any, tenant: str) -> None:
+    """A question to a tenant that holds nothing is a mistake (a typo, most often), not a refusal: exit 2."""
+    from sourcerer.errors import InvalidRequest
+
+    if not index.list_documents(tenant):
+        raise InvalidRequest(f"tenant {tenant} holds no documents in this index (see `sourcerer documents list --tenant ...`)")
+
+
 def groups(value: str | None) -> list[str]:
     return [g.strip() for g in (value or "").split(",") if g.strip()]
 
@@ -87,7 +113,10 @@ def bar(done: int, total: int, width: int = 24) -> str:
 
 def index_options(parser: argparse.ArgumentParser, search: bool = True) -> None:
     parser.add_argument("--index", metavar="URL", help="index URL (default SOURCERER_INDEX, else sqlite under SOURCERER_HOME)")
-    parser.add_argument("--tenant", default="local", type=tenant_name, help="tenant (default: local)")
+    parser.add_argument(
+        "--tenant", type=tenant_name, help="tenant (default: the first segment of --scope, else local)"
+    )
+    parser.set_defaults(settle_tenant=True)
     parser.add_argument("--scope", type=scope_path, help="scope path, e.g. acme/alpha (searches see it and everything below it)")
     if search:
         parser.add_argument("--groups", help="comma-separated ACL groups the caller holds")

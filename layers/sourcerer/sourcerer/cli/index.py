@@ -22,6 +22,8 @@ def _cmd_ingest(args: argparse.Namespace) -> int:
         index.defer_embedding = True
     total, done, chunks = len(files_under(args.path)), 0, 0
     started = time.perf_counter()
+    if not args.json and args.tenant_given != "--tenant":  # never filed under a tenant nobody named, silently
+        print(f"tenant {args.tenant} ({args.tenant_given}; --tenant names another)", file=sys.stderr)
     live = not args.json and sys.stderr.isatty()  # no carriage-return frames in logs and pipes
 
     def progress(path: str, written: int) -> None:
@@ -170,7 +172,7 @@ def register(sub: Any) -> None:
     ingest_p = sub.add_parser(
         "ingest",
         help="ingest a file or folder into the index (txt md html pdf vtt srt json jsonl)",
-        epilog="example: sourcerer ingest ./handbook --scope acme/alpha/backend --acl engineering",
+        epilog="example: sourcerer ingest examples/handbook --tenant acme --scope acme/alpha/backend --acl engineering",
     )
     ingest_p.add_argument("path", help="a file or a folder (searched recursively)")
     ingest_p.add_argument(

@@ -9,6 +9,7 @@ import sys
 
 from sourcerer import __version__
 from sourcerer.cli import admin, ask, index
+from sourcerer.cli.common import settle_tenant
 from sourcerer.errors import SourcererError
 
 
@@ -34,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(ask.verify_value(sys.argv[1:] if argv is None else argv))
     try:
+        if getattr(args, "settle_tenant", False):
+            settle_tenant(args)
         return args.func(args)
     except BrokenPipeError:  # `sourcerer audit --json | head`: the reader left; nothing to say
         try:  # the Python docs' recipe: point stdout at devnull, so the flush at exit does not complain

@@ -86,6 +86,8 @@ class Index(Protocol):
 
     def list_documents(self, tenant: str, scope: str | None = None) -> list[dict[str, Any]]: ...
 
+    def tenants(self) -> list[str]: ...  # every tenant that holds at least one document, sorted
+
     def get_chunks(self, tenant: str, ids: Iterable[str]) -> list[Hit]: ...
 
     def document_chunks(self, tenant: str, document_id: str) -> list[Hit]:
@@ -136,9 +138,7 @@ class EmbeddedIndex(Protocol):
 
     def pending_embeddings(self, tenant: str | None = None) -> int: ...
 
-    def embed_rate(self) -> float | None:
-        """Chunks per second deferred embedding last managed (None before it has run)."""
-        ...
+    def embed_rate(self) -> float | None: ...  # chunks/s deferred embedding last managed (None before it ran)
 
     def embed_pending(self, batch: int = 32, limit: int | None = None, progress: Callable[[int], None] | None = None) -> int: ...
 

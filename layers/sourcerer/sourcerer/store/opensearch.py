@@ -786,6 +786,22 @@ class OpenSearchIndex:
         return int(self.client.count(index=self.index, body={"query": self._pending_query(tenant, [])})["count"])
 
     @_translated
+    def tenants(self) -> list[str]:
+        """Every tenant holding a chunk, paged through a composite aggregation on the tenant field."""
+        out: list[str] = []
+        after: dict[str, Any] | None = None
+        while True:
+            page: dict[str, Any] = {"size": self.list_page, "sources": [{"tenant": {"terms": {"field": "tenant"}}}]}
+            if after is not None:
+                page["after"] = after
+            response = self.client.search(index=self.index, body={"size": 0, "aggs": {"tenants": {"composite": page}}})
+            buckets = response.get("aggregations", {}).get("tenants", {})
+            out.extend(b["key"]["tenant"] for b in buckets.get("buckets", []))
+            after = buckets.get("after_key")
+            if not buckets.get("buckets") or after is None:
+                return sorted(out)
+
+    @_translated
     def list_documents(self, tenant: str, scope: str | None = None) -> list[dict[str, Any]]:
         """Every document of the tenant (under `scope`), paged through a composite aggregation: one bucket per
         document with its chunk count and its newest chunk's fields, however many documents there are."""

@@ -567,6 +567,10 @@ class SQLiteIndex:
 
     # --- reading -----------------------------------------------------------------------------------
 
+    def tenants(self) -> list[str]:
+        with self._lock:
+            return [r[0] for r in self._db().execute("SELECT DISTINCT tenant FROM documents ORDER BY tenant")]
+
     def list_documents(self, tenant: str, scope: str | None = None) -> list[dict[str, Any]]:
         db = self._db()
         sql = (
