@@ -109,9 +109,25 @@ def test_upload_ask_click_a_citation_and_see_a_refusal(browser, served):
 
     refusal = _ask(browser, "What is our parental leave policy?")
     assert refusal.text.startswith("Not answered:") and "refusal" in refusal.get_attribute("class")
+    # what to do next, and what the documents say that comes closest
+    assert refusal.find_element(By.CSS_SELECTOR, ".next").text.startswith(("Upload", "Ask in", "The documents"))
+    closest = refusal.find_elements(By.CSS_SELECTOR, ".closest li")
+    assert closest and all(": " in li.text for li in closest)  # each a labelled passage
     browser.save_screenshot(str(ARTIFACTS / "playground-refusal.png"))
     past = browser.find_elements(By.CSS_SELECTOR, "#past li")
     assert len(past) == 3
+
+    key_box = browser.find_element(By.ID, "key")  # no key: an error a person can act on, not the API's wording
+    key_box.clear()
+    key_box.send_keys(" ")
+    box = browser.find_element(By.ID, "q")
+    box.clear()
+    box.send_keys("How long did the failover cutover take?")
+    browser.find_element(By.CSS_SELECTOR, "#ask button").click()
+    error = _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#answer .error"))
+    assert "paste one above" in error.text and "Bearer" not in error.text
+    key_box.clear()
+    key_box.send_keys(key)
 
 
 def _post(url, key, path, body):

@@ -72,3 +72,21 @@ def test_one_resolver_shared_by_many_threads_keeps_each_request_its_own(tmp_path
     with concurrent.futures.ThreadPoolExecutor(32) as pool:
         seen = list(pool.map(call, range(2000)))
     assert [s for s in seen if not s[0] == s[1] == s[2]] == []
+
+
+def test_the_spec_is_built_once_even_when_threads_ask_for_it_together():
+    """The docs page fetching /openapi.json while another request's 404 looks up the route table: Powertools builds
+    the spec in shared state, and two threads building it at once answered 500 (a KeyError)."""
+    import concurrent.futures
+
+    from sourcerer.http import api
+
+    app = api.build_app()
+
+    def call(i: int) -> int:
+        path = "/openapi.json" if i % 2 else f"/nothing-{i}"
+        return app.resolve(to_event("GET", path, {}, None), LocalContext())["statusCode"]
+
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        statuses = list(pool.map(call, range(64)))
+    assert set(statuses) == {200, 404}

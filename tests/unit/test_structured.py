@@ -119,7 +119,19 @@ def test_nothing_answerable_refuses_the_whole():
     assert answer.refused and answer.structured.data == {"capital": None}
 
 
+API_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "shipping_time": {"type": "string", "description": "how long standard shipping takes"},
+        "return_window": {"type": "string", "description": "how long returns are accepted after delivery"},
+        "gift_wrap": {"type": "string", "description": "whether gift wrapping is offered"},
+    },
+}
+
+
 def test_response_schema_over_the_api(tmp_path):
+    from pydantic import ValidationError
+
     service = Service(index=SQLiteIndex(tmp_path / "i.db", embedder=None), ledger=SQLiteLedger(tmp_path / "l.db"))
     service.ledger.create_tenant("acme", "pro")
     key, record = new_key("acme", ["acme"], ["read", "write"], [])
@@ -127,17 +139,23 @@ def test_response_schema_over_the_api(tmp_path):
     ctx = service.authenticate(f"Bearer {key}")
     for name, text in (("shipping.md", SHIPPING), ("returns.md", RETURNS)):
         service.ingest(ctx, None, DocumentRequest(source_uri=name, text=text))
-    schema = Policy.model_json_schema()
-    body = service.answer(ctx, None, AnswerRequest(q="How long do shipping and returns take?", response_schema=schema)).model_dump(mode="json")
+    request = AnswerRequest.model_validate({"q": "How long do shipping and returns take?", "response_schema": API_SCHEMA})
+    body = service.answer(ctx, None, request).model_dump(mode="json")
     structured = body["answer"]["structured"]
     assert structured["data"]["shipping_time"].startswith(SHIPPING)
     field = structured["fields"][0]
     assert set(field["citations"][0]) >= {"unit_id", "source_uri", "locator", "receipt", "quote"}
     assert field["citations"][0]["source_uri"].startswith("shipping.md#L")
-    with pytest.raises(InvalidRequest, match="only strings"):
-        service.answer(ctx, None, AnswerRequest(q="x", response_schema={"type": "object", "properties": {"n": {"type": "integer"}}}))
+    # the API's shape says what can carry a citation, so a number or a deeper object is a validation error (422)
+    for wrong in (
+        {"type": "object", "properties": {"n": {"type": "integer"}}},
+        {"type": "object", "properties": {"a": {"type": "object", "properties": {"b": {"type": "object", "properties": {}}}}}},
+        {"type": "object", "properties": {}},
+    ):
+        with pytest.raises(ValidationError):
+            AnswerRequest.model_validate({"q": "x", "response_schema": wrong})
     with pytest.raises(InvalidRequest, match="not streamed"):
-        service.answer(ctx, None, AnswerRequest(q="x", response_schema=schema), on_event=lambda e: None)
+        service.answer(ctx, None, request, on_event=lambda e: None)
 
 
 def test_cli_ask_with_a_schema(capsys):

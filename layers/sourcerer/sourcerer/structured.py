@@ -37,7 +37,7 @@ from sourcerer.synthesis.prompt import SYSTEM_PROMPT, render_sources
 from sourcerer.synthesis.providers import ChatProvider, ChatReply, ask_for_json
 from sourcerer.verify import choose_judge
 
-MAX_FIELDS = 50
+MAX_FIELDS = 100  # the API's shape allows 10 fields of 10
 MAX_ITEMS = 10  # items of a list an LLM may fill
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -435,10 +436,21 @@ def build_app(*routers: Router, cors_origins: str | None = None) -> APIGatewayRe
     return app
 
 
+_SPEC_LOCK = threading.Lock()
+
+
 def openapi_spec(app: APIGatewayRestResolver | None = None) -> str:
     """The spec as served and committed (docs/openapi.json), without the resolver's default validation-error
-    schemas: no route answers with them (every error is one `Error` body)."""
-    spec = json.loads((app or build_app()).get_openapi_json_schema())
+    schemas: no route answers with them (every error is one `Error` body). Built once per app, one thread at a
+    time: Powertools builds it in shared state, and two server threads building it at once (the docs page asking
+    for the spec while another request looked up its route's methods) raised a KeyError, a 500."""
+    with _SPEC_LOCK:
+        return _spec_of(app or build_app())
+
+
+@lru_cache(maxsize=8)
+def _spec_of(app: APIGatewayRestResolver) -> str:
+    spec = json.loads(app.get_openapi_json_schema())
     schemas = spec.get("components", {}).get("schemas", {})
     for unused in ("HTTPValidationError", "ValidationError"):
         if f'"#/components/schemas/{unused}"' not in json.dumps({k: v for k, v in spec.items() if k != "components"}):

@@ -106,7 +106,7 @@ def make_wsgi_app(background_embedding: bool = True) -> Callable[[dict[str, Any]
 
     With `background_embedding` (and an embedded index with a model), an ingest answers once the document is
     keyword-searchable and its vectors are filled by a background thread (see `sourcerer.store.background`)."""
-    from sourcerer.http.api import build_app
+    from sourcerer.http.api import build_app, openapi_spec
     from sourcerer.service.wiring import get_service
     from sourcerer.settings import get_settings
     from sourcerer.store.base import EmbeddedIndex
@@ -114,6 +114,7 @@ def make_wsgi_app(background_embedding: bool = True) -> Callable[[dict[str, Any]
     # one resolver for every thread: each request's state is its own (see http/resolver.py); browsers on any
     # localhost port may call a local server unless SOURCERER_CORS_ORIGINS says otherwise
     app = build_app(cors_origins=get_settings().cors_origins or LOCAL_ORIGINS)
+    openapi_spec(app)  # built once, before any request: the docs page and every 404/405 read it
     warm = get_service()
     local = isinstance(warm.index, EmbeddedIndex)
     if local:

@@ -345,7 +345,7 @@ class Service:
                     judge=plan.judge,
                     min_groundedness=request.min_groundedness,
                     on_event=events.library if events is not None else None,
-                    schema=request.response_schema,
+                    schema=request.response_schema.model_dump(exclude_none=True) if request.response_schema else None,
                 )
                 hits = retriever.hits
                 answer.trace.cache = "miss" if context is not None else "off"

@@ -1,6 +1,6 @@
 """The API's own shapes: request bodies, response bodies and the one error body. The domain models (answers,
 citations, traces) live in the library; these say what crosses the wire, so the OpenAPI spec documents every
-2xx and error body and the drift test keeps code and spec one. It is long (about 420 lines): every shape that crosses the
+2xx and error body and the drift test keeps code and spec one. It is long (about 510 lines): every shape that crosses the
 wire, in one module, so a reader of the spec finds each one here.
 """
 
@@ -8,7 +8,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    field_validator,
+    model_validator,
+)
 
 from sourcerer.handoff import Handoff
 from sourcerer.ledger.base import CitationCheck, ClaimCheck, FindingStatus, LoggedCitation
@@ -156,7 +165,8 @@ class Query(BaseModel):
 
 
 class SearchRequest(Query):
-    pass
+    # Swagger UI fills "Try it out" from this: a request that finds something in the demo handbook
+    model_config = ConfigDict(json_schema_extra={"examples": [{"q": "failover cutover time", "top_k": 5, "mode": "hybrid"}]})
 
 
 class Turn(BaseModel):
@@ -166,7 +176,53 @@ class Turn(BaseModel):
     text: str = Field(max_length=20_000)
 
 
+About = Annotated[str, StringConstraints(max_length=500)]
+
+
+class StringField(BaseModel):
+    """A string of the answer: it carries its own citations."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    type: Literal["string"]
+    description: About | None = Field(default=None, description="what it holds: the question its field answers")
+
+
+class ListField(BaseModel):
+    """A list of strings (each an item with its own citations)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    type: Literal["array"]
+    items: StringField
+    description: About | None = None
+
+
+class ObjectField(BaseModel):
+    """An object inside the answer (one level deep): strings and lists of strings."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    type: Literal["object"]
+    properties: dict[str, StringField | ListField] = Field(min_length=1, max_length=10)
+    description: About | None = None
+
+
+class ResponseSchema(BaseModel):
+    """The shape of a structured answer, as JSON Schema: at most 10 fields, objects one level deep of at most 10."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    type: Literal["object"] = "object"
+    properties: dict[str, StringField | ListField | ObjectField] = Field(min_length=1, max_length=10)
+
+
 class AnswerRequest(Query):
+    # Swagger UI fills "Try it out" from this: a question the demo handbook answers, verified
+    model_config = ConfigDict(
+        json_schema_extra={"examples": [{"q": "How long did the failover cutover take?", "top_k": 8, "verify": "strict"}]}
+    )
+
     answer: Literal[True] = Field(default=True, description="true: this query wants an answer (the only value here)")
     verify: bool | Literal["strict", "partial"] = Field(
         default=False,
@@ -180,9 +236,9 @@ class AnswerRequest(Query):
     min_groundedness: float | None = Field(
         default=None, ge=0.0, le=1.0, description="refuse (no_citation) when fewer of the answer's sentences are cited"
     )
-    response_schema: dict[str, Any] | None = Field(
+    response_schema: ResponseSchema | None = Field(
         default=None,
-        description="a JSON Schema object of strings (lists of strings, nested objects): the answer comes back in "
+        description="a JSON Schema object of strings, lists of strings and objects of them: the answer comes back in "
         "that shape (answer.structured), each string with its own enforced [n] markers, or null where refused",
     )
     handoff: bool = Field(

@@ -35,12 +35,16 @@ EXTENSIONS = {
 }
 
 
+READABLE = ".txt, .md, .html, .pdf, .vtt, .srt, .json and .jsonl"
+_BINARY = {b"\x89PNG": "a PNG image", b"\xff\xd8\xff": "a JPEG image", b"GIF8": "a GIF image", b"PK\x03\x04": "a ZIP archive (or a Word/Excel file)"}
+
+
 def content_type_for(source_uri: str, declared: str | None = None) -> str:
     if declared:
         return declared.split(";")[0].strip().lower()
     suffix = PurePosixPath(source_uri.split("?")[0]).suffix.lower()
     if suffix not in EXTENSIONS:
-        raise UnsupportedDocument(f"unsupported file type {suffix or '(none)'!r}")
+        raise UnsupportedDocument(f"unsupported file type {suffix or '(none)'!r}: Sourcerer reads {READABLE}")
     return EXTENSIONS[suffix]
 
 
@@ -61,7 +65,12 @@ def parse(raw: bytes, source_uri: str, content_type: str | None = None) -> Parse
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise UnsupportedDocument(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+        what = next((name for magic, name in _BINARY.items() if raw.startswith(magic)), None)
+        if what:
+            raise UnsupportedDocument(f"this is {what}, not text: Sourcerer reads {READABLE}") from exc
+        raise UnsupportedDocument(
+            f"not UTF-8 text ({exc.reason} at byte {exc.start}): save it as UTF-8, or upload one of {READABLE}"
+        ) from exc
     if kind in ("text/plain",):
         return Parsed(name, _text_pieces(text, name))
     if kind == "text/markdown":

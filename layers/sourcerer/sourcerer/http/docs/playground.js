@@ -43,8 +43,28 @@ async function api(path, body) {
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const response = await fetch(path, { method: body === undefined ? "GET" : "POST", headers, body: body === undefined ? undefined : JSON.stringify(body) });
   const data = await response.json();
-  if (!response.ok) throw new Error((data.error && data.error.message) || ("HTTP " + response.status));
+  if (!response.ok) throw new Error(FRIENDLY[response.status] || (data.error && data.error.message) || ("HTTP " + response.status));
   return data;
+}
+
+// what an error means for the person at this page, where the API's own message speaks to a program
+const FRIENDLY = {
+  401: "This needs an API key: paste one above (it starts with sk_). `sourcerer keys create` makes one.",
+  402: "Answers need the pro tier: `sourcerer tenants set --tenant … --tier pro` upgrades this tenant.",
+  403: "This key may not do that here: check the scope above, or use a key with write permission for uploads.",
+};
+// what to do about each refusal
+const NEXT_STEP = {
+  not_in_sources: "Upload the document that answers it.",
+  below_threshold: "Ask in the documents' own words, or upload the document that answers it.",
+  unsupported: "The documents are on topic but silent on this: add the one that says it.",
+  off_topic: "The documents hold the words, not the answer: add the one that answers it.",
+  unfaithful: "Check the claims marked ✗ below against their sources.",
+  no_citation: "The model did not cite its sources: ask again, or use another model.",
+};
+function judgeInWords(judge) {
+  const [kind, model] = judge.split(":");
+  return kind === "local" ? `the local judge (no network; models ${model})` : `the ${model || kind} model`;
 }
 
 function el(tag, text, cls) { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; }
@@ -151,7 +171,19 @@ function render(result) {
   const card = el("div", undefined, "answer" + (a.refused ? " refusal" : ""));
   if (a.refused) {
     card.appendChild(el("strong", "Not answered: "));
-    card.appendChild(document.createTextNode((REASONS[a.reason] || a.text) + "."));
+    card.appendChild(document.createTextNode((REASONS[a.reason] || a.text) + ". "));
+    if (NEXT_STEP[a.reason]) card.appendChild(el("span", NEXT_STEP[a.reason], "next"));
+    if (result.hits && result.hits.length) {  // what the documents do say that comes closest
+      card.appendChild(el("div", "Closest passages in your documents:", "closest-title"));
+      const list = el("ul", undefined, "closest");
+      for (const hit of result.hits.slice(0, 3)) {
+        const item = el("li");
+        item.appendChild(el("strong", hit.label + ": "));
+        item.appendChild(document.createTextNode(hit.text.length > 220 ? hit.text.slice(0, 220) + "…" : hit.text));
+        list.appendChild(item);
+      }
+      card.appendChild(list);
+    }
   } else {
     const byIndex = Object.fromEntries(a.citations.map((c) => [c.index, c]));
     // markers become chips; a partial answer's gaps ("[removed: why]") are shown as what they are
@@ -172,7 +204,7 @@ function render(result) {
   if (a.faithfulness) {
     const list = el("ul", undefined, "claims");
     for (const claim of a.faithfulness.claims) list.appendChild(el("li", `${claim.claim} — ${claim.why}`, claim.supported ? "ok" : "bad"));
-    card.appendChild(el("div", `Verified by the ${a.faithfulness.judge} judge:`)); card.appendChild(list);
+    card.appendChild(el("div", `Verified by ${judgeInWords(a.faithfulness.judge)}:`)); card.appendChild(list);
     if (a.faithfulness.removed && a.faithfulness.removed.length && !a.refused)
       card.appendChild(el("div", `${a.faithfulness.removed.length} unsupported claim(s) were removed; the rest is supported by its sources.`, "bad"));
     if (a.faithfulness.relevant === false) card.appendChild(el("div", "The reading model finds that this does not answer the question.", "bad"));
