@@ -189,3 +189,37 @@ def test_a_pdf_compression_bomb_is_refused_before_it_inflates():
     with pytest.raises(PayloadTooLarge):
         check_inflation(twice)
     assert 0 < check_inflation(_pdf_with_streams(zlib.compress(b"BT /F1 12 Tf 72 720 Td (The failover took 42 seconds.) Tj ET")))
+
+
+def test_pdf_headings_are_labels_not_the_start_of_a_sentence():
+    """A heading set larger (or bold) is the chunk's heading path, as in Markdown: the sentence under it starts
+    with its own first word, and its box covers its own lines, not the heading and the blank space below it."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=A4)
+    pdf.setTitle("Benefits guide")
+    pdf.setFont("Helvetica-Bold", 18)
+    pdf.drawString(72, 780, "Benefits guide 2026")
+    pdf.setFont("Helvetica", 11)
+    pdf.drawString(72, 740, "Every employee receives 28 days of paid leave a year.")
+    pdf.setFont("Helvetica-Bold", 14)
+    pdf.drawString(72, 700, "Parental leave")
+    pdf.setFont("Helvetica", 11)
+    pdf.drawString(72, 330, "Parents receive 20 weeks of paid leave.")
+    pdf.drawString(72, 316, "It can be split into two blocks.")
+    pdf.showPage()
+    pdf.save()
+    parsed = parse(buffer.getvalue(), "benefits.pdf")
+    texts = [p.text for p in parsed.pieces]
+    assert texts[0] == "Every employee receives 28 days of paid leave a year."
+    assert texts[1] == "Parents receive 20 weeks of paid leave."
+    assert not any("Parental leave" in t or "Benefits guide" in t for t in texts)
+    labels = [p.section for p in parsed.pieces]
+    assert labels[0] == "Benefits guide p.1 › Benefits guide 2026"
+    assert labels[1] == "Benefits guide p.1 › Benefits guide 2026 › Parental leave"
+    x0, y0, x1, y1 = parsed.pieces[1].locator["box"]
+    assert y1 < 345 and y0 > 325  # the cited line only: not the heading at 700 nor the space between
+    chunks = _chunks("benefits.pdf", buffer.getvalue())
+    assert all(not c.text.startswith(("Benefits guide", "Parental leave")) for c in chunks)
