@@ -155,3 +155,16 @@ def test_openai_chat_model_is_honoured(monkeypatch):
     assert OpenAIChat(api_key="k").name == "openai:gpt-4o-mini"
     monkeypatch.setenv("SOURCERER_MODEL", "other")  # Sourcerer's own name wins when both are set
     assert OpenAIChat(api_key="k").name == "openai:other"
+
+
+def test_embed_retriever_without_an_embedder_searches_by_keyword_and_says_so(monkeypatch, seed_passages):
+    """As the seed promised: no exception when embeddings are unavailable, keyword results and a note."""
+    monkeypatch.setenv("SOURCERER_EMBEDDER", "none")
+    retriever = embed_retriever(seed_passages, model="text-embedding-3-small")  # named model, embedder off
+    answer = ask("How long does standard shipping take?", retriever=retriever)
+    assert retriever.last_trace["mode"] == "keyword" and answer.refused is False
+    assert any("no embedder, keyword only" in note for note in answer.trace.notes)
+    monkeypatch.delenv("SOURCERER_EMBEDDER")
+    unconfigured = embed_retriever(seed_passages, model="text-embedding-3-small")  # no SOURCERER_EMBED_ENDPOINT
+    assert unconfigured("How long does standard shipping take?", 1)[0].source == "Shipping Policy"
+    assert "SOURCERER_EMBED_ENDPOINT" in unconfigured.last_trace["fallback"]
