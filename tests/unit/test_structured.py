@@ -146,6 +146,10 @@ def test_response_schema_over_the_api(tmp_path):
     field = structured["fields"][0]
     assert set(field["citations"][0]) >= {"unit_id", "source_uri", "locator", "receipt", "quote"}
     assert field["citations"][0]["source_uri"].startswith("shipping.md#L")
+    # each field searched on its own: every cited chunk is logged with its document, so an audit can find it again
+    logged = service.get_answer(ctx, None, body["answer_id"]).answer
+    assert len(logged.citations) == 2 and all(c.document_id and c.position is not None for c in logged.citations)
+    assert {h["source_uri"] for h in body["hits"]} >= {"shipping.md", "returns.md"}
     # the API's shape says what can carry a citation, so a number or a deeper object is a validation error (422)
     for wrong in (
         {"type": "object", "properties": {"n": {"type": "integer"}}},

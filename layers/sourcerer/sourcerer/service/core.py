@@ -76,7 +76,7 @@ DEFAULT_AUDIT_PAGE, MAX_AUDIT_PAGE = 100, 1000  # findings per GET /v1/audits (a
 
 class _ScopedRetriever:
     """What `ask()` searches through in the service: the index, within the caller's tenant, scopes and groups.
-    It keeps the hits of its last search for the response and the answer log."""
+    It keeps the hits of its searches for the response and the answer log."""
 
     def __init__(self, service: Service, ctx: Context, scopes: list[str], request: SearchRequest) -> None:
         self.service, self.ctx, self.scopes, self.request = service, ctx, scopes, request
@@ -84,10 +84,12 @@ class _ScopedRetriever:
         self.last_trace: dict[str, Any] = {}
 
     def __call__(self, query: str, k: int) -> list[dict[str, Any]]:
-        self.hits, self.last_trace = self.service._hits(
-            self.ctx, self.scopes, self.request.model_copy(update={"q": query, "top_k": k})
-        )
-        return [h.as_passage() for h in self.hits]
+        found, self.last_trace = self.service._hits(self.ctx, self.scopes, self.request.model_copy(update={"q": query, "top_k": k}))
+        # every search of the answer is kept (a structured answer searches once per field), so each cited chunk is
+        # in the log with its document and position
+        seen = {h.unit_id for h in self.hits}
+        self.hits = [*self.hits, *(h for h in found if h.unit_id not in seen)]
+        return [h.as_passage() for h in found]
 
 
 def _page(items: Iterator[T], limit: int) -> tuple[list[T], T | None]:
