@@ -412,11 +412,7 @@ class Service:
 
     def get_handoff(self, ctx: Context, scope: str | None, answer_id: str) -> HandoffLookup:
         """A hand-off, to whoever may read its answer (`get_answer`'s rule); else 404."""
-        ctx.require("read")
-        scopes = ctx.narrow(scope)
-        record = self.ledger.get_handoff(ctx.tenant, answer_id)
-        if record is None or not self._may_read_logged(ctx, scopes, record.scopes, record.groups):
-            raise NotFound(f"no hand-off {answer_id} in this key's scopes")
+        record, scopes = self._logged(ctx, scope, self.ledger.get_handoff, f"no hand-off {answer_id}", answer_id)
         return HandoffLookup(handoff=handoff_view(record), context=_echo(ctx, scopes))
 
     def handoffs(self, ctx: Context, scope: str | None, since: float, limit: int = DEFAULT_AUDIT_PAGE) -> HandoffPage:
@@ -432,10 +428,17 @@ class Service:
         )
 
     @staticmethod
-    def _may_read_logged(ctx: Context, scopes: list[str], record_scopes: list[str], record_groups: list[str]) -> bool:
-        """Who may read a logged answer or its hand-off: a key of the same tenant that may read its scopes and holds
-        the ACL groups of the key that asked (the answer may quote chunks only those groups see), or an admin."""
-        return ctx.may_read(record_scopes, scopes) and ("admin" in ctx.perms or set(record_groups) <= set(ctx.groups))
+    def _logged(ctx: Context, scope: str | None, fetch: Callable[[str, str], Any], missing: str, answer_id: str) -> tuple[Any, list[str]]:
+        """A logged answer or its hand-off (`fetch` reads it), to whoever may read it: a key of the same tenant that
+        may read its scopes and holds the ACL groups of the key that asked (the answer may quote chunks only those
+        groups see), or an admin; anyone else gets a 404 that says nothing more. Returns (record, scopes)."""
+        ctx.require("read")
+        scopes = ctx.narrow(scope)
+        record = fetch(ctx.tenant, answer_id)
+        visible = record is not None and ctx.may_read(record.scopes, scopes)
+        if not visible or not ("admin" in ctx.perms or set(record.groups) <= set(ctx.groups)):
+            raise NotFound(f"{missing} in this key's scopes")
+        return record, scopes
 
     def _cached(
         self, ctx: Context, scopes: list[str], request: AnswerRequest, plan: AnswerPlan
@@ -457,11 +460,7 @@ class Service:
     def get_answer(self, ctx: Context, scope: str | None, answer_id: str) -> AnswerLookup:
         """A logged answer, to a key of the same tenant that may read its scopes and holds the ACL groups of the
         key that asked (the answer may quote chunks only those groups see); else 404, saying nothing more."""
-        ctx.require("read")
-        scopes = ctx.narrow(scope)
-        record = self.ledger.get_answer(ctx.tenant, answer_id)
-        if record is None or not self._may_read_logged(ctx, scopes, record.scopes, record.groups):
-            raise NotFound(f"no answer {answer_id} in this key's scopes")
+        record, scopes = self._logged(ctx, scope, self.ledger.get_answer, f"no answer {answer_id}", answer_id)
         return AnswerLookup(answer=logged_answer(record), context=_echo(ctx, scopes))
 
     def audits(
