@@ -310,6 +310,11 @@ class LedgerContract:
         ledger.put_cached_answer(entry(key="pro plan cost", created=now + 2).model_copy(update={"answer": {"answer": "new"}}))
         assert [e.answer for e in ledger.cached_answers("acme", "ctx1", now)][0] == {"answer": "new"}  # replaced
         assert ledger.cached_answers("acme", "ctx3", now) == [] and len(ledger.cached_answers("globex", "ctx1", now)) == 1
+        # the exact question by its key: one read, never another tenant's or context's, never an expired one
+        assert ledger.cached_answer("acme", "ctx1", "pro plan cost", now).answer == {"answer": "new"}
+        assert ledger.cached_answer("acme", "ctx2", "pro plan cost", now) is None
+        assert ledger.cached_answer("globex", "ctx1", "failover take long", now).tenant == "globex"
+        assert ledger.cached_answer("acme", "ctx1", "old", now) is None
 
     # --- hand-offs ---------------------------------------------------------------------------------------
 

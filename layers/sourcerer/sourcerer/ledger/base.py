@@ -281,6 +281,10 @@ class Ledger(Protocol):
         """The tenant's unexpired cached answers for `context`, newest first, at most `CACHE_SCAN`."""
         ...
 
+    def cached_answer(self, tenant: str, context: str, key: str, now: float) -> CachedAnswer | None:
+        """The unexpired cached answer for exactly this question key, read by its key (no scan)."""
+        ...
+
     def put_cached_answer(self, entry: CachedAnswer) -> None:
         """Store (or replace, for the same tenant, context and key) a cached answer."""
         ...

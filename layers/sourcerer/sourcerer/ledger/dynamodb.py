@@ -350,6 +350,15 @@ class DynamoDBLedger:
         entries = [CachedAnswer.model_validate_json(item["record"]) for item in response.get("Items", [])]
         return sorted(entries, key=lambda e: -e.created_at)[:CACHE_SCAN]
 
+    def cached_answer(self, tenant: str, context: str, key: str, now: float) -> CachedAnswer | None:
+        item = self.table.get_item(
+            Key={"pk": f"CACHE#{tenant}#{context}", "sk": hashlib.sha256(key.encode()).hexdigest()}
+        ).get("Item")
+        if item is None:
+            return None
+        entry = CachedAnswer.model_validate_json(item["record"])
+        return entry if entry.expires_at > now else None  # TTL deletes lazily
+
     def put_cached_answer(self, entry: CachedAnswer) -> None:
         self.table.put_item(
             Item={

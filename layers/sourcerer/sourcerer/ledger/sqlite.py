@@ -278,6 +278,18 @@ class SQLiteLedger:
             )
         return [CachedAnswer.model_validate_json(r[0]) for r in rows]
 
+    def cached_answer(self, tenant: str, context: str, key: str, now: float) -> CachedAnswer | None:
+        with self._lock:
+            row = (
+                self._db()
+                .execute(
+                    "SELECT record FROM answer_cache WHERE tenant=? AND context=? AND key=? AND expires_at > ?",
+                    (tenant, context, key, now),
+                )
+                .fetchone()
+            )
+        return CachedAnswer.model_validate_json(row[0]) if row else None
+
     def put_cached_answer(self, entry: CachedAnswer) -> None:
         with self._lock:
             db = self._db()

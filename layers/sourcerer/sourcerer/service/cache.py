@@ -145,11 +145,10 @@ class AnswerCache:
         return hashlib.sha256(json.dumps(chosen, sort_keys=True, default=str).encode()).hexdigest()[:32]
 
     def lookup(self, ctx: Context, context: str, question: str, now: float) -> Lookup:
-        entries = self.ledger.cached_answers(ctx.tenant, context, now)
-        key = question_key(question)
-        exact = next((e for e in entries if e.key == key), None)
-        if exact is not None:  # no embedding needed: an exact hit costs a ledger read
+        exact = self.ledger.cached_answer(ctx.tenant, context, question_key(question), now)
+        if exact is not None:  # no embedding and no scan: an exact hit costs one keyed ledger read
             return Lookup(exact, "exact", None)
+        entries = self.ledger.cached_answers(ctx.tenant, context, now)
         vector = self._vector(question)
         if vector is not None:
             threshold = get_settings().cache_similarity
