@@ -178,3 +178,10 @@ def test_cli_ask_with_a_schema(capsys):
     assert "shipping_time: Standard shipping" in out and "gift_wrap: REFUSED" in out
     assert main([*question, "--schema", str(root / "policy-schema.json"), "--stream"]) == 2
     assert "not streamed" in capsys.readouterr().err
+
+
+def test_a_failing_llm_leaves_the_fields_to_the_extractive_synthesiser(openai):
+    openai.script((500, {"error": "overloaded"}))
+    answer = ask("Summarise our shipping and returns policy", passages=PASSAGES, schema=Policy)
+    assert answer.structured.data["shipping_time"].startswith(SHIPPING) and answer.provider == "extractive"
+    assert any("failed, the extractive synthesiser fills the fields" in note for note in answer.trace.notes)

@@ -182,6 +182,7 @@ async def aask(
         started = time.perf_counter()
         ask_field = FieldAsker(aask, retriever, k, min_score, floor, verify, judge, providers, extractive_last)
         answer, units = await ask_field.all(question, json_schema(schema), wanted, [h for h in hits if (h.score or 0.0) >= floor])
+        trace.notes.extend(ask_field.notes)
         clock.stage("structure", started, units=units, detail={"provider": answer.provider})
         answer.via = via
         return clock.finish(answer)

@@ -29,7 +29,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from sourcerer.citations import MARKER, enforce, groundedness
-from sourcerer.errors import InvalidRequest, ProviderError
+from sourcerer.errors import InvalidRequest, MalformedReply, ProviderError
 from sourcerer.injection import only_instructions
 from sourcerer.models import Answer, CharSpan, FieldAnswer, Passage, Structured
 from sourcerer.retrieval.base import call_retriever
@@ -134,8 +134,6 @@ async def ask_structured_llm(
     """(the model's object, the citations it listed, usage) from one JSON reply."""
 
     def read(reply: dict[str, Any]) -> tuple[dict[str, Any], list[int]]:
-        from sourcerer.errors import MalformedReply
-
         data = reply.get("data")
         if reply.get("refused") is True:
             return {}, []
@@ -208,29 +206,39 @@ class FieldAsker:
         extractive_last: bool,
     ) -> None:
         self.ask = ask  # the pipeline's aask: every field's draft goes through it
+        self.notes: list[str] = []  # what the trace should say (a provider that failed)
         self.retriever, self.k, self.min_score, self.floor, self.verify = retriever, k, min_score, floor, verify
         self.providers, self.extractive_last = providers, extractive_last
+        self.chosen_judge = judge  # the caller's; else the LLM judge with an LLM, the local one without
         self.judge = judge if judge is not None else choose_judge(None, providers) if verify and providers else judge
 
     async def all(
         self, question: str, shape: dict[str, Any], wanted: list[Leaf], hits: list[Passage]
     ) -> tuple[Answer, dict[str, float]]:
         units: dict[str, float] = {"fields": float(len(wanted))}
+        drafts: list[tuple[list[str | int], str, Any, list[Passage] | None]] = []
         if self.providers:
             pool = await self._pool(hits, wanted)
-            data, listed, usage = await ask_structured_llm(self.providers[0], question, pool, shape) if pool else ({}, [], {})
-            units.update(usage)
-            drafts = []
-            for leaf in wanted:
-                value = value_at(data, leaf.path)
-                items = list(enumerate(value[:MAX_ITEMS])) if leaf.is_list and isinstance(value, list) else [(None, value)]
-                for i, text in items:
-                    chat = CannedDraft(self.providers[0].name, text, listed) if isinstance(text, str) and text.strip() else None
-                    drafts.append(([*leaf.path, i] if i is not None else leaf.path, leaf.question, chat, pool))
-        elif self.extractive_last:
+            try:
+                data, listed, usage = await ask_structured_llm(self.providers[0], question, pool, shape) if pool else ({}, [], {})
+            except (ProviderError, MalformedReply) as exc:
+                if not self.extractive_last:
+                    raise
+                self.notes.append(f"{self.providers[0].name} failed, the extractive synthesiser fills the fields: {exc}")
+                self.providers = []
+            else:
+                units.update(usage)
+                for leaf in wanted:
+                    value = value_at(data, leaf.path)
+                    items = list(enumerate(value[:MAX_ITEMS])) if leaf.is_list and isinstance(value, list) else [(None, value)]
+                    for i, text in items:
+                        chat = CannedDraft(self.providers[0].name, text, listed) if isinstance(text, str) and text.strip() else None
+                        drafts.append(([*leaf.path, i] if i is not None else leaf.path, leaf.question, chat, pool))
+        if not self.providers:
+            if not self.extractive_last:
+                raise ProviderError("no chat provider and the extractive fallback is disabled: nothing can fill the schema")
+            self.judge = self.chosen_judge or "local"
             drafts = [([*leaf.path, 0] if leaf.is_list else leaf.path, leaf.question, "extractive", None) for leaf in wanted]
-        else:
-            raise ProviderError("no chat provider and the extractive fallback is disabled: nothing can fill the schema")
         fields = list(await asyncio.gather(*(self._field(*d) for d in drafts)))
         data_out: dict[str, Any] = {}
         for (path, *_), f in zip(drafts, fields, strict=True):
