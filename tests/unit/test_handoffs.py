@@ -150,3 +150,15 @@ def test_cli_lists_handoffs(service, capsys, monkeypatch, tmp_path):
     assert main(["handoffs", "list"]) == 0
     out = capsys.readouterr().out
     assert "Is there a company car policy?" in out and "needed: No passage in the sources" in out and "1 hand-offs" in out
+
+
+def test_a_handoff_that_cannot_be_stored_never_fails_the_answer(service, monkeypatch):
+    ctx = _key(service)
+
+    def broken(record):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(service.ledger, "put_handoff", broken)
+    response = service.answer(ctx, None, AnswerRequest(q="Is there a company car policy?", handoff=True))
+    assert response.answer.refused and response.handoff is None
+    assert "hand-off not stored: OSError" in response.trace.notes

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import itertools
+import logging
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -70,6 +71,7 @@ from sourcerer.store.models import Document, Hit
 from sourcerer.store.parsers import sniff_content_type
 
 T = TypeVar("T")
+log = logging.getLogger("sourcerer.service")
 MAX_DOCUMENT_BYTES = 5 * 1024 * 1024
 DEFAULT_AUDIT_PAGE, MAX_AUDIT_PAGE = 100, 1000  # findings per GET /v1/audits (a response must stay far under 6 MB)
 
@@ -403,7 +405,12 @@ class Service:
             created_at=record.created_at,
             expires_at=record.expires_at,
         )
-        self.ledger.put_handoff(handed)
+        try:  # the answer is logged and billed already: a hand-off that cannot be kept never fails it
+            self.ledger.put_handoff(handed)
+        except Exception as exc:  # noqa: BLE001 - said in the trace; the operator's log has the rest
+            log.exception("hand-off of %s not stored", record.answer_id)
+            answer.trace.notes.append(f"hand-off not stored: {type(exc).__name__}")
+            return None
         handed.delivered, failed = deliver(handed)
         if handed.delivered:
             self.ledger.put_handoff(handed)
