@@ -275,3 +275,53 @@ def test_a_partial_answer_shows_its_kept_claims_and_marked_gaps(browser, tmp_pat
         process.terminate()
         process.wait(timeout=10)
         model.close()
+
+
+def test_a_conversation_thread_a_document_panel_and_a_favicon(browser, served):
+    """Follow-ups are sent with the conversation (the answer shows the question it was searched as), the
+    documents the key can see are listed with a delete button, and the page has an icon."""
+    import urllib.request
+
+    from selenium.webdriver.common.by import By
+
+    url, key, _ = served
+    text = "# Drills\n\nThe backup drill restored the database in 14 minutes.\nThe replica lag stayed under one second.\n"
+    assert _post(url, key, "/v1/documents", {"source_uri": "drills.md", "text": text})[0] == 200
+    import json
+    import time
+
+    deadline = time.time() + 60  # its meaning (vectors) is read in the background: ask once it is in
+    while time.time() < deadline:
+        request = urllib.request.Request(url + "/v1/documents", headers={"Authorization": f"Bearer {key}"})
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            if not json.loads(reply.read())["embedding_backlog"]:
+                break
+        time.sleep(0.3)
+    browser.get(url + "/")
+    browser.execute_script("sessionStorage.removeItem('sourcerer-turns')")
+    browser.get(url + "/")
+    key_box = browser.find_element(By.ID, "key")
+    key_box.clear()  # the tab may remember an earlier key
+    key_box.send_keys(key)
+    browser.find_element(By.ID, "refresh-docs").click()
+
+    def drills(d):  # the panel re-renders as it refreshes: find the item afresh each time
+        try:
+            return [li for li in d.find_elements(By.CSS_SELECTOR, "#documents li") if li.text.startswith("drills.md")]
+        except Exception:  # noqa: BLE001 - an element replaced while it was read: look again
+            return []
+
+    assert "chunks in acme" in _wait(browser, drills)[0].text
+
+    first = _ask(browser, "How long did the backup drill take to restore the database?")
+    assert "14 minutes" in first.text
+    assert "1 question(s)" in browser.find_element(By.ID, "conversation").text
+    _ask(browser, "And what about the replica lag?")
+    rewrite = _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#answer .rewrite"))
+    assert rewrite.text.startswith("Searched as:") and "replica lag" in rewrite.text
+    browser.save_screenshot(str(ARTIFACTS / "playground-conversation.png"))
+
+    _wait(browser, drills)[0].find_element(By.TAG_NAME, "button").click()  # delete it
+    _wait(browser, lambda d: not drills(d) and d.find_elements(By.CSS_SELECTOR, "#documents li"))
+    with urllib.request.urlopen(url + "/favicon.ico", timeout=30) as reply:
+        assert reply.status == 200 and reply.headers["Content-Type"] == "image/svg+xml"

@@ -255,6 +255,8 @@ DOCS = {  # the playground, the API docs page and its vendored Swagger UI (http/
     "/": ("playground.html", "text/html; charset=utf-8"),
     "/playground": ("playground.html", "text/html; charset=utf-8"),
     "/playground.js": ("playground.js", "text/javascript; charset=utf-8"),
+    "/favicon.svg": ("favicon.svg", "image/svg+xml"),
+    "/favicon.ico": ("favicon.svg", "image/svg+xml"),  # browsers ask for it whatever the page says
     "/docs": ("index.html", "text/html; charset=utf-8"),
     "/docs/": ("index.html", "text/html; charset=utf-8"),
     "/docs/swagger-init.js": ("swagger-init.js", "text/javascript; charset=utf-8"),

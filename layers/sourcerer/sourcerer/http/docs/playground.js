@@ -37,11 +37,12 @@ function safeHref(uri) {
   }
 }
 
-async function api(path, body) {
+async function api(path, body, method) {
   const headers = { Authorization: "Bearer " + $("key").value.trim() };
   if ($("scope").value.trim()) headers["X-Sourcerer-Scope"] = $("scope").value.trim();
   if (body !== undefined) headers["Content-Type"] = "application/json";
-  const response = await fetch(path, { method: body === undefined ? "GET" : "POST", headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const verb = method || (body === undefined ? "GET" : "POST");
+  const response = await fetch(path, { method: verb, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   const data = await response.json();
   if (!response.ok) throw new Error(FRIENDLY[response.status] || (data.error && data.error.message) || ("HTTP " + response.status));
   return data;
@@ -84,6 +85,7 @@ async function upload(file) {
     const result = await api("/v1/documents", body);
     item.textContent = `${file.name}: ${result.status} (${result.chunks} chunks)`;
     item.className = "ok";
+    listDocuments();
     await untilEmbedded(item);
   } catch (error) { item.textContent = `${file.name}: ${error.message}`; item.className = "err"; }
 }
@@ -212,13 +214,35 @@ function render(result) {
   out.appendChild(card);
 }
 
+// The conversation so far, in this tab only: each question is asked with the turns before it (`history`), so a
+// follow-up ("and for express?") is searched as the question it stands for (the answer shows the rewrite).
+let turns = JSON.parse(sessionStorage.getItem("sourcerer-turns") || "[]");
+function showConversation() {
+  const box = $("conversation"); box.textContent = "";
+  if (!turns.length) return;
+  box.appendChild(document.createTextNode(`In a conversation of ${turns.length / 2} question(s): follow-ups keep its topic. `));
+  const reset = el("button", "new conversation"); reset.type = "button";
+  reset.addEventListener("click", () => { turns = []; sessionStorage.removeItem("sourcerer-turns"); showConversation(); });
+  box.appendChild(reset);
+}
+showConversation();
+
 $("ask").addEventListener("submit", async (e) => {
   e.preventDefault();
   $("answer").textContent = "Thinking…";
+  const question = $("q").value;
   try {
-    const result = await api("/v1/answer", { q: $("q").value, verify: VERIFY[$("verify").value] });
+    const result = await api("/v1/answer", { q: question, verify: VERIFY[$("verify").value], history: turns.slice(-10) });
     render(result);
-    const past = el("li", `${$("q").value} — ${result.answer.refused ? "refused" : "answered"} (${result.answer_id})`);
+    const rewrite = (result.trace.stages || []).find((s) => s.stage === "rewrite");
+    if (rewrite && rewrite.detail && rewrite.detail.query !== question)
+      $("answer").prepend(el("div", `Searched as: ${rewrite.detail.query}`, "rewrite"));
+    if (!result.answer.refused) {
+      turns.push({ role: "user", text: question }, { role: "assistant", text: result.answer.text.replace(/\s*\[\d+\]/g, "") });
+      sessionStorage.setItem("sourcerer-turns", JSON.stringify(turns.slice(-20)));
+    }
+    showConversation();
+    const past = el("li", `${question} — ${result.answer.refused ? "refused" : "answered"} (${result.answer_id})`);
     past.addEventListener("click", async () => {
       const logged = await api(`/v1/answers/${result.answer_id}`);
       past.textContent = `${logged.answer.question || result.answer_id} — audit: ${logged.answer.audit.status}`;
@@ -226,3 +250,29 @@ $("ask").addEventListener("submit", async (e) => {
     $("past").prepend(past);
   } catch (error) { $("answer").textContent = ""; $("answer").appendChild(el("p", error.message, "error")); }
 });
+
+// The documents this key can see, each with a delete button (the same rule as the API: write permission).
+async function listDocuments() {
+  const list = $("documents");
+  if (!$("key").value.trim()) return;
+  try {
+    const listed = await api("/v1/documents");
+    list.textContent = "";
+    for (const doc of listed.documents) {
+      const item = el("li", doc.source_uri);
+      item.dataset.documentId = doc.document_id;
+      item.appendChild(el("span", ` — ${doc.chunks} chunks in ${doc.scope}${doc.acl.length ? ", for " + doc.acl.join(", ") : ""}`, "meta"));
+      const remove = el("button", "delete"); remove.type = "button";
+      remove.addEventListener("click", async () => {
+        try { await api(`/v1/documents/${encodeURIComponent(doc.document_id)}`, undefined, "DELETE"); listDocuments(); }
+        catch (error) { item.appendChild(el("span", " " + error.message, "error")); }
+      });
+      item.appendChild(remove);
+      list.appendChild(item);
+    }
+    if (!listed.documents.length) list.appendChild(el("li", "none yet", "meta"));
+  } catch (error) { list.textContent = ""; list.appendChild(el("li", error.message, "error")); }
+}
+$("refresh-docs").addEventListener("click", listDocuments);
+$("key").addEventListener("change", listDocuments);
+listDocuments();
