@@ -47,8 +47,23 @@ def table(title: str, header: list[str], rows: list[list]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def stamp() -> dict[str, str]:
+    """Which code and when: every result file carries it, so a figure can be traced to the commit that made it."""
+    from datetime import datetime, timezone
+
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit, dirty = "", ""
+    return {"commit": (commit or "unknown") + ("+changes" if dirty else ""), "date": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+
 def write_result(name: str, text: str, data: dict) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
+    run = stamp()
+    data = {**data, "run": run}
+    text = text.rstrip("\n") + f"\n\n_Run at commit {run['commit']} on {run['date']}._\n"
     (RESULTS / f"{name}.md").write_text(text, encoding="utf-8")
     (RESULTS / f"{name}.json").write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
     print(text)

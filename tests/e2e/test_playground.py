@@ -325,3 +325,29 @@ def test_a_conversation_thread_a_document_panel_and_a_favicon(browser, served):
     _wait(browser, lambda d: not drills(d) and d.find_elements(By.CSS_SELECTOR, "#documents li"))
     with urllib.request.urlopen(url + "/favicon.ico", timeout=30) as reply:
         assert reply.status == 200 and reply.headers["Content-Type"] == "image/svg+xml"
+
+
+def test_a_transcript_citation_shows_its_cue_on_a_timeline_and_no_dead_link(browser, served):
+    """A cited cue is marked on the chunk's stretch of the recording, with its times; a relative source (the
+    transcript's file name) is text, not a link to a 404 on this server."""
+    from selenium.webdriver.common.by import By
+
+    url, _, process = served
+    # a tenant of its own: only the transcript can answer
+    key = issue_key(SQLiteLedger(process.home / "ledger.db"), "media", ["media"], ["read", "write"], tier="pro").key
+    text = (ROOT / "examples" / "drill-review.vtt").read_text(encoding="utf-8")
+    assert _post(url, key, "/v1/documents", {"source_uri": "drill-review.vtt", "text": text})[0] == 200
+    browser.get(url + "/")
+    key_box = browser.find_element(By.ID, "key")
+    key_box.clear()
+    key_box.send_keys(key)
+    answer = _ask(browser, "How long did the failover cutover take in the drill review?")
+    chips = [c for c in answer.find_elements(By.CSS_SELECTOR, ".chip") if "drill-review" in (c.get_attribute("title") or "")]
+    assert chips, answer.text
+    chips[0].click()
+    cue = _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#source .timeline .cited-cue"))
+    times = browser.find_element(By.CSS_SELECTOR, "#source .timeline-times").text
+    assert times.startswith("12:40 — cited 12:") and "–12:55" in times  # the cue that says 42 seconds ends at 12:55
+    assert cue.get_attribute("title").startswith("cited: 12:") and float(cue.value_of_css_property("width")[:-2]) > 0
+    assert not browser.find_elements(By.CSS_SELECTOR, "#source .where a")  # "drill-review.vtt#t=767" is not a link here
+    browser.save_screenshot(str(ARTIFACTS / "playground-transcript.png"))

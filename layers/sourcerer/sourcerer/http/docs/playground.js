@@ -120,7 +120,9 @@ function showSource(citation, hits, chip) {
   const where = { char_span: `characters ${loc.start}–${loc.end}`, lines: loc.start === loc.end ? `line ${loc.start}` : `lines ${loc.start}–${loc.end}`,
                   page: `page ${loc.page}`, time_range: `at ${clock(loc.t_start_ms)}–${clock(loc.t_end_ms)}` }[loc.kind];
   const head = el("div", `[${citation.index}] ${citation.label} · ${where} · `, "where");
-  const target = safeHref(citation.source_uri);
+  // only an absolute http(s) source is a link: a relative one ("drill-review.vtt#t=13") names the document, and
+  // resolved against this API server it would be a 404
+  const target = /^https?:\/\//i.test(citation.source_uri || "") ? safeHref(citation.source_uri) : null;
   const link = el(target ? "a" : "span", citation.source_uri || "");
   if (target) { link.href = target; link.rel = "noopener noreferrer"; }
   head.appendChild(link);
@@ -139,12 +141,28 @@ function showSource(citation, hits, chip) {
     svg.appendChild(rect); box.appendChild(svg);
   }
   const hit = hits.find((h) => h.unit_id === citation.unit_id);
+  if (loc.kind === "time_range" && hit && hit.locator.kind === "time_range") box.appendChild(timeline(hit.locator, loc));
   const text = hit ? hit.text : (citation.quote || "");
   const spans = hit ? citation.quote_spans : [[0, text.length]];
   let at = 0; const body = el("div");
   for (const [start, end] of spans) { body.appendChild(document.createTextNode(text.slice(at, start))); body.appendChild(el("mark", text.slice(start, end))); at = end; }
   body.appendChild(document.createTextNode(text.slice(at)));
   box.appendChild(body);
+}
+
+// A transcript chunk's stretch of the recording, with the cited cue marked on it and both times written out.
+function timeline(chunk, cited) {
+  const span = Math.max(1, chunk.t_end_ms - chunk.t_start_ms);
+  const bar = el("div", undefined, "timeline");
+  const mark = el("div", undefined, "cited-cue");
+  mark.style.left = (100 * (cited.t_start_ms - chunk.t_start_ms) / span) + "%";
+  mark.style.width = Math.max(1, 100 * (cited.t_end_ms - cited.t_start_ms) / span) + "%";
+  mark.title = `cited: ${clock(cited.t_start_ms)}–${clock(cited.t_end_ms)}`;
+  bar.appendChild(mark);
+  const wrap = el("div", undefined, "timeline-wrap");
+  wrap.appendChild(bar);
+  wrap.appendChild(el("div", `${clock(chunk.t_start_ms)} — cited ${clock(cited.t_start_ms)}–${clock(cited.t_end_ms)} — ${clock(chunk.t_end_ms)}`, "timeline-times"));
+  return wrap;
 }
 
 async function renderPage(bytes, number, cited, container) {
@@ -274,5 +292,7 @@ async function listDocuments() {
   } catch (error) { list.textContent = ""; list.appendChild(el("li", error.message, "error")); }
 }
 $("refresh-docs").addEventListener("click", listDocuments);
-$("key").addEventListener("change", listDocuments);
+$("key").addEventListener("change", () => {  // another key is another reader: its conversation starts afresh
+  turns = []; sessionStorage.removeItem("sourcerer-turns"); showConversation(); listDocuments();
+});
 listDocuments();
