@@ -321,6 +321,14 @@ def test_a_conversation_thread_a_document_panel_and_a_favicon(browser, served):
     assert rewrite.text.startswith("Searched as:") and "replica lag" in rewrite.text
     browser.save_screenshot(str(ARTIFACTS / "playground-conversation.png"))
 
+    browser.refresh()  # past answers and the conversation survive a reload of the tab
+    past = _wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#past li"))
+    assert past[0].text.startswith("And what about the replica lag? — answered")
+    assert "2 question(s)" in browser.find_element(By.ID, "conversation").text
+    past[0].click()
+    _wait(browser, lambda d: "audit: not audited yet" in d.find_element(By.CSS_SELECTOR, "#past li").text)
+    assert "replica lag stayed under one second" in browser.find_element(By.CSS_SELECTOR, "#past li").text
+
     _wait(browser, drills)[0].find_element(By.TAG_NAME, "button").click()  # delete it
     _wait(browser, lambda d: not drills(d) and d.find_elements(By.CSS_SELECTOR, "#documents li"))
     with urllib.request.urlopen(url + "/favicon.ico", timeout=30) as reply:

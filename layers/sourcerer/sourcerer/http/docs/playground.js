@@ -260,14 +260,38 @@ $("ask").addEventListener("submit", async (e) => {
       sessionStorage.setItem("sourcerer-turns", JSON.stringify(turns.slice(-20)));
     }
     showConversation();
-    const past = el("li", `${question} — ${result.answer.refused ? "refused" : "answered"} (${result.answer_id})`);
-    past.addEventListener("click", async () => {
-      const logged = await api(`/v1/answers/${result.answer_id}`);
-      past.textContent = `${logged.answer.question || result.answer_id} — audit: ${logged.answer.audit.status}`;
-    });
-    $("past").prepend(past);
+    pastAnswers.unshift({ question, id: result.answer_id, refused: result.answer.refused });
+    sessionStorage.setItem("sourcerer-past", JSON.stringify(pastAnswers.slice(0, 50)));
+    showPast();
   } catch (error) { $("answer").textContent = ""; $("answer").appendChild(el("p", error.message, "error")); }
 });
+
+// Past answers survive a reload (this tab's sessionStorage; the answers themselves are in the server's log): a
+// click reads one back, with what the latest audit found, in words.
+let pastAnswers = JSON.parse(sessionStorage.getItem("sourcerer-past") || "[]");
+const AUDIT_WORDS = {
+  not_audited: "not audited yet (`sourcerer audit` or the scheduled audit checks it)",
+  ok: "checked: its sources are unchanged and every claim still holds",
+  source_changed: "a cited source has changed since: review it",
+  source_deleted: "a cited source was deleted since",
+  unfaithful: "the judge now rejects a claim",
+  error: "could not be checked (it will be retried)",
+};
+function showPast() {
+  const list = $("past"); list.textContent = "";
+  for (const item of pastAnswers) {
+    const li = el("li", `${item.question} — ${item.refused ? "refused" : "answered"}`);
+    li.dataset.answerId = item.id;
+    li.addEventListener("click", async () => {
+      try {
+        const logged = (await api(`/v1/answers/${item.id}`)).answer;
+        li.textContent = `${item.question} — ${logged.refused ? "refused" : "answered"}: ${logged.answer || ""} · audit: ${AUDIT_WORDS[logged.audit.status] || logged.audit.status}`;
+      } catch (error) { li.appendChild(el("span", " " + error.message, "error")); }
+    });
+    list.appendChild(li);
+  }
+}
+showPast();
 
 // The documents this key can see, each with a delete button (the same rule as the API: write permission).
 async function listDocuments() {
@@ -294,5 +318,6 @@ async function listDocuments() {
 $("refresh-docs").addEventListener("click", listDocuments);
 $("key").addEventListener("change", () => {  // another key is another reader: its conversation starts afresh
   turns = []; sessionStorage.removeItem("sourcerer-turns"); showConversation(); listDocuments();
+  pastAnswers = []; sessionStorage.removeItem("sourcerer-past"); showPast();
 });
 listDocuments();
