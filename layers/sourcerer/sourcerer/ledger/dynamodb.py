@@ -44,6 +44,11 @@ from sourcerer.ledger.base import (
 )
 
 
+def _expired(item: dict[str, Any]) -> bool:
+    """Past its `expires_at`: DynamoDB's TTL deletes lazily, so an expired item may still be read."""
+    return int(item["expires_at"]) < time.time()
+
+
 def table_definition(name: str) -> dict[str, Any]:
     """The table as `create_table` takes it (template.yaml declares the same key schema)."""
     return {
@@ -334,7 +339,7 @@ class DynamoDBLedger:
 
     @staticmethod
     def _answer(item: dict[str, Any]) -> AnswerRecord | None:
-        if int(item["expires_at"]) < time.time():  # TTL deletes lazily: an expired item may still be read
+        if _expired(item):
             return None
         record = AnswerRecord.model_validate_json(item["record"])
         record.audit = Finding.model_validate_json(item["audit"]) if item.get("audit") else None
@@ -386,7 +391,7 @@ class DynamoDBLedger:
 
     @staticmethod
     def _handoff(item: dict[str, Any]) -> HandoffRecord | None:
-        if int(item["expires_at"]) < time.time():  # TTL deletes lazily: an expired item may still be read
+        if _expired(item):
             return None
         return HandoffRecord.model_validate_json(item["record"])
 

@@ -20,7 +20,7 @@ def message(record: HandoffRecord) -> str:
     return record.model_dump_json(exclude={"groups", "delivered"})
 
 
-def deliver(record: HandoffRecord, sqs: object | None = None) -> tuple[list[str], list[str]]:
+def deliver(record: HandoffRecord) -> tuple[list[str], list[str]]:
     """Post `record` to the configured webhook and queue: (where it went, what failed, in words)."""
     settings = get_settings()
     delivered, failed = [], []
@@ -39,8 +39,7 @@ def deliver(record: HandoffRecord, sqs: object | None = None) -> tuple[list[str]
             failed.append(f"webhook: {type(exc).__name__}")
     if settings.handoff_queue:
         try:
-            client = sqs or _sqs()
-            client.send_message(  # type: ignore[attr-defined]
+            _sqs().send_message(  # type: ignore[attr-defined]
                 QueueUrl=settings.handoff_queue,
                 MessageBody=message(record),
                 MessageAttributes={"tenant": {"DataType": "String", "StringValue": record.tenant}},
