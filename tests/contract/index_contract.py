@@ -9,6 +9,7 @@ from sourcerer.models import receipt_of
 from sourcerer.scopes import Access
 from sourcerer.store.base import SearchResult
 from sourcerer.store.models import Hit
+from sourcerer.store.originals import DirectoryOriginals
 
 FAILOVER = (
     "# Operations handbook\n\n## Failover\n\n"
@@ -113,6 +114,36 @@ class IndexContract:
         assert list(index.search("failover", tenant="acme", k=5)) == []
         assert index.list_documents("acme") == []
         assert index.delete_document("acme", result["document_id"]) is False
+
+    # --- originals ---------------------------------------------------------------------------------
+
+    def test_originals_are_kept_shared_restored_and_released(self, index, tmp_path):
+        index.originals = kept = DirectoryOriginals(tmp_path / "originals")
+        first = index.ingest_document(_doc("ops.md", FAILOVER))
+        twin = index.ingest_document(_doc("copy.md", FAILOVER))  # same bytes, scope, ACL and metadata: stored once
+        stored = index.stored_document("acme", first["document_id"])
+        assert stored.source_uri == "ops.md" and kept.get("acme", stored.content_hash) == FAILOVER.encode()
+        assert index.stored_document("acme", twin["document_id"]).content_hash == stored.content_hash
+
+        kept.delete("acme", stored.content_hash)  # lost, or ingested before originals were kept
+        assert index.ingest_document(_doc("ops.md", FAILOVER))["status"] == "unchanged"
+        assert kept.get("acme", stored.content_hash) == FAILOVER.encode()  # an unchanged re-ingest restores it
+
+        changed = FAILOVER.replace("42 seconds", "97 seconds")
+        assert index.ingest_document(_doc("ops.md", changed))["status"] == "replaced"
+        new_hash = index.stored_document("acme", first["document_id"]).content_hash
+        assert kept.get("acme", new_hash) == changed.encode()
+        assert kept.has("acme", stored.content_hash)  # the twin still holds the old content
+        index.delete_document("acme", twin["document_id"])
+        assert not kept.has("acme", stored.content_hash)  # no document holds it any more
+        index.delete_document("acme", first["document_id"])
+        assert not kept.has("acme", new_hash)
+
+    def test_a_refused_write_keeps_no_original_for_another_caller(self, index, tmp_path):
+        index.originals = kept = DirectoryOriginals(tmp_path / "originals")
+        with pytest.raises(DocumentNotFound):
+            index.ingest_document(_doc("x.md", FAILOVER, scope="acme/beta"), access=Access(scopes=("acme/alpha",)))
+        assert not any(p.is_file() for p in (tmp_path / "originals").rglob("*")) and kept.root.name == "originals"
 
     # --- isolation ---------------------------------------------------------------------------------
 

@@ -500,3 +500,66 @@ def test_through_the_server_cors_reflects_only_well_formed_allowed_origins(api):
     for crafted in ("http://localhost:80@evil.example", "http://localhost:3000 http://evil.example", "http://localhost:x"):
         reply = client.options("/v1/search", headers={**preflight, "Origin": crafted})
         assert "access-control-allow-origin" not in reply.headers, crafted
+
+
+def _pdf(text: str) -> bytes:
+    import io
+
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    buffer = io.BytesIO()
+    pdf = canvas.Canvas(buffer, pagesize=A4)
+    pdf.drawString(72, 760, "Page one is a cover.")
+    pdf.showPage()
+    pdf.drawString(72, 700, text)
+    pdf.showPage()
+    pdf.save()
+    return buffer.getvalue()
+
+
+def test_originals_are_served_to_readers_with_ranges_and_go_with_the_document(api):
+    client, key, _ = api
+    writer, _ = key(scopes=("acme/orig",), perms=("read", "write"), groups=("legal",))
+    pdf = _pdf("The retention period for contracts is seven years.")
+    created = client.post(
+        "/v1/documents?scope=acme/orig",
+        headers=writer,
+        json={"source_uri": "retention.pdf", "content_base64": base64.b64encode(pdf).decode(), "acl": ["legal"]},
+    ).json()
+    document_id = created["document_id"]
+    embedded(client, writer)
+    answered = client.post(
+        "/v1/answer?scope=acme/orig", headers=writer, json={"q": "What is the retention period for contracts?", "top_k": 4}
+    ).json()["answer"]
+    cited = answered["citations"][0]
+    assert cited["original"] == f"/v1/documents/{document_id}/original#page=2"  # the citation links to the original
+
+    whole = client.get(cited["original"].split("#")[0], headers=writer)
+    assert whole.status_code == 200 and whole.content == pdf
+    assert whole.headers["content-type"] == "application/pdf" and whole.headers["accept-ranges"] == "bytes"
+    assert "sandbox" in whole.headers["content-security-policy"] and whole.headers["x-content-type-options"] == "nosniff"
+    part = client.get(f"/v1/documents/{document_id}/original", headers={**writer, "Range": "bytes=5-14"})
+    assert part.status_code == 206 and part.content == pdf[5:15] and part.headers["content-range"] == f"bytes 5-14/{len(pdf)}"
+    tail = client.get(f"/v1/documents/{document_id}/original", headers={**writer, "Range": "bytes=-7"})
+    assert tail.status_code == 206 and tail.content == pdf[-7:]
+    past = _error(client.get(f"/v1/documents/{document_id}/original", headers={**writer, "Range": f"bytes={len(pdf)}-"}), 416, "range_not_satisfiable")
+    assert past and "Traceback" not in str(past)
+
+    no_group, _ = key(scopes=("acme/orig",), perms=("read",))  # the scope, but not the document's ACL group
+    elsewhere, _ = key(scopes=("acme/alpha",), perms=("read",))
+    other_tenant, _ = key(tenant="globex", scopes=("globex",), perms=("read",))
+    for headers in (no_group, elsewhere, other_tenant):
+        _error(client.get(f"/v1/documents/{document_id}/original", headers=headers), 404, "not_found")
+    _error(client.get(f"/v1/documents/{document_id}/original"), 401, "unauthorized")
+
+    page = client.post(
+        "/v1/documents?scope=acme/orig",
+        headers=writer,
+        json={"source_uri": "note.html", "text": "<script>alert(1)</script> The note is plain data."},
+    ).json()
+    served = client.get(f"/v1/documents/{page['document_id']}/original", headers=writer)
+    assert served.headers["content-type"].startswith("text/plain") and served.text.startswith("<script>")  # data, never a page
+
+    assert client.delete(f"/v1/documents/{document_id}", headers=writer).status_code == 200
+    _error(client.get(f"/v1/documents/{document_id}/original", headers=writer), 404, "not_found")

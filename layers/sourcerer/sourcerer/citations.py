@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
 
 from sourcerer.models import CharSpan, Citation, Locator, Passage, merge_locators, receipt_of
 from sourcerer.text import sentence_spans
@@ -93,6 +95,7 @@ def enforce(
                 answer_spans=positions.get(number, []),
                 unit_id=passage.id,
                 source_uri=deep_link(passage.source_uri, locator),
+                original=original_link(passage.metadata.get("document_id"), locator),
             )
         )
     return Enforced(answer=answer, citations=citations, dropped=dropped)
@@ -119,6 +122,13 @@ def groundedness(answer: str) -> float:
     if not sentences:
         return 0.0
     return round(sum(1 for s in sentences if MARKER.search(s)) / len(sentences), 4)
+
+
+def original_link(document_id: Any, locator: Locator | dict) -> str | None:
+    """The API path of an indexed document's original (`GET /v1/documents/{id}/original`), opened at the cited place."""
+    if not isinstance(document_id, str) or not document_id:
+        return None
+    return deep_link(f"/v1/documents/{quote(document_id, safe='')}/original", locator)
 
 
 def deep_link(source_uri: str | None, locator: Locator | dict) -> str | None:

@@ -142,6 +142,11 @@ class Citation(BaseModel):
     )
     unit_id: str | None = None
     source_uri: str | None = None
+    original: str | None = Field(
+        default=None,
+        description="where the API serves the cited document's original bytes (GET with the key), with the same "
+        "fragment as `source_uri`; None for passages that did not come from an index",
+    )
 
 
 class ClaimVerdict(BaseModel):

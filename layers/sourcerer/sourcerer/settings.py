@@ -35,6 +35,11 @@ class Settings(BaseModel):
     index: str | None = Field(None, alias="SOURCERER_INDEX", description="index URL: sqlite:///path or opensearch://host")
     table: str | None = Field(None, alias="SOURCERER_TABLE", description="DynamoDB ledger table (else SQLite in home)")
     embed_queue: str | None = Field(None, alias="SOURCERER_EMBED_QUEUE", description="SQS queue URL for deferred embedding")
+    originals: str | None = Field(
+        None,
+        alias="SOURCERER_ORIGINALS",
+        description="where documents' original bytes are kept: s3://bucket/prefix or a directory (default: beside a SQLite index)",
+    )
     # embeddings
     embedder: str | None = Field(None, alias="SOURCERER_EMBEDDER", description="local, openai, bedrock or none")
     embed_endpoint: str | None = Field(None, alias="SOURCERER_EMBED_ENDPOINT", description="OpenAI-compatible embeddings URL")

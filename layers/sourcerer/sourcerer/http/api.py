@@ -18,7 +18,8 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
+from urllib.parse import quote
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Depends, Response, content_types
 from aws_lambda_powertools.event_handler.api_gateway import Router
@@ -70,13 +71,17 @@ from sourcerer.service.wiring import get_service
 from sourcerer.settings import get_settings
 
 log = logging.getLogger("sourcerer.http.api")
+ORIGINAL_CONTENT = {kind: {"schema": {"type": "string", "format": "binary"}} for kind in ("application/pdf", "text/plain")}
 
 
 def responses(success: type[BaseModel], *statuses: int) -> dict[int, dict[str, Any]]:
-    """OpenAPI `responses` of a route: its success body, and its errors, all one `Error` body (500 and 507, a full
-    disk under the index or the ledger, on every route)."""
-    errors = {s: {"description": ERRORS[s], "content": {"application/json": {"model": Error}}} for s in (*statuses, 500, 507)}
-    return {200: {"description": "success", "content": {"application/json": {"model": success}}}, **errors}
+    """OpenAPI `responses` of a route: its success body, and its errors."""
+    return {200: {"description": "success", "content": {"application/json": {"model": success}}}, **errors(*statuses)}
+
+
+def errors(*statuses: int) -> dict[int, dict[str, Any]]:
+    """A route's errors, all one `Error` body (500 and 507, a full disk under the index or the ledger, on every route)."""
+    return {s: {"description": ERRORS[s], "content": {"application/json": {"model": Error}}} for s in (*statuses, 500, 507)}
 
 
 @dataclass(frozen=True)
@@ -145,6 +150,76 @@ def get_documents(call: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery =
 )
 def delete_document(document_id: str, call: Caller, x_scope: ScopeHeader = None, scope: ScopeQuery = None) -> DeleteResponse:
     return get_service().delete_document(call.ctx, x_scope or scope, document_id)
+
+
+@documents.get(
+    "/v1/documents/<document_id>/original",
+    security=BEARER,
+    summary="The bytes a document was ingested from (PDF as PDF, everything else as plain text)",
+    tags=["documents"],
+    responses={
+        200: {"description": "the original", "content": ORIGINAL_CONTENT},
+        206: {"description": "the requested byte range (`Range: bytes=...`)", "content": ORIGINAL_CONTENT},
+        **errors(400, 401, 403, 404, 416, 422, 503),
+    },
+)
+def get_original(
+    document_id: str,
+    call: Caller,
+    x_scope: ScopeHeader = None,
+    scope: ScopeQuery = None,
+    byte_range: Annotated[str | None, Header(alias="Range", description="one range, e.g. bytes=0-1023")] = None,
+):  # no return annotation: Powertools would serialise the bytes as text
+    """What citations' `original` links point at: the document's bytes, for a key that can read the document
+    (scope and ACL groups). A text document is served as `text/plain` whatever it holds, and every original
+    with a sandboxing `Content-Security-Policy`: a document's contents are data, never a page of this origin."""
+    original = get_service().original(call.ctx, x_scope or scope, document_id)
+    content, total = original.content, len(original.content)
+    headers = {
+        "Accept-Ranges": "bytes",
+        "Cache-Control": "private, max-age=300",
+        "Content-Disposition": "inline; filename*=UTF-8''" + quote(original.source_uri.rstrip("/").rsplit("/", 1)[-1], safe=""),
+        "Content-Security-Policy": "sandbox; default-src 'none'",
+        "X-Content-Type-Options": "nosniff",
+    }
+    content_type = "application/pdf" if original.content_type == "application/pdf" else "text/plain; charset=utf-8"
+    wanted = parse_range(byte_range, total) if byte_range else None
+    if wanted == "unsatisfiable":
+        return _error(416, "range_not_satisfiable", f"the original is {total} bytes", {"Content-Range": f"bytes */{total}"})
+    status, body = (200, content) if wanted is None else (206, content[wanted[0] : wanted[1] + 1])
+    if wanted is not None:
+        headers["Content-Range"] = f"bytes {wanted[0]}-{wanted[1]}/{total}"
+    # text goes out as text (API Gateway passes it as is); a PDF as bytes, which API Gateway returns as binary
+    # for `Accept: application/pdf` (the stack's BinaryMediaTypes)
+    return Response(status_code=status, content_type=content_type, body=_as_text(body, content_type), headers=headers)
+
+
+def _as_text(body: bytes, content_type: str) -> str | bytes:
+    """Text as text; a PDF, or a range that cuts a character in two, as the exact bytes."""
+    if content_type == "application/pdf":
+        return body
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        return body
+
+
+def parse_range(header: str, total: int) -> tuple[int, int] | Literal["unsatisfiable"] | None:
+    """One `bytes=` range of RFC 9110 as (first, last) inclusive; None to send the whole content (another unit,
+    several ranges, or a malformed header, which a server may ignore); "unsatisfiable" when it starts past
+    the end."""
+    match = re.fullmatch(r"\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*", header)
+    if match is None or match.group(1) == match.group(2) == "":
+        return None
+    first, last = match.group(1), match.group(2)
+    if first == "":  # the last N bytes
+        suffix = int(last)
+        return (max(0, total - suffix), total - 1) if suffix > 0 and total > 0 else "unsatisfiable"
+    start = int(first)
+    end = min(int(last), total - 1) if last else total - 1
+    if start >= total:
+        return "unsatisfiable"
+    return None if end < start else (start, end)
 
 
 @documents.post(

@@ -14,6 +14,7 @@ each request's state in a context variable (`sourcerer.http.resolver`): Powertoo
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import os
@@ -178,6 +179,8 @@ def make_wsgi_app(background_embedding: bool = True) -> Callable[[dict[str, Any]
         for key, values in (result.get("multiValueHeaders") or {}).items():
             headers[key] = values[-1]
         body = result.get("body") or ""
+        if result.get("isBase64Encoded"):  # bytes (a document's original), base64 in the Lambda proxy format
+            body = base64.b64decode(body)
         return _reply(start_response, result["statusCode"], body, headers, head=environ["REQUEST_METHOD"] == "HEAD")
 
     return application
@@ -283,7 +286,7 @@ def _reply(
 ) -> list[bytes]:
     from http import HTTPStatus
 
-    data = (body if isinstance(body, str) else json.dumps(body)).encode("utf-8")
+    data = body if isinstance(body, bytes) else (body if isinstance(body, str) else json.dumps(body)).encode("utf-8")
     headers = {k: v for k, v in (headers or {}).items() if k.lower() not in ("content-length", "connection")}
     headers.setdefault("Content-Type", "application/json")
     for name, value in API_HEADERS.items():  # also on the answers this server gives before the API (413, 408)

@@ -47,6 +47,7 @@ ERRORS = {
     409: "conflicts with a document that exists",
     413: "document too large",
     415: "the body is not JSON (Content-Type)",
+    416: "the requested byte range is outside the content (Content-Range says its length)",
     422: "validation failed",
     429: "monthly quota used up, or (ingest) too many chunks waiting for their vectors; Retry-After says when to retry",
     500: "internal error (the body carries a request id for the operator)",

@@ -73,6 +73,15 @@ from sourcerer.store.parsers import sniff_content_type
 T = TypeVar("T")
 log = logging.getLogger("sourcerer.service")
 MAX_DOCUMENT_BYTES = 5 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Original:
+    """A document's original bytes, with what a response needs to label them."""
+
+    content: bytes
+    content_type: str
+    source_uri: str
 DEFAULT_AUDIT_PAGE, MAX_AUDIT_PAGE = 100, 1000  # findings per GET /v1/audits (a response must stay far under 6 MB)
 
 
@@ -235,6 +244,21 @@ class Service:
         if not self.index.delete_document(ctx.tenant, document_id, access=ctx.access(scopes)):
             raise NotFound(f"no document {document_id} in this key's scopes")
         return DeleteResponse(document_id=document_id, deleted=True, context=_echo(ctx, scopes))
+
+    def original(self, ctx: Context, scope: str | None, document_id: str) -> Original:
+        """The bytes a document the key can read (scope and ACL groups) was ingested from; anything else is a 404."""
+        ctx.require("read")
+        scopes = ctx.narrow(scope)
+        stored = self.index.stored_document(ctx.tenant, document_id)
+        if stored is None or not ctx.access(scopes).may_touch(stored.scope, stored.acl):
+            raise NotFound(f"no document {document_id} in this key's scopes")
+        if self.index.originals is None:
+            raise NotFound("this deployment keeps no originals (set SOURCERER_ORIGINALS to keep them)")
+        content = self.index.originals.get(ctx.tenant, stored.content_hash)
+        if content is None:
+            raise NotFound(f"the original of {document_id} is not kept (ingested before originals were kept: ingest it again)")
+        content_type = stored.content_type or sniff_content_type(stored.source_uri or "", content)
+        return Original(content=content, content_type=content_type, source_uri=stored.source_uri or document_id)
 
     def move_document(self, ctx: Context, scope: str | None, document_id: str, request: MoveRequest) -> MoveResponse:
         """Move a document the key could read to another scope it is granted (both needed; else a 404)."""

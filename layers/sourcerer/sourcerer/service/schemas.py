@@ -365,6 +365,9 @@ class CitationView(BaseModel):
     index: int = Field(description="the inline marker number, [index] in the answer text")
     unit_id: str | None
     source_uri: str | None
+    original: str | None = Field(
+        default=None, description="GET it with the key: the cited document's original bytes, with the fragment of the cited place"
+    )
     label: str
     locator: Locator
     quote: str | None = Field(description="the cited sentence(s); `locator` points at them")

@@ -32,6 +32,7 @@ def citation_view(c: Citation) -> CitationView:
         index=c.index,
         unit_id=c.unit_id,
         source_uri=c.source_uri,
+        original=c.original,
         label=c.label,
         locator=c.locator,
         quote=c.quote,

@@ -15,6 +15,7 @@ from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, make_embedde
 from sourcerer.settings import get_settings
 from sourcerer.store.base import Index
 from sourcerer.store.models import Document, Hit, IngestReport
+from sourcerer.store.originals import open_originals
 
 __all__ = ["Document", "Hit", "Index", "IngestReport", "UnsupportedDocument", "default_index_url", "open_index"]
 
@@ -46,7 +47,7 @@ def open_index(url: str | None = None, embedder: Embedder | CachedEmbedder | str
         if not raw.startswith("/") or raw == "/":
             raise ConfigurationError(f"bad sqlite URL {url!r}: use sqlite:///relative.db or sqlite:////absolute.db")
         path = Path(raw[1:]) if not raw.startswith("//") else Path(raw[1:])
-        return SQLiteIndex(path, embedder=chosen)
+        return SQLiteIndex(path, embedder=chosen, originals=open_originals(get_settings().originals, path))
     if parsed.scheme in ("opensearch", "opensearch+http", "opensearch+https"):
         from sourcerer.store.opensearch import OpenSearchIndex
 
@@ -66,6 +67,7 @@ def open_index(url: str | None = None, embedder: Embedder | CachedEmbedder | str
             region=query.get("region"),
             knn_engine=query.get("engine", "faiss"),
             embedder=chosen,
+            originals=open_originals(get_settings().originals),
             **_embed_queue(),
         )
     raise ConfigurationError(f"unknown index URL {url!r}: use sqlite:///... or opensearch://host:port/index")

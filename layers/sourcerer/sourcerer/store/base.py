@@ -1,5 +1,6 @@
 """The Index port and what every adapter shares: preparing documents, the one ingest algorithm, search
-planning and results, retriever wrapping. Walking folders is `store.folders`."""
+planning and results, retriever wrapping. Walking folders is `store.folders`, keeping originals
+`store.originals`. It is about 430 lines because the port and the algorithm every adapter runs belong together."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from sourcerer.retrieval.embedders import pack_vectors
 from sourcerer.scopes import Access
 from sourcerer.store.chunking import ChunkSettings, chunk_pieces
 from sourcerer.store.models import Chunk, Document, Hit, IngestReport, SearchFilter, check_source_uri
+from sourcerer.store.originals import KeepsOriginals, Originals, keep_original, release_original
 from sourcerer.store.parsers import content_type_for, parse
 from sourcerer.text import terms
 
@@ -47,7 +49,11 @@ class Index(Protocol):
       `acme/alphabet`, and never another tenant's. A chunk with ACL groups is visible only to callers
       holding one of them (`groups`); a chunk without ACL is visible to all callers of its scope.
     * scores are in [0, 1]; keyword scores mean the same as the in-memory BM25 retriever's.
+    * With `originals`, ingest keeps each document's bytes (by tenant and content hash) before its write, and
+      they go once no document of the tenant holds that content (after a delete or a replacement).
     """
+
+    originals: Originals | None
 
     def ingest_document(
         self,
@@ -86,7 +92,9 @@ class Index(Protocol):
 
     def list_documents(self, tenant: str, scope: str | None = None) -> list[dict[str, Any]]: ...
 
-    def tenants(self) -> list[str]: ...  # every tenant that holds at least one document, sorted
+    def tenants(self) -> list[str]: ...
+
+    def stored_document(self, tenant: str, document_id: str) -> Stored | None: ...  # every tenant that holds at least one document, sorted
 
     def get_chunks(self, tenant: str, ids: Iterable[str]) -> list[Hit]: ...
 
@@ -288,14 +296,16 @@ class Stored:
     scope: str
     acl: list[str]
     created_at: float | None = None  # when the document was first written (kept when it is replaced)
+    source_uri: str | None = None
+    content_type: str | None = None
 
 
 WriteStatus = Literal["ingested", "replaced", "unchanged"]
 
 
-class IngestStorage(Protocol):
+class IngestStorage(KeepsOriginals, Protocol):
     """The storage primitives an adapter supplies to `ingest_with`, which holds the idempotent algorithm (so a
-    new adapter cannot get idempotency, admission or the write rule wrong)."""
+    new adapter cannot get idempotency, admission, the write rule or the originals wrong)."""
 
     embedder: Any
     chunk_settings: ChunkSettings
@@ -346,6 +356,7 @@ def ingest_with(
     stored = storage.stored_document(document.tenant, document.document_id)
     check_write(access, document, stored and (stored.scope, stored.acl))
     if stored is not None and stored.content_hash == content_hash:
+        keep_original(storage, document.tenant, content_hash, document.raw_bytes(), document.content_type)
         return {"document_id": document.document_id, "chunks": storage.keep_unchanged(document), "status": "unchanged"}
     if prepared is None or prepared.content_hash != content_hash:
         prepared = prepare(document, storage.chunk_settings)
@@ -354,7 +365,10 @@ def ingest_with(
     embedder = None if storage.deferred else storage.embedder
     vectors = embedder.embed([embedding_text(c, prepared.title) for c in prepared.chunks], "passage") if embedder else None
     synthesis = synthesis_vectors(embedder, prepared.chunks)
+    keep_original(storage, document.tenant, content_hash, document.raw_bytes(), prepared.content_type)
     status, chunks = storage.write_document(document, prepared, vectors, synthesis, access, stored)
+    if stored is not None and status == "replaced":
+        release_original(storage, document.tenant, stored.content_hash)
     return {"document_id": document.document_id, "chunks": chunks, "status": status}
 
 

@@ -54,6 +54,7 @@ from sourcerer.store.base import (
 from sourcerer.store.chunking import MAX_DOCUMENT_CHUNKS, ChunkSettings
 from sourcerer.store.folders import ingest_folder
 from sourcerer.store.models import Document, Hit, IngestReport, SearchFilter, document_id_for, plane_of, unit_id_for
+from sourcerer.store.originals import Originals, release_original
 from sourcerer.text import terms
 
 if TYPE_CHECKING:
@@ -258,6 +259,7 @@ class OpenSearchIndex:
         defer_embedding: bool = False,
         on_pending: Callable[[str, list[str]], None] | None = None,
         knn_engine: str = "faiss",
+        originals: Originals | None = None,
     ) -> None:
         if aws_service not in (None, "es", "aoss"):
             raise ConfigurationError("aws must be 'es' (OpenSearch Service domain) or 'aoss' (Serverless)")
@@ -267,6 +269,7 @@ class OpenSearchIndex:
         self.serverless = aws_service == "aoss"
         self.embedder = embedder
         self.chunk_settings = chunk_settings
+        self.originals = originals  # the bytes each document came from (store/originals.py), or None
         self.bulk_retries, self.backoff_s = bulk_retries, backoff_s
         self._client = client
         # deferred embedding (the cloud split): ingest writes chunks without vectors and hands their unit ids to
@@ -375,7 +378,7 @@ class OpenSearchIndex:
             index=self.index,
             body={
                 "size": 1,
-                "_source": ["content_hash", "scope", "acl", "source_uri", "created_at"],
+                "_source": ["content_hash", "scope", "acl", "source_uri", "created_at", "content_type"],
                 "query": {"bool": {"filter": _document(tenant, document_id)}},
                 "sort": [{"ingested_at": "desc"}],
             },
@@ -468,7 +471,13 @@ class OpenSearchIndex:
             scope=existing["scope"],
             acl=existing["acl"],
             created_at=existing.get("created_at"),
+            source_uri=existing.get("source_uri"),
+            content_type=existing.get("content_type"),
         )
+
+    def holds_content(self, tenant: str, content_hash: str) -> bool:
+        query = {"query": {"bool": {"filter": [{"term": {"tenant": tenant}}, {"term": {"content_hash": content_hash}}]}}}
+        return int(self.client.count(index=self.index, body=query)["count"]) > 0
 
     def keep_unchanged(self, document: Document) -> int:
         assert document.document_id is not None
@@ -571,16 +580,16 @@ class OpenSearchIndex:
 
     @_translated
     def delete_document(self, tenant: str, document_id: str, *, access: Access | None = None) -> bool:
-        if access is not None:
-            existing = self._existing(tenant, document_id)
-            if existing is None or not access.may_touch(existing["scope"], existing["acl"]):
-                return False
+        existing = self._existing(tenant, document_id)
+        if existing is None or (access is not None and not access.may_touch(existing["scope"], existing["acl"])):
+            return False
         response = self.client.delete_by_query(
             index=self.index,
             body={"query": {"bool": {"filter": _document(tenant, document_id)}}},
             conflicts="proceed",  # a chunk re-ingested meanwhile is a newer write: it stays
             **self._refresh(now=True),
         )
+        release_original(self, tenant, existing["content_hash"])
         return response.get("deleted", 0) > 0
 
     @_translated

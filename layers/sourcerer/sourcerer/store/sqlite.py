@@ -59,6 +59,7 @@ from sourcerer.store.base import (
 from sourcerer.store.chunking import ChunkSettings
 from sourcerer.store.folders import ingest_folder
 from sourcerer.store.models import Document, Hit, IngestReport, SearchFilter, document_id_for, unit_id_for
+from sourcerer.store.originals import Originals, release_original
 from sourcerer.store.postings import TermIndex
 from sourcerer.store.vectors import VectorCache
 from sourcerer.text import RETOKENIZE, TOKENIZER_VERSION, terms
@@ -133,6 +134,7 @@ class SQLiteIndex:
         chunk_settings: ChunkSettings | None = None,
         defer_embedding: bool = False,
         graph: bool = False,
+        originals: Originals | None = None,
     ) -> None:
         self.path = Path(path)
         self.embedder = embedder
@@ -140,6 +142,7 @@ class SQLiteIndex:
         # `sourcerer serve`, the second phase of `sourcerer ingest`, or `sourcerer embed`) fills the vectors
         self.defer_embedding = defer_embedding
         self.chunk_settings = chunk_settings
+        self.originals = originals  # the bytes each document came from (store/originals.py), or None
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         self._vectors = VectorCache(graph=graph)  # an HNSW graph above 50k vectors (see store/vectors.py)
@@ -272,7 +275,20 @@ class SQLiteIndex:
     def stored_document(self, tenant: str, document_id: str) -> Stored | None:
         with self._lock:
             current = self._existing(self._db(), tenant, document_id)
-        return None if current is None else Stored(content_hash=current[0], scope=current[2], acl=current[3])
+        if current is None:
+            return None
+        with self._lock:
+            source_uri, content_type = self._db().execute(
+                "SELECT source_uri, content_type FROM documents WHERE tenant=? AND document_id=?", (tenant, document_id)
+            ).fetchone() or (None, None)
+        return Stored(content_hash=current[0], scope=current[2], acl=current[3], source_uri=source_uri, content_type=content_type)
+
+    def holds_content(self, tenant: str, content_hash: str) -> bool:
+        with self._lock:
+            row = self._db().execute(
+                "SELECT 1 FROM documents WHERE tenant=? AND content_hash=? LIMIT 1", (tenant, content_hash)
+            ).fetchone()
+        return row is not None
 
     def keep_unchanged(self, document: Document) -> int:
         assert document.document_id is not None
@@ -402,7 +418,8 @@ class SQLiteIndex:
         with self._lock:
             db.execute("BEGIN IMMEDIATE")
             try:
-                if self._touchable(db, tenant, document_id, access) is None:
+                current = self._touchable(db, tenant, document_id, access)
+                if current is None:
                     db.execute("ROLLBACK")
                     return False
                 self._delete_chunks(db, tenant, document_id)
@@ -412,6 +429,7 @@ class SQLiteIndex:
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
+        release_original(self, tenant, current[0])
         return True
 
     def move_document(self, tenant: str, document_id: str, scope: str, *, access: Access | None = None) -> dict[str, Any]:
