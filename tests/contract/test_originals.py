@@ -65,3 +65,33 @@ def test_the_setting_picks_the_store(tmp_path):
     for bad in ("s3://", "ftp://host/x"):
         with pytest.raises(ConfigurationError):
             open_originals(bad)
+
+
+@pytest.mark.parametrize(
+    ("header", "expected"),
+    [
+        ("bytes=0-9", (0, 9)),
+        ("bytes=90-", (90, 99)),
+        ("bytes=95-500", (95, 99)),  # a last byte past the end is the end
+        ("bytes=-5", (95, 99)),
+        ("bytes=-500", (0, 99)),
+        ("bytes=9-3", None),  # malformed: the whole content, as RFC 9110 allows
+        ("bytes=0-1,5-9", None),  # several ranges: the whole content
+        ("items=0-9", None),
+        ("bytes=-", None),
+    ],
+)
+def test_byte_ranges(header, expected):
+    from sourcerer.http.originals import parse_range
+
+    assert parse_range(header, 100) == expected
+
+
+@pytest.mark.parametrize("header", ["bytes=100-", "bytes=100-200", "bytes=-0"])
+def test_a_range_past_the_end_is_unsatisfiable(header):
+    from sourcerer.errors import RangeNotSatisfiable
+    from sourcerer.http.originals import parse_range
+
+    with pytest.raises(RangeNotSatisfiable) as raised:
+        parse_range(header, 100)
+    assert raised.value.length == 100

@@ -359,3 +359,60 @@ def test_a_transcript_citation_shows_its_cue_on_a_timeline_and_no_dead_link(brow
     assert cue.get_attribute("title").startswith("cited: 12:") and float(cue.value_of_css_property("width")[:-2]) > 0
     assert not browser.find_elements(By.CSS_SELECTOR, "#source .where a")  # "drill-review.vtt#t=767" is not a link here
     browser.save_screenshot(str(ARTIFACTS / "playground-transcript.png"))
+
+
+def test_a_pdf_citation_after_a_reload_renders_the_page_from_the_kept_original(browser, served):
+    """The tab that uploaded a PDF is gone: the page is drawn from the original the server kept, at the panel's
+    width (readable, not a 420 px thumbnail), zoomable, and a past answer's citation opens it too."""
+    import base64
+
+    from selenium.webdriver.common.by import By
+
+    url, key, _ = served
+    pdf = (ROOT / "examples" / "security-policy.pdf").read_bytes()
+    status, body, _ = _post(
+        url, key, "/v1/documents", {"source_uri": "policy-from-cli.pdf", "content_base64": base64.b64encode(pdf).decode()}
+    )
+    assert status == 200, body
+    browser.set_window_size(1600, 1300)
+    browser.get(url + "/")
+    browser.execute_script("sessionStorage.removeItem('sourcerer-turns')")
+    browser.refresh()  # nothing uploaded in this tab: only the server's original can show the page
+    key_box = browser.find_element(By.ID, "key")
+    key_box.clear()
+    key_box.send_keys(key)
+    answer = _ask(browser, "How quickly must a security incident be reported?")
+    assert "1 hour" in answer.text, answer.text
+    answer.find_element(By.CSS_SELECTOR, ".chip").click()
+    canvas = _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#source .pdfpage canvas"))
+    box = browser.find_element(By.CSS_SELECTOR, "#source .pdfpage .cited-box")
+    width = canvas.size["width"]
+    assert width >= 560 and box.size["width"] > 20 and box.size["height"] > 5  # readable, the box on the page
+    source, answered = browser.find_element(By.ID, "source"), browser.find_element(By.ID, "answer")
+    assert source.location["x"] > answered.location["x"] + 200  # the evidence beside the answer on a wide screen
+    browser.save_screenshot(str(ARTIFACTS / "playground-pdf-original-1600.png"))
+    browser.find_element(By.CSS_SELECTOR, "#source .zoom button[title='zoom in']").click()
+    _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#source .pdfpage canvas").size["width"] > width * 1.2)
+    browser.find_element(By.CSS_SELECTOR, "#source .zoom button:last-child").click()  # back to the panel's width
+
+    browser.refresh()
+    browser.find_elements(By.CSS_SELECTOR, "#past li")[0].click()  # a past answer's citation opens the page too
+    chip = _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#past li .chip"))
+    chip.click()
+    _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#source .pdfpage canvas + .cited-box"))
+    assert "page 2" in browser.find_element(By.CSS_SELECTOR, "#source .where").text
+
+    browser.set_window_size(420, 1300)  # a phone's width: the panel below the answer, the page still whole
+    answer = _ask(browser, "How quickly must a security incident be reported?")
+    answer.find_element(By.CSS_SELECTOR, ".chip").click()
+    canvas = _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#source .pdfpage canvas"))
+    assert 250 <= canvas.size["width"] <= 420
+    wide = browser.execute_script(
+        "const w = document.documentElement.clientWidth; return [...document.querySelectorAll('body *')]"
+        ".filter((e) => e.getBoundingClientRect().right > w + 1).map((e) => e.tagName + '#' + e.id + '.' + e.className + ':' + Math.round(e.getBoundingClientRect().right))"
+    )
+    over = browser.execute_script("const w = document.documentElement.clientWidth; return [w, document.documentElement.scrollWidth, ...[...document.querySelectorAll('body *')].filter((e) => e.scrollWidth > w).map((e) => e.tagName + '#' + e.id + '.' + e.className + ':' + e.scrollWidth)]")
+    assert wide == [] and over[1] <= over[0], over
+    browser.save_screenshot(str(ARTIFACTS / "playground-pdf-original-420.png"))
+    assert browser.execute_script("return localStorage.getItem('sourcerer-key')") is None
+    browser.set_window_size(1200, 1400)

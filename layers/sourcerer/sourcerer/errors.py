@@ -129,6 +129,14 @@ class EmbeddingBacklog(RetryLater):
     refused, untouched and uncharged, until deferred embedding has caught up (backpressure)."""
 
 
+class RangeNotSatisfiable(SourcererError):
+    """A byte range that starts past the end of the content; `length` is the content's length."""
+
+    def __init__(self, message: str, length: int) -> None:
+        super().__init__(message)
+        self.length = length
+
+
 class NotFound(SourcererError):
     """Nothing the caller may see has this identity (whether or not something it may not see does)."""
 

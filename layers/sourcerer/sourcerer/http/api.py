@@ -5,7 +5,7 @@ Lambda function includes only its own; `build_app()` with no argument includes t
 Routes are thin: one dependency (`caller`) authenticates, the use case runs in `sourcerer.service`, and the
 route returns its response model, so the OpenAPI spec documents every body. Exceptions become HTTP in exactly
 one place, the `STATUS` table; anything not in it is a logged 500 that carries a request id and no internals.
-It is long (about 450 lines) because every route of the API lives here, so the spec is built from one module.
+It is long (about 490 lines) because every route of the API lives here, so the spec is built from one module.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
-from typing import Annotated, Any, Literal
-from urllib.parse import quote
+from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Depends, Response, content_types
 from aws_lambda_powertools.event_handler.api_gateway import Router
@@ -35,12 +34,14 @@ from sourcerer import __version__
 from sourcerer.errors import (
     ConfigurationError,
     ProviderError,
+    RangeNotSatisfiable,
     RetryLater,
     SourcererError,
     UpgradeRequired,
     storage_failure,
 )
 from sourcerer.http.events import EVENT_SINK, EVENT_STREAM, sse, wants_events
+from sourcerer.http.originals import ORIGINAL_CONTENT, original_response
 from sourcerer.http.resolver import ConcurrentRestResolver, cors_from
 from sourcerer.http.statuses import ERRORS, STATUS, status_of  # noqa: F401 - STATUS: the table, for readers of this module
 from sourcerer.ledger.base import FindingStatus
@@ -71,7 +72,6 @@ from sourcerer.service.wiring import get_service
 from sourcerer.settings import get_settings
 
 log = logging.getLogger("sourcerer.http.api")
-ORIGINAL_CONTENT = {kind: {"schema": {"type": "string", "format": "binary"}} for kind in ("application/pdf", "text/plain")}
 
 
 def responses(success: type[BaseModel], *statuses: int) -> dict[int, dict[str, Any]]:
@@ -173,53 +173,7 @@ def get_original(
     """What citations' `original` links point at: the document's bytes, for a key that can read the document
     (scope and ACL groups). A text document is served as `text/plain` whatever it holds, and every original
     with a sandboxing `Content-Security-Policy`: a document's contents are data, never a page of this origin."""
-    original = get_service().original(call.ctx, x_scope or scope, document_id)
-    content, total = original.content, len(original.content)
-    headers = {
-        "Accept-Ranges": "bytes",
-        "Cache-Control": "private, max-age=300",
-        "Content-Disposition": "inline; filename*=UTF-8''" + quote(original.source_uri.rstrip("/").rsplit("/", 1)[-1], safe=""),
-        "Content-Security-Policy": "sandbox; default-src 'none'",
-        "X-Content-Type-Options": "nosniff",
-    }
-    content_type = "application/pdf" if original.content_type == "application/pdf" else "text/plain; charset=utf-8"
-    wanted = parse_range(byte_range, total) if byte_range else None
-    if wanted == "unsatisfiable":
-        return _error(416, "range_not_satisfiable", f"the original is {total} bytes", {"Content-Range": f"bytes */{total}"})
-    status, body = (200, content) if wanted is None else (206, content[wanted[0] : wanted[1] + 1])
-    if wanted is not None:
-        headers["Content-Range"] = f"bytes {wanted[0]}-{wanted[1]}/{total}"
-    # text goes out as text (API Gateway passes it as is); a PDF as bytes, which API Gateway returns as binary
-    # for `Accept: application/pdf` (the stack's BinaryMediaTypes)
-    return Response(status_code=status, content_type=content_type, body=_as_text(body, content_type), headers=headers)
-
-
-def _as_text(body: bytes, content_type: str) -> str | bytes:
-    """Text as text; a PDF, or a range that cuts a character in two, as the exact bytes."""
-    if content_type == "application/pdf":
-        return body
-    try:
-        return body.decode("utf-8")
-    except UnicodeDecodeError:
-        return body
-
-
-def parse_range(header: str, total: int) -> tuple[int, int] | Literal["unsatisfiable"] | None:
-    """One `bytes=` range of RFC 9110 as (first, last) inclusive; None to send the whole content (another unit,
-    several ranges, or a malformed header, which a server may ignore); "unsatisfiable" when it starts past
-    the end."""
-    match = re.fullmatch(r"\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*", header)
-    if match is None or match.group(1) == match.group(2) == "":
-        return None
-    first, last = match.group(1), match.group(2)
-    if first == "":  # the last N bytes
-        suffix = int(last)
-        return (max(0, total - suffix), total - 1) if suffix > 0 and total > 0 else "unsatisfiable"
-    start = int(first)
-    end = min(int(last), total - 1) if last else total - 1
-    if start >= total:
-        return "unsatisfiable"
-    return None if end < start else (start, end)
+    return original_response(get_service().original(call.ctx, x_scope or scope, document_id), byte_range)
 
 
 @documents.post(
@@ -410,6 +364,8 @@ def _register_errors(app: APIGatewayRestResolver) -> None:
             return _error(status, code, str(exc), required_tier=exc.required_tier)
         if isinstance(exc, RetryLater):
             return _error(status, code, str(exc), {"Retry-After": str(exc.retry_after_s)})
+        if isinstance(exc, RangeNotSatisfiable):
+            return _error(status, code, str(exc), {"Content-Range": f"bytes */{exc.length}"})
         return _error(status, code, str(exc))
 
     @app.exception_handler(RecursionError)

@@ -14,6 +14,7 @@ from sourcerer.errors import (
     PayloadTooLarge,
     ProviderError,
     QuotaExceeded,
+    RangeNotSatisfiable,
     StorageFull,
     Unauthorized,
     UnsupportedDocument,
@@ -30,6 +31,7 @@ STATUS: dict[type[Exception], tuple[int, str]] = {
     Forbidden: (403, "forbidden"),
     NotFound: (404, "not_found"),
     DocumentConflict: (409, "conflict"),
+    RangeNotSatisfiable: (416, "range_not_satisfiable"),
     QuotaExceeded: (429, "quota_exceeded"),
     EmbeddingBacklog: (429, "embedding_backlog"),
     ClientGone: (499, "client_gone"),  # nginx's "client closed request": logged, sent to nobody

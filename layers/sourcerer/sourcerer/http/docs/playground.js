@@ -127,18 +127,11 @@ function showSource(citation, hits, chip) {
   if (target) { link.href = target; link.rel = "noopener noreferrer"; }
   head.appendChild(link);
   box.appendChild(head);
-  const pdfName = (citation.source_uri || "").split("#")[0];
-  if (loc.kind === "page" && loc.box && uploadedPdfs[pdfName]) {  // uploaded here: render the page, draw the box
-    renderPage(uploadedPdfs[pdfName], loc.page, loc.box, box).catch((error) => box.appendChild(el("p", error.message, "error")));
-  } else if (loc.kind === "page" && loc.box) {  // the cited words' box on an outline of the page (PDF points)
-    const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
-    svg.setAttribute("class", "page"); svg.setAttribute("width", "306"); svg.setAttribute("height", "421");
-    svg.setAttribute("viewBox", "0 0 612 842");
-    const [x0, y0, x1, y1] = loc.box;
-    const rect = document.createElementNS("http://www.w3.org/2000/svg", "rect");
-    rect.setAttribute("x", x0); rect.setAttribute("y", 842 - y1); rect.setAttribute("width", x1 - x0); rect.setAttribute("height", y1 - y0);
-    rect.setAttribute("fill", "#ffe58a"); rect.setAttribute("stroke", "#b7791f"); rect.setAttribute("class", "cited-box");
-    svg.appendChild(rect); box.appendChild(svg);
+  if (loc.kind === "page" && loc.box) {  // the real page, from the bytes uploaded here or the server's original
+    const bytes = originalPdf(citation);
+    if (bytes) bytes.then((data) => renderPage(data, loc.page, loc.box, box))
+      .catch((error) => { box.insertBefore(pageOutline(loc.box), box.children[1] || null); box.appendChild(el("p", "The page itself cannot be shown: " + error.message, "error")); });
+    else box.insertBefore(pageOutline(loc.box), box.children[1] || null);
   }
   const hit = hits.find((h) => h.unit_id === citation.unit_id);
   if (loc.kind === "time_range" && hit && hit.locator.kind === "time_range") box.appendChild(timeline(hit.locator, loc));
@@ -165,24 +158,87 @@ function timeline(chunk, cited) {
   return wrap;
 }
 
+// A cited PDF's bytes: those uploaded in this tab, else the original the server kept (`citation.original`),
+// fetched once per page load with this tab's key.
+const originals = {};
+function originalPdf(citation) {
+  const uploaded = uploadedPdfs[(citation.source_uri || "").split("#")[0]];
+  if (uploaded) return Promise.resolve(uploaded);
+  const path = (citation.original || "").split("#")[0];
+  if (!path.startsWith("/v1/documents/")) return null;
+  if (!originals[path]) {
+    originals[path] = (async () => {
+      const headers = { Authorization: "Bearer " + $("key").value.trim(), Accept: "application/pdf" };
+      if ($("scope").value.trim()) headers["X-Sourcerer-Scope"] = $("scope").value.trim();
+      const response = await fetch(path, { headers });
+      if (!response.ok) {
+        delete originals[path];
+        let message = "HTTP " + response.status;
+        try { message = (await response.json()).error.message; } catch (error) { /* not JSON: the status says it */ }
+        throw new Error(message);
+      }
+      return new Uint8Array(await response.arrayBuffer());
+    })();
+  }
+  return originals[path];
+}
+
+// Without the page itself (an original not kept): the cited words' box on an outline of a US-letter page.
+function pageOutline(cited) {
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("class", "page"); svg.setAttribute("width", "306"); svg.setAttribute("height", "421");
+  svg.setAttribute("viewBox", "0 0 612 842");
+  const [x0, y0, x1, y1] = cited;
+  const rect = document.createElementNS("http://www.w3.org/2000/svg", "rect");
+  rect.setAttribute("x", x0); rect.setAttribute("y", 842 - y1); rect.setAttribute("width", x1 - x0); rect.setAttribute("height", y1 - y0);
+  rect.setAttribute("fill", "#ffe58a"); rect.setAttribute("stroke", "#b7791f"); rect.setAttribute("class", "cited-box");
+  svg.appendChild(rect);
+  return svg;
+}
+
+// The cited page at the panel's width (readable), with zoom; the box is drawn in the page's own coordinates,
+// whatever its real size (A4, letter, landscape), and scrolled into view.
+let pdfZoom = Number(sessionStorage.getItem("sourcerer-zoom")) || 1;
 async function renderPage(bytes, number, cited, container) {
   const pdfjs = await import("/docs/pdf.min.mjs");
   pdfjs.GlobalWorkerOptions.workerSrc = "/docs/pdf.worker.min.mjs";
   const pdf = await pdfjs.getDocument({ data: bytes.slice() }).promise;
   const page = await pdf.getPage(number);
-  const viewport = page.getViewport({ scale: 420 / page.getViewport({ scale: 1 }).width });
-  const wrap = el("div", undefined, "pdfpage");
-  const canvas = document.createElement("canvas");
-  canvas.width = viewport.width; canvas.height = viewport.height;
-  wrap.style.width = viewport.width + "px";
-  wrap.appendChild(canvas);
-  container.insertBefore(wrap, container.children[1] || null);
-  await page.render({ canvasContext: canvas.getContext("2d"), viewport }).promise;
-  const [x0, y0, x1, y1] = viewport.convertToViewportRectangle(cited);  // PDF points -> canvas pixels
-  const mark = el("div", undefined, "cited-box");
-  Object.assign(mark.style, { left: Math.min(x0, x1) + "px", top: Math.min(y0, y1) + "px",
-                              width: Math.abs(x1 - x0) + "px", height: Math.abs(y1 - y0) + "px" });
-  wrap.appendChild(mark);
+  const frame = el("div", undefined, "pdfframe");
+  const controls = el("div", undefined, "zoom");
+  const smaller = el("button", "−"), larger = el("button", "+"), fit = el("button", "fit width"), level = el("span");
+  for (const b of [smaller, larger, fit]) { b.type = "button"; b.className = "small"; }
+  smaller.title = "zoom out"; larger.title = "zoom in";
+  controls.append(smaller, level, larger, fit);
+  const scroller = el("div", undefined, "pdfscroll");
+  frame.append(controls, scroller);
+  container.insertBefore(frame, container.children[1] || null);
+  async function draw() {
+    const natural = page.getViewport({ scale: 1 });
+    const width = Math.max(300, (scroller.clientWidth || container.clientWidth) - 4);
+    const viewport = page.getViewport({ scale: (width / natural.width) * pdfZoom });
+    const ratio = window.devicePixelRatio || 1;
+    const wrap = el("div", undefined, "pdfpage");
+    const canvas = document.createElement("canvas");
+    canvas.width = Math.floor(viewport.width * ratio); canvas.height = Math.floor(viewport.height * ratio);
+    canvas.style.width = viewport.width + "px"; canvas.style.height = viewport.height + "px";
+    wrap.style.width = viewport.width + "px";
+    wrap.appendChild(canvas);
+    await page.render({ canvasContext: canvas.getContext("2d"), viewport, transform: ratio === 1 ? null : [ratio, 0, 0, ratio, 0, 0] }).promise;
+    const [x0, y0, x1, y1] = viewport.convertToViewportRectangle(cited);  // PDF points -> CSS pixels
+    const mark = el("div", undefined, "cited-box");
+    Object.assign(mark.style, { left: Math.min(x0, x1) + "px", top: Math.min(y0, y1) + "px",
+                                width: Math.abs(x1 - x0) + "px", height: Math.abs(y1 - y0) + "px" });
+    wrap.appendChild(mark);
+    scroller.replaceChildren(wrap);
+    level.textContent = ` ${Math.round(pdfZoom * 100)}% `;
+    scroller.scrollTop = Math.max(0, Math.min(y0, y1) - 60);
+  }
+  const zoom = (factor) => { pdfZoom = factor ? Math.min(4, Math.max(0.5, pdfZoom * factor)) : 1; sessionStorage.setItem("sourcerer-zoom", String(pdfZoom)); draw(); };
+  smaller.addEventListener("click", () => zoom(1 / 1.25));
+  larger.addEventListener("click", () => zoom(1.25));
+  fit.addEventListener("click", () => zoom(0));
+  await draw();
 }
 
 function render(result) {
@@ -285,7 +341,13 @@ function showPast() {
     li.addEventListener("click", async () => {
       try {
         const logged = (await api(`/v1/answers/${item.id}`)).answer;
-        li.textContent = `${item.question} — ${logged.refused ? "refused" : "answered"}: ${logged.answer || ""} · audit: ${AUDIT_WORDS[logged.audit.status] || logged.audit.status}`;
+        li.textContent = `${item.question} — ${logged.refused ? "refused" : "answered"}: ${logged.answer || ""} · audit: ${AUDIT_WORDS[logged.audit.status] || logged.audit.status} `;
+        for (const cited of logged.citations || []) {  // the log keeps where each citation points, not the text
+          const chip = el("button", String(cited.index), "chip"); chip.type = "button"; chip.title = cited.label;
+          const original = cited.document_id ? `/v1/documents/${encodeURIComponent(cited.document_id)}/original` : null;
+          chip.addEventListener("click", (event) => { event.stopPropagation(); showSource({ ...cited, original, quote: null }, [], chip); });
+          li.appendChild(chip);
+        }
       } catch (error) { li.appendChild(el("span", " " + error.message, "error")); }
     });
     list.appendChild(li);
