@@ -91,7 +91,7 @@ API_HEADERS = {
 }
 # What the pages (the playground, Swagger UI) carry: scripts only from this server's own files (no inline
 # script, no eval), no plugins, no framing, no form posts elsewhere. Styles may be inline (Swagger UI sets
-# style attributes); pdf.js renders from blob: workers and images.
+# style attributes); pdf.js renders from blob: workers and images; media plays from https only.
 PAGE_HEADERS = {
     **API_HEADERS,
     "Content-Security-Policy": "; ".join(
@@ -100,6 +100,7 @@ PAGE_HEADERS = {
             "script-src 'self'",
             "style-src 'self' 'unsafe-inline'",
             "img-src 'self' data: blob:",
+            "media-src 'self' https:",  # a transcript's recording, where its document names one (metadata.media_url)
             "font-src 'self' data:",
             "worker-src 'self' blob:",
             "connect-src 'self'",

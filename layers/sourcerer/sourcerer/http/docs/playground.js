@@ -135,6 +135,15 @@ function showSource(citation, hits, chip) {
   }
   const hit = hits.find((h) => h.unit_id === citation.unit_id);
   if (loc.kind === "time_range" && hit && hit.locator.kind === "time_range") box.appendChild(timeline(hit.locator, loc));
+  if (loc.kind === "time_range" && hit) {  // the recording itself, when the document names it (metadata.media_url)
+    const media = hit.metadata && typeof hit.metadata.media_url === "string" && /^https:\/\//i.test(hit.metadata.media_url) ? safeHref(hit.metadata.media_url) : null;
+    if (media) {
+      const player = document.createElement("video");  // plays audio too; a media fragment starts it at the cue
+      player.controls = true; player.preload = "metadata"; player.className = "player";
+      player.src = `${media.split("#")[0]}#t=${loc.t_start_ms / 1000},${loc.t_end_ms / 1000}`;
+      box.appendChild(player);
+    }
+  }
   const text = hit ? hit.text : (citation.quote || "");
   const spans = hit ? citation.quote_spans : [[0, text.length]];
   let at = 0; const body = el("div");
@@ -241,6 +250,24 @@ async function renderPage(bytes, number, cited, container) {
   await draw();
 }
 
+// One card per cited source above the answer: what it is, where, and the words it quotes; a click opens it.
+function sourceCards(citations, hits) {
+  const row = el("div", undefined, "cards");
+  for (const citation of citations) {
+    const card = el("button", undefined, "card"); card.type = "button";
+    card.appendChild(el("span", `[${citation.index}] `, "card-index"));
+    card.appendChild(el("span", citation.label, "card-label"));
+    const quote = citation.quote || "";
+    if (quote) card.appendChild(el("span", quote.length > 140 ? quote.slice(0, 140) + "…" : quote, "card-quote"));
+    card.addEventListener("click", () => {
+      const chip = [...document.querySelectorAll("#answer .chip")].find((c) => c.textContent === String(citation.index));
+      showSource(citation, hits, chip);
+    });
+    row.appendChild(card);
+  }
+  return row;
+}
+
 function render(result) {
   const out = $("answer"); out.textContent = ""; $("source").hidden = true;
   const a = result.answer;
@@ -262,6 +289,7 @@ function render(result) {
     }
   } else {
     const byIndex = Object.fromEntries(a.citations.map((c) => [c.index, c]));
+    if (a.citations.length) out.appendChild(sourceCards(a.citations, result.hits));
     // markers become chips; a partial answer's gaps ("[removed: why]") are shown as what they are
     const parts = a.text.split(/(\[\d+\]|\[removed: [^\[\]]*\])/);
     for (const part of parts) {
@@ -365,7 +393,7 @@ async function listDocuments() {
     for (const doc of listed.documents) {
       const item = el("li", doc.source_uri);
       item.dataset.documentId = doc.document_id;
-      item.appendChild(el("span", ` — ${doc.chunks} chunks in ${doc.scope}${doc.acl.length ? ", for " + doc.acl.join(", ") : ""}`, "meta"));
+      item.appendChild(el("span", ` — ${doc.chunks} chunk${doc.chunks === 1 ? "" : "s"} in ${doc.scope}${doc.acl.length ? ", for " + doc.acl.join(", ") : ""}`, "meta"));
       const remove = el("button", "delete"); remove.type = "button";
       remove.addEventListener("click", async () => {
         try { await api(`/v1/documents/${encodeURIComponent(doc.document_id)}`, undefined, "DELETE"); listDocuments(); }
