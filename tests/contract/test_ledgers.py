@@ -80,3 +80,29 @@ def test_dynamodb_reads_every_page_of_a_query(dynamodb_ledger, monkeypatch):
     monkeypatch.setattr(ledger.table, "query", small_pages)
     assert [a.answer_id for a in ledger.answers("acme")] == [r.answer_id for r in records]
     assert len(pages) >= 5
+
+
+def test_dynamodb_throttling_and_a_missing_table_are_typed_errors_not_500s(monkeypatch):
+    """What botocore raises on the wire (Stubber) becomes the errors the API maps to 503: throttling retried later,
+    a missing table the operator's configuration error; a condition refusal stays the ledger's own business."""
+    from botocore.stub import Stubber
+    from sourcerer.errors import ConfigurationError, ProviderError
+    from sourcerer.http.statuses import status_of
+
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    resource = boto3.resource("dynamodb", aws_access_key_id="x", aws_secret_access_key="x")
+    ledger = DynamoDBLedger("sourcerer-ledger", resource=resource)
+    with Stubber(resource.meta.client) as stub:
+        stub.add_client_error("get_item", "ProvisionedThroughputExceededException", http_status_code=400)
+        with pytest.raises(ProviderError) as throttled:
+            ledger.find_key("0" * 64)
+        assert status_of(throttled.value) == (503, "backend_unavailable")
+        stub.add_client_error("query", "ThrottlingException", http_status_code=400)
+        with pytest.raises(ProviderError):
+            list(ledger.answers("acme"))  # raised while the result is read, page by page
+        stub.add_client_error("get_item", "ResourceNotFoundException", http_status_code=400)
+        with pytest.raises(ConfigurationError) as missing:
+            ledger.get_tenant("acme")
+        assert status_of(missing.value) == (503, "configuration_error") and "sourcerer-ledger" in str(missing.value)
+        stub.add_client_error("update_item", "ConditionalCheckFailedException", http_status_code=400)
+        assert ledger.consume("acme", "queries", 1, 0, "2026-12") is False  # a refused condition is an answer

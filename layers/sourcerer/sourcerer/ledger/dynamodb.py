@@ -24,14 +24,16 @@ Quotas are exact under concurrency because each increment is one conditional `Up
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import inspect
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
-from sourcerer.errors import NotFound
+from sourcerer.errors import ConfigurationError, NotFound, ProviderError
 from sourcerer.ledger.base import (
     CACHE_SCAN,
     AnswerRecord,
@@ -42,6 +44,68 @@ from sourcerer.ledger.base import (
     UsageRecord,
     answer_id_floor,
 )
+
+
+# Refusals the caller can do nothing about but wait (a 503 at the API), and misconfigurations (the operator's)
+RETRYABLE = {
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "InternalServerError",
+    "ServiceUnavailable",
+    "TransactionConflictException",
+    "TransactionInProgressException",
+}
+MISCONFIGURED = {"ResourceNotFoundException", "AccessDeniedException", "UnrecognizedClientException"}
+C = TypeVar("C", bound=type)
+
+
+def _translate(exc: Exception, table: str) -> Exception:
+    """A botocore failure as the service's typed errors (as the OpenSearch adapter translates its own); anything
+    else (a request this code got wrong) stays what it is: a 500 with a request id, and the operator's log."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    if isinstance(exc, ClientError):
+        code = exc.response.get("Error", {}).get("Code", "")
+        if code in RETRYABLE:
+            return ProviderError(f"DynamoDB is refusing requests for now ({code}); retry later")
+        if code in MISCONFIGURED:
+            return ConfigurationError(f"DynamoDB table {table!r}: {code} (deploy the stack, or check SOURCERER_TABLE and the role)")
+    elif isinstance(exc, BotoCoreError):  # no connection, a timeout, no credentials
+        return ProviderError(f"DynamoDB could not be reached: {type(exc).__name__}")
+    return exc
+
+
+def _translated(cls: C) -> C:
+    """Every public method of `cls` raises typed errors for DynamoDB's failures, while its result is iterated too."""
+
+    def wrap(method: Callable[..., Any]) -> Callable[..., Any]:
+        def pages(self: Any, items: Iterator[Any]) -> Iterator[Any]:
+            try:
+                yield from items
+            except Exception as exc:
+                translated = _translate(exc, self.table_name)
+                if translated is exc:
+                    raise
+                raise translated from exc
+
+        @functools.wraps(method)
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                result = method(self, *args, **kwargs)
+            except Exception as exc:
+                translated = _translate(exc, self.table_name)
+                if translated is exc:
+                    raise
+                raise translated from exc
+            return pages(self, result) if inspect.isgenerator(result) else result
+
+        return wrapper
+
+    for name, member in list(vars(cls).items()):
+        if not name.startswith("_") and inspect.isfunction(member):
+            setattr(cls, name, wrap(member))
+    return cls
 
 
 def _expired(item: dict[str, Any]) -> bool:
@@ -59,8 +123,10 @@ def table_definition(name: str) -> dict[str, Any]:
     }
 
 
+@_translated
 class DynamoDBLedger:
-    """Constructing it connects nowhere; the boto3 resource is created on first use."""
+    """Constructing it connects nowhere; the boto3 resource is created on first use. Throttling and an unreachable
+    DynamoDB raise `ProviderError` (503), a missing table or role `ConfigurationError`."""
 
     def __init__(self, table_name: str, resource: Any = None) -> None:
         self.table_name = table_name
