@@ -90,3 +90,27 @@ def test_the_spec_is_built_once_even_when_threads_ask_for_it_together():
     with concurrent.futures.ThreadPoolExecutor(16) as pool:
         statuses = list(pool.map(call, range(64)))
     assert set(statuses) == {200, 404}
+
+
+def test_the_powertools_members_the_concurrent_resolver_overrides_are_still_there():
+    """`ConcurrentRestResolver` replaces Powertools' per-process request state with a per-request one by overriding
+    members Powertools keeps private. Powertools is pinned to one minor version; on an upgrade, this test names
+    what moved before any request can read another's caller."""
+    import inspect
+    from importlib.metadata import version
+
+    from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+    from aws_lambda_powertools.event_handler.api_gateway import BaseRouter
+
+    installed = version("aws-lambda-powertools")
+    assert installed.startswith("3.37."), f"Powertools {installed}: review http/resolver.py, then move the pin"
+    import aws_lambda_powertools.event_handler.api_gateway as api_gateway
+
+    source = inspect.getsource(api_gateway)
+    # where Powertools keeps one request's state: what our properties redirect to a per-request context variable
+    kept = ("BaseRouter.current_event =", "BaseRouter.lambda_context =", "self.context[", "self.processed_stack_frames")
+    assert all(k in source for k in kept), [k for k in kept if k not in source]
+    steps = ("_to_proxy_event", "_build_response", "_resolve")  # what our resolve() calls, as Powertools' does
+    assert all(hasattr(APIGatewayRestResolver, m) for m in steps), [m for m in steps if not hasattr(APIGatewayRestResolver, m)]
+    assert all(m in inspect.getsource(APIGatewayRestResolver.resolve) for m in steps), "Powertools' resolve() changed its steps"
+    assert not hasattr(BaseRouter, "_request_state")  # our own member does not shadow one of theirs
