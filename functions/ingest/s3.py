@@ -29,9 +29,7 @@ def record_handler(record: SQSRecord) -> None:
     notification = json.loads(record.body)
     for s3_record in notification.get("Records", []):  # s3:TestEvent messages carry none
         try:
-            outcome = handle_record(
-                s3_record, index=service.index, ledger=service.ledger, s3=s3_client(), request_id=record.message_id
-            )
+            outcome = handle_record(s3_record, service=service, s3=s3_client(), request_id=record.message_id)
         except Exception:
             logger.exception("S3 object not ingested", extra={"s3_key": s3_record.get("s3", {}).get("object", {}).get("key")})
             raise

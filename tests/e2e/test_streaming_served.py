@@ -86,7 +86,7 @@ def test_events_arrive_as_the_answer_is_made_and_end_with_the_unstreamed_respons
     events = parse_sse(client.post("/v1/answer", json={"q": QUESTION}, headers={"Accept": "text/event-stream"}).text)
     done = events[-1]["response"]
     assert "".join(e["text"] for e in events if e["event"] == "delta") == done["answer"]["text"]
-    assert set(events[1]["citation"]) == {"index", "unit_id", "source_uri", "label", "locator", "quote", "quote_spans", "receipt", "answer_spans"}
+    assert set(events[1]["citation"]) == {"index", "unit_id", "source_uri", "original", "label", "locator", "quote", "quote_spans", "receipt", "answer_spans"}
     whole = client.post("/v1/answer", json={"q": QUESTION}).json()
     for part in ("answer", "hits", "context"):
         assert done[part] == whole[part]

@@ -15,6 +15,7 @@ import boto3
 import pytest
 from moto import mock_aws
 from sourcerer.ledger.sqlite import SQLiteLedger
+from sourcerer.service.core import Service
 from sourcerer.service.s3ingest import handle_record
 from sourcerer.store.sqlite import SQLiteIndex
 
@@ -98,7 +99,7 @@ def test_any_order_of_delivery_ends_with_the_index_equal_to_the_bucket(s3, tmp_p
         ledger = SQLiteLedger(tmp_path / f"{n}-ledger.db")
         ledger.create_tenant("acme", "pro")
         for event in order:
-            handle_record(event, index=index, ledger=ledger, s3=s3)  # never raises: nothing goes to the DLQ
+            handle_record(event, service=Service(index=index, ledger=ledger, reranker=None), s3=s3)  # never raises: nothing goes to the DLQ
         documents = index.list_documents("acme")
         chunks = list(index.search("failover cutover", tenant="acme", k=10, mode="keyword"))
         if expected is None:
@@ -113,9 +114,9 @@ def test_a_newer_event_applied_first_makes_the_older_one_stale(s3, tmp_path):
     events = _run(s3, SCENARIOS["two puts"])
     index, ledger = SQLiteIndex(tmp_path / "i.db", embedder=None), SQLiteLedger(tmp_path / "l.db")
     ledger.create_tenant("acme", "pro")
-    assert handle_record(events[1], index=index, ledger=ledger, s3=s3)["status"] == "ingested"
-    assert handle_record(events[0], index=index, ledger=ledger, s3=s3)["status"] == "stale"
-    assert handle_record(events[1], index=index, ledger=ledger, s3=s3)["status"] == "unchanged"  # a redelivery
+    assert handle_record(events[1], service=Service(index=index, ledger=ledger, reranker=None), s3=s3)["status"] == "ingested"
+    assert handle_record(events[0], service=Service(index=index, ledger=ledger, reranker=None), s3=s3)["status"] == "stale"
+    assert handle_record(events[1], service=Service(index=index, ledger=ledger, reranker=None), s3=s3)["status"] == "unchanged"  # a redelivery
 
 
 def test_a_race_with_a_newer_event_re_applies_the_current_state(s3, tmp_path):
@@ -139,8 +140,37 @@ def test_a_race_with_a_newer_event_re_applies_the_current_state(s3, tmp_path):
             return body
 
     bucket = RacingBucket()
-    handle_record(events[0], index=index, ledger=ledger, s3=bucket)
+    handle_record(events[0], service=Service(index=index, ledger=ledger, reranker=None), s3=bucket)
     assert bucket.reads == 2
     assert [c.text for c in index.search("failover", tenant="acme", k=5, mode="keyword")] == [
         "The failover cutover took 17 seconds."
     ]
+
+
+def test_an_s3_upload_is_metered_as_the_same_document_posted_to_the_api(s3, tmp_path):
+    """One metered ingest, whichever way a document comes: the same usage units (chunks and the embedding spend)
+    and the same price, and a retried event charges nothing."""
+    from sourcerer.retrieval.embedders import CachedEmbedder, local_embedder
+    from sourcerer.service.schemas import DocumentRequest
+    from sourcerer.service.tenancy import Context, tier_named
+
+    model = local_embedder().inner
+    ledger = SQLiteLedger(tmp_path / "l.db")
+    for tenant in ("acme", "globex"):
+        ledger.create_tenant(tenant, "pro")
+    # an index each, with its own embedding cache: each ingest runs the model for its chunks
+    index, other = (SQLiteIndex(tmp_path / f"{n}.db", embedder=CachedEmbedder(model, tmp_path / f"{n}-cache.db")) for n in "ab")
+    service = Service(index=index, ledger=ledger, reranker=None)
+    s3.put_object(Bucket=BUCKET, Key=KEY, Body=TEXTS["v1"])
+    assert handle_record(_event("ObjectCreated:Put", None, 1), service=service, s3=s3)["status"] == "ingested"
+    poster = Context(tenant="globex", tier=tier_named("pro"), key_id="k1", scopes=["globex/alpha"], perms=["write"])
+    posted = DocumentRequest(source_uri="runbook.md", text=TEXTS["v1"].decode(), metadata={"title": "runbook.md"})  # as S3 names it
+    assert Service(index=other, ledger=ledger, reranker=None).ingest(poster, "globex/alpha", posted, "r1").status == "ingested"
+
+    uploaded, api = ledger.usage_records("acme"), ledger.usage_records("globex")
+    assert [r.units for r in uploaded] == [r.units for r in api] and uploaded[0].units["embedding_tokens"] > 0
+    assert uploaded[0].est_cost_usd == api[0].est_cost_usd and uploaded[0].settled and api[0].settled
+    handle_record(_event("ObjectCreated:Put", None, 2), service=service, s3=s3)  # a redelivery: unchanged
+    assert len(ledger.usage_records("acme")) == 1
+    index.close()
+    other.close()

@@ -5,7 +5,7 @@ Lambda function includes only its own; `build_app()` with no argument includes t
 Routes are thin: one dependency (`caller`) authenticates, the use case runs in `sourcerer.service`, and the
 route returns its response model, so the OpenAPI spec documents every body. Exceptions become HTTP in exactly
 one place, the `STATUS` table; anything not in it is a logged 500 that carries a request id and no internals.
-It is long (about 490 lines) because every route of the API lives here, so the spec is built from one module.
+Why it is long: every route of the API lives here, so the spec is built from one module.
 """
 
 from __future__ import annotations

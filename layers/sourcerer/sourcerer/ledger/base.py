@@ -200,18 +200,8 @@ CACHE_SCAN = 200  # cached answers read per (tenant, context) when looking for a
 
 
 @runtime_checkable
-class Ledger(Protocol):
-    """Tenants, keys, quotas and usage. Every adapter passes tests/contract/ledger_contract.py.
-
-    * `charge` is `consume` plus its usage record, atomically; `release` undoes one, atomically; `record_usage`
-      of a record with the same timestamp and request id replaces it (the final units once the work is done).
-    * `consume` is exact under concurrency: it adds `amount` to this month's counter only if the result stays
-      within `limit` (None: unlimited) and says whether it did.
-    * keys are found by the hash of the key, never stored in clear.
-    * `record_finding` is idempotent: it writes the finding and moves the answer's latest audit status only when
-      the finding differs from the answer's latest one (by fingerprint), atomically, and says whether it did.
-    * answers and findings past their `expires_at` are never returned.
-    """
+class Tenants(Protocol):
+    """Tenants and their tier and settings."""
 
     def create_tenant(self, tenant: str, tier: str) -> dict[str, Any]: ...
 
@@ -223,6 +213,11 @@ class Ledger(Protocol):
 
     def list_tenants(self) -> list[str]: ...
 
+
+@runtime_checkable
+class Keys(Protocol):
+    """API keys, found by the hash of the key, never stored in clear."""
+
     def put_key(self, record: KeyRecord) -> None: ...
 
     def find_key(self, key_hash: str) -> KeyRecord | None: ...
@@ -230,6 +225,17 @@ class Ledger(Protocol):
     def list_keys(self, tenant: str) -> list[KeyRecord]: ...
 
     def revoke_key(self, key_id: str) -> bool: ...
+
+
+@runtime_checkable
+class Usage(Protocol):
+    """Quotas and usage records: what `Meter` charges, settles and gives back.
+
+    * `charge` is `consume` plus its usage record, atomically; `release` undoes one, atomically; `record_usage`
+      of a record with the same timestamp and request id replaces it (the final units once the work is done).
+    * `consume` is exact under concurrency: it adds `amount` to this month's counter only if the result stays
+      within `limit` (None: unlimited) and says whether it did.
+    """
 
     def consume(self, tenant: str, unit: str, amount: int, limit: int | None, month: str) -> bool: ...
 
@@ -249,6 +255,20 @@ class Ledger(Protocol):
 
     def usage(self, tenant: str, month: str) -> dict[str, int]: ...
 
+    def record_usage(self, record: UsageRecord) -> None: ...
+
+    def settle(self, record: UsageRecord, answer: AnswerRecord | None = None) -> None:
+        """A request's final usage record (over the one `charge` wrote) and, for an answer, its log record: one
+        write per request after the work, in one transaction where the store has them (SQLite)."""
+        ...
+
+    def usage_records(self, tenant: str, since: float = 0.0) -> list[UsageRecord]: ...
+
+
+@runtime_checkable
+class Sequencers(Protocol):
+    """The latest S3 event applied per object key (S3 ingestion's ordering)."""
+
     def claim_sequencer(self, source: str, sequencer: str) -> bool:
         """Record `sequencer` (S3's per-key event order, normalised by `sequencer_key`) as the latest applied to
         `source` if no later one is recorded; an equal one is claimed again (a redelivery re-applies). Atomic."""
@@ -258,14 +278,15 @@ class Ledger(Protocol):
         """The latest sequencer claimed for `source`, or None."""
         ...
 
-    def record_usage(self, record: UsageRecord) -> None: ...
 
-    def settle(self, record: UsageRecord, answer: AnswerRecord | None = None) -> None:
-        """A request's final usage record (over the one `charge` wrote) and, for an answer, its log record: one
-        write per request after the work, in one transaction where the store has them (SQLite)."""
-        ...
+@runtime_checkable
+class AnswerLog(Protocol):
+    """The answer log and its audit findings.
 
-    def usage_records(self, tenant: str, since: float = 0.0) -> list[UsageRecord]: ...
+    * `record_finding` is idempotent: it writes the finding and moves the answer's latest audit status only when
+      the finding differs from the answer's latest one (by fingerprint), atomically, and says whether it did.
+    * answers and findings past their `expires_at` are never returned.
+    """
 
     def put_answer(self, record: AnswerRecord) -> None: ...
 
@@ -276,6 +297,15 @@ class Ledger(Protocol):
         ...
 
     def record_finding(self, finding: Finding) -> bool: ...
+
+    def findings(self, tenant: str, since: float = 0.0, status: str | None = None) -> Iterator[Finding]:
+        """The tenant's findings checked at or after `since`, oldest first, optionally of one status, read page by page."""
+        ...
+
+
+@runtime_checkable
+class AnswerCacheStore(Protocol):
+    """Cached answers per tenant and search context."""
 
     def cached_answers(self, tenant: str, context: str, now: float) -> list[CachedAnswer]:
         """The tenant's unexpired cached answers for `context`, newest first, at most `CACHE_SCAN`."""
@@ -289,9 +319,10 @@ class Ledger(Protocol):
         """Store (or replace, for the same tenant, context and key) a cached answer."""
         ...
 
-    def findings(self, tenant: str, since: float = 0.0, status: str | None = None) -> Iterator[Finding]:
-        """The tenant's findings checked at or after `since`, oldest first, optionally of one status, read page by page."""
-        ...
+
+@runtime_checkable
+class Handoffs(Protocol):
+    """Hand-offs of refused or partial answers."""
 
     def put_handoff(self, record: HandoffRecord) -> None:
         """Store (or replace, for the same tenant and answer id) a hand-off."""
@@ -302,3 +333,10 @@ class Ledger(Protocol):
     def handoffs(self, tenant: str, since: float = 0.0) -> Iterator[HandoffRecord]:
         """The tenant's unexpired hand-offs created at or after `since`, oldest first, read page by page."""
         ...
+
+
+@runtime_checkable
+class Ledger(Tenants, Keys, Usage, Sequencers, AnswerLog, AnswerCacheStore, Handoffs, Protocol):
+    """Every role at once: what one store (one DynamoDB table, one SQLite file) implements, and what the composition
+    root hands the service. A part of the service that needs one role takes that role's Protocol. Every adapter
+    passes tests/contract/ledger_contract.py."""

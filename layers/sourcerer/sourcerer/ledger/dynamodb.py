@@ -1,5 +1,5 @@
-"""The ledger on one DynamoDB table (about 450 lines: one class implements every role of the `Ledger` port, so
-the table's whole layout, below, is read in one place).
+"""The ledger on one DynamoDB table. Why it is long: one class implements every role of the `Ledger` port, so
+the table's whole layout, below, is read in one place.
 
 | item | pk | sk | attributes |
 |---|---|---|---|
@@ -44,7 +44,6 @@ from sourcerer.ledger.base import (
     UsageRecord,
     answer_id_floor,
 )
-
 
 # Refusals the caller can do nothing about but wait (a 503 at the API), and misconfigurations (the operator's)
 RETRYABLE = {
@@ -126,7 +125,10 @@ def table_definition(name: str) -> dict[str, Any]:
 @_translated
 class DynamoDBLedger:
     """Constructing it connects nowhere; the boto3 resource is created on first use. Throttling and an unreachable
-    DynamoDB raise `ProviderError` (503), a missing table or role `ConfigurationError`."""
+    DynamoDB raise `ProviderError` (503), a missing table or role `ConfigurationError`.
+
+    Why it is wide: it implements every role Protocol of the ledger (`ledger/base.py`: tenants, keys, usage,
+    sequencers, the answer log, the answer cache, hand-offs) on one table, whose layout is above."""
 
     def __init__(self, table_name: str, resource: Any = None) -> None:
         self.table_name = table_name

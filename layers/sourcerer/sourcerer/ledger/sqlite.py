@@ -41,6 +41,10 @@ CREATE TABLE IF NOT EXISTS answer_cache (tenant TEXT NOT NULL, context TEXT NOT 
 
 
 class SQLiteLedger:
+    """Why it is wide: it implements every role Protocol of the ledger (`ledger/base.py`: tenants, keys, usage,
+    sequencers, the answer log, the answer cache, hand-offs) on one file, in transactions that span roles (a
+    usage record settled with its answer's log record)."""
+
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._conn: sqlite3.Connection | None = None

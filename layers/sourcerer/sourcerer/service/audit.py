@@ -26,10 +26,19 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Protocol
 
 from sourcerer.errors import InvalidRequest, SourcererError
-from sourcerer.ledger.base import FINDING_STATUSES, AnswerRecord, CitationCheck, ClaimCheck, Finding, Ledger, LoggedCitation
+from sourcerer.ledger.base import (
+    FINDING_STATUSES,
+    AnswerLog,
+    AnswerRecord,
+    CitationCheck,
+    ClaimCheck,
+    Finding,
+    LoggedCitation,
+    Tenants,
+)
 from sourcerer.models import Passage
 from sourcerer.settings import get_settings
 from sourcerer.store.base import Index
@@ -127,11 +136,15 @@ class Sources:
         self.chunks.update({h.unit_id: h for h in found})
 
 
+class AuditLedger(AnswerLog, Tenants, Protocol):
+    """The roles of the ledger an audit reads and writes: the answer log and its findings, and the tenants."""
+
+
 class Auditor:
     def __init__(
         self,
         index: Index,
-        ledger: Ledger,
+        ledger: AuditLedger,
         judge: Judge | None = None,
         clock: Callable[[], float] = time.time,
         rejudge: bool = False,

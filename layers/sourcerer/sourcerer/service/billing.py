@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sourcerer.errors import ConfigurationError, QuotaExceeded
-from sourcerer.ledger.base import AnswerRecord, Ledger, UsageRecord
+from sourcerer.ledger.base import AnswerRecord, Usage, UsageRecord
 from sourcerer.retrieval.rerank import Reranker
 from sourcerer.service.schemas import AnswerRequest, Query
 from sourcerer.service.tenancy import Context, month_of, seconds_to_next_month
@@ -75,7 +75,7 @@ class Charge:
 
 @dataclass
 class Meter:
-    ledger: Ledger
+    ledger: Usage
     prices: Prices
     clock: Callable[[], float]
 

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from sourcerer.ledger.base import CachedAnswer, Ledger
+from sourcerer.ledger.base import AnswerCacheStore, CachedAnswer
 from sourcerer.service.billing import AnswerPlan
 from sourcerer.service.schemas import AnswerRequest
 from sourcerer.service.tenancy import Context
@@ -122,7 +122,7 @@ class Lookup:
 
 @dataclass
 class AnswerCache:
-    ledger: Ledger
+    ledger: AnswerCacheStore
     index: Index
 
     def context(self, ctx: Context, scopes: list[str], request: AnswerRequest, plan: AnswerPlan, top_k: int) -> str:

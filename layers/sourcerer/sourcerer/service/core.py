@@ -1,7 +1,7 @@
 """The service's use cases, shared by the Lambda handlers, `sourcerer serve` and the CLI: authenticate,
 authorise, meter, act, answer with response models. Nothing here knows about HTTP or Lambda events: failures
-are the typed exceptions of `sourcerer.errors`, which each transport maps in one place. It is long (about 490 lines): every
-use case is a method of the one `Service`, so each is found, metered and authorised the same way.
+are the typed exceptions of `sourcerer.errors`, which each transport maps in one place. Why it is long:
+every use case is a method of the one `Service`, so each is found, metered and authorised the same way.
 
 Every metered use case runs inside `Meter.metered`, so a request that fails for any reason the client did not
 cause gives its quota back and leaves no usage record.
@@ -36,6 +36,7 @@ from sourcerer.models import Answer, Trace, TraceEntry
 from sourcerer.pipeline import ask
 from sourcerer.retrieval.rerank import CANDIDATES as RERANK_CANDIDATES
 from sourcerer.retrieval.rerank import Reranker, make_reranker, rerank_hits
+from sourcerer.scopes import Access
 from sourcerer.service.billing import AnswerPlan, Charge, Meter, Prices, plan_answer, rerank_skipped
 from sourcerer.service.cache import AnswerCache, Lookup, degraded
 from sourcerer.service.events import AnswerEvents, Send
@@ -82,6 +83,8 @@ class Original:
     content: bytes
     content_type: str
     source_uri: str
+
+
 DEFAULT_AUDIT_PAGE, MAX_AUDIT_PAGE = 100, 1000  # findings per GET /v1/audits (a response must stay far under 6 MB)
 
 
@@ -157,27 +160,35 @@ class Service:
             raise InvalidRequest("this key grants several scopes: say which one with X-Sourcerer-Scope or ?scope=")
         document = self._document(ctx, target[0], request)
         self._admit_writes()
+        try:
+            result = self.ingest_document(ctx, document, ctx.access(target), "POST /v1/documents", request_id)
+        except DocumentNotFound as exc:  # a document there this key could not read: say nothing of it
+            raise NotFound(f"no document for {request.source_uri!r} this key may write in {target[0]}") from exc
+        return IngestResponse(**result, context=_echo(ctx, target))
+
+    def ingest_document(self, ctx: Context, document: Document, access: Access, route: str, request_id: str | None) -> dict[str, Any]:
+        """The one metered ingest, whatever brought the document (the API, an S3 upload): new or changed content
+        takes its chunks from the quota before anything is written and is settled with the embedding spend; the
+        same content again is `unchanged` and charges nothing; a failed write gives the quota back."""
         charge: Charge | None = None
 
         def admit(chunks: int) -> None:  # new or changed content only; unsupported files fail before this
             nonlocal charge
             work = {"document_id": document.document_id or "", "content_hash": document.content_hash()}
-            charge = self.meter.charge(ctx, "POST /v1/documents", request_id, "chunks", chunks, work)
+            charge = self.meter.charge(ctx, route, request_id, "chunks", chunks, work)
 
         try:
             with tally() as spent:
-                result = self.index.ingest_document(document, admit=admit, access=ctx.access(target))
+                result = self.index.ingest_document(document, admit=admit, access=access)
             if charge is not None and result["status"] == "unchanged":
                 self.meter.release(charge)  # a concurrent request wrote the same content first: charged once, there
             elif charge is not None:
                 self.meter.settle(charge, {"chunks": result["chunks"], "embedding_tokens": spent.embedding_tokens})
-        except Exception as exc:
+        except Exception:
             if charge is not None:  # the write failed after the quota was taken: give it back
                 self.meter.release(charge)
-            if isinstance(exc, DocumentNotFound):  # a document there this key could not read: say nothing of it
-                raise NotFound(f"no document for {request.source_uri!r} this key may write in {target[0]}") from exc
             raise
-        return IngestResponse(**result, context=_echo(ctx, target))
+        return result
 
     def embedding_backlog(self, tenant: str | None = None) -> int | None:
         """Chunks waiting for their vectors (of `tenant`, or all), where this index embeds them later; else None."""

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote_plus
 
-from sourcerer.errors import InvalidRequest, RejectedObject
-from sourcerer.ledger.base import Ledger, UsageRecord, sequencer_key
+from sourcerer.errors import InvalidRequest, QuotaExceeded, RejectedObject
+from sourcerer.ledger.base import sequencer_key
 from sourcerer.scopes import Access, normalize_scope, validate_tenant
-from sourcerer.service.tenancy import month_of, tier_named
-from sourcerer.store.base import Index
+from sourcerer.service.core import Service
+from sourcerer.service.tenancy import Context, tier_named
 from sourcerer.store.models import Document, document_id_for
 
 PREFIX = "tenants/"
@@ -68,7 +68,7 @@ def parse_record(record: dict[str, Any]) -> ObjectRef:
     )
 
 
-def handle_record(record: dict[str, Any], *, index: Index, ledger: Ledger, s3: Any, request_id: str = "s3") -> dict[str, Any]:
+def handle_record(record: dict[str, Any], *, service: Service, s3: Any, request_id: str = "s3") -> dict[str, Any]:
     """Bring the index in line with the object one record names. Returns what happened.
 
     Events arrive late, twice and out of order, so the event is only a hint: the handler claims the event's
@@ -78,13 +78,15 @@ def handle_record(record: dict[str, Any], *, index: Index, ledger: Ledger, s3: A
     the current state once more, so whatever the order of delivery, the index ends equal to the bucket.
     """
     ref = parse_record(record)
+    ledger = service.ledger
     tenant = ledger.get_tenant(ref.tenant)
     if tenant is None:
         raise RejectedObject(f"tenant {ref.tenant!r} does not exist; object {ref.key!r} not ingested")
     if ref.sequencer is not None and not ledger.claim_sequencer(ref.source_uri, ref.sequencer):
         return {"status": "stale", "key": ref.key}
+    uploader = Context(tenant=ref.tenant, tier=tier_named(tenant["tier"]), key_id="s3", scopes=[ref.scope], perms=["write"])
     for _ in range(3):
-        outcome = _apply_current(ref, tenant["tier"], index=index, ledger=ledger, s3=s3, request_id=request_id)
+        outcome = _apply_current(ref, uploader, service=service, s3=s3, request_id=request_id)
         latest = ledger.sequencer(ref.source_uri) if ref.sequencer is not None else None
         if latest == ref.sequencer:
             return outcome
@@ -92,13 +94,13 @@ def handle_record(record: dict[str, Any], *, index: Index, ledger: Ledger, s3: A
     return outcome
 
 
-def _apply_current(ref: ObjectRef, tier: str, *, index: Index, ledger: Ledger, s3: Any, request_id: str) -> dict[str, Any]:
+def _apply_current(ref: ObjectRef, uploader: Context, *, service: Service, s3: Any, request_id: str) -> dict[str, Any]:
     try:
         current = s3.get_object(Bucket=ref.bucket, Key=ref.key)
     except Exception as exc:  # botocore's ClientError; NoSuchKey also when a delete marker is current
         if _error_code(exc) not in ("NoSuchKey", "404"):
             raise
-        deleted = index.delete_document(ref.tenant, document_id_for(ref.tenant, ref.scope, ref.source_uri), access=ref.access)
+        deleted = service.index.delete_document(ref.tenant, document_id_for(ref.tenant, ref.scope, ref.source_uri), access=ref.access)
         return {"status": "deleted" if deleted else "absent", "key": ref.key}
     version = current.get("VersionId") or ""
     document = Document(
@@ -108,25 +110,10 @@ def _apply_current(ref: ObjectRef, tier: str, *, index: Index, ledger: Ledger, s
         scope=ref.scope,
         metadata={"title": ref.key.rsplit("/", 1)[-1], "s3_version": "" if version == "null" else version},
     )
-    limit = tier_named(tier).limit("chunks")
-    charged: UsageRecord | None = None
-    month = month_of()
-
-    def admit(chunks: int) -> None:  # only new or changed content is metered; a retried event is unchanged
-        nonlocal charged
-        record = UsageRecord(tenant=ref.tenant, route="s3:ObjectCreated", request_id=request_id, units={"chunks": chunks})
-        if not ledger.charge(record, "chunks", chunks, limit, month):
-            raise RejectedObject(f"tenant {ref.tenant!r} is over its monthly chunk quota; {ref.key!r} not ingested")
-        charged = record
-
-    try:
-        result = index.ingest_document(document, admit=admit, access=ref.access)
-    except Exception:
-        if charged is not None:  # the write failed after the quota was taken: the retry will take it again
-            ledger.release(charged, "chunks", int(charged.units["chunks"]), month)
-        raise
-    if charged is not None and result["status"] == "unchanged":  # a concurrent delivery wrote it first
-        ledger.release(charged, "chunks", int(charged.units["chunks"]), month)
+    try:  # metered as an API ingest is: the same usage record for the same document, whichever way it came
+        result = service.ingest_document(uploader, document, ref.access, "s3:ObjectCreated", request_id)
+    except QuotaExceeded as exc:
+        raise RejectedObject(f"tenant {ref.tenant!r} is over its monthly chunk quota; {ref.key!r} not ingested") from exc
     return {**result, "key": ref.key}
 
 

@@ -1,7 +1,7 @@
 """The API's own shapes: request bodies, response bodies and the one error body. The domain models (answers,
 citations, traces) live in the library; these say what crosses the wire, so the OpenAPI spec documents every
-2xx and error body and the drift test keeps code and spec one. It is long (about 510 lines): every shape that crosses the
-wire, in one module, so a reader of the spec finds each one here.
+2xx and error body and the drift test keeps code and spec one. Why it is long: every
+shape that crosses the wire is in one module, so a reader of the spec finds each one here.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The Index port and what every adapter shares: preparing documents, the one ingest algorithm, search
 planning and results, retriever wrapping. Walking folders is `store.folders`, keeping originals
-`store.originals`. It is about 430 lines because the port and the algorithm every adapter runs belong together."""
+`store.originals`. Why it is long: the port and the algorithm every adapter runs belong together."""
 
 from __future__ import annotations
 

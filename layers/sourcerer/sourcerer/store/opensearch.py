@@ -10,7 +10,7 @@
 * Serverless (`?aws=aoss`): no custom document ids on vector collections and no refresh API, so chunk ids
   live in a `unit_id` field and writes become visible after the collection's refresh interval.
 
-Why this file is long (about 910 lines): it is one adapter, and most of it is the exact request bodies it
+Why it is long: it is one adapter, and most of it is the exact request bodies it
 sends (mapping, bulk lines, `_msearch` bodies, filters), kept beside the code that reads their answers so the
 unit tests can check each body against the documented API.
 """

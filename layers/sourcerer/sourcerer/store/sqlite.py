@@ -7,7 +7,7 @@
 * Every ingest is one transaction (`BEGIN IMMEDIATE`), WAL mode: readers never see half a document, and a
   replaced document's old chunks disappear in the same commit its new ones appear.
 
-Why this file is long (about 1,070 lines): it is one adapter, and every part of it shares the schema and the
+Why it is long: it is one adapter, and every part of it shares the schema and the
 connection's lock: the write transaction, the FTS5 keyword search and its pruning, the change log that keeps
 the vector matrix and the in-memory keyword postings (`store/postings.py`, long-running processes) current, on-demand and deferred embedding, and document moves. Split, each part would
 reach into the others' private state.
