@@ -8,6 +8,7 @@ from sourcerer.errors import ConfigurationError
 from sourcerer.retrieval.embedders import local_embedder
 from sourcerer.store import open_index
 from sourcerer.store.sqlite import SQLiteIndex
+from sourcerer.store.sqlite_filters import visibility_sql
 
 
 class TestSQLiteIndex(IndexContract):
@@ -100,7 +101,7 @@ def test_a_write_between_masking_and_searching_never_pairs_a_mask_with_other_row
     mask does not cover are not searched (they are newer than the caller's view), never misread."""
     index = SQLiteIndex(tmp_path / "race.db", embedder=HashedEmbedder())
     index.ingest_document({"source_uri": "a.txt", "text": FAILOVER})
-    where, args = index._filter("local", None, None)
+    where, args = visibility_sql("local", None, None)
     old_mask = index._visible(index._catch_up(), where, args)
     index.ingest_document({"source_uri": "b.txt", "text": "The cafeteria opens at noon."})
     cache = index._catch_up()
@@ -198,7 +199,7 @@ def test_an_index_from_an_older_tokenizer_is_retokenised_once_where_the_terms_ch
     its Arabic chunks when opened, so a question with other clitics finds them; other chunks are not rewritten."""
     import sqlite3
 
-    from sourcerer.store.sqlite import fts_token
+    from sourcerer.store.sqlite_schema import fts_token
     from sourcerer.text import TOKENIZER_VERSION, normalize, terms
 
     arabic = "تفتح المكتبات العامة أبوابها في الساعة التاسعة صباحا."

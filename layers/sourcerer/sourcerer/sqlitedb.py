@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 BUSY_TIMEOUT_S = 30  # a writer in another process (a gunicorn worker, the CLI) is waited for, not an error
@@ -19,3 +21,28 @@ def connect(path: Path, schema: str) -> sqlite3.Connection:
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.executescript(schema)
     return conn
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """A write transaction: `BEGIN IMMEDIATE` takes the write lock at once (so a read inside it cannot go stale
+    before the write, across processes too), committed when the block ends, however it returns, and rolled back
+    when it raises. A block that decides to write nothing simply returns before its first write."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+@contextmanager
+def snapshot(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """A read transaction: every read inside sees one state of the file (a log position and the rows it
+    describes), while writers in other connections go on (WAL)."""
+    conn.execute("BEGIN")
+    try:
+        yield conn
+    finally:
+        conn.execute("COMMIT")

@@ -12,7 +12,7 @@ from typing import Any
 
 from sourcerer.errors import NotFound
 from sourcerer.ledger.base import CACHE_SCAN, AnswerRecord, CachedAnswer, Finding, HandoffRecord, KeyRecord, UsageRecord
-from sourcerer.sqlitedb import connect
+from sourcerer.sqlitedb import connect, transaction
 
 PAGE = 200  # answers read per query while iterating
 
@@ -143,14 +143,12 @@ class SQLiteLedger:
         """Move a counter (within `limit`) and write or delete a usage record, in one transaction."""
         with self._lock:
             db = self._db()
-            db.execute("BEGIN IMMEDIATE")  # also exact across processes sharing the file
-            try:
+            with transaction(db):  # also exact across processes sharing the file
                 row = db.execute(
                     "SELECT used FROM counters WHERE tenant=? AND month=? AND unit=?", (tenant, month, unit)
                 ).fetchone()
                 used = row[0] if row else 0
                 if limit is not None and used + amount > limit:
-                    db.execute("ROLLBACK")
                     return False
                 if remove is not None:
                     gone = db.execute(
@@ -158,7 +156,6 @@ class SQLiteLedger:
                         (remove.tenant, remove.timestamp, remove.request_id),
                     ).rowcount
                     if not gone:  # released already (a retried release, or recovery racing the request)
-                        db.execute("ROLLBACK")
                         return False
                 db.execute(
                     "INSERT INTO counters VALUES (?, ?, ?, ?) ON CONFLICT (tenant, month, unit) DO UPDATE SET used = used + excluded.used",
@@ -166,11 +163,7 @@ class SQLiteLedger:
                 )
                 if write is not None:
                     self._write_usage(db, write)
-                db.execute("COMMIT")
                 return True
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
 
     def claim_sequencer(self, source: str, sequencer: str) -> bool:
         with self._lock:
@@ -238,15 +231,10 @@ class SQLiteLedger:
     def settle(self, record: UsageRecord, answer: AnswerRecord | None = None) -> None:
         with self._lock:
             db = self._db()
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with transaction(db):
                 if answer is not None:
                     self._write_answer(db, answer)
                 self._write_usage(db, record)
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
 
     @staticmethod
     def _write_answer(db: sqlite3.Connection, record: AnswerRecord) -> None:
@@ -374,8 +362,7 @@ class SQLiteLedger:
     def record_finding(self, finding: Finding) -> bool:
         with self._lock:
             db = self._db()
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with transaction(db):
                 moved = db.execute(
                     "UPDATE answers SET audit_fp=?, audit=? WHERE tenant=? AND answer_id=? AND audit_fp IS NOT ?",
                     (finding.fingerprint, finding.model_dump_json(), finding.tenant, finding.answer_id, finding.fingerprint),
@@ -392,10 +379,6 @@ class SQLiteLedger:
                             finding.expires_at,
                         ),
                     )
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
         return bool(moved)
 
     def findings(self, tenant: str, since: float = 0.0, status: str | None = None) -> Iterator[Finding]:

@@ -7,10 +7,13 @@
 * Every ingest is one transaction (`BEGIN IMMEDIATE`), WAL mode: readers never see half a document, and a
   replaced document's old chunks disappear in the same commit its new ones appear.
 
-Why it is long: it is one adapter, and every part of it shares the schema and the
-connection's lock: the write transaction, the FTS5 keyword search and its pruning, the change log that keeps
-the vector matrix and the in-memory keyword postings (`store/postings.py`, long-running processes) current, on-demand and deferred embedding, and document moves. Split, each part would
-reach into the others' private state.
+The file's schema and migrations are `store/sqlite_schema.py`; the SQL of the visibility rule and of search
+filters, `store/sqlite_filters.py`; the BM25 arithmetic, `retrieval/keyword.py` (shared with the in-memory
+retriever, the postings and OpenSearch's normalisation).
+
+Why it is long: what is left is one adapter whose parts share the connection's lock and private state: the
+write transaction, the FTS5 keyword search and its pruning, the change log that keeps the vector matrix and the
+in-memory keyword postings (`store/postings.py`, long-running processes) current, deferred embedding, and moves.
 """
 
 from __future__ import annotations
@@ -22,22 +25,20 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
-from functools import lru_cache
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 
 from sourcerer.accounting import current, note_search, stage
-from sourcerer.errors import ConfigurationError, DocumentNotFound
+from sourcerer.errors import DocumentNotFound
 from sourcerer.models import Segment
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, unpack_vectors
 from sourcerer.retrieval.hybrid import fuse
 from sourcerer.retrieval.keyword import idf as bm25_idf
 from sourcerer.retrieval.keyword import length_norm, stored_length, term_weight
 from sourcerer.scopes import Access, normalize_scope, scope_ancestors, validate_tenant
-from sourcerer.sqlitedb import connect
+from sourcerer.sqlitedb import connect, snapshot, transaction
 from sourcerer.store.base import (
     MAX_QUERY_CHARS,
     Mode,
@@ -47,7 +48,6 @@ from sourcerer.store.base import (
     check_move,
     check_write,
     deferred_vectors,
-    index_terms,
     ingest_with,
     make_retriever,
     plan_search,
@@ -61,33 +61,13 @@ from sourcerer.store.folders import ingest_folder
 from sourcerer.store.models import Document, Hit, IngestReport, SearchFilter, document_id_for, unit_id_for
 from sourcerer.store.originals import Originals, release_original
 from sourcerer.store.postings import TermIndex
+from sourcerer.store.sqlite_filters import visibility_sql
+from sourcerer.store.sqlite_schema import SCHEMA, fts_token, open_index_file
 from sourcerer.store.vectors import VectorCache
-from sourcerer.text import RETOKENIZE, TOKENIZER_VERSION, terms
+from sourcerer.text import terms
 
 log = logging.getLogger(__name__)
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS documents (
-    tenant TEXT NOT NULL, document_id TEXT NOT NULL, source_uri TEXT NOT NULL, label TEXT NOT NULL,
-    scope TEXT NOT NULL, acl TEXT NOT NULL, metadata TEXT NOT NULL, content_type TEXT,
-    content_hash TEXT NOT NULL, chunks INTEGER NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL,
-    PRIMARY KEY (tenant, document_id)
-);
-CREATE TABLE IF NOT EXISTS chunks (
-    id INTEGER PRIMARY KEY, unit_id TEXT NOT NULL UNIQUE, tenant TEXT NOT NULL, document_id TEXT NOT NULL,
-    position INTEGER NOT NULL, text TEXT NOT NULL, label TEXT NOT NULL, scope TEXT NOT NULL, acl TEXT NOT NULL,
-    locator TEXT NOT NULL, receipt TEXT NOT NULL, n_terms INTEGER NOT NULL, vector BLOB, sentences TEXT,
-    synthesis_vectors BLOB
-);
-CREATE INDEX IF NOT EXISTS chunks_by_document ON chunks (tenant, document_id);
-CREATE INDEX IF NOT EXISTS chunks_pending ON chunks (id) WHERE vector IS NULL;
-CREATE TABLE IF NOT EXISTS chunk_scopes (scope TEXT NOT NULL, chunk INTEGER NOT NULL, PRIMARY KEY (scope, chunk)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS chunk_groups (grp TEXT NOT NULL, chunk INTEGER NOT NULL, PRIMARY KEY (grp, chunk)) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS chunk_changes (seq INTEGER PRIMARY KEY AUTOINCREMENT, chunk INTEGER NOT NULL);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(terms, tokenize = 'ascii');
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
-"""
 MAX_QUERY_TERMS = 64
 CHANGE_LOG_ROWS = 1_000_000
 
@@ -118,14 +98,12 @@ def candidate_terms(tokens: list[str], counts: dict[str, int], total: int) -> li
     return rare[:MAX_CANDIDATE_TERMS] or by_rarity[:1]
 
 
-@lru_cache(maxsize=200_000)
-def fts_token(term: str) -> str:
-    """Hex-encode a term: FTS5 then sees one opaque ASCII token, whatever the script."""
-    return "t" + term.encode("utf-8").hex()
-
-
 class SQLiteIndex:
-    """The `Index` port on one SQLite file (see the module docstring)."""
+    """The `Index` port on one SQLite file (see the module docstring).
+
+    Why it is wide: it implements two ports on one connection and lock, `Index` (ingest, delete, move, list,
+    search) and `EmbeddedIndex` (deferred embedding, the caches of a long-running server), and the primitives
+    `ingest_with` runs on; the steps that need none of its state live in the modules named above."""
 
     def __init__(
         self,
@@ -164,84 +142,8 @@ class SQLiteIndex:
             return self._conn
         with self._lock:  # one opening: concurrent first requests must not switch journal modes side by side
             if self._conn is None:
-                conn = connect(self.path, SCHEMA)
-                columns = {r[1] for r in conn.execute("PRAGMA table_info(chunks)")}
-                if "sentences" not in columns:  # an index from before sentence offsets: its chunks cite whole
-                    conn.execute("ALTER TABLE chunks ADD COLUMN sentences TEXT")
-                if "synthesis_vectors" not in columns:  # from before sentence vectors: answering embeds them (cached)
-                    conn.execute("ALTER TABLE chunks ADD COLUMN synthesis_vectors BLOB")
-                row = conn.execute("SELECT value FROM meta WHERE key='embed_model'").fetchone()
-                if row is None:
-                    conn.execute("INSERT OR IGNORE INTO meta VALUES ('embed_model', ?), ('version', '0')", (self.model_id,))
-                elif row[0] != self.model_id:
-                    conn.close()
-                    raise ConfigurationError(
-                        f"index {self.path} was built with embedding model {row[0]!r}, not {self.model_id!r}: "
-                        f"set SOURCERER_EMBEDDER to match, or ingest into a new index"
-                    )
-                self._scope_identity(conn)
-                if conn.execute("SELECT 1 FROM meta WHERE key='chunk_count'").fetchone() is None:  # an older index
-                    conn.execute(
-                        "INSERT OR IGNORE INTO meta SELECT 'chunk_count', count(*) FROM chunks"
-                        " UNION ALL SELECT 'term_count', coalesce(sum(n_terms), 0) FROM chunks"
-                    )
-                self._retokenize(conn)
-                self._conn = conn
+                self._conn = open_index_file(self.path, self.model_id)
         return self._conn
-
-    @staticmethod
-    def _scope_identity(conn: sqlite3.Connection) -> None:
-        """Rename documents ingested before the scope was part of a document's identity, once, in one transaction,
-        so that their next re-ingest finds them (`unchanged`) instead of adding a second copy."""
-        if conn.execute("SELECT 1 FROM meta WHERE key='identity'").fetchone():
-            return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            if not conn.execute("SELECT 1 FROM meta WHERE key='identity'").fetchone():  # another process may have won
-                for tenant, old, scope, uri in conn.execute(
-                    "SELECT tenant, document_id, scope, source_uri FROM documents"
-                ).fetchall():
-                    new = document_id_for(tenant, scope, uri)
-                    if new != old:
-                        conn.execute("UPDATE documents SET document_id=? WHERE tenant=? AND document_id=?", (new, tenant, old))
-                        conn.execute("UPDATE chunks SET document_id=? WHERE tenant=? AND document_id=?", (new, tenant, old))
-                conn.execute("INSERT INTO meta VALUES ('identity', 'tenant-scope-source')")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-
-    @staticmethod
-    def _retokenize(conn: sqlite3.Connection) -> None:
-        """Give the chunks whose terms a newer tokenizer changed (`sourcerer.text.RETOKENIZE`) their new BM25
-        terms, once, in one transaction, so that questions (tokenised the new way) find them again."""
-        row = conn.execute("SELECT value FROM meta WHERE key='tokenizer'").fetchone()
-        since = int(row[0]) if row else 1  # indexes from before the version was recorded used version 1
-        if since >= TOKENIZER_VERSION:
-            return
-        changed = [RETOKENIZE[v] for v in range(since + 1, TOKENIZER_VERSION + 1) if v in RETOKENIZE]
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            row = conn.execute("SELECT value FROM meta WHERE key='tokenizer'").fetchone()
-            if not row or int(row[0]) < TOKENIZER_VERSION:  # another process may have done it meanwhile
-                delta = 0
-                for rowid, text, n_terms, label, uri in conn.execute(
-                    "SELECT c.id, c.text, c.n_terms, d.label, d.source_uri FROM chunks c"
-                    " JOIN documents d ON d.tenant = c.tenant AND d.document_id = c.document_id"
-                ).fetchall():
-                    title = title_of(label, uri)
-                    if not any(p.search(text) or p.search(title) for p in changed):
-                        continue
-                    new = [fts_token(t) for t in index_terms(SimpleNamespace(text=text), title)]  # type: ignore[arg-type]
-                    conn.execute("UPDATE chunks_fts SET terms = ? WHERE rowid = ?", (" ".join(new), rowid))
-                    conn.execute("UPDATE chunks SET n_terms = ? WHERE id = ?", (len(new), rowid))
-                    delta += len(new) - n_terms
-                conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key='term_count'", (delta,))
-                conn.execute("INSERT OR REPLACE INTO meta VALUES ('tokenizer', ?)", (str(TOKENIZER_VERSION),))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
 
     def _version(self, db: sqlite3.Connection) -> int:
         return int(db.execute("SELECT value FROM meta WHERE key='version'").fetchone()[0])
@@ -310,13 +212,11 @@ class SQLiteIndex:
         content_hash = prepared.content_hash
         now = time.time()
         with self._lock:
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with transaction(db):
                 # checked again inside the write transaction: another writer may have changed the ACL meanwhile
                 current = self._existing(db, document.tenant, document.document_id)
                 check_write(access, document, current and (current[2], current[3]))
                 if current is not None and current[0] == content_hash:  # a concurrent writer stored this content first
-                    db.execute("ROLLBACK")
                     return "unchanged", current[1]
                 status = "replaced" if current is not None else "ingested"
                 if current is not None:
@@ -380,10 +280,6 @@ class SQLiteIndex:
                     ),
                 )
                 self._bump(db)
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
         return status, len(prepared.chunks)
 
     @staticmethod
@@ -416,19 +312,13 @@ class SQLiteIndex:
     def delete_document(self, tenant: str, document_id: str, *, access: Access | None = None) -> bool:
         db = self._db()
         with self._lock:
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with transaction(db):
                 current = self._touchable(db, tenant, document_id, access)
                 if current is None:
-                    db.execute("ROLLBACK")
                     return False
                 self._delete_chunks(db, tenant, document_id)
                 db.execute("DELETE FROM documents WHERE tenant=? AND document_id=?", (tenant, document_id))
                 self._bump(db)
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
         release_original(self, tenant, current[0])
         return True
 
@@ -436,8 +326,7 @@ class SQLiteIndex:
         target = normalize_scope(scope, tenant)
         db = self._db()
         with self._lock:
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with transaction(db):
                 if self._touchable(db, tenant, document_id, access) is None:
                     raise DocumentNotFound(f"no document {document_id} in this caller's scopes")
                 source_uri = db.execute(
@@ -467,10 +356,6 @@ class SQLiteIndex:
                     )
                     db.executemany("INSERT INTO chunk_changes (chunk) VALUES (?)", [(r,) for r in rows])
                     self._bump(db)
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
         return {"document_id": moved_id, "previous_document_id": document_id, "scope": target, "status": "moved"}
 
     def ingest_path(
@@ -559,8 +444,7 @@ class SQLiteIndex:
             )
             rate = len(rows) / max(time.perf_counter() - started, 1e-6)
             with self._lock:
-                db.execute("BEGIN IMMEDIATE")
-                try:
+                with transaction(db):
                     db.execute("INSERT OR IGNORE INTO meta VALUES ('embed_dim', ?)", (str(vectors.shape[1]),))
                     # the measured pace, smoothed, for the backlog's Retry-After (shared by every worker)
                     was = db.execute("SELECT value FROM meta WHERE key='embed_rate'").fetchone()
@@ -574,10 +458,6 @@ class SQLiteIndex:
                         if updated:
                             db.execute("INSERT INTO chunk_changes (chunk) VALUES (?)", (r[0],))
                     self._bump(db)
-                    db.execute("COMMIT")
-                except BaseException:
-                    db.execute("ROLLBACK")
-                    raise
             done += len(rows)
             if progress is not None:
                 progress(len(rows))
@@ -684,67 +564,6 @@ class SQLiteIndex:
             )
         return [by_id[i] for i in scores if i in by_id]
 
-    def _filter(
-        self, tenant: str, scope: str | None, groups: Iterable[str] | None, only: SearchFilter | None = None
-    ) -> tuple[str, list[Any]]:
-        """SQL that keeps only what this caller may see (the tenant, the scope subtree, the ACL groups) and what
-        the search asked for (`only`)."""
-        validate_tenant(tenant)
-        sql = "c.tenant = ?"
-        args: list[Any] = [tenant]
-        if scope is not None:
-            sql += " AND EXISTS (SELECT 1 FROM chunk_scopes s WHERE s.scope = ? AND s.chunk = c.id)"
-            args.append(normalize_scope(scope, tenant))
-        groups = sorted(set(groups or []))
-        if groups:
-            marks = ",".join("?" * len(groups))
-            sql += f" AND (c.acl = '[]' OR EXISTS (SELECT 1 FROM chunk_groups g WHERE g.grp IN ({marks}) AND g.chunk = c.id))"
-            args += groups
-        else:
-            sql += " AND c.acl = '[]'"
-        if only is not None and not only.empty:
-            more, extra = self._asked_for(tenant, only)
-            sql += more
-            args += extra
-        return sql, args
-
-    @staticmethod
-    def _asked_for(tenant: str, only: SearchFilter) -> tuple[str, list[Any]]:
-        """The SQL of a `SearchFilter`: locator kinds on the chunk, the rest on its document."""
-        sql, args = "", []
-        kinds = only.kinds()
-        if kinds is not None:
-            sql += f" AND json_extract(c.locator, '$.kind') IN ({','.join('?' * len(kinds))})"
-            args += kinds
-        conditions, values = [], []
-        if only.content_types is not None:
-            conditions.append(f"d.content_type IN ({','.join('?' * len(only.content_types))})")
-            values += list(only.content_types)
-        if only.source_uri_prefix is not None:
-            conditions.append("substr(d.source_uri, 1, ?) = ?")
-            values += [len(only.source_uri_prefix), only.source_uri_prefix]
-        if only.document_ids is not None:
-            conditions.append(f"d.document_id IN ({','.join('?' * len(only.document_ids))})")
-            values += list(only.document_ids)
-        for key, value in sorted((only.metadata or {}).items()):
-            # json_extract gives SQL values: a JSON true is 1, so booleans compare as integers
-            conditions.append("json_extract(d.metadata, ?) = ?")
-            values += ["$." + json.dumps(key), int(value) if isinstance(value, bool) else value]
-        if only.created_after is not None:
-            conditions.append("d.created_at >= ?")
-            values.append(only.created_after)
-        if only.created_before is not None:
-            conditions.append("d.created_at < ?")
-            values.append(only.created_before)
-        if conditions:
-            sql += (
-                " AND c.document_id IN (SELECT d.document_id FROM documents d WHERE d.tenant = ? AND "
-                + " AND ".join(conditions)
-                + ")"
-            )
-            args += [tenant, *values]
-        return sql, args
-
     def _keyword(
         self, query: str, where: str, args: list[Any], limit: int, only: Iterable[int] | None = None
     ) -> dict[int, float]:
@@ -842,14 +661,11 @@ class SQLiteIndex:
         db, index = self._db(), self._terms
         if index.seq == self._log_position(db):
             return index
-        db.execute("BEGIN")  # one read snapshot: the log position and the rows it describes
-        try:
+        with snapshot(db):  # the log position and the rows it describes
             last = self._log_position(db)
             behind = index.seq < self._log_pruned_to(db)
             if not behind:
                 touched, rows = self._changed(db, index.seq, last, "SELECT rowid, terms FROM chunks_fts WHERE rowid IN ({})")
-        finally:
-            db.execute("COMMIT")
         if behind:  # too far behind the log: build again, FTS5 meanwhile
             self._terms_state = "wanted"
             return None
@@ -862,12 +678,11 @@ class SQLiteIndex:
         """Load every chunk's terms into `self._terms`, on a connection of this thread's own (readers meanwhile
         are served by FTS5; WAL lets this read run beside writers)."""
         try:
-            conn = connect(self.path, SCHEMA)
+            conn = connect(self.path, SCHEMA)  # a connection of this thread's own
             try:
-                conn.execute("BEGIN")
-                seq = self._log_position(conn)
-                self._terms.reset(seq, conn.execute("SELECT rowid, terms FROM chunks_fts ORDER BY rowid"))
-                conn.execute("COMMIT")
+                with snapshot(conn):
+                    seq = self._log_position(conn)
+                    self._terms.reset(seq, conn.execute("SELECT rowid, terms FROM chunks_fts ORDER BY rowid"))
             finally:
                 conn.close()
             with self._lock:
@@ -917,8 +732,7 @@ class SQLiteIndex:
         with self._lock:
             if self._loaded and cache.seq == self._log_position(db):
                 return cache
-            db.execute("BEGIN")  # one read snapshot: the log position and the rows it describes
-            try:
+            with snapshot(db):  # the log position and the rows it describes
                 last = self._log_position(db)
                 if not self._loaded or cache.seq < self._log_pruned_to(db):
                     rows = db.execute("SELECT id, vector FROM chunks WHERE vector IS NOT NULL ORDER BY id").fetchall()
@@ -930,8 +744,6 @@ class SQLiteIndex:
                         db, cache.seq, last, "SELECT id, vector FROM chunks WHERE id IN ({}) AND vector IS NOT NULL"
                     )
                     cache.apply(last, touched, rows)
-            finally:
-                db.execute("COMMIT")
             if cache.compact():  # rows renumbered: visibility is looked up again
                 self._masks.clear()
             return cache
@@ -1012,7 +824,7 @@ class SQLiteIndex:
         mode: Mode = "hybrid",
         only: SearchFilter | None = None,
     ) -> list[Hit]:
-        where, args = self._filter(tenant, scope, groups, only)
+        where, args = visibility_sql(tenant, scope, groups, only)
         planned, trace = plan_search(query, k, mode, self.embedder is not None, only)
         pending = self.embedder is not None and mode != "keyword" and self.pending_embeddings(tenant)
         if pending:  # vectors still being computed (deferred embedding): those chunks are found by keyword only

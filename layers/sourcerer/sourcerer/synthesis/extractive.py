@@ -28,6 +28,7 @@ from sourcerer.injection import is_instruction, without_invisibles
 from sourcerer.models import CharSpan, Passage
 from sourcerer.reading import Reader
 from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities, with_known
+from sourcerer.retrieval.keyword import idf as bm25_idf
 from sourcerer.settings import get_settings
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
 from sourcerer.synthesis.draft import Draft
@@ -217,8 +218,8 @@ class ExtractiveSynthesizer:
         doc_freq = Counter(t for st in sent_terms for t in st)
         n = len(pool)
 
-        def idf(t: str) -> float:
-            return math.log(1.0 + (n - doc_freq.get(t, 0) + 0.5) / (doc_freq.get(t, 0) + 0.5))
+        def idf(t: str) -> float:  # the one BM25 IDF, over the sentences considered
+            return bm25_idf(n, doc_freq.get(t, 0))
 
         total = sum(idf(t) for t in q_terms) or 1.0
         terms_by_passage = [
