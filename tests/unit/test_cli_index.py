@@ -249,3 +249,37 @@ def test_tenant_and_scope_mistakes_are_loud(handbook, capsys):
     assert {t["tenant"] for t in json.loads(out)} >= {"acme", "local"}
     code, _, err = _run(capsys, "documents", "delete", "doc_nope", "--tenant", "acme")
     assert code == 2 and "no document doc_nope" in err
+
+
+def test_the_library_the_cli_and_the_service_retrieve_through_one_object_with_one_trace(handbook, capsys):
+    """The same question over the same index, reranked, through `index.retriever()`, `sourcerer ask` and the
+    service: the same cited chunk, the same stages, the same retrieve detail (the index's own trace)."""
+    from sourcerer import ask
+    from sourcerer.ledger.sqlite import SQLiteLedger
+    from sourcerer.service.core import Service
+    from sourcerer.service.schemas import AnswerRequest
+    from sourcerer.service.tenancy import Context, tier_named
+    from sourcerer.settings import get_settings
+    from sourcerer.store import open_index
+
+    _run(capsys, "ingest", str(handbook), "--tenant", "acme")
+    question = "How long did the failover cutover take?"
+    code, out, err = _run(capsys, "ask", question, "--tenant", "acme", "--rerank", "--json")
+    assert code == 0, err
+    by_cli = json.loads(out)
+    index = open_index()
+    by_library = ask(question, retriever=index.retriever(tenant="acme", rerank=True)).model_dump(mode="json")
+    ledger = SQLiteLedger(get_settings().home / "ledger.db")
+    ledger.create_tenant("acme", "pro")
+    caller = Context(tenant="acme", tier=tier_named("pro"), key_id="k", scopes=["acme"], perms=["read"])
+    request = AnswerRequest.model_validate({"q": question, "rerank": True, "top_k": 8})
+    by_service = Service(index=index, ledger=ledger).answer(caller, None, request).model_dump(mode="json")
+
+    def shape(trace):
+        stages = [s["stage"] for s in trace["stages"] if s["stage"] != "cache"]
+        retrieve = next(s for s in trace["stages"] if s["stage"] == "retrieve")["detail"]
+        return stages, sorted(k for k in retrieve if k not in ("via",)), retrieve["rerank"]["by"]
+
+    assert shape(by_cli["trace"]) == shape(by_library["trace"]) == shape(by_service["trace"])
+    cited = {a["citations"][0]["unit_id"] for a in (by_cli, by_library, by_service["answer"])}
+    assert len(cited) == 1

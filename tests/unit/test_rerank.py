@@ -245,4 +245,4 @@ def test_the_service_reorders_candidates_by_the_reranker_and_traces_it(tmp_path,
     assert detail["by"] == "test:pricing-first" and detail["candidates"] == 2
     assert "rerank" in {s["stage"] for s in reranked["trace"]["stages"]}
     rushed = search({"q": "failover", "top_k": 1, "rerank": True, "budget": {"max_ms": 100}})
-    assert rushed["hits"][0]["source_uri"] == "ops.md" and "budget" in rushed["trace"]["stages"][0]["detail"]["rerank"]
+    assert rushed["hits"][0]["source_uri"] == "ops.md" and "budget" in rushed["trace"]["stages"][0]["detail"]["rerank"]["skipped"]

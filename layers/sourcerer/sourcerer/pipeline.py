@@ -15,7 +15,7 @@ from sourcerer.history import rewrite_with_llm, standalone_query, validate_histo
 from sourcerer.injection import as_plain_text, only_instructions
 from sourcerer.models import Answer, Passage, Trace, TraceEntry
 from sourcerer.reading import load_reader
-from sourcerer.retrieval.base import call_retriever
+from sourcerer.retrieval.base import TracedRetriever, call_retriever
 from sourcerer.retrieval.hybrid import hybrid_retriever
 from sourcerer.settings import get_settings
 from sourcerer.streaming import DraftGate, OnEvent, Stream, may_stream_early
@@ -159,7 +159,7 @@ async def aask(
     started = time.perf_counter()
     hits = (await call_retriever(retriever, query, k))[:k]
     retrieve_detail: dict[str, Any] = {"query": query, "via": via}
-    if getattr(retriever, "last_trace", None):
+    if isinstance(retriever, TracedRetriever) and retriever.last_trace:
         retrieve_detail.update(retriever.last_trace)
         if "fallback" in retriever.last_trace:
             trace.notes.append(retriever.last_trace["fallback"])

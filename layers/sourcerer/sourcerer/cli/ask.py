@@ -137,7 +137,7 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     elif args.endpoint:
         kwargs["endpoint"] = args.endpoint
     else:
-        kwargs["retriever"] = _retriever(args)
+        kwargs["retriever"] = _retriever(args, args.question)
     if args.history:
         kwargs["history"] = load_history(args.history)
     if args.chat:
@@ -189,38 +189,13 @@ def _stream(question: str, kwargs: dict[str, Any], as_json: bool) -> int:
     return 0
 
 
-def _retriever(args: argparse.Namespace) -> Any:
-    """The index's retriever for `ask`; with --rerank, one that searches the best candidates and reranks them
-    (its `last_trace`, which `ask()` adds to the answer's retrieve stage, says how)."""
+def _retriever(args: argparse.Namespace, text: str) -> Any:
+    """The index's retriever for `ask` and `search` (`IndexRetriever`, as the library and the service use it);
+    with --rerank it reranks the best candidates, and its trace says how."""
     index = open_index_of(args)
-    within = _search_within(args, args.question)
+    within = _search_within(args, text)
     require_known_tenant(index, args.tenant)
-    if not args.rerank:
-        return index.retriever(**within)
-
-    def retrieve(question: str, limit: int | None = None) -> list[dict[str, Any]]:
-        hits, trace, trace["rerank"] = _reranked(index, question, {**within, "k": limit or within["k"]})
-        if "ms" in trace["rerank"]:
-            trace["stages"] = {**(trace.get("stages") or {}), "rerank": trace["rerank"]["ms"]}
-        retrieve.last_trace = trace  # type: ignore[attr-defined]
-        return [hit.as_passage() for hit in hits]
-
-    return retrieve
-
-
-def _reranked(index: Any, query: str, within: dict[str, Any]) -> tuple[list[Any], dict[str, Any], dict[str, Any]]:
-    """The best `within["k"]` hits after reranking the best `CANDIDATES`, the search's trace, and the
-    rerank trace (the reason it was skipped when reranking is turned off)."""
-    from sourcerer.retrieval.rerank import CANDIDATES, make_reranker, rerank_hits
-    from sourcerer.service.billing import RERANK_UNAVAILABLE
-
-    k = within["k"]
-    found = index.search(query, **{**within, "k": max(k, CANDIDATES)})
-    reranker = make_reranker(embedder=getattr(index, "embedder", None))
-    if reranker is None:
-        return list(found)[:k], dict(found.trace), {"skipped": RERANK_UNAVAILABLE}
-    reranked, trace = rerank_hits(reranker, query, list(found))
-    return reranked[:k], dict(found.trace), trace
+    return index.retriever(**within, rerank=args.rerank)
 
 
 def _search_within(args: argparse.Namespace, text: str) -> dict[str, Any]:
@@ -236,14 +211,7 @@ def _search_within(args: argparse.Namespace, text: str) -> dict[str, Any]:
 
 
 def _cmd_search(args: argparse.Namespace) -> int:
-    index = open_index_of(args)
-    within = _search_within(args, args.query)  # the query object is checked first, as the API checks it
-    require_known_tenant(index, args.tenant)
-    if args.rerank:
-        hits, trace, trace["rerank"] = _reranked(index, args.query, within)
-    else:
-        found = index.search(args.query, **within)
-        hits, trace = list(found), dict(found.trace)
+    hits, trace = _retriever(args, args.query).search(args.query)  # the query object is checked first, as the API checks it
     if args.json:
         print(
             json.dumps(

@@ -19,6 +19,14 @@ class Retriever(Protocol):
     def __call__(self, question: str, k: int) -> Iterable[Any] | Awaitable[Iterable[Any]]: ...
 
 
+@runtime_checkable
+class TracedRetriever(Retriever, Protocol):
+    """A retriever that says what its last search did (`last_trace`: mode, fallbacks, stage times, rerank), which
+    `ask()` adds to the answer's retrieve stage: the bundled retrievers and the index's."""
+
+    last_trace: dict[str, Any]
+
+
 def as_passages(items: Iterable[Any] | None) -> list[Passage]:
     return [Passage.coerce(item) for item in (items or [])]
 

@@ -278,6 +278,9 @@ class BedrockReranker:
         return scores
 
 
+RERANK_UNAVAILABLE = "skipped: reranking is turned off (SOURCERER_RERANKER=none)"
+
+
 def rerank_hits(reranker: Reranker, query: str, hits: Sequence[Any]) -> tuple[list[Any], dict[str, Any]]:
     """`hits` reordered by `reranker` (ties keep the retrieval order) and the trace entry of the call."""
     started = time.perf_counter()

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sourcerer.errors import ConfigurationError, QuotaExceeded
 from sourcerer.ledger.base import AnswerRecord, Usage, UsageRecord
-from sourcerer.retrieval.rerank import Reranker
+from sourcerer.retrieval.rerank import RERANK_UNAVAILABLE, Reranker
 from sourcerer.service.schemas import AnswerRequest, Query
 from sourcerer.service.tenancy import Context, month_of, seconds_to_next_month
 from sourcerer.settings import get_settings
@@ -184,7 +184,6 @@ def _stored(index: Any, record: UsageRecord) -> bool:
 LLM_ANSWER_MS = 2_500  # a chat model's answer, typical (Bedrock Claude 3.5 Haiku, ~160 output tokens)
 LLM_JUDGE_MS = 1_500  # its verdict on an answer's claims
 LLM_ANSWER_TOKENS = (1_900, 160)  # (input, output) of one answer: five passages and the prompt
-RERANK_UNAVAILABLE = "skipped: reranking is turned off (SOURCERER_RERANKER=none)"
 
 
 def rerank_skipped(request: Query, reranker: Reranker | None) -> str | None:

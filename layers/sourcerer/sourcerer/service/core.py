@@ -34,8 +34,7 @@ from sourcerer.handoff import handoff
 from sourcerer.ledger.base import FINDING_STATUSES, AnswerRecord, HandoffRecord, Ledger
 from sourcerer.models import Answer, Trace, TraceEntry
 from sourcerer.pipeline import ask
-from sourcerer.retrieval.rerank import CANDIDATES as RERANK_CANDIDATES
-from sourcerer.retrieval.rerank import Reranker, make_reranker, rerank_hits
+from sourcerer.retrieval.rerank import Reranker, make_reranker
 from sourcerer.scopes import Access
 from sourcerer.service.billing import AnswerPlan, Charge, Meter, Prices, plan_answer, rerank_skipped
 from sourcerer.service.cache import AnswerCache, Lookup, degraded
@@ -70,6 +69,7 @@ from sourcerer.settings import get_settings
 from sourcerer.store.base import EmbeddedIndex, Index
 from sourcerer.store.models import Document, Hit
 from sourcerer.store.parsers import sniff_content_type
+from sourcerer.store.retriever import IndexRetriever
 
 T = TypeVar("T")
 log = logging.getLogger("sourcerer.service")
@@ -86,24 +86,6 @@ class Original:
 
 
 DEFAULT_AUDIT_PAGE, MAX_AUDIT_PAGE = 100, 1000  # findings per GET /v1/audits (a response must stay far under 6 MB)
-
-
-class _ScopedRetriever:
-    """What `ask()` searches through in the service: the index, within the caller's tenant, scopes and groups.
-    It keeps the hits of its searches for the response and the answer log."""
-
-    def __init__(self, service: Service, ctx: Context, scopes: list[str], request: SearchRequest) -> None:
-        self.service, self.ctx, self.scopes, self.request = service, ctx, scopes, request
-        self.hits: list[Hit] = []
-        self.last_trace: dict[str, Any] = {}
-
-    def __call__(self, query: str, k: int) -> list[dict[str, Any]]:
-        found, self.last_trace = self.service._hits(self.ctx, self.scopes, self.request.model_copy(update={"q": query, "top_k": k}))
-        # every search of the answer is kept (a structured answer searches once per field), so each cited chunk is
-        # in the log with its document and position
-        seen = {h.unit_id for h in self.hits}
-        self.hits = [*self.hits, *(h for h in found if h.unit_id not in seen)]
-        return [h.as_passage() for h in found]
 
 
 def _page(items: Iterator[T], limit: int) -> tuple[list[T], T | None]:
@@ -284,37 +266,22 @@ class Service:
 
     # --- search and answer ------------------------------------------------------------------------
 
-    def _hits(self, ctx: Context, scopes: list[str], request: Query) -> tuple[list[Hit], dict[str, Any]]:
-        """The best hits over the request's scopes (reranked when asked and possible), and the trace of its
-        (last) search."""
+    def _retriever(self, ctx: Context, scopes: list[str], request: Query) -> IndexRetriever:
+        """What a search or an answer retrieves through: the caller's tenant, scopes and groups, the request's
+        mode and filter, its top_k within the tier's, reranked when asked and possible (else the trace says why)."""
         reranker = self.active_reranker
         skip = rerank_skipped(request, reranker)
-        rerank = request.rerank and skip is None
-        top_k = self._top_k(ctx, request)
-        depth = max(top_k, RERANK_CANDIDATES) if rerank else top_k
-        merged: dict[str, Hit] = {}
-        trace: dict[str, Any] = {}
-        for s in scopes:
-            found = self.index.search(
-                request.q,
-                tenant=ctx.tenant,
-                scope=s,
-                groups=ctx.groups,
-                k=depth,
-                mode=request.mode,
-                only=request.search_filter(),
-            )
-            trace = dict(found.trace)
-            for hit in found:
-                if hit.unit_id not in merged or hit.score > merged[hit.unit_id].score:
-                    merged[hit.unit_id] = hit
-        hits = sorted(merged.values(), key=lambda h: (-h.score, h.unit_id))[:depth]
-        if skip:
-            trace["rerank"] = skip
-        elif rerank and hits and reranker is not None:
-            hits, trace["rerank"] = rerank_hits(reranker, request.q, hits)
-            trace.setdefault("stages", {})["rerank"] = trace["rerank"]["ms"]
-        return hits[:top_k], trace
+        return IndexRetriever(
+            self.index,
+            tenant=ctx.tenant,
+            scopes=scopes,
+            groups=ctx.groups,
+            k=self._top_k(ctx, request),
+            mode=request.mode,
+            only=request.search_filter(),
+            reranker=reranker if request.rerank and skip is None else None,
+            rerank_skipped=skip,
+        )
 
     @staticmethod
     def _top_k(ctx: Context, request: SearchRequest) -> int:
@@ -326,7 +293,7 @@ class Service:
         ctx.require("read")
         scopes = ctx.narrow(scope)
         with self.meter.metered(ctx, "POST /v1/search", request_id, "queries", 1) as charge, tally() as spent:
-            hits, trace = self._hits(ctx, scopes, request)
+            hits, trace = self._retriever(ctx, scopes, request).search(request.q)
             ms = round((time.perf_counter() - started) * 1000, 3)
             cost = self.meter.settle(charge, {"queries": 1, "embedding_tokens": spent.embedding_tokens})
         breakdown = [
@@ -357,7 +324,7 @@ class Service:
         if request.handoff and not ctx.settings.store_text:
             raise InvalidRequest("this tenant keeps no text (store_text: false), and a hand-off is text for a person: ask without handoff")
         scopes = ctx.narrow(scope)
-        retriever = _ScopedRetriever(self, ctx, scopes, request)
+        retriever = self._retriever(ctx, scopes, request)
         events = AnswerEvents(on_event, lambda: retriever.hits) if on_event is not None else None
         plan = plan_answer(request, self.prices, reranker=self.active_reranker)
         with self.meter.metered(ctx, "POST /v1/answer", request_id, "queries", 1) as charge, tally() as spent:
@@ -376,7 +343,7 @@ class Service:
                 answer = ask(
                     request.q,
                     retriever=retriever,
-                    k=request.top_k,
+                    k=retriever.k,
                     min_score=request.min_score,
                     verify=plan.verify,
                     history=[turn.model_dump() for turn in request.history] or None,

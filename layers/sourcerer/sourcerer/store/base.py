@@ -16,6 +16,7 @@ import numpy as np
 from sourcerer.accounting import tally
 from sourcerer.errors import DocumentConflict, DocumentNotFound, InvalidRequest, UnsupportedDocument
 from sourcerer.models import Segment
+from sourcerer.retrieval.base import TracedRetriever
 from sourcerer.retrieval.embedders import pack_vectors
 from sourcerer.scopes import Access
 from sourcerer.store.chunking import ChunkSettings, chunk_pieces
@@ -54,6 +55,7 @@ class Index(Protocol):
     """
 
     originals: Originals | None
+    embedder: Any  # the index's embedding model (None: keyword only); the local reranker reuses its question vectors
 
     def ingest_document(
         self,
@@ -125,7 +127,10 @@ class Index(Protocol):
         k: int = 8,
         mode: Mode = "hybrid",
         only: SearchFilter | None = None,
-    ) -> Callable[[str, int], list[dict[str, Any]]]: ...
+        rerank: bool = False,
+    ) -> TracedRetriever:
+        """`store.retriever.IndexRetriever`: what the library, the CLI and the service all retrieve through."""
+        ...
 
     def stats(self) -> dict[str, Any]: ...
 
@@ -408,25 +413,3 @@ def _plan(query: Any, k: Any, mode: str, has_embedder: bool) -> tuple[str | None
 def check_mode(mode: str) -> None:
     if mode not in MODES:
         raise InvalidRequest(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
-
-
-def make_retriever(
-    index: Index,
-    *,
-    tenant: str,
-    scope: str | None = None,
-    groups: Iterable[str] | None = None,
-    k: int = 8,
-    mode: Mode = "hybrid",
-    only: SearchFilter | None = None,
-) -> Callable[[str, int], list[dict[str, Any]]]:
-    """A retriever for `ask()` bound to one tenant, scope, set of groups and filter."""
-    check_mode(mode)
-    groups = list(groups or [])
-
-    def retrieve(question: str, limit: int | None = None) -> list[dict[str, Any]]:
-        hits = index.search(question, tenant=tenant, scope=scope, groups=groups, k=limit or k, mode=mode, only=only)
-        return [hit.as_passage() for hit in hits]
-
-    retrieve.index = index  # type: ignore[attr-defined]
-    return retrieve

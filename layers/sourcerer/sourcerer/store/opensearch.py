@@ -45,7 +45,6 @@ from sourcerer.store.base import (
     check_move,
     deferred_vectors,
     ingest_with,
-    make_retriever,
     plan_search,
     search_result,
     synthesis_texts,
@@ -55,6 +54,7 @@ from sourcerer.store.chunking import MAX_DOCUMENT_CHUNKS, ChunkSettings
 from sourcerer.store.folders import ingest_folder
 from sourcerer.store.models import Document, Hit, IngestReport, SearchFilter, document_id_for, plane_of, unit_id_for
 from sourcerer.store.originals import Originals, release_original
+from sourcerer.store.retriever import index_retriever
 from sourcerer.text import terms
 
 if TYPE_CHECKING:
@@ -881,7 +881,7 @@ class OpenSearchIndex:
         current = _latest_only([(u, 0.0) for u in sources], sources)
         return sorted((_hit(sources[u], 0.0) for u, _ in current), key=lambda h: h.position)
 
-    retriever = make_retriever  # a retriever for `ask()` bound to a tenant, scope, groups and filter
+    retriever = index_retriever  # a retriever for `ask()` bound to a tenant, scope, groups and filter
 
     @_translated
     def stats(self) -> dict[str, Any]:

@@ -49,7 +49,6 @@ from sourcerer.store.base import (
     check_write,
     deferred_vectors,
     ingest_with,
-    make_retriever,
     plan_search,
     search_result,
     synthesis_texts,
@@ -61,6 +60,7 @@ from sourcerer.store.folders import ingest_folder
 from sourcerer.store.models import Document, Hit, IngestReport, SearchFilter, document_id_for, unit_id_for
 from sourcerer.store.originals import Originals, release_original
 from sourcerer.store.postings import TermIndex
+from sourcerer.store.retriever import index_retriever
 from sourcerer.store.sqlite_filters import visibility_sql
 from sourcerer.store.sqlite_schema import SCHEMA, fts_token, open_index_file
 from sourcerer.store.vectors import VectorCache
@@ -875,7 +875,7 @@ class SQLiteIndex:
                     current().search["keyword_only"] = shown
         return self._hits(scored)
 
-    retriever = make_retriever  # a retriever for `ask()` bound to a tenant, scope, groups and filter
+    retriever = index_retriever  # a retriever for `ask()` bound to a tenant, scope, groups and filter
 
     def stats(self) -> dict[str, Any]:
         db = self._db()

@@ -1,0 +1,114 @@
+"""The one way to retrieve from an index for `ask()`: the library (`index.retriever(...)`), the CLI (`sourcerer ask
+--index`, `sourcerer search --rerank`) and the service all search through `IndexRetriever`, so the same question
+over the same index gives the same hits and the same trace, whichever way it is asked.
+
+It searches every scope it is given (a key granted several), keeps the best score of a chunk found in more than
+one, reranks the best `CANDIDATES` when it has a reranker (or says in the trace why it was skipped), and keeps
+the trace of its last search (`last_trace`, the `TracedRetriever` protocol that `ask()` reads) and every hit it
+returned (`hits`: what the service logs with an answer).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sourcerer.retrieval.rerank import CANDIDATES, RERANK_UNAVAILABLE, Reranker, make_reranker, rerank_hits
+from sourcerer.store.base import Index, Mode, check_mode
+from sourcerer.store.models import Hit, SearchFilter
+
+
+class IndexRetriever:
+    def __init__(
+        self,
+        index: Index,
+        *,
+        tenant: str,
+        scopes: Sequence[str | None] = (None,),
+        groups: Iterable[str] | None = None,
+        k: int = 8,
+        mode: Mode = "hybrid",
+        only: SearchFilter | None = None,
+        reranker: Reranker | None = None,
+        rerank_skipped: str | None = None,
+    ) -> None:
+        """`scopes`: the scope subtrees to search (None: the whole tenant). `reranker`: rerank the best
+        candidates with it; `rerank_skipped`: why reranking was asked for and not done (said in the trace)."""
+        check_mode(mode)
+        self.index, self.tenant, self.scopes = index, tenant, list(scopes) or [None]
+        self.groups, self.k, self.mode, self.only = sorted(set(groups or [])), k, mode, only
+        self.reranker, self.rerank_skipped = reranker, rerank_skipped
+        self.last_trace: dict[str, Any] = {}
+        self.hits: list[Hit] = []
+
+    def search(self, query: str, k: int | None = None) -> tuple[list[Hit], dict[str, Any]]:
+        """The best `k` hits over every scope (reranked when it can) and the trace of this search."""
+        k = k or self.k
+        depth = max(k, CANDIDATES) if self.reranker is not None else k
+        best: dict[str, Hit] = {}
+        traces: list[dict[str, Any]] = []
+        for scope in self.scopes:
+            found = self.index.search(
+                query, tenant=self.tenant, scope=scope, groups=self.groups, k=depth, mode=self.mode, only=self.only
+            )
+            traces.append(dict(found.trace))
+            for hit in found:
+                if hit.unit_id not in best or hit.score > best[hit.unit_id].score:
+                    best[hit.unit_id] = hit
+        hits = sorted(best.values(), key=lambda h: (-h.score, h.unit_id))[:depth]
+        trace = merged(traces)
+        if self.rerank_skipped:
+            trace["rerank"] = {"skipped": self.rerank_skipped}
+        elif self.reranker is not None and hits:
+            hits, trace["rerank"] = rerank_hits(self.reranker, query, hits)
+            if "ms" in trace["rerank"]:
+                trace["stages"] = {**(trace.get("stages") or {}), "rerank": trace["rerank"]["ms"]}
+        hits = hits[:k]
+        self.last_trace = trace
+        seen = {h.unit_id for h in self.hits}
+        self.hits += [h for h in hits if h.unit_id not in seen]
+        return hits, trace
+
+    def __call__(self, question: str, k: int | None = None) -> list[dict[str, Any]]:
+        """The `Retriever` protocol: passages for `ask()`, best first."""
+        hits, _ = self.search(question, k)
+        return [hit.as_passage() for hit in hits]
+
+
+def index_retriever(
+    index: Index,
+    *,
+    tenant: str,
+    scope: str | None = None,
+    groups: Iterable[str] | None = None,
+    k: int = 8,
+    mode: Mode = "hybrid",
+    only: SearchFilter | None = None,
+    rerank: bool = False,
+) -> IndexRetriever:
+    """`Index.retriever()`: a retriever for `ask()` bound to one tenant, scope, set of groups and filter;
+    `rerank=True` reranks the best candidates with the configured reranker (`SOURCERER_RERANKER`)."""
+    reranker = make_reranker(embedder=index.embedder) if rerank else None
+    skipped = RERANK_UNAVAILABLE if rerank and reranker is None else None
+    return IndexRetriever(
+        index, tenant=tenant, scopes=[scope], groups=groups, k=k, mode=mode, only=only, reranker=reranker, rerank_skipped=skipped
+    )
+
+
+def merged(traces: list[dict[str, Any]]) -> dict[str, Any]:
+    """One trace for a search over several scopes: the first scope's, with the stage times added up and the
+    chunks found without their vectors listed once."""
+    if not traces:
+        return {}
+    trace = dict(traces[0])
+    for other in traces[1:]:
+        stages = dict(trace.get("stages") or {})
+        for name, ms in (other.get("stages") or {}).items():
+            stages[name] = round(stages.get(name, 0.0) + ms, 3)
+        if stages:
+            trace["stages"] = stages
+        if other.get("keyword_only"):
+            trace["keyword_only"] = list(dict.fromkeys([*(trace.get("keyword_only") or []), *other["keyword_only"]]))
+    if len(traces) > 1:
+        trace["scopes_searched"] = len(traces)
+    return trace
