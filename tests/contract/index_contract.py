@@ -6,7 +6,7 @@ import pytest
 from sourcerer import ask
 from sourcerer.errors import DocumentConflict, DocumentNotFound
 from sourcerer.models import receipt_of
-from sourcerer.scopes import Access
+from sourcerer.scopes import EVERY_GROUP, Access
 from sourcerer.store.base import SearchResult
 from sourcerer.store.models import Hit
 from sourcerer.store.originals import DirectoryOriginals
@@ -178,6 +178,7 @@ class IndexContract:
             assert sources(None) == {"public.md"}
             assert sources(["sales"]) == {"public.md"}
             assert sources(["engineering"]) == {"public.md", "secret.md"}
+            assert sources(EVERY_GROUP) == {"public.md", "secret.md"}  # an administrator reads every group
 
     # --- the write rule: who may replace, move and delete what ------------------------------------------
 

@@ -4,7 +4,7 @@ import base64
 
 import pytest
 from pydantic import ValidationError
-from sourcerer.errors import Forbidden, PayloadTooLarge, QuotaExceeded, Unauthorized, UpgradeRequired
+from sourcerer.errors import Forbidden, NotFound, PayloadTooLarge, QuotaExceeded, Unauthorized, UpgradeRequired
 from sourcerer.ledger.sqlite import SQLiteLedger
 from sourcerer.service.core import Service
 from sourcerer.service.schemas import AnswerRequest, DocumentRequest, SearchRequest
@@ -279,3 +279,34 @@ def test_concurrent_requests_never_see_each_others_trace_or_embedding_tokens(tmp
         or tokens[f"r{n}"] != (words if mode == "hybrid" else 0)
     ]
     assert crossed == []
+
+
+def test_one_visibility_rule_for_list_search_answer_original_and_delete(service):
+    """An admin key without groups reads every ACL group everywhere (as the README says); a key without the group
+    sees the document nowhere; a member sees it everywhere. What a key may see, it finds (completeness)."""
+    from sourcerer.service.schemas import AnswerRequest, DocumentRequest, SearchRequest
+    from sourcerer.store.originals import DirectoryOriginals
+
+    service.index.originals = DirectoryOriginals(service.index.path.parent / "originals")
+    _, writer = _key(service, scopes=("acme",), groups=("legal",))
+    document = service.ingest(writer, "acme/alpha", DocumentRequest(source_uri="legal.md", text=RUNBOOK, acl=["legal"]))
+    _, admin = _key(service, scopes=("acme",), perms=("read", "write", "admin"))
+    _, outsider = _key(service, scopes=("acme",), perms=("read", "write"))
+    question = "How long did the failover cutover take?"
+
+    def sees(ctx):
+        listed = [d.document_id for d in service.list_documents(ctx, None).documents]
+        found = [h.document_id for h in service.search(ctx, None, SearchRequest(q=question)).hits]
+        answered = service.answer(ctx, None, AnswerRequest(q=question))
+        return listed, found, [c.unit_id for c in answered.answer.citations]
+
+    for ctx in (writer, admin):
+        listed, found, cited = sees(ctx)
+        assert listed == [document.document_id] and found and set(found) == {document.document_id} and cited
+        assert service.original(ctx, None, document.document_id).content == RUNBOOK.encode()
+    assert sees(outsider) == ([], [], [])
+    with pytest.raises(NotFound):
+        service.original(outsider, None, document.document_id)
+    with pytest.raises(NotFound):
+        service.delete_document(outsider, None, document.document_id)
+    assert service.delete_document(admin, None, document.document_id).deleted

@@ -9,6 +9,7 @@ that call these report validation errors).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -48,6 +49,23 @@ def scope_ancestors(scope: str) -> list[str]:
 def within(scope: str, grant: str) -> bool:
     """Whether `scope` is `grant` or below it (`acme/alpha/x` is within `acme/alpha`; `acme/alphabet` is not)."""
     return scope == grant or scope.startswith(grant + "/")
+
+
+class EveryGroup:
+    """The ACL groups an administrator reads with: every group (`EVERY_GROUP`). A search given no groups (None or
+    empty) sees only chunks without an ACL."""
+
+    def __repr__(self) -> str:
+        return "EVERY_GROUP"
+
+
+EVERY_GROUP = EveryGroup()
+Groups = Iterable[str] | EveryGroup | None  # what a search reads with
+
+
+def group_list(groups: Groups) -> list[str] | None:
+    """A search's groups as a sorted list, or None for every group."""
+    return None if isinstance(groups, EveryGroup) else sorted(set(groups or []))
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from sourcerer.ledger.base import AnswerCacheStore, CachedAnswer
+from sourcerer.scopes import group_list
 from sourcerer.service.billing import AnswerPlan
 from sourcerer.service.schemas import AnswerRequest
 from sourcerer.service.tenancy import Context
@@ -126,10 +127,11 @@ class AnswerCache:
     index: Index
 
     def context(self, ctx: Context, scopes: list[str], request: AnswerRequest, plan: AnswerPlan, top_k: int) -> str:
+        groups = group_list(ctx.reads_with())  # None: every group (an administrator)
         chosen = {
             "tenant": ctx.tenant,
             "scopes": sorted(scopes),
-            "groups": "*" if "admin" in ctx.perms else sorted(ctx.groups),
+            "groups": "*" if groups is None else groups,
             "mode": request.mode,
             "top_k": top_k,
             "filter": (request.search_filter() or None) and request.search_filter().model_dump(mode="json"),  # type: ignore[union-attr]

@@ -221,7 +221,7 @@ class Service:
         docs: dict[str, dict[str, Any]] = {}
         for s in scopes:
             for d in self.index.list_documents(ctx.tenant, s):
-                if not d.get("acl") or set(d["acl"]) & set(ctx.groups) or "admin" in ctx.perms:
+                if ctx.may_see(d.get("acl") or []):
                     docs[d["document_id"]] = d
         listed = sorted(docs.values(), key=lambda d: d["source_uri"])
         return DocumentList(
@@ -275,7 +275,7 @@ class Service:
             self.index,
             tenant=ctx.tenant,
             scopes=scopes,
-            groups=ctx.groups,
+            groups=ctx.reads_with(),
             k=self._top_k(ctx, request),
             mode=request.mode,
             only=request.search_filter(),

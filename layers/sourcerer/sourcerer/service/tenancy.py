@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sourcerer.errors import ConfigurationError, Forbidden, InvalidRequest
 from sourcerer.ledger.base import KeyRecord
-from sourcerer.scopes import PERMISSIONS, Access, normalize_scope, validate_tenant, within
+from sourcerer.scopes import EVERY_GROUP, PERMISSIONS, Access, Groups, normalize_scope, validate_tenant, within
 from sourcerer.settings import get_settings
 
 TierName = Literal["free", "pro", "enterprise"]
@@ -160,8 +160,19 @@ class Context:
             raise Forbidden(f"scope {scope!r} is outside this key's grants")
         return [scope]
 
+    # --- the visibility rule, stated once: an administrator reads every ACL group; any other key, its own. Listing,
+    # search, answers, originals, deletes, moves and the answer cache all go through the three methods below.
+
+    def reads_with(self) -> Groups:
+        """The ACL groups this key searches with."""
+        return EVERY_GROUP if "admin" in self.perms else list(self.groups)
+
+    def may_see(self, acl: list[str]) -> bool:
+        """Whether a document with these ACL groups is visible to this key (what `reads_with` finds)."""
+        return not acl or "admin" in self.perms or bool(set(acl) & set(self.groups))
+
     def access(self, scopes: list[str]) -> Access:
-        """What this key may write within the scopes a request narrowed to (admins hold every ACL group)."""
+        """What this key may read and write within the scopes a request narrowed to (the same rule)."""
         return Access(scopes=tuple(scopes), groups=None if "admin" in self.perms else frozenset(self.groups))
 
     def may_read(self, scopes: list[str], granted: list[str]) -> bool:

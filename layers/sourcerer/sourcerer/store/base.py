@@ -18,7 +18,7 @@ from sourcerer.errors import DocumentConflict, DocumentNotFound, InvalidRequest,
 from sourcerer.models import Segment
 from sourcerer.retrieval.base import TracedRetriever
 from sourcerer.retrieval.embedders import pack_vectors
-from sourcerer.scopes import Access
+from sourcerer.scopes import Access, Groups
 from sourcerer.store.chunking import ChunkSettings, chunk_pieces
 from sourcerer.store.models import Chunk, Document, Hit, IngestReport, SearchFilter, check_source_uri
 from sourcerer.store.originals import KeepsOriginals, Originals, keep_original, release_original
@@ -110,7 +110,7 @@ class Index(Protocol):
         *,
         tenant: str,
         scope: str | None = None,
-        groups: Iterable[str] | None = None,
+        groups: Groups = None,
         k: int = 10,
         mode: Mode = "hybrid",
         only: SearchFilter | None = None,
@@ -123,7 +123,7 @@ class Index(Protocol):
         *,
         tenant: str,
         scope: str | None = None,
-        groups: Iterable[str] | None = None,
+        groups: Groups = None,
         k: int = 8,
         mode: Mode = "hybrid",
         only: SearchFilter | None = None,

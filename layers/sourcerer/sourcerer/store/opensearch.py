@@ -35,7 +35,7 @@ from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, unpack_vecto
 from sourcerer.retrieval.hybrid import fuse
 from sourcerer.retrieval.keyword import K1, B
 from sourcerer.retrieval.keyword import idf as bm25_idf
-from sourcerer.scopes import Access, normalize_scope, scope_ancestors, validate_tenant
+from sourcerer.scopes import Access, Groups, group_list, normalize_scope, scope_ancestors, validate_tenant
 from sourcerer.store.base import (
     MAX_QUERY_CHARS,
     Mode,
@@ -200,12 +200,14 @@ def _document(tenant: str, document_id: str) -> list[dict[str, Any]]:
     return [{"term": {"tenant": tenant}}, {"term": {"document_id": document_id}}]
 
 
-def access_filter(tenant: str, scope: str | None, groups: Iterable[str] | None) -> list[dict[str, Any]]:
+def access_filter(tenant: str, scope: str | None, groups: Groups) -> list[dict[str, Any]]:
     """The filter every search carries: tenant, scope subtree (client-computed ancestors), ACL groups."""
     clauses: list[dict[str, Any]] = [{"term": {"tenant": validate_tenant(tenant)}}]
     if scope is not None:
         clauses.append({"term": {"scope_ancestors": normalize_scope(scope, tenant)}})
-    groups = sorted(set(groups or []))
+    groups = group_list(groups)
+    if groups is None:  # every group: an administrator
+        return clauses
     visible: list[dict[str, Any]] = [{"term": {"public": True}}]
     if groups:
         visible.append({"terms": {"acl": groups}})
@@ -703,7 +705,7 @@ class OpenSearchIndex:
         *,
         tenant: str,
         scope: str | None = None,
-        groups: Iterable[str] | None = None,
+        groups: Groups = None,
         k: int = 10,
         mode: Mode = "hybrid",
         only: SearchFilter | None = None,

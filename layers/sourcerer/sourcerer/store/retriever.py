@@ -10,10 +10,11 @@ returned (`hits`: what the service logs with an answer).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from sourcerer.retrieval.rerank import CANDIDATES, RERANK_UNAVAILABLE, Reranker, make_reranker, rerank_hits
+from sourcerer.scopes import Groups
 from sourcerer.store.base import Index, Mode, check_mode
 from sourcerer.store.models import Hit, SearchFilter
 
@@ -25,7 +26,7 @@ class IndexRetriever:
         *,
         tenant: str,
         scopes: Sequence[str | None] = (None,),
-        groups: Iterable[str] | None = None,
+        groups: Groups = None,
         k: int = 8,
         mode: Mode = "hybrid",
         only: SearchFilter | None = None,
@@ -36,7 +37,7 @@ class IndexRetriever:
         candidates with it; `rerank_skipped`: why reranking was asked for and not done (said in the trace)."""
         check_mode(mode)
         self.index, self.tenant, self.scopes = index, tenant, list(scopes) or [None]
-        self.groups, self.k, self.mode, self.only = sorted(set(groups or [])), k, mode, only
+        self.groups, self.k, self.mode, self.only = groups, k, mode, only
         self.reranker, self.rerank_skipped = reranker, rerank_skipped
         self.last_trace: dict[str, Any] = {}
         self.hits: list[Hit] = []
@@ -80,7 +81,7 @@ def index_retriever(
     *,
     tenant: str,
     scope: str | None = None,
-    groups: Iterable[str] | None = None,
+    groups: Groups = None,
     k: int = 8,
     mode: Mode = "hybrid",
     only: SearchFilter | None = None,

@@ -37,7 +37,7 @@ from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, unpack_vecto
 from sourcerer.retrieval.hybrid import fuse
 from sourcerer.retrieval.keyword import idf as bm25_idf
 from sourcerer.retrieval.keyword import length_norm, stored_length, term_weight
-from sourcerer.scopes import Access, normalize_scope, scope_ancestors, validate_tenant
+from sourcerer.scopes import Access, Groups, normalize_scope, scope_ancestors, validate_tenant
 from sourcerer.sqlitedb import connect, snapshot, transaction
 from sourcerer.store.base import (
     MAX_QUERY_CHARS,
@@ -819,7 +819,7 @@ class SQLiteIndex:
         *,
         tenant: str,
         scope: str | None = None,
-        groups: Iterable[str] | None = None,
+        groups: Groups = None,
         k: int = 10,
         mode: Mode = "hybrid",
         only: SearchFilter | None = None,

@@ -5,15 +5,14 @@ OpenSearch's. Chunks are `c`, their documents `d`."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from typing import Any
 
-from sourcerer.scopes import normalize_scope, validate_tenant
+from sourcerer.scopes import Groups, group_list, normalize_scope, validate_tenant
 from sourcerer.store.models import SearchFilter
 
 
 def visibility_sql(
-    tenant: str, scope: str | None, groups: Iterable[str] | None, only: SearchFilter | None = None
+    tenant: str, scope: str | None, groups: Groups, only: SearchFilter | None = None
 ) -> tuple[str, list[Any]]:
     """SQL that keeps only what this caller may see (the tenant, the scope subtree, the ACL groups) and what
     the search asked for (`only`)."""
@@ -23,8 +22,10 @@ def visibility_sql(
     if scope is not None:
         sql += " AND EXISTS (SELECT 1 FROM chunk_scopes s WHERE s.scope = ? AND s.chunk = c.id)"
         args.append(normalize_scope(scope, tenant))
-    groups = sorted(set(groups or []))
-    if groups:
+    groups = group_list(groups)
+    if groups is None:  # every group: an administrator
+        pass
+    elif groups:
         marks = ",".join("?" * len(groups))
         sql += f" AND (c.acl = '[]' OR EXISTS (SELECT 1 FROM chunk_groups g WHERE g.grp IN ({marks}) AND g.chunk = c.id))"
         args += groups
