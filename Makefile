@@ -50,6 +50,7 @@ bench-quick: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check layers tests bench functions
+	$(BIN)/mypy
 	$(BIN)/cfn-lint template.yaml infra/*.yaml
 	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
 

@@ -117,3 +117,12 @@ def test_every_response_of_every_route_has_a_schema_and_errors_share_one():
                     assert _resolve(schema).get("properties"), f"{where} 200 has no fields"
             if any(p["in"] in ("query", "header") for p in operation.get("parameters", [])):
                 assert "422" in operation["responses"], f"{where} validates parameters but does not declare 422"
+
+
+def test_the_api_offers_every_content_type_the_parsers_read():
+    from typing import get_args
+
+    from sourcerer.service.schemas import ContentType
+    from sourcerer.store.parsers import EXTENSIONS
+
+    assert sorted(get_args(ContentType)) == sorted(set(EXTENSIONS.values()))

@@ -68,7 +68,7 @@ from sourcerer.service.views import answer_body, answer_record, finding_view, ha
 from sourcerer.settings import get_settings
 from sourcerer.store.base import EmbeddedIndex, Index
 from sourcerer.store.models import Document, Hit
-from sourcerer.store.parsers import sniff_content_type
+from sourcerer.store.parsers import content_type_for, sniff_content_type
 from sourcerer.store.retriever import IndexRetriever
 
 T = TypeVar("T")
@@ -250,7 +250,8 @@ class Service:
         content = self.index.originals.get(ctx.tenant, stored.content_hash)
         if content is None:
             raise NotFound(f"the original of {document_id} is not kept (ingested before originals were kept: ingest it again)")
-        content_type = stored.content_type or sniff_content_type(stored.source_uri or "", content)
+        uri = stored.source_uri or ""
+        content_type = stored.content_type or content_type_for(uri, sniff_content_type(uri, content))
         return Original(content=content, content_type=content_type, source_uri=stored.source_uri or document_id)
 
     def move_document(self, ctx: Context, scope: str | None, document_id: str, request: MoveRequest) -> MoveResponse:
@@ -284,7 +285,7 @@ class Service:
         )
 
     @staticmethod
-    def _top_k(ctx: Context, request: SearchRequest) -> int:
+    def _top_k(ctx: Context, request: Query) -> int:
         """What a request gets: its top_k, capped at the tier's maximum (the trace says which applied)."""
         return min(request.top_k, ctx.tier.max_top_k)
 
@@ -331,6 +332,7 @@ class Service:
             started = time.perf_counter()
             cached, context, lookup = self._cached(ctx, scopes, request, plan)
             if cached is not None:
+                assert lookup is not None  # a cached answer was found by a lookup
                 answer, hits = cached
                 answer.trace.stages.append(
                     TraceEntry(stage="cache", ms=round((time.perf_counter() - started) * 1000, 3), detail={"match": lookup.match})

@@ -118,4 +118,5 @@ def _apply_current(ref: ObjectRef, uploader: Context, *, service: Service, s3: A
 
 
 def _error_code(exc: Exception) -> str | None:
-    return getattr(exc, "response", {}).get("Error", {}).get("Code")
+    code = getattr(exc, "response", {}).get("Error", {}).get("Code")
+    return str(code) if code else None

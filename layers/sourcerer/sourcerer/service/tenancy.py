@@ -14,13 +14,13 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sourcerer.errors import ConfigurationError, Forbidden, InvalidRequest
 from sourcerer.ledger.base import KeyRecord
-from sourcerer.scopes import EVERY_GROUP, PERMISSIONS, Access, Groups, normalize_scope, validate_tenant, within
+from sourcerer.scopes import EVERY_GROUP, PERMISSIONS, Access, Groups, Permission, normalize_scope, validate_tenant, within
 from sourcerer.settings import get_settings
 
 TierName = Literal["free", "pro", "enterprise"]
@@ -102,7 +102,7 @@ def hash_key(key: str) -> str:
 def new_key(tenant: str, scopes: list[str], perms: list[str], groups: list[str] | None = None) -> tuple[str, KeyRecord]:
     """A fresh key and its record. The key is returned once and never stored."""
     validate_tenant(tenant)
-    unknown = [p for p in perms if p not in PERMISSIONS]
+    unknown = [p for p in perms if p not in PERMISSIONS]  # checked here, so the record below holds Permissions
     if unknown or not perms:
         raise InvalidRequest(f"permissions must be some of {', '.join(PERMISSIONS)}")
     grants = [normalize_scope(s, tenant) for s in (scopes or [tenant])]
@@ -116,9 +116,9 @@ def new_key(tenant: str, scopes: list[str], perms: list[str], groups: list[str] 
         key_hash=digest,
         tenant=tenant,
         scopes=sorted(set(grants)),
-        perms=sorted(set(perms)),
+        perms=sorted(set(cast(list[Permission], perms))),
         groups=sorted(set(groups or [])),
-    )  # type: ignore[arg-type]
+    )
     return key, record
 
 
@@ -179,7 +179,7 @@ class Context:
         """Whether every scope in `scopes` lies within one of `granted` (the scopes this request narrowed to)."""
         return bool(scopes) and all(any(within(s, g) for g in granted) for s in scopes)
 
-    def echo(self, scopes: list[str]) -> dict:
+    def echo(self, scopes: list[str]) -> dict[str, Any]:
         return {"tenant": self.tenant, "tier": self.tier.name, "scopes": scopes, "perms": self.perms}
 
 

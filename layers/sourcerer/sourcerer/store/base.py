@@ -359,7 +359,7 @@ def ingest_with(
     check_source_uri(document.source_uri)  # before anything is read or written: a link must not run a script
     content_hash = document.content_hash()
     stored = storage.stored_document(document.tenant, document.document_id)
-    check_write(access, document, stored and (stored.scope, stored.acl))
+    check_write(access, document, (stored.scope, stored.acl) if stored is not None else None)
     if stored is not None and stored.content_hash == content_hash:
         keep_original(storage, document.tenant, content_hash, document.raw_bytes(), document.content_type)
         return {"document_id": document.document_id, "chunks": storage.keep_unchanged(document), "status": "unchanged"}

@@ -79,7 +79,7 @@ class Document(BaseModel):
 
 
 Plane = Literal["text", "audio", "doc_visual"]
-PLANES: tuple[str, ...] = ("text", "audio", "doc_visual")
+PLANES: tuple[Plane, ...] = ("text", "audio", "doc_visual")
 # which locators each plane holds: text (character spans, lines), audio (transcript time ranges), PDF pages
 PLANE_KINDS: dict[str, tuple[str, ...]] = {"text": ("char_span", "lines"), "audio": ("time_range",), "doc_visual": ("page",)}
 MetadataValue = str | int | float | bool
