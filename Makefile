@@ -37,13 +37,13 @@ bench: $(STAMP)  ## benchmarks on ../shared/eval; tables in bench/results/
 train: $(STAMP)  ## retrain the reader, answer, claim-support and reranking models on ../shared/eval; prints held-out figures
 	@$(BIN)/python -c "import torch" 2>/dev/null || (echo "sourcerer: installing torch for training only (large; once)" && $(BIN)/pip install --quiet "torch>=2.2")
 	# the shipped reader: 40 minutes, then 30 more on the pairs it had not seen (time-boxed passes, fixed order)
-	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.train_reader --minutes 40
-	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.train_reader --minutes 30 --resume
-	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.train_answerability
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.train.reader --minutes 40
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.train.reader --minutes 30 --resume
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.train.answerability
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.reader_eval --write-operating-points
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.reader_decision --write
-	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.train_claim_support
-	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.train_reranker
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.train.claim_support
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.train.reranker
 
 bench-quick: $(STAMP)
 	$(BIN)/python -m bench.run --quick

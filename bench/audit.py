@@ -23,7 +23,8 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from bench.common import EVAL, read_jsonl, sample, table, use_bench_cache, write_result
+from bench.common import EVAL, table, use_bench_cache, write_result
+from bench.datasets import read_jsonl, sample
 
 EDIT, DELETE, PREPEND = 0.2, 0.1, 0.1
 

@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import ROOT, read_jsonl, table, use_bench_cache, write_result
+from bench.common import ROOT, table, use_bench_cache, write_result
+from bench.datasets import read_jsonl
 
 THRESHOLDS = (0.8, 0.85, 0.9, 0.93, 0.95, 0.97, 0.99)
 

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import re
-import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -20,20 +18,6 @@ CACHE = ROOT / "bench" / ".cache"
 def use_bench_cache() -> None:
     """Embeddings are cached on disk under bench/.cache so reruns are fast (the model is slow on 2 cores)."""
     os.environ.setdefault("SOURCERER_HOME", str(CACHE))
-
-
-def read_jsonl(*paths: Path) -> list[dict]:
-    rows = []
-    for path in paths:
-        with open(path, encoding="utf-8") as handle:
-            rows.extend(json.loads(line) for line in handle if line.strip())
-    return rows
-
-
-def sample(rows: list, n: int, seed: int = 13) -> list:
-    if n >= len(rows):
-        return rows
-    return random.Random(seed).sample(rows, n)
 
 
 def table(title: str, header: list[str], rows: list[list]) -> str:
@@ -67,33 +51,6 @@ def write_result(name: str, text: str, data: dict) -> None:
     (RESULTS / f"{name}.md").write_text(text, encoding="utf-8")
     (RESULTS / f"{name}.json").write_text(json.dumps(data, indent=2, ensure_ascii=False), encoding="utf-8")
     print(text)
-
-
-def roc_auc(positives: list[float], negatives: list[float]) -> float:
-    """Probability that a random positive scores above a random negative (ties count half)."""
-    ranked = sorted([(s, 1) for s in positives] + [(s, 0) for s in negatives])
-    rank_sum, i = 0.0, 0
-    while i < len(ranked):
-        j = i
-        while j < len(ranked) and ranked[j][0] == ranked[i][0]:
-            j += 1
-        average_rank = (i + j + 1) / 2  # 1-based average rank of the tie group
-        rank_sum += average_rank * sum(1 for k in range(i, j) if ranked[k][1] == 1)
-        i = j
-    n_pos, n_neg = len(positives), len(negatives)
-    return (rank_sum - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg) if n_pos and n_neg else float("nan")
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
-    return ordered[index]
-
-
-def mean(values: list[float]) -> float:
-    return statistics.fmean(values) if values else float("nan")
 
 
 MODES = ("bundled model", "bundled model, no reader", "lexical only")

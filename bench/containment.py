@@ -1,6 +1,6 @@
 """Answer containment on XQuAD (en, ar, zh) with the extractive default, with the bundled model and lexical-only.
 
-Only the 24 held-out articles are used (`bench.train_answerability.held_out_articles()`: the answer models never
+Only the 24 held-out articles are used (`bench.datasets.held_out_articles()`: the answer models never
 saw them). Each question gets its gold paragraph plus four random other held-out paragraphs as passages. An answer (at most two
 sentences) counts when it contains a gold answer string. Refusals count as misses. Peer in the same run:
 the single sentence with the most question words.
@@ -12,8 +12,9 @@ import argparse
 import random
 import time
 
-from bench.common import EVAL, MODES, answer_mode, mean, read_jsonl, sample, table, use_bench_cache, write_result
-from bench.train_answerability import held_out_articles, xquad_titles
+from bench.common import EVAL, MODES, answer_mode, table, use_bench_cache, write_result
+from bench.datasets import held_out_articles, read_jsonl, sample, xquad_qrels, xquad_titles
+from bench.metrics import mean
 
 LANGUAGES = ("en", "ar", "zh")
 
@@ -23,11 +24,6 @@ def _passages(corpus: dict, gold: str, rng: random.Random) -> list[dict]:
     ids = [gold, *others]
     rng.shuffle(ids)
     return [{"text": corpus[pid]["text"], "source": corpus[pid].get("title", pid), "id": pid} for pid in ids]
-
-
-def _qrels(lang: str) -> dict[str, str]:
-    rows = (EVAL / "xquad" / lang / "qrels" / "test.tsv").read_text(encoding="utf-8").splitlines()[1:]
-    return {r.split("\t")[0]: r.split("\t")[1] for r in rows if r.strip()}
 
 
 def _overlap_baseline(question: str, passages: list[dict]) -> str:
@@ -63,7 +59,7 @@ def run(n: int) -> dict:
             corpus = {
                 row["_id"]: row for row in read_jsonl(EVAL / "xquad" / lang / "corpus.jsonl") if titles[row["_id"]] in held_out
             }
-            qrels = _qrels(lang)
+            qrels = xquad_qrels(lang)
             queries = [q for q in read_jsonl(EVAL / "xquad" / lang / "queries.jsonl") if qrels[q["_id"]] in corpus]
             queries = sample(queries, n)
             rng = random.Random(7)

@@ -20,7 +20,8 @@ import json
 import os
 import time
 
-from bench.common import MODES, ROOT, answer_mode, mean, table, use_bench_cache, write_result
+from bench.common import MODES, ROOT, answer_mode, table, use_bench_cache, write_result
+from bench.metrics import mean
 
 DATA = ROOT / "bench" / "data" / "faq.jsonl"
 

@@ -21,7 +21,9 @@ import json
 import random
 from dataclasses import dataclass
 
-from bench.common import EVAL, mean, read_jsonl, sample, table, use_bench_cache, write_result
+from bench.common import EVAL, table, use_bench_cache, write_result
+from bench.datasets import read_jsonl, sample
+from bench.metrics import mean
 
 
 @dataclass
@@ -74,14 +76,14 @@ def run(n: int) -> dict:
     use_bench_cache()
     from sourcerer import ask
 
-    from bench.containment import LANGUAGES, _passages, _qrels
-    from bench.train_answerability import held_out_articles, xquad_titles
+    from bench.containment import LANGUAGES, _passages
+    from bench.datasets import held_out_articles, xquad_qrels, xquad_titles
 
     rows = []
     titles, held_out = xquad_titles(), held_out_articles()
     for lang in LANGUAGES:
         corpus = {r["_id"]: r for r in read_jsonl(EVAL / "xquad" / lang / "corpus.jsonl") if titles[r["_id"]] in held_out}
-        qrels = _qrels(lang)
+        qrels = xquad_qrels(lang)
         queries = sample([q for q in read_jsonl(EVAL / "xquad" / lang / "queries.jsonl") if qrels[q["_id"]] in corpus], n)
         rng = random.Random(7)
         answers = [ask(q["text"], passages=_passages(corpus, qrels[q["_id"]], rng), chat="extractive") for q in queries]

@@ -21,7 +21,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import EVAL, ROOT, read_jsonl, table, write_result
+from bench.common import EVAL, ROOT, table, write_result
+from bench.datasets import read_jsonl
 
 BATCHES = (1, 8, 32, 64)
 

@@ -25,7 +25,9 @@ import threading
 import time
 from pathlib import Path
 
-from bench.common import EVAL, percentile, read_jsonl, serve_env, start_serve, table, use_bench_cache, write_result
+from bench.common import EVAL, serve_env, start_serve, table, use_bench_cache, write_result
+from bench.datasets import read_jsonl
+from bench.metrics import percentile
 
 LEVELS = (1, 16, 64)
 LOCKED = "database is locked"

@@ -20,7 +20,9 @@ import threading
 import time
 from pathlib import Path
 
-from bench.common import EVAL, percentile, read_jsonl, serve_env, start_serve, table, use_bench_cache, write_result
+from bench.common import EVAL, serve_env, start_serve, table, use_bench_cache, write_result
+from bench.datasets import read_jsonl
+from bench.metrics import percentile
 
 CLIENTS, WRITERS = 16, 2
 

@@ -12,7 +12,8 @@ import argparse
 import json
 import re
 
-from bench.common import MODES, ROOT, answer_mode, mean, table, use_bench_cache, write_result
+from bench.common import MODES, ROOT, answer_mode, table, use_bench_cache, write_result
+from bench.metrics import mean
 
 DATA = ROOT / "bench" / "data" / "multiturn.jsonl"
 KB = ROOT / "bench" / "data" / "multiturn_kb.json"

@@ -30,8 +30,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from bench.common import EVAL, ROOT, read_jsonl, table, use_bench_cache, write_result
-from bench.retrieval import _doc_ranking, _ingest, _qrels, ndcg_at
+from bench.common import EVAL, ROOT, table, use_bench_cache, write_result
+from bench.datasets import doc_ranking, ingest_corpus, qrels, read_jsonl
+from bench.metrics import ndcg_at
 
 MODES = ("keyword", "hybrid")
 NDCG_TOLERANCE = 0.01
@@ -56,12 +57,12 @@ def subset(docs: int, queries: int) -> tuple[list[dict], dict[str, str], dict[st
     """The first `queries` test queries, every document they cite, and other documents up to `docs`."""
     corpus = read_jsonl(*sorted((EVAL / "scifact").glob("corpus.part-*.jsonl")))
     texts = {q["_id"]: q["text"] for q in read_jsonl(EVAL / "scifact" / "queries.jsonl")}
-    qrels = _qrels(EVAL / "scifact" / "qrels" / "test.tsv")
-    chosen = sorted(qrels)[:queries]
-    cited = {d for q in chosen for d in qrels[q]}
+    relevant_docs = qrels(EVAL / "scifact" / "qrels" / "test.tsv")
+    chosen = sorted(relevant_docs)[:queries]
+    cited = {d for q in chosen for d in relevant_docs[q]}
     picked = [row for row in corpus if row["_id"] in cited]
     picked += [row for row in corpus if row["_id"] not in cited][: max(0, docs - len(picked))]
-    return picked, {q: texts[q] for q in chosen}, {q: qrels[q] for q in chosen}
+    return picked, {q: texts[q] for q in chosen}, {q: relevant_docs[q] for q in chosen}
 
 
 def open_other(url: str, name: str, embedder: Any) -> Any:
@@ -92,7 +93,7 @@ def _ingest_rate(index: Any, corpus: list[dict]) -> dict[str, float]:
     `OpenSearchIndex.one_refresh`)."""
     started = time.perf_counter()
     with getattr(index, "one_refresh", contextlib.nullcontext)():
-        _, chunks = _ingest(index, corpus, "parity")
+        _, chunks = ingest_corpus(index, corpus, "parity")
     elapsed = time.perf_counter() - started
     return {"docs_per_s": len(corpus) / elapsed, "chunks_per_s": chunks / elapsed, "seconds": elapsed}
 
@@ -137,13 +138,13 @@ def run(
     embedder = embedder or make_embedder("local")  # one embedder for both: the same vectors go into both engines
     tmp = Path(tempfile.mkdtemp(prefix="sourcerer-parity-"))
     name = f"sourcerer-parity-{uuid.uuid4().hex[:8]}"
-    _ingest(open_index(f"sqlite:///{tmp}/warm.db", embedder=embedder), corpus, "parity")  # fills the vector cache
+    ingest_corpus(open_index(f"sqlite:///{tmp}/warm.db", embedder=embedder), corpus, "parity")  # fills the vector cache
     engines = {"sqlite": open_index(f"sqlite:///{tmp}/parity.db", embedder=embedder), "other": open_other(url, name, embedder)}
     try:
         ingest = {engine: _ingest_rate(index, corpus) for engine, index in engines.items()}
         rankings = {
             engine: {
-                mode: {q: _doc_ranking(index.search(texts[q], tenant="parity", k=30, mode=mode), 10) for q in qrels}
+                mode: {q: doc_ranking(index.search(texts[q], tenant="parity", k=30, mode=mode), 10) for q in qrels}
                 for mode in MODES
             }
             for engine, index in engines.items()

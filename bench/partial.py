@@ -16,7 +16,8 @@ import asyncio
 import random
 import time
 
-from bench.common import EVAL, read_jsonl, sample, table, use_bench_cache, write_result
+from bench.common import EVAL, table, use_bench_cache, write_result
+from bench.datasets import read_jsonl, sample
 
 
 def mixed_summaries(n: int) -> list[tuple[str, list[str], list[bool]]]:

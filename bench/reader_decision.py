@@ -23,9 +23,9 @@ from collections import defaultdict
 from sourcerer.synthesis.answerability import logit
 
 from bench.common import table, use_bench_cache, write_result
-from bench.logistic import fit_logistic
-from bench.reader_eval import half
-from bench.train_reader import DATA, qa_questions
+from bench.datasets import half, qa_questions
+from bench.train.logistic import fit_logistic
+from bench.train.reader import DATA
 
 FEATURES = ["reader_best", "reader_margin", "answerability"]
 MIXES = [0.0, 0.25, 0.5, 1.0, 2.0]

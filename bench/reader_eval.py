@@ -1,7 +1,7 @@
 """Held-out figures of the reading model, run on the engine exactly as shipped (`sourcerer.reading`).
 
 * **Answerability, per language** — held-out articles of the QA sets (never trained on, see
-  `bench/train_reader.py`): an answerable question over its paragraph (label: answer), the same paragraph with the
+  `bench/train/reader.py`): an answerable question over its paragraph (label: answer), the same paragraph with the
   answer sentence removed (constructed negative), and SQuAD 2.0-style adversarial unanswerables (en, es, fa).
   The question's score is the reader's best sentence. AUC, and the refusal rate at the threshold that keeps
   false refusals at or under 10% in that language; answer selection: the best sentence is the gold one.
@@ -15,29 +15,18 @@ from __future__ import annotations
 
 import argparse
 import gzip
-import hashlib
 import json
 import os
 import random
 import time
 from collections import defaultdict
 
-from bench.common import EVAL, percentile, read_jsonl, roc_auc, sample, table, use_bench_cache, write_result
-from bench.train_reader import DATA, claim_sets, qa_questions
+from bench.common import EVAL, table, use_bench_cache, write_result
+from bench.datasets import claim_sets, half, qa_questions, read_jsonl, sample
+from bench.metrics import percentile, refusal_at, roc_auc
+from bench.train.reader import DATA
 
 XNLI_LANGS = ["en", "fr", "de", "es", "ar", "zh", "ru", "hi", "sw"]
-
-
-def refusal_at(pos: list[float], neg: list[float], max_false: float = 0.10) -> tuple[float, float]:
-    """(threshold, share of negatives refused) at the highest threshold refusing at most `max_false` positives."""
-    ordered = sorted(pos)
-    cut = ordered[int(max_false * len(ordered))] if ordered else 0.5
-    return cut, sum(1 for s in neg if s < cut) / max(1, len(neg))
-
-
-def half(question: dict) -> str:
-    key = f"{question['set']}/{question['question']}"
-    return "calibrate" if int(hashlib.sha256(key.encode()).hexdigest(), 16) % 2 == 0 else "report"
 
 
 def score_questions(reader, questions: list[dict], max_sentences: int = 8) -> list[dict]:

@@ -4,7 +4,7 @@
 `relevant`: at least one passage answers — a refusal there is a false refusal.
 The answerability score is the learned model's probability (0 when retrieval already refused); its ROC AUC
 says how well it separates the two sets independent of the threshold. The answerability model trained on
-every other NoMIRACL question by id (`bench.train_answerability.nomiracl_training_ids`); this benchmark
+every other NoMIRACL question by id (`bench.datasets.nomiracl_training_ids`); this benchmark
 reports on the other half only.
 """
 
@@ -13,7 +13,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from bench.common import EVAL, MODES, answer_mode, mean, read_jsonl, roc_auc, sample, table, use_bench_cache, write_result
+from bench.common import EVAL, MODES, answer_mode, table, use_bench_cache, write_result
+from bench.datasets import read_jsonl, sample
+from bench.metrics import mean, roc_auc
 
 
 def answerability(answer) -> float:
@@ -27,7 +29,7 @@ def run(n: int) -> dict:
     use_bench_cache()
     from sourcerer import ask
 
-    from bench.train_answerability import nomiracl_training_ids
+    from bench.datasets import nomiracl_training_ids
 
     trained = nomiracl_training_ids()  # the answerability model trained on these; report on the other half
     data: dict = {"modes": {}}

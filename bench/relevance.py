@@ -1,7 +1,7 @@
 """Relevance benchmark: does strict verification refuse a true answer to another question?
 
 Items come from the held-out articles of the reading model's QA sets (the `report` half, never trained or
-calibrated on; see `bench/train_reader.py` and `bench/reader_eval.py`), in nine languages. For each question the
+calibrated on; see `bench/train/reader.py` and `bench/reader_eval.py`), in nine languages. For each question the
 model's answer is a sentence of the paragraph quoted verbatim and cited: once the gold sentence (a right
 answer, which must be kept) and once the paragraph sentence that shares most words with the question but does
 not hold the answer (true, cited, and no answer: it must be refused). Both go through `ask(...,
@@ -21,8 +21,7 @@ import random
 from collections import defaultdict
 
 from bench.common import table, use_bench_cache, write_result
-from bench.reader_eval import half
-from bench.train_reader import _overlap, qa_questions
+from bench.datasets import half, overlap, qa_questions
 
 
 class FixedReply:
@@ -47,7 +46,7 @@ def items(per_lang: int, seed: int = 11) -> list[dict]:
         others = [s for i, s in enumerate(q["sentences"]) if i != q["answer"] and not any(a in s for a in q["answers"])]
         if not others:
             continue
-        wrong = max(others, key=lambda s: _overlap(q["question"], s))
+        wrong = max(others, key=lambda s: overlap(q["question"], s))
         by_lang[q["lang"]].append(
             {"lang": q["lang"], "question": q["question"], "passage": " ".join(q["sentences"]), "right": q["sentences"][q["answer"]], "wrong": wrong}
         )

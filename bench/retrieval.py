@@ -10,91 +10,18 @@ state and keyword-only (embeddings excluded).
 from __future__ import annotations
 
 import argparse
-import math
 import re
 import tempfile
 import time
-from collections import defaultdict
 from pathlib import Path
 
 from sourcerer.accounting import tally
 
-from bench.common import CACHE, EVAL, percentile, read_jsonl, table, use_bench_cache, write_result
+from bench.common import EVAL, table, use_bench_cache, write_result
+from bench.datasets import doc_ranking, ingest_corpus, qrels, read_jsonl
+from bench.metrics import doc_ndcg, ndcg_at, percentile, recall_at
 
 MODES = ("keyword", "semantic", "hybrid")
-
-
-def ndcg_at(ranked: list[str], relevant: dict[str, int], k: int = 10) -> float:
-    dcg = sum((2 ** relevant.get(d, 0) - 1) / math.log2(i + 2) for i, d in enumerate(ranked[:k]))
-    ideal = sorted(relevant.values(), reverse=True)[:k]
-    idcg = sum((2**g - 1) / math.log2(i + 2) for i, g in enumerate(ideal))
-    return dcg / idcg if idcg else 0.0
-
-
-def recall_at(ranked: list[str], relevant: dict[str, int], k: int) -> float:
-    return len(set(ranked[:k]) & set(relevant)) / len(relevant) if relevant else 0.0
-
-
-def _qrels(path: Path) -> dict[str, dict[str, int]]:
-    out: dict[str, dict[str, int]] = defaultdict(dict)
-    for line in path.read_text(encoding="utf-8").splitlines()[1:]:
-        if line.strip():
-            q, d, s = line.split("\t")
-            out[q][d] = int(s)
-    return out
-
-
-def doc_ndcg(ranked_docs: list[str], relevant: dict[str, int], k: int = 10) -> float:
-    """nDCG@k of a chunk-level ranking given as each chunk's abstract id (an abstract counts at its first chunk)."""
-    return ndcg_at(list(dict.fromkeys(ranked_docs)), relevant, k)
-
-
-def scifact_queries(split: str) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
-    """SciFact's claims and the qrels of `split` (`test`: what this benchmark reports on; `train`: what
-    `bench/train_reranker.py` learns from)."""
-    queries = {q["_id"]: q["text"] for q in read_jsonl(EVAL / "scifact" / "queries.jsonl")}
-    return queries, _qrels(EVAL / "scifact" / "qrels" / f"{split}.tsv")
-
-
-def scifact_index():
-    """The full SciFact corpus in a SQLite index kept under bench/.cache (built on first use, checked by an
-    idempotent re-ingest after), with the bundled model and the bench's embedding cache: (index, embedder)."""
-    from sourcerer.retrieval.embedders import make_embedder
-    from sourcerer.store import open_index
-
-    corpus = read_jsonl(*sorted((EVAL / "scifact").glob("corpus.part-*.jsonl")))
-    embedder = make_embedder("local")
-    index = open_index(f"sqlite:///{CACHE / 'scifact.db'}", embedder=embedder)
-    _ingest(index, corpus, "scifact")
-    return index, embedder
-
-
-def _doc_ranking(hits, limit: int) -> list[str]:
-    seen: list[str] = []
-    for hit in hits:
-        corpus_id = hit.metadata["corpus_id"]
-        if corpus_id not in seen:
-            seen.append(corpus_id)
-    return seen[:limit]
-
-
-def _ingest(index, corpus: list[dict], tenant: str) -> tuple[float, int]:
-    from sourcerer.store import Document
-
-    started = time.perf_counter()
-    chunks = 0
-    for row in corpus:
-        text = f"{row.get('title', '')}\n\n{row['text']}".strip()
-        result = index.ingest_document(
-            Document(
-                source_uri=f"{tenant}/{row['_id']}.txt",
-                text=text,
-                tenant=tenant,
-                metadata={"title": row.get("title") or row["_id"], "corpus_id": row["_id"]},
-            )
-        )
-        chunks += result["chunks"]
-    return time.perf_counter() - started, chunks
 
 
 def scifact(limit_queries: int | None) -> tuple[str, dict]:
@@ -103,21 +30,21 @@ def scifact(limit_queries: int | None) -> tuple[str, dict]:
 
     corpus = read_jsonl(*sorted((EVAL / "scifact").glob("corpus.part-*.jsonl")))
     queries = {q["_id"]: q["text"] for q in read_jsonl(EVAL / "scifact" / "queries.jsonl")}
-    qrels = _qrels(EVAL / "scifact" / "qrels" / "test.tsv")
-    test_ids = sorted(qrels)[: limit_queries or None]
+    relevant_docs = qrels(EVAL / "scifact" / "qrels" / "test.tsv")
+    test_ids = sorted(relevant_docs)[: limit_queries or None]
     tmp = Path(tempfile.mkdtemp(prefix="sourcerer-bench-"))
     embedder = make_embedder("local")
     index = open_index(f"sqlite:///{tmp}/scifact.db", embedder=embedder)
     misses_before = embedder.misses
-    ingest_s, chunks = _ingest(index, corpus, "scifact")
+    ingest_s, chunks = ingest_corpus(index, corpus, "scifact")
     computed = embedder.misses - misses_before
     keyword_index = open_index(f"sqlite:///{tmp}/scifact-keyword.db", embedder="none")
-    kw_ingest_s, _ = _ingest(keyword_index, corpus, "scifact")
+    kw_ingest_s, _ = ingest_corpus(keyword_index, corpus, "scifact")
     # Cold embeddings: 50 abstracts into a fresh index with an empty embedding cache.
     from sourcerer.retrieval.embedders import CachedEmbedder, LocalE5Embedder
 
     cold = open_index(f"sqlite:///{tmp}/cold.db", embedder=CachedEmbedder(LocalE5Embedder(), tmp / "cold-cache.db"))
-    cold_s, cold_chunks = _ingest(cold, corpus[:50], "cold")
+    cold_s, cold_chunks = ingest_corpus(cold, corpus[:50], "cold")
     ingest_rows = [
         [
             f"hybrid, full corpus ({computed} of {chunks} embeddings computed in this run, rest cached)",
@@ -143,9 +70,9 @@ def scifact(limit_queries: int | None) -> tuple[str, dict]:
         ndcg, recall = [], []
         for qid in test_ids:
             hits = index.search(queries[qid], tenant="scifact", k=150, mode=mode)  # deep enough for Recall@100
-            ranked = _doc_ranking(hits, 100)
-            ndcg.append(ndcg_at(ranked, qrels[qid]))
-            recall.append(recall_at(ranked, qrels[qid], 100))
+            ranked = doc_ranking(hits, 100)
+            ndcg.append(ndcg_at(ranked, relevant_docs[qid]))
+            recall.append(recall_at(ranked, relevant_docs[qid], 100))
         results[f"sourcerer {mode}"] = {"ndcg@10": sum(ndcg) / len(ndcg), "recall@100": sum(recall) / len(recall)}
 
     # the local reranker over the hybrid search's 50 candidates (trained on the train claims only)
@@ -159,7 +86,7 @@ def scifact(limit_queries: int | None) -> tuple[str, dict]:
             reranked, trace = rerank_hits(reranker, queries[qid], hits)
             if name == "semantic":
                 rerank_ms.append(trace["ms"])
-            ndcg.append(doc_ndcg([h.metadata["corpus_id"] for h in reranked], qrels[qid]))
+            ndcg.append(doc_ndcg([h.metadata["corpus_id"] for h in reranked], relevant_docs[qid]))
         results[f"sourcerer hybrid + local rerank ({name} features)"] = {"ndcg@10": sum(ndcg) / len(ndcg), "recall@100": ""}
 
     texts = [f"{r.get('title', '')} {r['text']}" for r in corpus]
@@ -177,8 +104,8 @@ def scifact(limit_queries: int | None) -> tuple[str, dict]:
                 bm25s.tokenize([queries[qid]], stopwords="en", stemmer=stemmer, show_progress=False), k=100, show_progress=False
             )
             ranked = [ids[i] for i in docs[0]]
-            ndcg.append(ndcg_at(ranked, qrels[qid]))
-            recall.append(recall_at(ranked, qrels[qid], 100))
+            ndcg.append(ndcg_at(ranked, relevant_docs[qid]))
+            recall.append(recall_at(ranked, relevant_docs[qid], 100))
         results[f"bm25s {bm25s.__version__} + PyStemmer (peer)"] = {
             "ndcg@10": sum(ndcg) / len(ndcg),
             "recall@100": sum(recall) / len(recall),
@@ -196,8 +123,8 @@ def scifact(limit_queries: int | None) -> tuple[str, dict]:
         for qid in test_ids:
             scores = okapi.get_scores(tok(queries[qid]))
             ranked = [ids[i] for i in sorted(range(len(ids)), key=lambda i: -scores[i])[:100]]
-            ndcg.append(ndcg_at(ranked, qrels[qid]))
-            recall.append(recall_at(ranked, qrels[qid], 100))
+            ndcg.append(ndcg_at(ranked, relevant_docs[qid]))
+            recall.append(recall_at(ranked, relevant_docs[qid], 100))
         results["rank-bm25 BM25Okapi (peer)"] = {"ndcg@10": sum(ndcg) / len(ndcg), "recall@100": sum(recall) / len(recall)}
     except ImportError:
         print("rank-bm25 not installed (make bench installs the bench extra)")
@@ -253,15 +180,15 @@ def xquad() -> tuple[str, dict]:
     rows, data = [], {}
     for lang in ("en", "ar", "zh"):
         corpus = read_jsonl(EVAL / "xquad" / lang / "corpus.jsonl")
-        _ingest(index, corpus, f"xquad-{lang}")
-        qrels = _qrels(EVAL / "xquad" / lang / "qrels" / "test.tsv")
+        ingest_corpus(index, corpus, f"xquad-{lang}")
+        relevant_docs = qrels(EVAL / "xquad" / lang / "qrels" / "test.tsv")
         queries = read_jsonl(EVAL / "xquad" / lang / "queries.jsonl")
         for mode in MODES:
             r1, r5 = [], []
             for q in queries:
-                ranked = _doc_ranking(index.search(q["text"], tenant=f"xquad-{lang}", k=20, mode=mode), 5)
-                r1.append(recall_at(ranked, qrels[q["_id"]], 1))
-                r5.append(recall_at(ranked, qrels[q["_id"]], 5))
+                ranked = doc_ranking(index.search(q["text"], tenant=f"xquad-{lang}", k=20, mode=mode), 5)
+                r1.append(recall_at(ranked, relevant_docs[q["_id"]], 1))
+                r5.append(recall_at(ranked, relevant_docs[q["_id"]], 5))
             rows.append([lang, mode, sum(r1) / len(r1), sum(r5) / len(r5)])
             data[f"{lang} {mode}"] = {"recall@1": sum(r1) / len(r1), "recall@5": sum(r5) / len(r5)}
     text = table("Retrieval — XQuAD, 240 paragraphs per language, 1190 questions", ["lang", "mode", "Recall@1", "Recall@5"], rows)

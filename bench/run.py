@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import json
+from typing import Any
 
 from bench import (
     audit,
@@ -28,12 +30,19 @@ from bench import (
     streaming,
     verification,
 )
+from bench.common import RESULTS, ROOT, table
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="small samples, for a smoke run")
-    quick = parser.parse_args().quick
+    parser.add_argument(
+        "--check", action="store_true", help="run nothing: compare the figures in bench/results/ with bench/targets.json"
+    )
+    args = parser.parse_args()
+    if args.check:
+        raise SystemExit(check())
+    quick = args.quick
     reader_eval.run(20 if quick else 120, 50 if quick else 300, write_operating_points=False)
     relevance.run(8 if quick else 30)
     verification.run(300 if quick else 2000, 50 if quick else 300)
@@ -57,6 +66,44 @@ def main() -> None:
     # OPENSEARCH_URL, else embedded nodes (tools/opensearch; skipped without Java)
     opensearch_parity.main(["--docs", "200", "--queries", "30"] if quick else [])
     opensearch_cluster.main(["--docs", "15", "--settle", "3"] if quick else [])
+
+
+OPS = {">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b}
+
+
+def _figures(data: Any, path: list[str], prefix: tuple[str, ...] = ()) -> list[tuple[str, float]]:
+    """The figures at `path` in a result's JSON, named by the keys a `*` stood for."""
+    if not path:
+        return [(" / ".join(prefix), float(data))] if isinstance(data, (int, float)) else []
+    head, rest = path[0], path[1:]
+    if head == "*":
+        return [f for key, value in (data or {}).items() for f in _figures(value, rest, (*prefix, key))]
+    return _figures(data.get(head), rest, prefix) if isinstance(data, dict) and head in data else []
+
+
+def check() -> int:
+    """Each target of bench/targets.json against the latest figure in bench/results/: prints one line per
+    figure (met, not met, or no figure yet) and exits 1 when any is not met."""
+    rows, unmet = [], 0
+    for t in json.loads((ROOT / "bench" / "targets.json").read_text(encoding="utf-8"))["targets"]:
+        path = RESULTS / f"{t['file']}.json"
+        data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        found = _figures(data, t["path"])
+        if t.get("over"):
+            base = dict(_figures(data, t["over"]))
+            found = [(name, value / base[""]) for name, value in found if base.get("")]
+        run = data.get("run") or {}
+        stamp = f"{run['commit']}, {run['date'][:10]}" if run else "unstamped (an older run)"
+        if not found:
+            rows.append([t["issue"], t["what"], f"{t['op']} {t['target']}", "no figure", "—", stamp])
+            unmet += 1
+        for name, value in found:
+            met = OPS[t["op"]](value, t["target"])
+            unmet += not met
+            label = f"{t['what']} ({name})" if name else t["what"]
+            rows.append([t["issue"], label, f"{t['op']} {t['target']}", round(value, 4), "met" if met else "NOT MET", stamp])
+    print(table("Benchmark figures against their targets (bench/targets.json)", ["issue", "figure", "target", "now", "", "run"], rows))
+    return 1 if unmet else 0
 
 
 if __name__ == "__main__":

@@ -22,7 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.common import CACHE, EVAL, RESULTS, percentile, read_jsonl, table, write_result
+from bench.common import CACHE, EVAL, RESULTS, table, write_result
+from bench.datasets import read_jsonl
+from bench.metrics import percentile
 
 SIZES = (10_000, 100_000, 500_000)
 SENTENCES = CACHE / "scifact_sentences.json"

@@ -20,14 +20,16 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import EVAL, ROOT, percentile, read_jsonl, serve_env, start_serve, table, use_bench_cache, write_result
+from bench.common import EVAL, ROOT, serve_env, start_serve, table, use_bench_cache, write_result
+from bench.datasets import read_jsonl
+from bench.metrics import percentile
 
 CONCURRENCY = (1, 16, 64)
 DEFAULT_CORPUS = 150  # abstracts: the bundled model embeds ~7 texts/s here, and each abstract is ~14 texts (chunk and sentences)
 MAX_SECONDS = 20.0  # per (route, concurrency) cell
 
 
-def _ingest(home: Path, corpus_limit: int | None) -> None:
+def ingest_corpus(home: Path, corpus_limit: int | None) -> None:
     from sourcerer.store import Document, open_index
 
     index = open_index(f"sqlite:///{home}/index.db", embedder="local")
@@ -141,7 +143,7 @@ def run(corpus_limit: int | None = DEFAULT_CORPUS) -> dict:
     use_bench_cache()
     home = Path(tempfile.mkdtemp(prefix="sourcerer-service-"))
     started = time.perf_counter()
-    _ingest(home, corpus_limit)
+    ingest_corpus(home, corpus_limit)
     ingest_s = time.perf_counter() - started
     key = _key(home)
     queries = [q["text"] for q in read_jsonl(EVAL / "scifact" / "queries.jsonl")]

@@ -7,7 +7,9 @@ import os
 import tempfile
 import time
 
-from bench.common import EVAL, percentile, read_jsonl, sample, table, write_result
+from bench.common import EVAL, table, write_result
+from bench.datasets import read_jsonl, sample
+from bench.metrics import percentile
 
 
 def run(n: int) -> dict:

@@ -23,7 +23,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
 
-from bench.common import percentile, serve_env, start_serve, table, write_result
+from bench.common import serve_env, start_serve, table, write_result
+from bench.metrics import percentile
 
 QUESTIONS = [
     "How long did the failover cutover take?",

@@ -5,7 +5,7 @@ QA (2,000 pairs): `knowledge` is the only passage; `right_answer` must verify fa
 summary (several sentences, paraphrased) must verify faithful, the hallucinated one unfaithful. An answer is
 faithful when every one of its claims is supported; an answer of several claims is weighed as a whole by the
 judge's answer model (`sourcerer.support`). The claim-support models never saw these items
-(`bench/train_claim_support.py` samples around them). Peers in the same run: grounded-check (exact tier) and
+(`bench/train/claim_support.py` samples around them). Peers in the same run: grounded-check (exact tier) and
 the "every content word appears" baseline.
 """
 
@@ -17,7 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import EVAL, read_jsonl, sample, table, use_bench_cache, write_result
+from bench.common import EVAL, table, use_bench_cache, write_result
+from bench.datasets import read_jsonl, sample
 
 
 def balanced_accuracy(right_ok: list[bool], halluc_ok: list[bool]) -> float:

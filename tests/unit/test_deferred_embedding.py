@@ -17,7 +17,7 @@ DOCS = {
 }
 
 
-def _ingest(index):
+def ingest_corpus(index):
     for uri, text in DOCS.items():
         index.ingest_document({"source_uri": uri, "text": text})
 
@@ -31,8 +31,8 @@ def test_a_deferred_ingest_is_keyword_searchable_at_once_and_a_search_embeds_onl
     )
     deferred.ingest_document({"source_uri": "old.md", "text": "# Old\n\nThe failover region was moved last year.\n"})
     assert deferred.embed_pending() == 1  # the index also holds an embedded chunk
-    _ingest(eager)
-    _ingest(deferred)
+    ingest_corpus(eager)
+    ingest_corpus(deferred)
     assert deferred.pending_embeddings() == 3
     assert deferred.search("failover cutover", tenant="local", mode="keyword")[0].source_uri == "ops.md"
     before = deferred.embedder.calls
@@ -55,7 +55,7 @@ def test_a_deferred_ingest_is_keyword_searchable_at_once_and_a_search_embeds_onl
 
 def test_a_document_replaced_or_deleted_while_pending_is_never_given_stale_vectors(tmp_path):
     index = SQLiteIndex(tmp_path / "index.db", embedder=HashedEmbedder(), defer_embedding=True)
-    _ingest(index)
+    ingest_corpus(index)
     index.ingest_document({"source_uri": "ops.md", "text": "# Operations\n\nThe cutover now takes 30 seconds.\n"})
     index.delete_document(
         "local", next(d["document_id"] for d in index.list_documents("local") if d["source_uri"] == "people.md")
@@ -79,7 +79,7 @@ def test_one_background_embedder_per_index_file_fills_the_vectors(tmp_path):
     workers = [BackgroundEmbedder(first, idle_s=0.05).start()]
     time.sleep(0.2)  # the first takes the file lock
     workers.append(BackgroundEmbedder(second, idle_s=0.05).start())
-    _ingest(second)
+    ingest_corpus(second)
     deadline = time.time() + 10
     while first.pending_embeddings() and time.time() < deadline:
         time.sleep(0.05)

@@ -187,9 +187,9 @@ def test_a_tree_ensemble_sums_the_leaf_each_tree_sends_a_row_to():
 
 
 def test_the_shipped_trees_score_as_lightgbm_does():
-    """`bench/train_reranker.flatten` turns LightGBM's trees into the arrays served: same scores, numpy only."""
+    """`bench/train/reranker.flatten` turns LightGBM's trees into the arrays served: same scores, numpy only."""
     lightgbm = pytest.importorskip("lightgbm")
-    from bench.train_reranker import LAMBDAMART, flatten
+    from bench.train.reranker import LAMBDAMART, flatten
 
     rng = np.random.default_rng(7)
     matrix = rng.random((600, 3))

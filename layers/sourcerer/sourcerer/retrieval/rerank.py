@@ -10,7 +10,7 @@ threshold reads). Two ship:
   carry the vectors stored at ingest, the calibrated e5 similarity of the question to the passage and to its
   best sentences, and of the passage to the best candidates. No model runs per request beyond the question's
   embedding, which the search already computed (cached). The model is a LambdaMART tree ensemble trained by
-  `bench/train_reranker.py` (LightGBM) on SciFact's train claims (disjoint from the 300 test claims
+  `bench/train/reranker.py` (LightGBM) on SciFact's train claims (disjoint from the 300 test claims
   `bench/retrieval.py` reports on), shipped as arrays in `data/rerank_model.json` and scored here with numpy.
 * `BedrockReranker` (`SOURCERER_RERANKER=bedrock`): Amazon Bedrock's `Rerank` API (Amazon Rerank or Cohere
   Rerank models), for the cloud path.
@@ -81,7 +81,7 @@ NEIGHBOURHOOD = 5
 
 @dataclass(frozen=True)
 class TreeEnsemble:
-    """A boosted tree ensemble (LambdaMART, fitted by LightGBM in `bench/train_reranker.py`) flattened into
+    """A boosted tree ensemble (LambdaMART, fitted by LightGBM in `bench/train/reranker.py`) flattened into
     arrays, so scoring needs numpy only. Node `i` sends a row left when `row[feature[i]] <= threshold[i]`; a
     child `c >= 0` is another node, `c < 0` the leaf `-c - 1`; a row's score is the sum of its leaves' values
     over the trees, which start at `roots`."""

@@ -1,6 +1,6 @@
 """The learned decisions of the extractive synthesiser: which sentence answers, and whether any does.
 
-Two small logistic models, trained by `bench/train_answerability.py` on public data that no benchmark reports
+Two small logistic models, trained by `bench/train/answerability.py` on public data that no benchmark reports
 on (see the README, "How Sourcerer decides to answer"), shipped as `data/answer_models.json`:
 
 * the **sentence model** scores each candidate sentence: how likely it holds the answer;

@@ -35,8 +35,10 @@ import random
 import time
 from pathlib import Path
 
-from bench.common import EVAL, ROOT, read_jsonl, roc_auc, sample, table, use_bench_cache
-from bench.logistic import curve, fit_logistic
+from bench.common import EVAL, ROOT, table, use_bench_cache
+from bench.datasets import held_out_articles, nomiracl_training_ids, read_jsonl, sample, xquad_titles
+from bench.metrics import roc_auc
+from bench.train.logistic import curve, fit_logistic
 
 LANGUAGES = ("en", "ar", "zh")
 MODELS_PATH = ROOT / "layers" / "sourcerer" / "sourcerer" / "data" / "answer_models.json"
@@ -47,15 +49,6 @@ TARGET_FALSE_REFUSALS = 0.05  # the operating point: refuse at most this share o
 # that answers from one that only shares the question's words, so its operating point is set from the other side:
 # refuse at least this share of the validation unanswerables, and answer only what a passage states plainly.
 TARGET_LEXICAL_REFUSALS = 0.90
-
-
-def xquad_titles() -> dict[str, str]:
-    return {row["_id"]: row["title"] for row in read_jsonl(EVAL / "xquad" / "en" / "corpus.jsonl")}
-
-
-def held_out_articles() -> set[str]:
-    """The XQuAD articles no model is trained on (every other one, by name); the benchmarks report on these."""
-    return set(sorted(set(xquad_titles().values()))[1::2])
 
 
 def qrels(lang: str) -> dict[str, str]:
@@ -118,16 +111,6 @@ def build_sets(articles: set[str], seed: int) -> list[dict]:
     return items
 
 
-def nomiracl_training_ids() -> set[str]:
-    """NoMIRACL en questions the answerability model trains on: every other one by id, in each subset.
-    `bench/refusal.py` reports on the others only."""
-    ids = set()
-    for subset in ("relevant", "non_relevant"):
-        rows = sorted(read_jsonl(EVAL / "nomiracl" / f"en.test.{subset}.jsonl"), key=lambda r: r["query_id"])
-        ids |= {r["query_id"] for r in rows[::2]}
-    return ids
-
-
 def nomiracl_sets() -> list[dict]:
     """Half of NoMIRACL en (`nomiracl_training_ids`): ten retrieved passages per question, judged relevant
     (at least one answers) or not (all are hard negatives). No answer strings: answerability only."""
@@ -158,7 +141,7 @@ def halueval_sets(n: int, seed: int) -> list[dict]:
     items BM25 finds closest to it (unanswerable: related passages without the fact)."""
     from sourcerer.retrieval.keyword import BM25
 
-    from bench.train_claim_support import QA_EVALUATED, qa_rows
+    from bench.datasets import QA_EVALUATED, qa_rows
 
     rows = qa_rows()
     held = {r["question"] for r in sample(rows, QA_EVALUATED)}

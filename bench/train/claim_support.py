@@ -31,23 +31,15 @@ import random
 import time
 from typing import TYPE_CHECKING
 
-from bench.common import EVAL, ROOT, read_jsonl, sample, table, use_bench_cache
-from bench.logistic import fit_logistic
+from bench.common import ROOT, table, use_bench_cache
+from bench.datasets import QA_EVALUATED, SUMMARIES_EVALUATED, qa_rows, sample, summary_rows
+from bench.train.logistic import fit_logistic
 
 if TYPE_CHECKING:
     from sourcerer.support import Support, SupportModel
 
 MODEL_PATH = ROOT / "layers" / "sourcerer" / "sourcerer" / "data" / "claim_support.json"
-QA_EVALUATED, SUMMARIES_EVALUATED = 2000, 300  # what bench/verification.py reports on (bench.common.sample, seed 13)
 CLAIM_SUMMARIES = 1200  # summaries the claim model learns from (`training_items`; the curve in the README)
-
-
-def qa_rows() -> list[dict]:
-    return read_jsonl(*sorted((EVAL / "halueval").glob("qa_data.part-*.jsonl")))
-
-
-def summary_rows() -> list[dict]:
-    return read_jsonl(*sorted((EVAL / "halueval").glob("summarization_data.part-*.jsonl")))
 
 
 def training_items(n_qa: int, n_summaries: int, seed: int, claim_summaries: int = CLAIM_SUMMARIES) -> list[dict]:

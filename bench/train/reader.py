@@ -20,92 +20,16 @@ the engine's Q4_0 blocks and shipped as a patch over the bundled model (`data/re
 from __future__ import annotations
 
 import argparse
-import gzip
 import hashlib
 import json
 import random
 import time
-from collections import defaultdict
 from pathlib import Path
 
-from bench.common import EVAL, ROOT
+from bench.common import ROOT
+from bench.datasets import HELD_OUT_SHARE, QA_SETS, claim_sets, overlap, qa_questions, sentences
 
-TRAIN = EVAL / "train"
 DATA = ROOT / "layers" / "sourcerer" / "sourcerer" / "data"
-QA_SETS = ["squad2_dev_half", "squad_es_v2", "persianqa", "mlqa_dev", "arcd", "jsquad", "cmrc2018_dev", "piaf"]
-HELD_OUT_SHARE = 15  # percent of articles
-
-
-def rows(name: str) -> list[dict]:
-    with gzip.open(TRAIN / name / f"{name}.jsonl.gz", "rt", encoding="utf-8") as f:
-        return [json.loads(line) for line in f]
-
-
-def held_out(key: str) -> bool:
-    return int(hashlib.sha256(key.encode()).hexdigest(), 16) % 100 < HELD_OUT_SHARE
-
-
-def xquad_held() -> tuple[set[str], set[str]]:
-    """XQuAD's question ids and English paragraphs (prefixes): SQuAD rows on those paragraphs, in English or in
-    SQuAD-es's translation (which keeps the ids), are never trained on."""
-    ids, paragraphs = set(), set()
-    with open(EVAL / "xquad" / "en" / "queries.jsonl", encoding="utf-8") as f:
-        ids.update(json.loads(line)["_id"] for line in f)
-    with open(EVAL / "xquad" / "en" / "corpus.jsonl", encoding="utf-8") as f:
-        paragraphs.update(" ".join(json.loads(line)["text"].split())[:80] for line in f)
-    return ids, paragraphs
-
-
-def sentences(text: str) -> list[tuple[int, int, str]]:
-    from sourcerer.text import sentence_spans
-
-    return [(a, b, text[a:b]) for a, b in sentence_spans(text) if text[a:b].strip()]
-
-
-def qa_questions(split: str) -> list[dict]:
-    """Questions of the QA sets in `split` ('train' or 'held_out'), each with its paragraph's sentences, the
-    index of the answer sentence (None: unanswerable) and the article's other paragraphs."""
-    banned_ids, banned_paragraphs = xquad_held()
-    out = []
-    for name in QA_SETS:
-        by_article: dict[str, list[dict]] = defaultdict(list)
-        every = rows(name)
-        banned = {r["context"] for r in every if r["id"] in banned_ids}
-        for r in every:
-            if r["context"] in banned or " ".join(r["context"].split())[:80] in banned_paragraphs:
-                continue
-            by_article[f"{name}/{r.get('lang')}/{r['title']}"].append(r)
-        for article, items in by_article.items():
-            if held_out(article) != (split == "held_out"):
-                continue
-            contexts = list(dict.fromkeys(r["context"] for r in items))
-            for r in items:
-                split_sentences = sentences(r["context"])
-                answer = None
-                if r["answerable"] and r["answer_starts"]:
-                    start = r["answer_starts"][0]
-                    answer = next((i for i, (a, b, _) in enumerate(split_sentences) if a <= start < b), None)
-                    if answer is None:
-                        continue
-                out.append(
-                    {
-                        "set": name,
-                        "lang": r["lang"],
-                        "question": r["question"],
-                        "sentences": [s for *_, s in split_sentences],
-                        "answer": answer,
-                        "answers": [a for a in r.get("answers", []) if a],
-                        "plausible": [a for a in r.get("plausible_answers", []) or [] if a],
-                        "others": [c for c in contexts if c != r["context"]],
-                        "adversarial": not r["answerable"],
-                    }
-                )
-    return out
-
-
-def _overlap(question: str, sentence: str) -> float:
-    q = set(question.lower().split())
-    return len(q & set(sentence.lower().split())) / (1 + len(q))
 
 
 def answer_pairs(questions: list[dict], rng: random.Random) -> list[tuple[str, str, int]]:
@@ -117,10 +41,10 @@ def answer_pairs(questions: list[dict], rng: random.Random) -> list[tuple[str, s
         if q["answer"] is not None:
             pairs.append((q["question"], sents[q["answer"]], 1))
             rest = [s for i, s in enumerate(sents) if i != q["answer"] and not any(a in s for a in q["answers"])]
-            rest.sort(key=lambda s: -_overlap(q["question"], s))
+            rest.sort(key=lambda s: -overlap(q["question"], s))
             pairs += [(q["question"], s, 0) for s in rest[:2]]
         else:
-            ranked = sorted(sents, key=lambda s: (not any(p in s for p in q["plausible"]), -_overlap(q["question"], s)))
+            ranked = sorted(sents, key=lambda s: (not any(p in s for p in q["plausible"]), -overlap(q["question"], s)))
             pairs += [(q["question"], s, 0) for s in ranked[:3]]
         if q["others"]:
             other = sentences(rng.choice(q["others"]))
@@ -128,24 +52,6 @@ def answer_pairs(questions: list[dict], rng: random.Random) -> list[tuple[str, s
             if other:
                 pairs.append((q["question"], rng.choice(other), 0))
     return pairs
-
-
-def claim_sets(split: str) -> dict[str, list[tuple[str, str, int]]]:
-    """(claim, source, label) pairs from the licensed NLI and consistency sets, by set."""
-    out: dict[str, list[tuple[str, str, int]]] = defaultdict(list)
-    names = {"jnli": "JNLI (ja)", "klue_nli": "KLUE-NLI (ko)", "indonli": "IndoNLI (id)"}
-    for name in ("jnli", "klue_nli", "indonli"):
-        for r in rows(name):
-            if name == "klue_nli":
-                is_held = held_out(f"{name}/{r['id']}")
-            else:  # the sets' own test parts are the held-out ones
-                is_held = r.get("split", "").startswith("test")
-            if is_held == (split == "held_out"):
-                out[names[name]].append((r["hypothesis"], r["premise"], int(r["label"] == "entailment")))
-    for r in rows("falke_correctness"):
-        if held_out(f"falke/{r['article_id']}") == (split == "held_out"):
-            out["Falke (en)"].append((r["claim"], r["document"], int(r["label"])))
-    return dict(out)
 
 
 def claim_pairs(split: str) -> list[tuple[str, str, int]]:
@@ -170,7 +76,7 @@ def train(minutes: float, first_layer: int, seed: int, max_tokens: int, resume: 
     import torch
     from sourcerer.e5file import E5Image, apply_patch
 
-    from bench.reader_model import E5Tokenizer, E5Torch, base_image
+    from bench.train.reader_model import E5Tokenizer, E5Torch, base_image
 
     torch.manual_seed(seed)
     torch.set_num_threads(2)
@@ -311,7 +217,7 @@ def engine_parity(model, tokenizer, examples, encoded, patch: bytes) -> float:
 
 
 def image_path() -> str:
-    from bench.reader_model import BASE_MODEL
+    from bench.train.reader_model import BASE_MODEL
 
     return str(BASE_MODEL)
 
@@ -326,7 +232,6 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="train on this many pairs only (a smoke run)")
     args = parser.parse_args()
     train(args.minutes, args.first_layer, args.seed, args.max_tokens, args.resume, args.limit)
-
 
 
 if __name__ == "__main__":

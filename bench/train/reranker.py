@@ -1,4 +1,4 @@
-"""Train the local reranker (`make train`, or `python -m bench.train_reranker`).
+"""Train the local reranker (`make train`, or `python -m bench.train.reranker`).
 
 Data: SciFact's **train** claims (`qrels/train.tsv`, 809 claims) over the full 5,183-abstract corpus, indexed the
 way `bench/retrieval.py` indexes it. `bench/retrieval.py` reports only on the 300 test claims (`qrels/test.tsv`),
@@ -29,8 +29,9 @@ from sourcerer.retrieval.rerank import TreeEnsemble
 from sourcerer.synthesis.answerability import LogisticModel
 
 from bench.common import ROOT, table, use_bench_cache
-from bench.logistic import fit_logistic
-from bench.retrieval import doc_ndcg, scifact_index, scifact_queries
+from bench.datasets import scifact_index, scifact_queries
+from bench.metrics import doc_ndcg
+from bench.train.logistic import fit_logistic
 
 MODEL_PATH = ROOT / "layers" / "sourcerer" / "sourcerer" / "data" / "rerank_model.json"
 CANDIDATES = 50
