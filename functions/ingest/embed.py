@@ -13,7 +13,9 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from sourcerer.errors import ConfigurationError
 from sourcerer.store import open_index
+from sourcerer.store.base import QueuedEmbedding
 
 logger = Logger()
 tracer = Tracer()
@@ -22,8 +24,11 @@ processor = BatchProcessor(event_type=EventType.SQS)
 
 
 @lru_cache(maxsize=1)
-def index():
-    return open_index()
+def index() -> QueuedEmbedding:
+    opened = open_index()
+    if not isinstance(opened, QueuedEmbedding):
+        raise ConfigurationError("the embed function needs an index whose vectors a queue fills (SOURCERER_INDEX: OpenSearch)")
+    return opened
 
 
 @tracer.capture_method(capture_response=False)

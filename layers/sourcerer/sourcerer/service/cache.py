@@ -194,7 +194,7 @@ class AnswerCache:
     def _vector(self, question: str) -> list[float] | None:
         """The question's (unit) embedding from the index's embedder (its cache makes the search's own query
         embedding free), or None on a keyword-only index."""
-        embedder = getattr(self.index, "embedder", None)
+        embedder = self.index.embedder
         if embedder is None:
             return None
         vector = np.asarray(embedder.embed([question], "query")[0], dtype=np.float32)

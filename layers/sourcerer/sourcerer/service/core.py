@@ -110,7 +110,7 @@ class Service:
 
     def __post_init__(self) -> None:
         if self.reranker == "configured":
-            self.reranker = make_reranker(embedder=getattr(self.index, "embedder", None))
+            self.reranker = make_reranker(embedder=self.index.embedder)
         self.meter = Meter(self.ledger, self.prices, self.clock)
         self.cache = AnswerCache(self.ledger, self.index)
 

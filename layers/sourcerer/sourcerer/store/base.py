@@ -56,6 +56,7 @@ class Index(Protocol):
 
     originals: Originals | None
     embedder: Any  # the index's embedding model (None: keyword only); the local reranker reuses its question vectors
+    chunk_settings: ChunkSettings | None  # how its documents are chunked (None: the defaults)
 
     def ingest_document(
         self,
@@ -157,6 +158,16 @@ class EmbeddedIndex(Protocol):
 
     def serve_long_running(self) -> None:
         """This process will serve many queries: building an approximate-search graph for large indexes pays."""
+        ...
+
+
+@runtime_checkable
+class QueuedEmbedding(Protocol):
+    """What an index whose vectors are computed by a queue's consumer adds (OpenSearch on AWS: ingest hands the
+    unit ids of chunks written without vectors to SQS, and the embed function fills them in)."""
+
+    def embed_units(self, tenant: str, unit_ids: list[str]) -> int:
+        """Compute and store the vectors of these chunks that still lack them; returns how many were filled."""
         ...
 
 

@@ -71,7 +71,7 @@ def ingest_folder(
         "placed": dict(placed or {}),
         "refused": dict(refused or {}),
     }
-    for file, item, prepared in _documents(files, root, fields, getattr(index, "chunk_settings", None)):
+    for file, item, prepared in _documents(files, root, fields, index.chunk_settings):
         shown = str(file)
         try:
             if isinstance(item, str):
