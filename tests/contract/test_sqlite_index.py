@@ -233,3 +233,24 @@ def test_an_index_from_an_older_tokenizer_is_retokenised_once_where_the_terms_ch
             "SELECT (SELECT sum(n_terms) FROM chunks), (SELECT value FROM meta WHERE key = 'term_count')"
         ).fetchone()
         assert int(term_count) == chunk_terms
+
+
+def test_keyword_scores_are_the_one_bm25_of_the_in_memory_retriever(tmp_path):
+    """One BM25 (retrieval/keyword.py): the index's keyword scores (FTS5 candidates, rescored) equal the in-memory
+    retriever's over the same texts; the postings that serve long-running processes agree in test_postings."""
+    from sourcerer import keyword_retriever
+
+    texts = [
+        "Failover: the cutover to the standby region took 42 seconds during the drill.",
+        "Billing: invoices go out on the first business day of each month.",
+        "Failover drills: twice a year the standby region takes over for a full day, and the drill is announced.",
+        "Onboarding: every engineer gets a laptop and a failover runbook on the first day.",
+    ]
+    index = SQLiteIndex(tmp_path / "bm25.db", embedder=None)
+    for n, text in enumerate(texts):  # titles inside their text: the chunk's terms are the text's own
+        index.ingest_document({"source_uri": f"d{n}.txt", "text": text, "metadata": {"title": text.split(":")[0]}})
+    for query in ("failover drill standby", "first day laptop", "invoices month"):
+        indexed = {h.text: h.score for h in index.search(query, tenant="local", k=4, mode="keyword")}
+        in_memory = {p.text: p.score for p in keyword_retriever([{"text": t} for t in texts])(query, 4)}
+        assert indexed.keys() == in_memory.keys() and indexed
+        assert all(abs(indexed[t] - in_memory[t]) < 1e-5 for t in indexed), (query, indexed, in_memory)
