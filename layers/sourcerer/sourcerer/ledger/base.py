@@ -12,7 +12,7 @@ import json
 import secrets
 import time
 from collections.abc import Iterator
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -199,17 +199,22 @@ class CachedAnswer(BaseModel):
 CACHE_SCAN = 200  # cached answers read per (tenant, context) when looking for a near-duplicate question
 
 
+class TenantRecord(TypedDict):
+    tenant: str
+    tier: str
+    created_at: float
+    settings: dict[str, Any]  # the stored overrides of the tier's defaults (`service.tenancy.TenantSettings`)
+
+
 @runtime_checkable
 class Tenants(Protocol):
     """Tenants and their tier and settings."""
 
-    def create_tenant(self, tenant: str, tier: str) -> dict[str, Any]: ...
+    def create_tenant(self, tenant: str, tier: str) -> TenantRecord: ...
 
-    def get_tenant(self, tenant: str) -> dict[str, Any] | None:
-        """`{tenant, tier, created_at, settings}` (settings: the stored overrides, a dict), or None."""
-        ...
+    def get_tenant(self, tenant: str) -> TenantRecord | None: ...
 
-    def update_tenant_settings(self, tenant: str, settings: dict[str, Any]) -> dict[str, Any]: ...
+    def update_tenant_settings(self, tenant: str, settings: dict[str, Any]) -> TenantRecord: ...
 
     def list_tenants(self) -> list[str]: ...
 

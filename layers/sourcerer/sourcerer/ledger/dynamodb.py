@@ -41,6 +41,7 @@ from sourcerer.ledger.base import (
     Finding,
     HandoffRecord,
     KeyRecord,
+    TenantRecord,
     UsageRecord,
     answer_id_floor,
 )
@@ -164,7 +165,7 @@ class DynamoDBLedger:
                 return
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
-    def create_tenant(self, tenant: str, tier: str) -> dict[str, Any]:
+    def create_tenant(self, tenant: str, tier: str) -> TenantRecord:
         self.table.update_item(
             Key={"pk": f"TENANT#{tenant}", "sk": "META"},
             UpdateExpression="SET tier = :tier, created_at = if_not_exists(created_at, :now)",
@@ -173,7 +174,7 @@ class DynamoDBLedger:
         self.table.put_item(Item={"pk": "TENANTS", "sk": tenant})
         return self.get_tenant(tenant) or {}
 
-    def get_tenant(self, tenant: str) -> dict[str, Any] | None:
+    def get_tenant(self, tenant: str) -> TenantRecord | None:
         item = self.table.get_item(Key={"pk": f"TENANT#{tenant}", "sk": "META"}).get("Item")
         if not item:
             return None
@@ -184,7 +185,7 @@ class DynamoDBLedger:
             "settings": json.loads(item["settings"]) if item.get("settings") else {},
         }
 
-    def update_tenant_settings(self, tenant: str, settings: dict[str, Any]) -> dict[str, Any]:
+    def update_tenant_settings(self, tenant: str, settings: dict[str, Any]) -> TenantRecord:
         current = self.get_tenant(tenant)
         if current is None:
             raise NotFound(f"no tenant {tenant}")

@@ -11,7 +11,16 @@ from pathlib import Path
 from typing import Any
 
 from sourcerer.errors import NotFound
-from sourcerer.ledger.base import CACHE_SCAN, AnswerRecord, CachedAnswer, Finding, HandoffRecord, KeyRecord, UsageRecord
+from sourcerer.ledger.base import (
+    CACHE_SCAN,
+    AnswerRecord,
+    CachedAnswer,
+    Finding,
+    HandoffRecord,
+    KeyRecord,
+    TenantRecord,
+    UsageRecord,
+)
 from sourcerer.sqlitedb import connect, transaction
 
 PAGE = 200  # answers read per query while iterating
@@ -58,7 +67,7 @@ class SQLiteLedger:
                 self._conn = connect(self.path, SCHEMA)
         return self._conn
 
-    def create_tenant(self, tenant: str, tier: str) -> dict[str, Any]:
+    def create_tenant(self, tenant: str, tier: str) -> TenantRecord:
         with self._lock:
             self._db().execute(
                 "INSERT INTO tenants VALUES (?, ?, ?) ON CONFLICT (tenant) DO UPDATE SET tier = excluded.tier",
@@ -66,7 +75,7 @@ class SQLiteLedger:
             )
         return self.get_tenant(tenant) or {}
 
-    def get_tenant(self, tenant: str) -> dict[str, Any] | None:
+    def get_tenant(self, tenant: str) -> TenantRecord | None:
         with self._lock:
             row = (
                 self._db()
@@ -81,7 +90,7 @@ class SQLiteLedger:
             return None
         return {"tenant": row[0], "tier": row[1], "created_at": row[2], "settings": json.loads(row[3]) if row[3] else {}}
 
-    def update_tenant_settings(self, tenant: str, settings: dict[str, Any]) -> dict[str, Any]:
+    def update_tenant_settings(self, tenant: str, settings: dict[str, Any]) -> TenantRecord:
         current = self.get_tenant(tenant)
         if current is None:
             raise NotFound(f"no tenant {tenant}")

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from sourcerer.errors import InvalidRequest, NotFound
-from sourcerer.ledger.base import KeyRecord, Ledger
+from sourcerer.ledger.base import KeyRecord, Ledger, TenantRecord
 from sourcerer.scopes import validate_tenant
 from sourcerer.service.tenancy import TenantSettings, new_key, tier_named
 
@@ -37,9 +37,9 @@ class IssuedKey:
         }
 
 
-def tenant_view(tenant: dict[str, Any]) -> dict[str, Any]:
+def tenant_view(tenant: TenantRecord) -> dict[str, Any]:
     """A tenant as the ledger stores it, with its settings complete (defaults filled in)."""
-    return {**tenant, "settings": TenantSettings.model_validate(tenant.get("settings") or {}).model_dump()}
+    return {**tenant, "settings": TenantSettings.model_validate(tenant["settings"] or {}).model_dump()}
 
 
 def create_tenant(ledger: Ledger, tenant: str, tier: str = "free") -> dict[str, Any]:
@@ -85,7 +85,8 @@ def issue_key(
 
 
 def list_keys(ledger: Ledger, tenant: str) -> list[dict[str, Any]]:
-    tier = (ledger.get_tenant(tenant) or {}).get("tier")
+    current = ledger.get_tenant(tenant)
+    tier = current["tier"] if current is not None else None
     return [{**k.public(), "tier": tier} for k in ledger.list_keys(tenant)]
 
 

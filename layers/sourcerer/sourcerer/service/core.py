@@ -66,7 +66,7 @@ from sourcerer.service.schemas import (
 from sourcerer.service.tenancy import Context, hash_key, month_of
 from sourcerer.service.views import answer_body, answer_record, finding_view, handoff_view, hit_views, logged_answer
 from sourcerer.settings import get_settings
-from sourcerer.store.base import EmbeddedIndex, Index
+from sourcerer.store.base import DocumentListing, EmbeddedIndex, Index, IngestResult
 from sourcerer.store.models import Document, Hit
 from sourcerer.store.parsers import content_type_for, sniff_content_type
 from sourcerer.store.retriever import IndexRetriever
@@ -148,7 +148,7 @@ class Service:
             raise NotFound(f"no document for {request.source_uri!r} this key may write in {target[0]}") from exc
         return IngestResponse(**result, context=_echo(ctx, target))
 
-    def ingest_document(self, ctx: Context, document: Document, access: Access, route: str, request_id: str | None) -> dict[str, Any]:
+    def ingest_document(self, ctx: Context, document: Document, access: Access, route: str, request_id: str | None) -> IngestResult:
         """The one metered ingest, whatever brought the document (the API, an S3 upload): new or changed content
         takes its chunks from the quota before anything is written and is settled with the embedding spend; the
         same content again is `unchanged` and charges nothing; a failed write gives the quota back."""
@@ -218,10 +218,10 @@ class Service:
     def list_documents(self, ctx: Context, scope: str | None) -> DocumentList:
         ctx.require("read")
         scopes = ctx.narrow(scope)
-        docs: dict[str, dict[str, Any]] = {}
+        docs: dict[str, DocumentListing] = {}
         for s in scopes:
             for d in self.index.list_documents(ctx.tenant, s):
-                if ctx.may_see(d.get("acl") or []):
+                if ctx.may_see(d["acl"]):
                     docs[d["document_id"]] = d
         listed = sorted(docs.values(), key=lambda d: d["source_uri"])
         return DocumentList(

@@ -19,7 +19,7 @@ from typing import Any, Literal, cast
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from sourcerer.errors import ConfigurationError, Forbidden, InvalidRequest
-from sourcerer.ledger.base import KeyRecord
+from sourcerer.ledger.base import KeyRecord, TenantRecord
 from sourcerer.scopes import EVERY_GROUP, PERMISSIONS, Access, Groups, Permission, normalize_scope, validate_tenant, within
 from sourcerer.settings import get_settings
 
@@ -135,7 +135,7 @@ class Context:
     settings: TenantSettings = field(default_factory=lambda: TenantSettings())
 
     @classmethod
-    def of(cls, record: KeyRecord, tenant: dict[str, Any]) -> Context:
+    def of(cls, record: KeyRecord, tenant: TenantRecord) -> Context:
         """The caller a key record names, with its tenant's tier and settings as the ledger stores them."""
         return cls(
             tenant=record.tenant,
@@ -144,7 +144,7 @@ class Context:
             scopes=record.scopes,
             perms=list(record.perms),
             groups=record.groups,
-            settings=TenantSettings.model_validate(tenant.get("settings") or {}),
+            settings=TenantSettings.model_validate(tenant["settings"] or {}),
         )
 
     def require(self, perm: str) -> None:

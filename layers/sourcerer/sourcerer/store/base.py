@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Literal, ParamSpec, Protocol, runtime_checkable
+from typing import Any, Literal, ParamSpec, Protocol, TypedDict, runtime_checkable
 
 import numpy as np
 
@@ -65,7 +65,7 @@ class Index(Protocol):
         admit: Admit | None = None,
         access: Access | None = None,
         prepared: Prepared | None = None,
-    ) -> dict[str, Any]:
+    ) -> IngestResult:
         """`prepared`: `prepare(doc)` computed beforehand (in another process, by `ingest_folder`)."""
         ...
 
@@ -87,13 +87,13 @@ class Index(Protocol):
 
     def delete_document(self, tenant: str, document_id: str, *, access: Access | None = None) -> bool: ...
 
-    def move_document(self, tenant: str, document_id: str, scope: str, *, access: Access | None = None) -> dict[str, Any]:
+    def move_document(self, tenant: str, document_id: str, scope: str, *, access: Access | None = None) -> MoveResult:
         """Move a document to `scope` (its id changes with its scope; chunks and vectors are kept, not re-embedded).
         Needs the right to touch the document where it is and to write at the target; raises `DocumentConflict`
         when the target already holds a visible document from the same source."""
         ...
 
-    def list_documents(self, tenant: str, scope: str | None = None) -> list[dict[str, Any]]: ...
+    def list_documents(self, tenant: str, scope: str | None = None) -> list[DocumentListing]: ...
 
     def tenants(self) -> list[str]: ...
 
@@ -319,6 +319,37 @@ class Stored:
 WriteStatus = Literal["ingested", "replaced", "unchanged"]
 
 
+class IngestResult(TypedDict):
+    """What an ingest did: the document's id, its chunk count, and whether it was new, replaced or unchanged."""
+
+    document_id: str
+    chunks: int
+    status: WriteStatus
+
+
+class MoveResult(TypedDict):
+    document_id: str  # its identity in the new scope
+    previous_document_id: str
+    scope: str
+    status: Literal["moved"]
+
+
+class DocumentListing(TypedDict):
+    """One document as `list_documents` gives it."""
+
+    document_id: str
+    source_uri: str
+    label: str
+    scope: str
+    acl: list[str]
+    metadata: dict[str, Any]
+    chunks: int
+    content_type: str | None
+    content_hash: str
+    created_at: float
+    updated_at: float
+
+
 class IngestStorage(KeepsOriginals, Protocol):
     """The storage primitives an adapter supplies to `ingest_with`, which holds the idempotent algorithm (so a
     new adapter cannot get idempotency, admission, the write rule or the originals wrong)."""
@@ -360,7 +391,7 @@ def ingest_with(
     admit: Admit | None = None,
     access: Access | None = None,
     prepared: Prepared | None = None,
-) -> dict[str, Any]:
+) -> IngestResult:
     """The one ingest algorithm: the same content is `unchanged` and admits nothing (a retry never duplicates
     or charges twice); new or changed content is admitted (`admit(chunks)` may raise to refuse it) before the
     model runs or anything is written; the write rule is checked before and, where the store has

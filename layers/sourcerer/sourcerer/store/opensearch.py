@@ -38,7 +38,9 @@ from sourcerer.retrieval.keyword import idf as bm25_idf
 from sourcerer.scopes import Access, Groups, group_list, normalize_scope, scope_ancestors, validate_tenant
 from sourcerer.store.base import (
     MAX_QUERY_CHARS,
+    DocumentListing,
     Mode,
+    MoveResult,
     Prepared,
     Stored,
     WriteStatus,
@@ -595,7 +597,7 @@ class OpenSearchIndex:
         return response.get("deleted", 0) > 0
 
     @_translated
-    def move_document(self, tenant: str, document_id: str, scope: str, *, access: Access | None = None) -> dict[str, Any]:
+    def move_document(self, tenant: str, document_id: str, scope: str, *, access: Access | None = None) -> MoveResult:
         target = normalize_scope(scope, tenant)
         existing = self._existing(tenant, document_id)
         if existing is None or (access is not None and not access.may_touch(existing["scope"], existing["acl"])):
@@ -813,7 +815,7 @@ class OpenSearchIndex:
                 return sorted(out)
 
     @_translated
-    def list_documents(self, tenant: str, scope: str | None = None) -> list[dict[str, Any]]:
+    def list_documents(self, tenant: str, scope: str | None = None) -> list[DocumentListing]:
         """Every document of the tenant (under `scope`), paged through a composite aggregation: one bucket per
         document with its chunk count and its newest chunk's fields, however many documents there are."""
         filters = [{"term": {"tenant": validate_tenant(tenant)}}]

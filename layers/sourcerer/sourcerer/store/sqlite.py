@@ -41,7 +41,9 @@ from sourcerer.scopes import Access, Groups, normalize_scope, scope_ancestors, v
 from sourcerer.sqlitedb import connect, snapshot, transaction
 from sourcerer.store.base import (
     MAX_QUERY_CHARS,
+    DocumentListing,
     Mode,
+    MoveResult,
     Prepared,
     Stored,
     WriteStatus,
@@ -322,7 +324,7 @@ class SQLiteIndex:
         release_original(self, tenant, current[0])
         return True
 
-    def move_document(self, tenant: str, document_id: str, scope: str, *, access: Access | None = None) -> dict[str, Any]:
+    def move_document(self, tenant: str, document_id: str, scope: str, *, access: Access | None = None) -> MoveResult:
         target = normalize_scope(scope, tenant)
         db = self._db()
         with self._lock:
@@ -469,7 +471,7 @@ class SQLiteIndex:
         with self._lock:
             return [r[0] for r in self._db().execute("SELECT DISTINCT tenant FROM documents ORDER BY tenant")]
 
-    def list_documents(self, tenant: str, scope: str | None = None) -> list[dict[str, Any]]:
+    def list_documents(self, tenant: str, scope: str | None = None) -> list[DocumentListing]:
         db = self._db()
         sql = (
             "SELECT document_id, source_uri, label, scope, acl, metadata, chunks, content_type, content_hash, created_at,"
