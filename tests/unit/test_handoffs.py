@@ -15,6 +15,7 @@ from sourcerer.models import receipt_of
 from sourcerer.service.core import Service
 from sourcerer.service.schemas import AnswerRequest, DocumentRequest
 from sourcerer.service.tenancy import new_key
+from sourcerer.settings import get_settings
 from sourcerer.store.sqlite import SQLiteIndex
 
 PRICING = "The Pro plan costs 49 dollars per seat per month, billed yearly."
@@ -70,6 +71,7 @@ def _key(service, scopes=("acme/alpha",), perms=("read", "write"), groups=(), te
 
 def test_the_service_stores_posts_and_lists_handoffs_only_where_the_answer_is_visible(service, server, monkeypatch):
     monkeypatch.setenv("SOURCERER_HANDOFF_WEBHOOK", server.url + "/hooks/handoff")
+    service.settings = get_settings()  # as the composition root would read them
     server.script((204, ""))
     writer = _key(service, groups=("sales",))
     service.ingest(writer, "acme/alpha", DocumentRequest(source_uri="pricing.md", text=PRICING, acl=["sales"]))
@@ -105,6 +107,7 @@ def test_the_service_stores_posts_and_lists_handoffs_only_where_the_answer_is_vi
 
 def test_a_failed_webhook_is_a_note_never_a_failed_answer(service, server, monkeypatch):
     monkeypatch.setenv("SOURCERER_HANDOFF_WEBHOOK", server.url + "/hooks/handoff")
+    service.settings = get_settings()  # as the composition root would read them
     server.script((500, {"error": "down"}))
     ctx = _key(service)
     response = service.answer(ctx, None, AnswerRequest(q="Is there a company car policy?", handoff=True))
@@ -121,6 +124,7 @@ def test_handoffs_go_to_the_sqs_queue_on_aws(service, monkeypatch):
         sqs = boto3.client("sqs")
         url = sqs.create_queue(QueueName="handoffs")["QueueUrl"]
         monkeypatch.setenv("SOURCERER_HANDOFF_QUEUE", url)
+        service.settings = get_settings()
         ctx = _key(service)
         response = service.answer(ctx, None, AnswerRequest(q="Is there a company car policy?", handoff=True))
         messages = sqs.receive_message(QueueUrl=url, MessageAttributeNames=["All"])["Messages"]

@@ -13,6 +13,7 @@ from sourcerer.http.serve import LocalContext, to_event
 from sourcerer.ledger.sqlite import SQLiteLedger
 from sourcerer.service.admin import issue_key
 from sourcerer.service.core import Service
+from sourcerer.settings import get_settings
 from sourcerer.store.sqlite import SQLiteIndex
 
 RUNBOOK = "# Failover\n\nDuring the March drill, the failover cutover completed in 42 seconds.\n"
@@ -236,6 +237,7 @@ def test_the_trace_names_every_stage_that_ran_and_whether_the_cache_answered(ser
 
 def test_the_answer_cache_serves_a_repeat_and_nothing_else(served, openai, monkeypatch):
     service, headers = served
+    service.settings = get_settings()  # the LLM the `openai` fixture configured, as the composition root reads it
     openai.script((200, chat_completion(reply("The cutover took 42 seconds [1].", [1]))))
     question = {"q": "How did the failover demo go?"}
     _, first = call("POST", "/v1/answer", headers, question)
@@ -254,6 +256,7 @@ def test_the_answer_cache_serves_a_repeat_and_nothing_else(served, openai, monke
     assert after["trace"]["cache"] == "miss" and len(openai.requests) == 3
     # a near-duplicate by embedding, where the terms differ
     monkeypatch.setenv("SOURCERER_CACHE_SIMILARITY", "0.8")
+    service.settings = get_settings()  # as the composition root would read them
     _, similar = call("POST", "/v1/answer", headers, {"q": "How did the failover demonstration go?"})
     assert similar["trace"]["cache"] == "hit" and similar["trace"]["stages"][0]["detail"]["match"] == "similar"
     # follow-ups are never cached
@@ -274,6 +277,7 @@ NEAR_MISSES = [  # (asked first, then asked: the same words but another question
 def test_the_cache_never_serves_another_questions_answer(served, monkeypatch, first, then):
     service, headers = served
     monkeypatch.setenv("SOURCERER_CACHE_SIMILARITY", "0.5")  # even a loose threshold: the rest of the key decides
+    service.settings = get_settings()
     for uri, text in (
         ("runbooks/project-a.md", "# Project A\n\nDuring the March drill of project A, the failover cutover took 35 seconds.\n"),
         ("runbooks/project-b.md", "# Project B\n\nDuring the March drill of project B, the failover cutover took 28 seconds.\n"),

@@ -38,7 +38,7 @@ from sourcerer.scopes import group_list
 from sourcerer.service.billing import AnswerPlan
 from sourcerer.service.schemas import AnswerRequest
 from sourcerer.service.tenancy import Context
-from sourcerer.settings import get_settings
+from sourcerer.settings import Settings
 from sourcerer.store.base import Index
 from sourcerer.text import NEGATIONS as ENGLISH_NEGATIONS
 from sourcerer.text import terms
@@ -125,6 +125,7 @@ class Lookup:
 class AnswerCache:
     ledger: AnswerCacheStore
     index: Index
+    settings: Settings
 
     def context(self, ctx: Context, scopes: list[str], request: AnswerRequest, plan: AnswerPlan, top_k: int) -> str:
         groups = group_list(ctx.reads_with())  # None: every group (an administrator)
@@ -141,7 +142,7 @@ class AnswerCache:
             "verify": plan.verify,
             "chat": str(plan.chat),
             "judge": str(plan.judge),
-            "settings": [get_settings().model, get_settings().providers, get_settings().bedrock_model],
+            "settings": [self.settings.model, self.settings.providers, self.settings.bedrock_model],
             "version": self.index.version(ctx.tenant),
         }
         return hashlib.sha256(json.dumps(chosen, sort_keys=True, default=str).encode()).hexdigest()[:32]
@@ -153,7 +154,7 @@ class AnswerCache:
         entries = self.ledger.cached_answers(ctx.tenant, context, now)
         vector = self._vector(question)
         if vector is not None:
-            threshold = get_settings().cache_similarity
+            threshold = self.settings.cache_similarity
             best = max(
                 (
                     (float(np.dot(vector, e.vector)), e)
@@ -187,7 +188,7 @@ class AnswerCache:
                 answer=answer,
                 hits=hits,
                 created_at=now,
-                expires_at=now + get_settings().cache_ttl_s,
+                expires_at=now + self.settings.cache_ttl_s,
             )
         )
 

@@ -65,7 +65,7 @@ from sourcerer.service.schemas import (
 )
 from sourcerer.service.tenancy import Context, hash_key, month_of
 from sourcerer.service.views import answer_body, answer_record, finding_view, handoff_view, hit_views, logged_answer
-from sourcerer.settings import get_settings
+from sourcerer.settings import Settings, get_settings
 from sourcerer.store.base import DocumentListing, EmbeddedIndex, Index, IngestResult
 from sourcerer.store.models import Document, Hit
 from sourcerer.store.parsers import content_type_for, sniff_content_type
@@ -107,12 +107,16 @@ class Service:
     clock: Callable[[], float] = field(default=time.time)
     prices: Prices = field(default_factory=Prices.from_settings)
     reranker: Reranker | None | Literal["configured"] = "configured"  # the one SOURCERER_RERANKER names
+    settings: Settings = field(default_factory=get_settings)  # the composition root's (`service/wiring.py`)
 
     def __post_init__(self) -> None:
         if self.reranker == "configured":
             self.reranker = make_reranker(embedder=self.index.embedder)
         self.meter = Meter(self.ledger, self.prices, self.clock)
-        self.cache = AnswerCache(self.ledger, self.index)
+
+    @property
+    def cache(self) -> AnswerCache:
+        return AnswerCache(self.ledger, self.index, self.settings)  # it keeps nothing of its own: the ledger does
 
     @property
     def active_reranker(self) -> Reranker | None:
@@ -181,7 +185,7 @@ class Service:
     def _admit_writes(self) -> None:
         """Backpressure: past the backlog bound, an ingest is refused (429 with Retry-After at the measured pace)
         before anything is parsed, written or charged; searches keep their speed meanwhile."""
-        backlog, bound = self.embedding_backlog(), get_settings().embed_backlog
+        backlog, bound = self.embedding_backlog(), self.settings.embed_backlog
         if backlog is None or backlog <= bound:
             return
         rate = self.index.embed_rate() if isinstance(self.index, EmbeddedIndex) else None
@@ -415,7 +419,7 @@ class Service:
             log.exception("hand-off of %s not stored", record.answer_id)
             answer.trace.notes.append(f"hand-off not stored: {type(exc).__name__}")
             return None
-        handed.delivered, failed = deliver(handed)
+        handed.delivered, failed = deliver(handed, self.settings)
         if handed.delivered:
             self.ledger.put_handoff(handed)
         answer.trace.notes.extend(f"hand-off not delivered to the {f}" for f in failed)
@@ -456,7 +460,7 @@ class Service:
     ) -> tuple[tuple[Answer, list[Hit]] | None, str | None, Lookup | None]:
         """(the cached answer and its hits, or None; the cache context, or None when the cache is off for this
         request; the lookup, whose question vector a miss stores)."""
-        if not get_settings().answer_cache or request.history or request.response_schema or not ctx.settings.store_text:  # noqa: E501
+        if not self.settings.answer_cache or request.history or request.response_schema or not ctx.settings.store_text:  # noqa: E501
             return None, None, None  # follow-ups depend on their turns; hash-only tenants keep no answer text anywhere
         context = self.cache.context(ctx, scopes, request, plan, self._top_k(ctx, request))
         lookup = self.cache.lookup(ctx, context, request.q, self.clock())

@@ -9,7 +9,7 @@ import logging
 import httpx
 
 from sourcerer.ledger.base import HandoffRecord
-from sourcerer.settings import get_settings
+from sourcerer.settings import Settings
 
 log = logging.getLogger("sourcerer.service.handoffs")
 WEBHOOK_TIMEOUT_S = 3.0
@@ -20,9 +20,8 @@ def message(record: HandoffRecord) -> str:
     return record.model_dump_json(exclude={"groups", "delivered"})
 
 
-def deliver(record: HandoffRecord) -> tuple[list[str], list[str]]:
-    """Post `record` to the configured webhook and queue: (where it went, what failed, in words)."""
-    settings = get_settings()
+def deliver(record: HandoffRecord, settings: Settings) -> tuple[list[str], list[str]]:
+    """Post `record` to the webhook and queue `settings` name: (where it went, what failed, in words)."""
     delivered, failed = [], []
     if settings.handoff_webhook:
         try:

@@ -7,6 +7,7 @@ from functools import lru_cache
 
 from sourcerer.ledger import open_ledger
 from sourcerer.service.core import Service
+from sourcerer.settings import get_settings
 from sourcerer.store import open_index
 
 
@@ -14,4 +15,4 @@ from sourcerer.store import open_index
 def get_service() -> Service:
     """One service per process (Lambda container or server worker), built at first use from the settings. A
     misconfiguration raises `ConfigurationError` here and is not cached: the next request tries again."""
-    return Service(index=open_index(), ledger=open_ledger())
+    return Service(index=open_index(), ledger=open_ledger(), settings=get_settings())
