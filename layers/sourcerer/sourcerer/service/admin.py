@@ -39,7 +39,7 @@ class IssuedKey:
 
 def tenant_view(tenant: TenantRecord) -> dict[str, Any]:
     """A tenant as the ledger stores it, with its settings complete (defaults filled in)."""
-    return {**tenant, "settings": TenantSettings.model_validate(tenant["settings"] or {}).model_dump()}
+    return {**tenant, "settings": TenantSettings.model_validate(tenant.get("settings") or {}).model_dump()}
 
 
 def create_tenant(ledger: Ledger, tenant: str, tier: str = "free") -> dict[str, Any]:
