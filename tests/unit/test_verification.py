@@ -178,3 +178,25 @@ def test_when_the_answer_model_rejects_an_answer_whose_claims_each_pass_its_weak
     assert not faithfulness.faithful
     assert sum(not v.supported for v in verdicts) == 1
     assert next(v.why for v in verdicts if not v.supported).startswith("the answer as a whole is not supported")
+
+
+def test_claims_that_restate_their_cited_sentences_are_judged_without_the_model():
+    """An extractive answer's claims are its cited sentences: verifying them runs no model (the question's is the
+    one embedding on the answer path), while a paraphrase is still read with the model's similarity."""
+    import asyncio
+
+    from fakes import HashedEmbedder
+
+    class Counting(HashedEmbedder):
+        def calibrate(self, cosine):
+            return cosine
+
+    embedder = Counting()
+    judge = LocalJudge(embedder)
+    passages = [Passage(text=SOURCE), Passage(text="The drill ended at noon. Everyone went home.")]
+    verbatim = [Claim(text=s, citations=[1]) for s in SOURCE.split(". ")[:2]] + [Claim(text="The drill ended at noon.", citations=[2])]
+    verdicts = asyncio.run(judge.judge(verbatim, passages))
+    assert all(v.supported for v in verdicts) and embedder.calls == 0
+    paraphrase = [Claim(text="Curie received a Nobel award for physics.", citations=[1]), *verbatim[:1]]
+    asyncio.run(judge.judge(paraphrase, passages))
+    assert embedder.calls > 0  # a claim no sentence contains is read with the model, and weighed with the rest

@@ -269,8 +269,10 @@ class ClaimSupport:
             return "negation differs from the source"
         return None
 
-    def features(self, claim: str, source: str, sentences: Sequence[SourceSentence]) -> tuple[dict[str, float], str]:
-        """(features, feature set) of one claim against its cited text."""
+    def features(
+        self, claim: str, source: str, sentences: Sequence[SourceSentence], semantic: bool = True
+    ) -> tuple[dict[str, float], str]:
+        """(features, feature set) of one claim against its cited text; `semantic=False` stops before the model."""
         claim_terms = checked_terms(claim)
         wanted = set(claim_terms)
         source_terms = set().union(*(s.terms for s in sentences)) if sentences else set()
@@ -304,6 +306,8 @@ class ClaimSupport:
         # whole answer.
         candidates = sorted(sentences, key=lambda x: (-len(wanted & x.terms), x.start))[:SIMILARITY_CANDIDATES]
         values["sequence_coverage"] = max((_common_subsequence(claim_terms, c.term_list) for c in candidates), default=0) / n
+        if not semantic:
+            return values, "lexical"
         cosines = calibrated_similarities(self.embedder, claim, [c.text for c in candidates])
         if cosines is None:
             return values, "lexical"
@@ -312,19 +316,30 @@ class ClaimSupport:
         return values, "semantic"
 
     def check(
-        self, claim: str, source: str, sentences: Sequence[SourceSentence] | None = None, claims_in_answer: int = 1
+        self,
+        claim: str,
+        source: str,
+        sentences: Sequence[SourceSentence] | None = None,
+        claims_in_answer: int = 1,
+        weighed_later: bool = False,
     ) -> Support:
         """Whether `source` supports `claim`, with the reason. `claims_in_answer` picks the operating point (see
-        `SupportModel`)."""
+        `SupportModel`). A claim one cited sentence contains is decided before the model runs (an extractive
+        answer's claims are its cited sentences: verifying them embeds nothing); `weighed_later` computes its
+        features all the same, for an answer model that weighs it with claims that were not."""
         sentences = list(sentences) if sentences is not None else source_sentences(source)
         if not checked_terms(claim):
             return Support(True, "no content words to check", 1.0)
         vetoed = self.veto(claim, source, sentences)
         if vetoed:
             return Support(False, vetoed, 0.0)
-        values, feature_set = self.features(claim, source, sentences)
+        values, feature_set = self.features(claim, source, sentences, semantic=False)
         if contained(values):
+            if weighed_later and self.embedder is not None:
+                values, feature_set = self.features(claim, source, sentences)
             return Support(True, "every word of the claim is in one cited sentence", 1.0, values, feature_set)
+        if self.embedder is not None:
+            values, feature_set = self.features(claim, source, sentences)
         chosen = self.models[feature_set]
         probability = chosen.model.probability(values)
         if probability >= chosen.threshold(claims_in_answer):
@@ -336,6 +351,12 @@ class ClaimSupport:
         vetoed, are weighed together by the answer model, whose verdict is the answer's: claims doubted alone
         pass with a passed answer, and a rejected answer names its weakest claim if no claim failed alone."""
         supports = [self.check(claim, source, claims_in_answer=len(claims)) for claim, source in claims]
+        if all(s.supported and (not s.values or contained(s.values)) for s in supports):
+            return supports  # every claim restates one cited sentence: nothing to weigh, and no model run
+        supports = [
+            self.check(claim, source, claims_in_answer=len(claims), weighed_later=True) if s.values and contained(s.values) else s
+            for s, (claim, source) in zip(supports, claims, strict=True)
+        ]
         scored = [s for s in supports if s.values]
         model = self.models[scored[0].feature_set].answer if scored else None
         p = weighed(supports, model)
