@@ -11,6 +11,9 @@ names and stays close in meaning; a fabrication adds names, pairs or facts the s
 An answer of several claims is judged as a whole (`judge_answer`) by a second model over its claims' mean and
 weakest support: each sentence of a faithful summary is only partly worded as its source, and asking each to pass
 alone rejected most of them; a fabricated summary is less grounded throughout.
+
+Why it is long: the vetoes, the features and both models are one judgement, trained together by one script; the
+features must be computed here exactly as `bench/train/claim_support.py` computed them.
 """
 
 from __future__ import annotations
