@@ -10,6 +10,7 @@ from bench import (
     audit,
     cache,
     capacity,
+    coldstart,
     containment,
     faq,
     groundedness,
@@ -62,6 +63,7 @@ def main() -> None:
     mixed.run(10 if quick else 60, 30 if quick else 100)
     cache.run()
     streaming.run(2 if quick else 6)
+    coldstart.run(3 if quick else 5)
     capacity.main([])  # reads service.json, so it runs after the service benchmark
     # OPENSEARCH_URL, else embedded nodes (tools/opensearch; skipped without Java)
     opensearch_parity.main(["--docs", "200", "--queries", "30"] if quick else [])

@@ -129,3 +129,23 @@ def test_the_answer_function_returns_a_streamed_answer_as_one_event_stream_body_
     assert handed["answer"]["refused"] and handed["handoff"]["question"] == "What is the parental leave policy?"
     listed = answer.lambda_handler(to_event("GET", "/v1/handoffs", {"Authorization": f"Bearer {admin}"}, None), LocalContext())
     assert [h["answer_id"] for h in json.loads(listed["body"])["handoffs"]] == [handed["answer_id"]]
+
+
+@pytest.mark.parametrize("function", ["ingest/app", "ingest/s3", "ingest/embed", "search/app"])
+def test_functions_that_never_answer_never_import_the_answer_pipeline(function):
+    """Cold start: what does not answer does not load the pipeline, the judge, the reader or the HTTP client at
+    import (they load on first use); `bench/coldstart.py` times every function's import."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    folder, module = function.split("/")
+    root = Path(__file__).resolve().parents[2]
+    probe = (
+        f"import sys; import {module}; "
+        "print(sorted(m for m in ('sourcerer.pipeline', 'sourcerer.verify', 'sourcerer.reading', 'sourcerer.streaming', 'httpx') if m in sys.modules))"
+    )
+    env = {"POWERTOOLS_SERVICE_NAME": "test", "AWS_DEFAULT_REGION": "us-east-1", "PATH": "/usr/bin:/bin", "POWERTOOLS_TRACE_DISABLED": "true"}
+    out = subprocess.run([sys.executable, "-c", probe], cwd=root / "functions" / folder, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

@@ -14,7 +14,6 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from sourcerer.models import REFUSAL_MESSAGES, Answer, ClaimVerdict, Locator, Passage, receipt_of
-from sourcerer.support import source_sentences, supporting_sentences
 
 CLOSEST = 3  # passages a hand-off carries
 
@@ -76,6 +75,8 @@ def handoff(
 
 
 def _view(rank: int, passage: Passage, question: str) -> HandoffPassage:
+    from sourcerer.support import source_sentences, supporting_sentences  # here: the API's schemas import this module
+
     sentences = supporting_sentences(question, source_sentences(passage.text))
     return HandoffPassage(
         rank=rank,

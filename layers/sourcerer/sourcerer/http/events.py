@@ -12,8 +12,6 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
-from sourcerer.streaming import event_json
-
 EVENT_STREAM = "text/event-stream"
 # where the request's events go as they are made (set by `sourcerer serve` for a streamed request; else None)
 EVENT_SINK: ContextVar[Callable[[str], None] | None] = ContextVar("sourcerer_event_sink", default=None)
@@ -25,6 +23,8 @@ def wants_events(accept: str | None) -> bool:
 
 def sse(event: dict[str, Any]) -> str:
     """`event: <kind>` and one `data:` line of JSON (JSON text holds no raw newline), then a blank line."""
+    from sourcerer.streaming import event_json  # here: the functions that never stream do not load the pipeline
+
     data = {key: value for key, value in event_json(event).items() if key != "event"}
     return f"event: {event['event']}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 

@@ -13,10 +13,12 @@ import threading
 from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
-import httpx
 import numpy as np
+
+if TYPE_CHECKING:
+    import httpx
 
 from sourcerer.accounting import add_embedding_tokens
 from sourcerer.errors import ConfigurationError, EmbeddingError
@@ -103,7 +105,10 @@ class OpenAIEmbedder:
         key = api_key or get_settings().api_key
         if key:
             headers["Authorization"] = f"Bearer {key}"
+        import httpx  # here: an index that never calls an embeddings API does not load the HTTP client
+
         self._client = httpx.Client(timeout=timeout, headers=headers, transport=transport)
+        self._errors = httpx.HTTPError
 
     def embed(self, texts: list[str], role: Role) -> np.ndarray:
         try:
@@ -113,7 +118,7 @@ class OpenAIEmbedder:
             add_embedding_tokens(int((body.get("usage") or {}).get("prompt_tokens", 0)))
             data = sorted(body["data"], key=lambda row: row["index"])
             return _normalise_rows(np.array([row["embedding"] for row in data], dtype=np.float32))
-        except (httpx.HTTPError, KeyError, TypeError, ValueError) as exc:
+        except (self._errors, KeyError, TypeError, ValueError) as exc:
             raise EmbeddingError(f"embedding request to {self.endpoint} failed: {exc}") from exc
 
     def calibrate(self, cosine: float) -> float:

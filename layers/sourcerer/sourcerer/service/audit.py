@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sourcerer.errors import InvalidRequest, SourcererError
 from sourcerer.ledger.base import (
@@ -43,7 +43,9 @@ from sourcerer.models import Passage
 from sourcerer.settings import get_settings
 from sourcerer.store.base import Index
 from sourcerer.store.models import Hit
-from sourcerer.verify import Judge, configured_judge, split_claims
+
+if TYPE_CHECKING:  # the judge's module loads when an audit runs, not when the API imports AGE_PATTERN
+    from sourcerer.verify import Judge
 
 log = logging.getLogger("sourcerer.service.audit")
 
@@ -159,6 +161,8 @@ class Auditor:
     @property
     def judge(self) -> Judge:
         if self._judge is None:
+            from sourcerer.verify import configured_judge
+
             self._judge = configured_judge()
         return self._judge
 
@@ -253,6 +257,8 @@ class Auditor:
 
     def _check(self, record: AnswerRecord, sources: Sources, now: float) -> Finding:
         checks, current = self.check_receipts(record, sources)
+        from sourcerer.verify import split_claims
+
         claims = split_claims(record.answer) if record.answer is not None else []
         for status, broken in (("source_deleted", "deleted"), ("source_changed", "changed")):
             concerned = [c for c in checks if c.status == broken]

@@ -33,7 +33,6 @@ from sourcerer.errors import (
 from sourcerer.handoff import handoff
 from sourcerer.ledger.base import FINDING_STATUSES, AnswerRecord, HandoffRecord, Ledger
 from sourcerer.models import Answer, Trace, TraceEntry
-from sourcerer.pipeline import ask
 from sourcerer.retrieval.rerank import Reranker, make_reranker
 from sourcerer.scopes import Access
 from sourcerer.service.billing import AnswerPlan, Charge, Meter, Prices, plan_answer, rerank_skipped
@@ -345,6 +344,8 @@ class Service:
                 if events is not None:
                     events.replay(answer, hits)
             else:
+                from sourcerer.pipeline import ask  # here, not at import: the ingest and search functions never load it
+
                 # ask() searches through the retriever, so a follow-up is searched as its standalone rewrite
                 answer = ask(
                     request.q,

@@ -12,7 +12,6 @@ from sourcerer.models import Answer
 from sourcerer.service.schemas import AnswerResponse
 from sourcerer.service.views import citation_view, hit_views
 from sourcerer.store.models import Hit
-from sourcerer.streaming import Stream
 
 Send = Callable[[dict[str, Any]], None]
 
@@ -35,6 +34,8 @@ class AnswerEvents:
 
     def replay(self, answer: Answer, hits: list[Hit]) -> None:
         """A cached answer's events, as the pipeline would have sent them."""
+        from sourcerer.streaming import Stream  # here: only a streamed answer needs the pipeline's modules
+
         self.send({"event": "retrieve", "hits": hit_views(hits)})
         Stream(self.library).finish(answer)
 

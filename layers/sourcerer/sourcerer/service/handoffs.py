@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import logging
 
-import httpx
-
 from sourcerer.ledger.base import HandoffRecord
 from sourcerer.settings import Settings
 
@@ -24,6 +22,8 @@ def deliver(record: HandoffRecord, settings: Settings) -> tuple[list[str], list[
     """Post `record` to the webhook and queue `settings` name: (where it went, what failed, in words)."""
     delivered, failed = [], []
     if settings.handoff_webhook:
+        import httpx  # here: only a configured webhook needs the HTTP client
+
         try:
             response = httpx.post(
                 settings.handoff_webhook,
