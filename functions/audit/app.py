@@ -10,7 +10,7 @@ import time
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
 from aws_lambda_powertools.utilities.data_classes import EventBridgeEvent, event_source
-from sourcerer.service.audit import Auditor, parse_since
+from sourcerer.service.audit import parse_since
 from sourcerer.service.wiring import get_service
 
 logger = Logger()
@@ -27,14 +27,14 @@ def lambda_handler(event: EventBridgeEvent, context):
     service = get_service()
     detail = event.detail or {}
     since = parse_since(detail.get("since"), time.time())
-    report = Auditor(service.index, service.ledger).run(
+    report = service.run_audit(
         since,
         tenants=[detail["tenant"]] if detail.get("tenant") else None,
         should_stop=lambda: context.get_remaining_time_in_millis() < STOP_BEFORE_TIMEOUT_MS,
     )
     # charges of requests whose function died mid-request (a timeout, a crash): settled when their document was
     # stored, else given back (those pending past billing.RECOVERY_GRACE_S, whichever function wrote them)
-    recovered = service.meter.reconcile(service.index)
+    recovered = service.recover_charges()
     metrics.add_metric(name="ChargesRecovered", unit=MetricUnit.Count, value=sum(recovered.values()))
     metrics.add_metric(name="AnswersChecked", unit=MetricUnit.Count, value=report.answers_checked)
     metrics.add_metric(name="AuditErrors", unit=MetricUnit.Count, value=len(report.errors))

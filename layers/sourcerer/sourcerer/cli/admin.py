@@ -51,11 +51,12 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     import time
 
     from sourcerer.ledger import open_ledger
-    from sourcerer.service.audit import Auditor, parse_since
+    from sourcerer.service.audit import parse_since
+    from sourcerer.service.core import Service
 
     since = parse_since(args.since, time.time())
-    auditor = Auditor(open_index_of(args), open_ledger(), rejudge=args.rejudge)
-    report = auditor.run(since, tenants=[args.tenant] if args.tenant else None)
+    service = Service(index=open_index_of(args), ledger=open_ledger(), reranker=None)
+    report = service.run_audit(since, tenants=[args.tenant] if args.tenant else None, rejudge=args.rejudge)
     if args.json:
         print(json.dumps(report.as_json(), indent=2, ensure_ascii=False))
     else:

@@ -35,6 +35,7 @@ from sourcerer.ledger.base import FINDING_STATUSES, AnswerRecord, HandoffRecord,
 from sourcerer.models import Answer, Trace, TraceEntry
 from sourcerer.retrieval.rerank import Reranker, make_reranker
 from sourcerer.scopes import Access
+from sourcerer.service.audit import AuditReport
 from sourcerer.service.billing import AnswerPlan, Charge, Meter, Prices, plan_answer, rerank_skipped
 from sourcerer.service.cache import AnswerCache, Lookup, degraded
 from sourcerer.service.events import AnswerEvents, Send
@@ -478,6 +479,23 @@ class Service:
         key that asked (the answer may quote chunks only those groups see); else 404, saying nothing more."""
         record, scopes = self._logged(ctx, scope, self.ledger.get_answer, f"no answer {answer_id}", answer_id)
         return AnswerLookup(answer=logged_answer(record), context=_echo(ctx, scopes))
+
+    def run_audit(
+        self,
+        since: float,
+        tenants: list[str] | None = None,
+        rejudge: bool = False,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> AuditReport:
+        """The verification audit (the schedule's, or `sourcerer audit`): every answer logged since `since`, of
+        `tenants` (default: all), re-checked against the index as it is now; one finding per answer in the ledger."""
+        from sourcerer.service.audit import Auditor  # here: the judge loads when an audit runs
+
+        return Auditor(self.index, self.ledger, clock=self.clock, rejudge=rejudge).run(since, tenants=tenants, should_stop=should_stop)
+
+    def recover_charges(self) -> dict[str, int]:
+        """Settle or give back the charges of requests whose process died mid-request (see `Meter.reconcile`)."""
+        return self.meter.reconcile(self.index)
 
     def audits(
         self, ctx: Context, scope: str | None, since: float, status: str | None, limit: int = DEFAULT_AUDIT_PAGE
