@@ -15,8 +15,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from sourcerer.accounting import tally
-
 from bench.common import EVAL, table, use_bench_cache, write_result
 from bench.datasets import doc_ranking, ingest_corpus, qrels, read_jsonl
 from bench.metrics import doc_ndcg, ndcg_at, percentile, recall_at
@@ -62,10 +60,9 @@ def scifact(limit_queries: int | None) -> tuple[str, dict]:
         # latency of a typical search (k=10), query embedding reported separately (it is cached on reruns)
         for qid in test_ids:
             started = time.perf_counter()
-            with tally() as spent:
-                index.search(queries[qid], tenant="scifact", k=10, mode=mode)
+            found = index.search(queries[qid], tenant="scifact", k=10, mode=mode)
             elapsed = (time.perf_counter() - started) * 1000
-            query_embedding = spent.search.get("query_embedding_ms", 0.0) if mode != "keyword" else 0.0
+            query_embedding = found.trace.get("query_embedding_ms", 0.0) if mode != "keyword" else 0.0
             latency[mode].append(elapsed - query_embedding)
         ndcg, recall = [], []
         for qid in test_ids:

@@ -126,7 +126,6 @@ def table_row(entry: dict) -> list:
 def run(
     sizes: tuple[int, ...] = SIZES, n_queries: int = 100, reuse: bool = False, path: Path | None = None, append: bool = False
 ) -> dict:
-    from sourcerer.accounting import tally
     from sourcerer.store import vectors
     from sourcerer.store.sqlite import SQLiteIndex
 
@@ -214,9 +213,8 @@ def run(
         entry["unpruned_identical_top10"], entry["unpruned_overlap_at_10"] = same(unpruned)
         entry["big keyword pruned"] = {"p50_ms": percentile(pruned_times, 50), "p95_ms": percentile(pruned_times, 95)}
         entry["big keyword unpruned"] = {"p50_ms": percentile(unpruned_times, 50), "p95_ms": percentile(unpruned_times, 95)}
-        with tally() as spent:
-            index.search(queries[1], tenant="big", k=10, mode="semantic")
-        entry["path"] = (spent.search.get("vector_search") or {}).get("path")
+        found = index.search(queries[1], tenant="big", k=10, mode="semantic")
+        entry["path"] = (found.trace.get("vector_search") or {}).get("path")
         # a write, then the next query: no reload pause
         index.ingest_document({"tenant": "big", "source_uri": f"after-{size}.txt", "text": " ".join(rng.sample(sentences, 8))})
         started = time.perf_counter()

@@ -3,7 +3,6 @@
 import pytest
 from fakes import HashedEmbedder
 from index_contract import FAILOVER, IndexContract
-from sourcerer.accounting import tally
 from sourcerer.errors import ConfigurationError
 from sourcerer.retrieval.embedders import local_embedder
 from sourcerer.store import open_index
@@ -28,9 +27,8 @@ def test_opening_with_another_embedding_model_is_a_configuration_error(tmp_path)
 def test_keyword_only_index_runs_semantic_as_keyword_and_says_so(tmp_path):
     index = SQLiteIndex(tmp_path / "k.db", embedder=None)
     index.ingest_document({"source_uri": "a.txt", "text": FAILOVER})
-    with tally() as spent:
-        hits = index.search("failover cutover", tenant="local", mode="hybrid")
-    assert hits and spent.search["mode"] == "keyword" and "keyword-only" in spent.search["fallback"]
+    hits = index.search("failover cutover", tenant="local", mode="hybrid")
+    assert hits and hits.trace["mode"] == "keyword" and "keyword-only" in hits.trace["fallback"]
 
 
 def test_a_failed_ingest_leaves_the_previous_version_whole(tmp_path):
@@ -181,16 +179,14 @@ def test_the_hnsw_path_returns_what_exact_search_returns_and_only_visible_rows(t
         time.sleep(0.05)
     assert reopened._vectors.ann is not None
     for q, expected in exact.items():
-        with tally() as spent:
-            hits = index.search(q, tenant="acme", mode="semantic", k=5)
-        assert spent.search["vector_search"]["path"] == "hnsw"
+        hits = index.search(q, tenant="acme", mode="semantic", k=5)
+        assert hits.trace["vector_search"]["path"] == "hnsw"
         assert [h.unit_id for h in hits] == expected  # a tiny graph is exact
         assert {d["document_id"] for d in index.list_documents("globex")}.isdisjoint({h.document_id for h in hits})
     # a tenant with a small share of the graph's rows is scanned exactly (faiss, filtered by the same bitmap)
     monkeypatch.setattr(vectors, "FLAT_VISIBLE_SHARE", 0.4)  # globex holds a third of the rows
-    with tally() as spent:
-        hits = index.search("topic 3", tenant="globex", mode="semantic", k=5)
-    assert spent.search["vector_search"]["path"] == "exact-filtered"
+    hits = index.search("topic 3", tenant="globex", mode="semantic", k=5)
+    assert hits.trace["vector_search"]["path"] == "exact-filtered"
     assert [h.unit_id for h in hits] == exact_globex
 
 

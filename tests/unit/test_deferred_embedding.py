@@ -5,7 +5,6 @@ import time
 
 import pytest
 from fakes import HashedEmbedder
-from sourcerer.accounting import tally
 from sourcerer.cli import main
 from sourcerer.store.background import BackgroundEmbedder
 from sourcerer.store.sqlite import SQLiteIndex
@@ -36,20 +35,18 @@ def test_a_deferred_ingest_is_keyword_searchable_at_once_and_a_search_embeds_onl
     assert deferred.pending_embeddings() == 3
     assert deferred.search("failover cutover", tenant="local", mode="keyword")[0].source_uri == "ops.md"
     before = deferred.embedder.calls
-    with tally() as spent:
-        while_pending = deferred.search("failover region", tenant="local", k=3)
+    while_pending = deferred.search("failover region", tenant="local", k=3)
     assert deferred.embedder.calls - before == 1  # the question, and nothing else
-    assert spent.search["pending_embeddings"] == 3 and "embedded_on_demand" not in spent.search
+    assert while_pending.trace["pending_embeddings"] == 3 and "embedded_on_demand" not in while_pending.trace
     assert {h.source_uri for h in while_pending} >= {"ops.md", "old.md"}  # new by keyword, old by both
     ops = next(h for h in while_pending if h.source_uri == "ops.md")
-    assert spent.search["keyword_only"] == [ops.unit_id]
+    assert while_pending.trace["keyword_only"] == [ops.unit_id]
     assert deferred.embed_pending(batch=2) == 3 and deferred.pending_embeddings() == 0
     eager.ingest_document({"source_uri": "old.md", "text": "# Old\n\nThe failover region was moved last year.\n"})
     expected = [(h.source_uri, h.score) for h in eager.search("failover region", tenant="local", k=3)]
-    with tally() as spent:
-        embedded = deferred.search("failover region", tenant="local", k=3)
+    embedded = deferred.search("failover region", tenant="local", k=3)
     assert [(h.source_uri, h.score) for h in embedded] == expected
-    assert spent.search["pending_embeddings"] == 0 and "keyword_only" not in spent.search
+    assert embedded.trace["pending_embeddings"] == 0 and "keyword_only" not in embedded.trace
     assert all(h.vectors is not None for h in embedded)  # sentence vectors stored too: the answer path embeds nothing
 
 

@@ -7,7 +7,6 @@ import time
 
 import numpy as np
 import pytest
-from sourcerer.accounting import tally
 from sourcerer.store import postings
 from sourcerer.store import sqlite as sqlite_module
 from sourcerer.store.models import Document
@@ -47,9 +46,8 @@ def ready(index: SQLiteIndex) -> None:
 
 
 def ranked(index: SQLiteIndex, question: str, **kw) -> tuple[list[tuple[str, float]], str | None]:
-    with tally() as spent:
-        hits = index.search(question, tenant="acme", mode="keyword", k=10, **kw)
-    return [(h.unit_id, round(h.score, 9)) for h in hits], spent.search.get("keyword_path")
+    hits = index.search(question, tenant="acme", mode="keyword", k=10, **kw)
+    return [(h.unit_id, round(h.score, 9)) for h in hits], hits.trace.get("keyword_path")
 
 
 def through_fts(index: SQLiteIndex, question: str, monkeypatch, **kw) -> list[tuple[str, float]]:

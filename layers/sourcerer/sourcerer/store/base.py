@@ -5,7 +5,9 @@ planning and results, retriever wrapping. Walking folders is `store.folders`, ke
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -187,18 +189,34 @@ class SearchResult(Sequence[Hit]):
         return len(self.hits)
 
 
+class SearchTrace(dict[str, Any]):
+    """What one search did, noted by the adapter as it runs (the plan, the filter, pending vectors, the time of
+    each step): made by `plan_search` for that search alone and handed along to the helpers that add to it."""
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Time a step (`embed`, `keyword`, `vector`, `fuse`): its milliseconds go under `stages`, summed when a
+        step runs twice."""
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            stages = self.setdefault("stages", {})
+            stages[name] = round(stages.get(name, 0.0) + (time.perf_counter() - started) * 1000, 3)
+
+
 P = ParamSpec("P")
 
 
-def search_result(search: Callable[P, list[Hit]]) -> Callable[P, SearchResult]:
-    """Make an adapter's search return a `SearchResult`: its hits with the trace it noted and the embedding tokens
-    it spent, counted in a tally of its own (see `sourcerer.accounting`)."""
+def search_result(search: Callable[P, tuple[list[Hit], SearchTrace]]) -> Callable[P, SearchResult]:
+    """Make an adapter's search, which returns its hits and its trace, return a `SearchResult` with the embedding
+    tokens it spent (counted in a tally of its own: see `sourcerer.accounting`)."""
 
     @functools.wraps(search)
     def run(*args: P.args, **kwargs: P.kwargs) -> SearchResult:
         with tally() as spent:
-            hits = search(*args, **kwargs)
-        return SearchResult(hits=hits, trace=dict(spent.search), embedding_tokens=spent.embedding_tokens)
+            hits, trace = search(*args, **kwargs)
+        return SearchResult(hits=hits, trace=dict(trace), embedding_tokens=spent.embedding_tokens)
 
     return run
 
@@ -429,13 +447,14 @@ def check_move(access: Access | None, target: str, occupant: tuple[str, list[str
 
 def plan_search(
     query: Any, k: Any, mode: str, has_embedder: bool, only: SearchFilter | None = None
-) -> tuple[str | None, dict[str, Any]]:
+) -> tuple[str | None, SearchTrace]:
     """Validate a search and decide how it runs: (mode to run, or None for an empty query; trace).
 
     A `semantic` or `hybrid` search on an index without embeddings runs as `keyword` and says so. The trace
     shows the filter a search applied.
     """
-    planned, trace = _plan(query, k, mode, has_embedder)
+    planned, plan = _plan(query, k, mode, has_embedder)
+    trace = SearchTrace(plan)
     if only is not None and not only.empty:
         trace["filter"] = only.model_dump(exclude_none=True, mode="json")
     return planned, trace

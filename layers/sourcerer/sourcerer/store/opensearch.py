@@ -28,7 +28,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sourcerer.accounting import current, note_search, stage
 from sourcerer.errors import ConfigurationError, DocumentNotFound, ProviderError
 from sourcerer.models import Segment
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, unpack_vectors
@@ -42,6 +41,7 @@ from sourcerer.store.base import (
     Mode,
     MoveResult,
     Prepared,
+    SearchTrace,
     Stored,
     WriteStatus,
     check_move,
@@ -711,26 +711,25 @@ class OpenSearchIndex:
         k: int = 10,
         mode: Mode = "hybrid",
         only: SearchFilter | None = None,
-    ) -> list[Hit]:
+    ) -> tuple[list[Hit], SearchTrace]:
         filters = access_filter(tenant, scope, groups) + asked_filter(only)
         planned, trace = plan_search(query, k, mode, self.embedder is not None, only)
-        note_search(trace)  # per request (see sourcerer.accounting), never on this shared object
         if planned is None:
-            return []
+            return [], trace
         mode = planned  # type: ignore[assignment]
         vector = None
         if mode != "keyword":
             started = time.perf_counter()
-            with stage("embed"):
+            with trace.stage("embed"):
                 vector = [float(x) for x in self.embedder.embed([query[:MAX_QUERY_CHARS]], "query")[0]]  # type: ignore[union-attr]
-            current().search["query_embedding_ms"] = round((time.perf_counter() - started) * 1000, 3)
+            trace["query_embedding_ms"] = round((time.perf_counter() - started) * 1000, 3)
         depth = k if mode != "hybrid" else max(50, 4 * k)
         lines = self.search_bodies(query, vector if mode != "keyword" else None, filters, depth)
         if mode == "semantic":
             lines = lines[-2:]
         if not lines:
-            return []
-        with stage("keyword" if mode == "keyword" else "vector" if mode == "semantic" else "keyword+vector"):
+            return [], trace
+        with trace.stage("keyword" if mode == "keyword" else "vector" if mode == "semantic" else "keyword+vector"):
             responses = self.client.msearch(body=lines)["responses"]  # one round trip: BM25 and k-NN together
         for response in responses:
             if "error" in response:  # _msearch reports failures per item with HTTP 200
@@ -762,10 +761,10 @@ class OpenSearchIndex:
         elif mode == "semantic":
             ranked = sorted(((u, s) for u, s in semantic.items() if s > 0), key=lambda kv: (-kv[1], kv[0]))
         else:
-            with stage("fuse"):
+            with trace.stage("fuse"):
                 ranked = fuse(keyword, semantic, len(sources), semantic_floor=0.4)
         ranked = _latest_only(ranked, sources)[:k]
-        return [_hit(sources[u], s) for u, s in ranked]
+        return [_hit(sources[u], s) for u, s in ranked], trace
 
     @_translated
     def version(self, tenant: str) -> str:

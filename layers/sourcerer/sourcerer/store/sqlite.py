@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 
-from sourcerer.accounting import current, note_search, stage
 from sourcerer.errors import DocumentNotFound
 from sourcerer.models import Segment
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, unpack_vectors
@@ -45,6 +44,7 @@ from sourcerer.store.base import (
     Mode,
     MoveResult,
     Prepared,
+    SearchTrace,
     Stored,
     WriteStatus,
     check_move,
@@ -567,7 +567,7 @@ class SQLiteIndex:
         return [by_id[i] for i in scores if i in by_id]
 
     def _keyword(
-        self, query: str, where: str, args: list[Any], limit: int, only: Iterable[int] | None = None
+        self, query: str, where: str, args: list[Any], limit: int, trace: SearchTrace, only: Iterable[int] | None = None
     ) -> dict[int, float]:
         """BM25 scores normalised like the in-memory retriever's (see `sourcerer.retrieval.keyword.BM25`).
 
@@ -589,7 +589,7 @@ class SQLiteIndex:
             idf = {t: bm25_idf(total, counts.get(t, 0)) for t in tokens}
             in_memory = self._term_index(total) if only is None else None
             if in_memory is not None:  # exact BM25 over every term, no FTS5 ranking (see store/postings.py)
-                current().search["keyword_path"] = "postings"
+                trace["keyword_path"] = "postings"
                 return in_memory.search(tokens, idf, avg_len, self._visible(in_memory, where, args), limit)
             # rescoring given chunks (`only`) matches on every term; finding candidates, on the informative ones
             finding = tokens if only is not None else candidate_terms(tokens, counts, total)
@@ -783,7 +783,9 @@ class SQLiteIndex:
                 self._masks[key] = (generation, size, mask)
             return mask
 
-    def _semantic(self, query: str, where: str, args: list[Any], depth: int, also: Iterable[int] = ()) -> dict[int, float]:
+    def _semantic(
+        self, query: str, where: str, args: list[Any], depth: int, trace: SearchTrace, also: Iterable[int] = ()
+    ) -> dict[int, float]:
         """Calibrated similarity of the `depth` nearest visible chunks, plus of the chunks in `also` (keyword
         hits, best first). The model runs for the question alone: a chunk whose vector is still pending
         (deferred embedding) is found by keyword until the background embedder has written it, so a reader never
@@ -794,13 +796,13 @@ class SQLiteIndex:
         if not visible.any():
             return {}
         started = time.perf_counter()
-        with stage("embed"):
+        with trace.stage("embed"):
             vector = self.embedder.embed([query[:MAX_QUERY_CHARS]], "query")[0]
-        current().search["query_embedding_ms"] = round((time.perf_counter() - started) * 1000, 3)
+        trace["query_embedding_ms"] = round((time.perf_counter() - started) * 1000, 3)
         started = time.perf_counter()
-        with stage("vector"):
+        with trace.stage("vector"):
             found, path = cache.search(vector, visible, depth, list(also))
-        current().search["vector_search"] = {"path": path, "ms": round((time.perf_counter() - started) * 1000, 3)}
+        trace["vector_search"] = {"path": path, "ms": round((time.perf_counter() - started) * 1000, 3)}
         return {rowid: self.embedder.calibrate(c) for rowid, c in found.items()}
 
     def _keyword_only(self, rowids: Iterable[int]) -> list[int]:
@@ -825,7 +827,7 @@ class SQLiteIndex:
         k: int = 10,
         mode: Mode = "hybrid",
         only: SearchFilter | None = None,
-    ) -> list[Hit]:
+    ) -> tuple[list[Hit], SearchTrace]:
         where, args = visibility_sql(tenant, scope, groups, only)
         planned, trace = plan_search(query, k, mode, self.embedder is not None, only)
         pending = self.embedder is not None and mode != "keyword" and self.pending_embeddings(tenant)
@@ -833,26 +835,25 @@ class SQLiteIndex:
             trace["pending_embeddings"] = pending
         elif self.embedder is not None and mode != "keyword":
             trace["pending_embeddings"] = 0
-        note_search(trace)  # per request (see sourcerer.accounting), never on this shared object
         if planned is None:
-            return []
+            return [], trace
         mode = planned  # type: ignore[assignment]
         if mode == "keyword":
-            with stage("keyword"):
-                scores = self._keyword(query, where, args, k)
-            return sorted(self._hits(scores), key=lambda h: tie_order(h.unit_id, h.score))[:k]
+            with trace.stage("keyword"):
+                scores = self._keyword(query, where, args, k, trace)
+            return sorted(self._hits(scores), key=lambda h: tie_order(h.unit_id, h.score))[:k], trace
         if mode == "semantic":
-            semantic = self._semantic(query, where, args, k)
+            semantic = self._semantic(query, where, args, k, trace)
             ranked = sorted(((i, s) for i, s in semantic.items() if s > 0), key=lambda kv: (-kv[1], kv[0]))[:k]
-            return self._hits(dict(ranked))
+            return self._hits(dict(ranked)), trace
         depth = max(50, 4 * k)
-        with stage("keyword"):
-            keyword = self._keyword(query, where, args, depth)
-        semantic = self._semantic(query, where, args, depth, also=keyword)
+        with trace.stage("keyword"):
+            keyword = self._keyword(query, where, args, depth, trace)
+        semantic = self._semantic(query, where, args, depth, trace, also=keyword)
         missing = [i for i in semantic if i not in keyword]
-        with stage("keyword"):
-            keyword.update(self._keyword(query, where, args, len(missing) or 1, only=missing))
-        with stage("fuse"):
+        with trace.stage("keyword"):
+            keyword.update(self._keyword(query, where, args, len(missing) or 1, trace, only=missing))
+        with trace.stage("fuse"):
             # fused on unit ids, not row ids: RRF ties then break as they do on OpenSearch
             units = self._unit_ids({*keyword, *semantic})
             rows = {unit: row for row, unit in units.items()}
@@ -874,8 +875,8 @@ class SQLiteIndex:
                 scored = dict(ranked)
                 shown = sorted(units[r] for r in unembedded if r in scored)
                 if shown:
-                    current().search["keyword_only"] = shown
-        return self._hits(scored)
+                    trace["keyword_only"] = shown
+        return self._hits(scored), trace
 
     retriever = index_retriever  # a retriever for `ask()` bound to a tenant, scope, groups and filter
 
