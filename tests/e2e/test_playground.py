@@ -313,6 +313,8 @@ def test_a_conversation_thread_a_document_panel_and_a_favicon(browser, served):
             return []
 
     assert re.search(r"\d+ chunks? in acme", _wait(browser, drills)[0].text)
+    status = _wait(browser, lambda d: d.find_element(By.ID, "embedding-status").text)  # the status of embedding
+    assert "searchable by meaning" in status or "waiting for their meaning" in status
 
     first = _ask(browser, "How long did the backup drill take to restore the database?")
     assert "14 minutes" in first.text

@@ -403,6 +403,10 @@ async function listDocuments() {
       list.appendChild(item);
     }
     if (!listed.documents.length) list.appendChild(el("li", "none yet", "meta"));
+    // the status of embedding: chunks still waiting for their vectors are found by keyword meanwhile
+    const backlog = listed.embedding_backlog;
+    $("embedding-status").textContent = backlog ? `${backlog} chunk${backlog === 1 ? "" : "s"} waiting for their meaning (vectors): found by keyword meanwhile`
+      : (listed.documents.length && backlog === 0 ? "every chunk is searchable by meaning and by keyword" : "");
   } catch (error) { list.textContent = ""; list.appendChild(el("li", error.message, "error")); }
 }
 $("refresh-docs").addEventListener("click", listDocuments);
