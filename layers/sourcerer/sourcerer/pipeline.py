@@ -74,13 +74,12 @@ def retrieval_floor(min_score: float | None, providers: Sequence[ChatProvider], 
     return 0.0 if not providers and extractive_last and load_reader() is not None else DEFAULT_MIN_SCORE
 
 
-async def _judged(chosen: Judge, claims: Any, grounded: Sequence[Passage], each: bool = False) -> Any:
+async def _judged(chosen: Judge, claims: Any, grounded: Sequence[Passage], deadline: float, each: bool = False) -> Any:
     """A judge's verdicts; an LLM judge gets `SOURCERER_JUDGE_DEADLINE_S`, then counts as failed (the local judge
     takes over unless the caller chose the judge). `each`: the local judge rules claim by claim (partial answers;
     an LLM judge rules per claim anyway)."""
     if isinstance(chosen, LocalJudge):
         return await chosen.judge(claims, grounded, each=each)
-    deadline = get_settings().judge_deadline_s
     try:
         return await asyncio.wait_for(chosen.judge(claims, grounded), timeout=deadline)
     except TimeoutError as exc:
@@ -106,6 +105,7 @@ async def aask(
     """Answer `question` from passages, a retriever or a grounding endpoint — with enforced citations — or
     refuse with a reason. See `sourcerer.ask` for the parameters; `on_event` receives the events of a streamed
     answer (see `astream`)."""
+    settings = get_settings()  # read once, at the library's composition root, and handed to the stages
     trace = Trace()
     stream = Stream(on_event) if on_event is not None else None
     clock = _Clock(trace, stream)
@@ -122,7 +122,7 @@ async def aask(
     turns = validate_history(history)
 
     if passages is None and retriever is None:
-        endpoint = endpoint or get_settings().grounding_url
+        endpoint = endpoint or settings.grounding_url
         if not endpoint:
             return clock.finish(Answer.refusal("no_grounding"))
         if verify:
@@ -139,7 +139,7 @@ async def aask(
     if retriever is None:
         # Hybrid when an embedder is available (paraphrases, other languages), BM25 otherwise.
         retriever = hybrid_retriever(passages or [])
-    providers, extractive_last = resolve_chain(chat)
+    providers, extractive_last = resolve_chain(chat, settings)
 
     query = question
     if turns:
@@ -199,7 +199,7 @@ async def aask(
     early = stream is not None and verify in (False, True) and min_groundedness is None and may_stream_early(grounded)
     gate = DraftGate(stream, grounded) if early and stream is not None else None
     draft, notes = await synthesize(
-        query if turns and not providers else question, grounded, providers, extractive_last, turns, gate
+        query if turns and not providers else question, grounded, providers, extractive_last, turns, gate, settings
     )
     trace.notes.extend(notes)
     if draft.detail.get("decided_by") == "lexical model":
@@ -242,7 +242,7 @@ async def aask(
         chosen = choose_judge(judge, providers)
         claims = split_claims(answer.answer)
         try:
-            verdicts = await _judged(chosen, claims, grounded, each=verify == "partial")
+            verdicts = await _judged(chosen, claims, grounded, settings.judge_deadline_s, each=verify == "partial")
         except (ProviderError, MalformedReply) as exc:
             if judge is not None:
                 raise

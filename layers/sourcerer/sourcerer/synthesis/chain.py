@@ -11,10 +11,10 @@ from sourcerer.errors import ConfigurationError, MalformedReply, ProviderError
 from sourcerer.models import Passage
 from sourcerer.reading import load_reader
 from sourcerer.retrieval.embedders import local_embedder
-from sourcerer.settings import get_settings
+from sourcerer.settings import Settings, get_settings
 from sourcerer.streaming import DraftGate
 from sourcerer.synthesis.draft import Draft, read_draft
-from sourcerer.synthesis.extractive import ExtractiveSynthesizer
+from sourcerer.synthesis.extractive import ExtractiveSettings, ExtractiveSynthesizer
 from sourcerer.synthesis.prompt import build_messages
 from sourcerer.synthesis.providers import (
     ChatProvider,
@@ -26,9 +26,9 @@ from sourcerer.synthesis.providers import (
 )
 
 
-def resolve_chain(chat: Any) -> tuple[list[ChatProvider], bool]:
+def resolve_chain(chat: Any, settings: Settings) -> tuple[list[ChatProvider], bool]:
     """(LLM providers to try in order, whether the extractive synthesiser answers last)."""
-    extractive_last = get_settings().extractive_fallback
+    extractive_last = settings.extractive_fallback
     if chat is None:
         providers, extractive = chat_chain_from_env()
         return providers, extractive and extractive_last
@@ -77,17 +77,19 @@ async def synthesize(
     extractive_last: bool,
     history: Sequence[dict] | None = None,
     gate: DraftGate | None = None,
+    settings: Settings | None = None,
 ) -> tuple[Draft, list[str]]:
     """Run the fallback chain. Returns the first usable draft and notes on the providers that failed. With a
     `gate` (a streamed answer), a provider that streams shows its reply while it writes."""
+    settings = settings or get_settings()
     notes: list[str] = []
     if providers:
         messages = build_messages(question, passages, history)
-        deadline = asyncio.get_running_loop().time() + get_settings().llm_deadline_s
+        deadline = asyncio.get_running_loop().time() + settings.llm_deadline_s
         for provider in providers:
             left = deadline - asyncio.get_running_loop().time()
             if left <= 0:
-                notes.append(f"{provider.name} skipped: the LLM deadline ({get_settings().llm_deadline_s:g} s) has passed")
+                notes.append(f"{provider.name} skipped: the LLM deadline ({settings.llm_deadline_s:g} s) has passed")
                 continue
             try:
                 if gate is not None and isinstance(provider, StreamingChatProvider):
@@ -103,7 +105,8 @@ async def synthesize(
             except (ProviderError, MalformedReply) as exc:
                 notes.append(f"{provider.name} failed, next provider: {exc}")
     if extractive_last:
-        draft = ExtractiveSynthesizer(local_embedder(), reader=load_reader()).synthesize(question, passages)
+        chosen = ExtractiveSettings(min_answerability=settings.min_answerability)
+        draft = ExtractiveSynthesizer(local_embedder(), chosen, reader=load_reader()).synthesize(question, passages)
         if providers:  # every configured model failed or ran out of time
             draft.provider = "extractive fallback"
         return draft, notes

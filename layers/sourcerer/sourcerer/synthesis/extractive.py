@@ -29,7 +29,6 @@ from sourcerer.models import CharSpan, Passage
 from sourcerer.reading import Reader
 from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities, with_known
 from sourcerer.retrieval.keyword import idf as bm25_idf
-from sourcerer.settings import get_settings
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
 from sourcerer.synthesis.draft import Draft
 from sourcerer.text import digit_numbers, normalize, passage_terms, terms
@@ -167,7 +166,7 @@ class ExtractiveSettings:
     max_sentences: int = 2
     read: int = 5  # sentences the reading model reads, the cheap model's best first (the latency budget; see README)
     second_ratio: float | None = None  # a second sentence joins at this share of the best one's probability (None: the model's)
-    min_answerability: float | None = None  # None: the shipped model's operating point (or SOURCERER_MIN_ANSWERABILITY)
+    min_answerability: float | None = None  # None: the shipped model's operating point (`ask()` passes SOURCERER_MIN_ANSWERABILITY)
 
 
 class ExtractiveSynthesizer:
@@ -191,9 +190,6 @@ class ExtractiveSynthesizer:
     def threshold(self, feature_set: str) -> float:
         if self.settings.min_answerability is not None:
             return self.settings.min_answerability
-        override = get_settings().min_answerability
-        if override is not None:
-            return override
         return self.models[feature_set].answerability.threshold
 
     # --- features ---------------------------------------------------------------------------------------
@@ -347,8 +343,6 @@ class ExtractiveSynthesizer:
         }
         probability = decision.probability(values) if decision is not None else ranked_read[0]
         threshold = self.settings.min_answerability
-        if threshold is None:
-            threshold = get_settings().min_answerability
         if threshold is None:
             threshold = decision.threshold if decision is not None else self.reader.threshold("answer")
         detail = {
