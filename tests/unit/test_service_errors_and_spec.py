@@ -126,3 +126,14 @@ def test_the_api_offers_every_content_type_the_parsers_read():
     from sourcerer.store.parsers import EXTENSIONS
 
     assert sorted(get_args(ContentType)) == sorted(set(EXTENSIONS.values()))
+
+
+def test_the_documents_the_api_lists_are_the_documents_the_index_port_gives():
+    """`DocumentInfo` (the wire) and `DocumentListing` (the port) are written apart, one a pydantic model for the
+    spec and one a typed dict for mypy; this keeps them the same fields."""
+    from typing import get_type_hints
+
+    from sourcerer.service.schemas import DocumentInfo
+    from sourcerer.store.base import DocumentListing
+
+    assert set(DocumentInfo.model_fields) == set(get_type_hints(DocumentListing))
