@@ -424,3 +424,79 @@ def test_a_pdf_citation_after_a_reload_renders_the_page_from_the_kept_original(b
     browser.save_screenshot(str(ARTIFACTS / "playground-pdf-original-420.png"))
     assert browser.execute_script("return localStorage.getItem('sourcerer-key')") is None
     browser.set_window_size(1200, 1400)
+
+
+def test_the_first_hour_in_one_walk(browser, served):
+    """The whole first hour, in order, in one tab of a tenant of its own: upload Markdown, a PDF and a transcript;
+    ask; follow up in the thread; open each kind of citation; reload and open a PDF citation again; see a refusal
+    with its closest passages; delete a document. Screenshots of each step go to test-artifacts/first-hour-*."""
+    from selenium.webdriver.common.by import By
+
+    url, _, process = served
+    key = issue_key(SQLiteLedger(process.home / "ledger.db"), "firsthour", ["firsthour"], ["read", "write"], tier="pro").key
+    ARTIFACTS.mkdir(exist_ok=True)
+    browser.set_window_size(1600, 1300)
+    browser.get(url + "/")
+    browser.execute_script("sessionStorage.clear()")
+    browser.refresh()
+    browser.find_element(By.ID, "key").send_keys(key)
+    for name in ("handbook/operations.md", "security-policy.pdf", "drill-review.vtt"):
+        browser.find_element(By.ID, "files").send_keys(str(ROOT / "examples" / name))
+        file_name = name.rsplit("/", 1)[-1]
+        item = _wait(
+            browser,
+            lambda d, n=file_name: next(
+                (li for li in d.find_elements(By.CSS_SELECTOR, "#uploads li") if li.text.startswith(n) and li.get_attribute("data-ready") == "true"),
+                None,
+            ),
+            timeout=120,
+        )
+        assert item.get_attribute("class") == "ok", f"{item.text}\n{server_log(process)}"
+    browser.save_screenshot(str(ARTIFACTS / "first-hour-1-uploaded.png"))
+
+    def open_citation(answer, title_part):
+        chips = [c for c in answer.find_elements(By.CSS_SELECTOR, ".chip") if title_part in (c.get_attribute("title") or "")]
+        assert chips, answer.text
+        chips[0].click()
+        return _wait(browser, lambda d: d.find_element(By.ID, "source") if d.find_element(By.ID, "source").is_displayed() else None)
+
+    answer = _ask(browser, "How fast does the on-call engineer acknowledge a page?")  # Markdown
+    assert "5 minutes" in answer.text, answer.text
+    source = open_citation(answer, "operations.md")
+    assert "5 minutes" in source.find_element(By.TAG_NAME, "mark").text and "line" in source.find_element(By.CSS_SELECTOR, ".where").text
+    follow = _ask(browser, "And how often does it post an update?")  # a follow-up in the thread
+    assert "30 minutes" in follow.text and "2 question(s)" in browser.find_element(By.ID, "conversation").text
+    browser.save_screenshot(str(ARTIFACTS / "first-hour-2-thread.png"))
+    browser.find_element(By.CSS_SELECTOR, "#conversation button").click()  # a new conversation for a new topic
+
+    answer = _ask(browser, "How quickly must a security incident be reported?")  # PDF
+    open_citation(answer, "Security policy")
+    _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#source .pdfpage canvas + .cited-box"))
+    answer = _ask(browser, "How long did the failover cutover take in the drill review?")  # transcript
+    open_citation(answer, "drill-review")
+    _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#source .timeline .cited-cue"))
+    browser.save_screenshot(str(ARTIFACTS / "first-hour-3-transcript.png"))
+
+    browser.refresh()  # the tab's uploads are gone: the PDF page comes from the server's original
+    answer = _ask(browser, "How quickly must a security incident be reported?")
+    open_citation(answer, "Security policy")
+    _wait(browser, lambda d: d.find_element(By.CSS_SELECTOR, "#source .pdfpage canvas + .cited-box"))
+    browser.save_screenshot(str(ARTIFACTS / "first-hour-4-pdf-after-reload.png"))
+
+    refusal = _ask(browser, "What is our parental leave policy?")
+    assert refusal.text.startswith("Not answered:") and refusal.find_elements(By.CSS_SELECTOR, ".closest li")
+    browser.save_screenshot(str(ARTIFACTS / "first-hour-5-refusal.png"))
+
+    browser.find_element(By.ID, "refresh-docs").click()
+
+    def listed(d, name="drill-review.vtt"):
+        try:
+            return [li for li in d.find_elements(By.CSS_SELECTOR, "#documents li") if li.text.startswith(name)]
+        except Exception:  # noqa: BLE001 - the panel re-rendered while it was read: look again
+            return []
+
+    _wait(browser, listed)[0].find_element(By.TAG_NAME, "button").click()
+    _wait(browser, lambda d: not listed(d) and listed(d, "operations.md"))
+    browser.save_screenshot(str(ARTIFACTS / "first-hour-6-deleted.png"))
+    assert browser.execute_script("return localStorage.getItem('sourcerer-key')") is None
+    browser.set_window_size(1200, 1400)

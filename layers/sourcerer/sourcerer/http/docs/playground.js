@@ -83,7 +83,7 @@ async function upload(file) {
       body = { source_uri: file.name, content_base64: btoa(binary) };
     }
     const result = await api("/v1/documents", body);
-    item.textContent = `${file.name}: ${result.status} (${result.chunks} chunks)`;
+    item.textContent = `${file.name}: ${result.status} (${result.chunks} chunk${result.chunks === 1 ? "" : "s"})`;
     item.className = "ok";
     listDocuments();
     await untilEmbedded(item);
