@@ -52,16 +52,23 @@ def test_each_function_serves_only_its_routes():
     assert invalid["statusCode"] == 422
 
 
-def test_the_answer_function_serves_the_answer_log_and_audits():
+def _reader_and_admin() -> tuple[str, str]:
+    """Tenant acme on pro, with a read-write key and an admin key (in the ledger the functions open)."""
     from sourcerer.service.tenancy import new_key
     from sourcerer.service.wiring import get_service
 
     ledger = get_service().ledger
     ledger.create_tenant("acme", "pro")
-    reader, record = new_key("acme", ["acme"], ["read", "write"])
-    ledger.put_key(record)
-    admin, record = new_key("acme", ["acme"], ["admin"])
-    ledger.put_key(record)
+    keys = []
+    for perms in (["read", "write"], ["admin"]):
+        key, record = new_key("acme", ["acme"], perms)
+        ledger.put_key(record)
+        keys.append(key)
+    return keys[0], keys[1]
+
+
+def test_the_answer_function_serves_the_answer_log_and_audits():
+    reader, admin = _reader_and_admin()
     answer = _load("answer")
     ingest = _load("ingest")
     document = {
@@ -99,15 +106,8 @@ def test_the_answer_function_returns_a_streamed_answer_as_one_event_stream_body_
     """API Gateway (REST) with Python's managed runtime cannot stream a response: the answer function returns the
     same server-sent events in one text/event-stream body, whose `done` is the unstreamed response."""
     from sourcerer.http.events import parse_sse
-    from sourcerer.service.tenancy import new_key
-    from sourcerer.service.wiring import get_service
 
-    ledger = get_service().ledger
-    ledger.create_tenant("acme", "pro")
-    reader, record = new_key("acme", ["acme"], ["read", "write"])
-    ledger.put_key(record)
-    admin, record = new_key("acme", ["acme"], ["admin"])
-    ledger.put_key(record)
+    reader, admin = _reader_and_admin()
     text = "# Failover\n\nDuring the March drill, the failover cutover completed in 42 seconds.\n"
     _load("ingest").lambda_handler(
         to_event("POST", "/v1/documents", {"Authorization": f"Bearer {reader}"}, json.dumps({"source_uri": "runbook.md", "text": text})),

@@ -31,7 +31,7 @@ import json
 import time
 from collections.abc import Callable, Iterator
 from decimal import Decimal
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from sourcerer.errors import ConfigurationError, NotFound, ProviderError
 from sourcerer.ledger.base import (
@@ -76,6 +76,14 @@ def _translate(exc: Exception, table: str) -> Exception:
     return exc
 
 
+def _raise_typed(exc: Exception, table: str) -> NoReturn:
+    """Raise `exc` as `_translate` types it, from the original (or the original itself, untouched)."""
+    translated = _translate(exc, table)
+    if translated is exc:
+        raise exc
+    raise translated from exc
+
+
 def _translated(cls: C) -> C:
     """Every public method of `cls` raises typed errors for DynamoDB's failures, while its result is iterated too."""
 
@@ -84,20 +92,14 @@ def _translated(cls: C) -> C:
             try:
                 yield from items
             except Exception as exc:
-                translated = _translate(exc, self.table_name)
-                if translated is exc:
-                    raise
-                raise translated from exc
+                _raise_typed(exc, self.table_name)
 
         @functools.wraps(method)
         def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
             try:
                 result = method(self, *args, **kwargs)
             except Exception as exc:
-                translated = _translate(exc, self.table_name)
-                if translated is exc:
-                    raise
-                raise translated from exc
+                _raise_typed(exc, self.table_name)
             return pages(self, result) if inspect.isgenerator(result) else result
 
         return wrapper

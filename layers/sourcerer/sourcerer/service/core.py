@@ -35,7 +35,7 @@ from sourcerer.ledger.base import FINDING_STATUSES, AnswerRecord, HandoffRecord,
 from sourcerer.models import Answer, Trace, TraceEntry
 from sourcerer.retrieval.rerank import Reranker, make_reranker
 from sourcerer.scopes import Access
-from sourcerer.service.audit import AuditReport
+from sourcerer.service.audit import Auditor, AuditReport
 from sourcerer.service.billing import AnswerPlan, Charge, Meter, Prices, plan_answer, rerank_skipped
 from sourcerer.service.cache import AnswerCache, Lookup, degraded
 from sourcerer.service.events import AnswerEvents, Send
@@ -489,8 +489,6 @@ class Service:
     ) -> AuditReport:
         """The verification audit (the schedule's, or `sourcerer audit`): every answer logged since `since`, of
         `tenants` (default: all), re-checked against the index as it is now; one finding per answer in the ledger."""
-        from sourcerer.service.audit import Auditor  # here: the judge loads when an audit runs
-
         return Auditor(self.index, self.ledger, clock=self.clock, rejudge=rejudge).run(since, tenants=tenants, should_stop=should_stop)
 
     def recover_charges(self) -> dict[str, int]:

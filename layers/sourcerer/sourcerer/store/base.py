@@ -97,9 +97,9 @@ class Index(Protocol):
 
     def list_documents(self, tenant: str, scope: str | None = None) -> list[DocumentListing]: ...
 
-    def tenants(self) -> list[str]: ...
+    def tenants(self) -> list[str]: ...  # every tenant that holds at least one document, sorted
 
-    def stored_document(self, tenant: str, document_id: str) -> Stored | None: ...  # every tenant that holds at least one document, sorted
+    def stored_document(self, tenant: str, document_id: str) -> Stored | None: ...
 
     def get_chunks(self, tenant: str, ids: Iterable[str]) -> list[Hit]: ...
 
@@ -418,10 +418,11 @@ def ingest_with(
     assert document.document_id is not None and document.scope is not None
     check_source_uri(document.source_uri)  # before anything is read or written: a link must not run a script
     content_hash = document.content_hash()
+    kind = content_type_for(document.source_uri, document.content_type)  # as `prepare` parses it
     stored = storage.stored_document(document.tenant, document.document_id)
     check_write(access, document, (stored.scope, stored.acl) if stored is not None else None)
     if stored is not None and stored.content_hash == content_hash:
-        keep_original(storage, document.tenant, content_hash, document.raw_bytes(), document.content_type)
+        keep_original(storage, document.tenant, content_hash, document.raw_bytes(), kind)
         return {"document_id": document.document_id, "chunks": storage.keep_unchanged(document), "status": "unchanged"}
     if prepared is None or prepared.content_hash != content_hash:
         prepared = prepare(document, storage.chunk_settings)
@@ -430,7 +431,7 @@ def ingest_with(
     embedder = None if storage.deferred else storage.embedder
     vectors = embedder.embed([embedding_text(c, prepared.title) for c in prepared.chunks], "passage") if embedder else None
     synthesis = synthesis_vectors(embedder, prepared.chunks)
-    keep_original(storage, document.tenant, content_hash, document.raw_bytes(), prepared.content_type)
+    keep_original(storage, document.tenant, content_hash, document.raw_bytes(), kind)
     status, chunks = storage.write_document(document, prepared, vectors, synthesis, access, stored)
     if stored is not None and status == "replaced":
         release_original(storage, document.tenant, stored.content_hash)

@@ -178,14 +178,17 @@ class SQLiteIndex:
 
     def stored_document(self, tenant: str, document_id: str) -> Stored | None:
         with self._lock:
-            current = self._existing(self._db(), tenant, document_id)
-        if current is None:
+            row = (
+                self._db()
+                .execute(
+                    "SELECT content_hash, scope, acl, source_uri, content_type FROM documents WHERE tenant=? AND document_id=?",
+                    (tenant, document_id),
+                )
+                .fetchone()
+            )
+        if row is None:
             return None
-        with self._lock:
-            source_uri, content_type = self._db().execute(
-                "SELECT source_uri, content_type FROM documents WHERE tenant=? AND document_id=?", (tenant, document_id)
-            ).fetchone() or (None, None)
-        return Stored(content_hash=current[0], scope=current[2], acl=current[3], source_uri=source_uri, content_type=content_type)
+        return Stored(content_hash=row[0], scope=row[1], acl=json.loads(row[2]), source_uri=row[3], content_type=row[4])
 
     def holds_content(self, tenant: str, content_hash: str) -> bool:
         with self._lock:

@@ -30,6 +30,7 @@ CREATE TABLE IF NOT EXISTS chunks (
     locator TEXT NOT NULL, receipt TEXT NOT NULL, n_terms INTEGER NOT NULL, vector BLOB, sentences TEXT,
     synthesis_vectors BLOB
 );
+CREATE INDEX IF NOT EXISTS documents_by_content ON documents (tenant, content_hash);  -- is an original still held?
 CREATE INDEX IF NOT EXISTS chunks_by_document ON chunks (tenant, document_id);
 CREATE INDEX IF NOT EXISTS chunks_pending ON chunks (id) WHERE vector IS NULL;
 CREATE TABLE IF NOT EXISTS chunk_scopes (scope TEXT NOT NULL, chunk INTEGER NOT NULL, PRIMARY KEY (scope, chunk)) WITHOUT ROWID;

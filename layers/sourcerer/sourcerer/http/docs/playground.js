@@ -37,9 +37,15 @@ function safeHref(uri) {
   }
 }
 
-async function api(path, body, method) {
+// This tab's key, and its scope when one is set: what every call to the API carries.
+function authHeaders() {
   const headers = { Authorization: "Bearer " + $("key").value.trim() };
   if ($("scope").value.trim()) headers["X-Sourcerer-Scope"] = $("scope").value.trim();
+  return headers;
+}
+
+async function api(path, body, method) {
+  const headers = authHeaders();
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const verb = method || (body === undefined ? "GET" : "POST");
   const response = await fetch(path, { method: verb, headers, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -177,9 +183,7 @@ function originalPdf(citation) {
   if (!path.startsWith("/v1/documents/")) return null;
   if (!originals[path]) {
     originals[path] = (async () => {
-      const headers = { Authorization: "Bearer " + $("key").value.trim(), Accept: "application/pdf" };
-      if ($("scope").value.trim()) headers["X-Sourcerer-Scope"] = $("scope").value.trim();
-      const response = await fetch(path, { headers });
+      const response = await fetch(path, { headers: { ...authHeaders(), Accept: "application/pdf" } });
       if (!response.ok) {
         delete originals[path];
         let message = "HTTP " + response.status;
