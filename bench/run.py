@@ -10,6 +10,7 @@ from bench import (
     audit,
     cache,
     capacity,
+    claim_batching,
     coldstart,
     containment,
     faq,
@@ -47,6 +48,7 @@ def main() -> None:
     reader_eval.run(20 if quick else 120, 50 if quick else 300, write_operating_points=False)
     relevance.run(8 if quick else 30)
     verification.run(300 if quick else 2000, 50 if quick else 300)
+    claim_batching.run(10 if quick else 40)
     partial.run(50 if quick else 300, 300 if quick else 2000)
     groundedness.run(30 if quick else 200)
     refusal.run(50 if quick else 250)

@@ -6,6 +6,10 @@ Every document carries a unique canary string. After each attempt the suite chec
 index itself (not against what the API says): no response contains a canary its caller may not read, and no
 document changed unless its caller may change it (the write rule: it could read the document, and the
 document's new place lies within its grants). The seed is fixed, so a failure replays exactly.
+
+Leaks are half of the rule. The other half is completeness: every key, asking in its own scopes, lists,
+finds, opens and may delete every document the rule lets it read (an admin key every group of its tenant),
+and nothing else.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from sourcerer.ledger.sqlite import SQLiteLedger
 from sourcerer.scopes import within
 from sourcerer.service.core import Service
 from sourcerer.service.tenancy import new_key
+from sourcerer.store.originals import DirectoryOriginals
 from sourcerer.store.sqlite import SQLiteIndex
 
 SEED = 20261201
@@ -102,10 +107,10 @@ class Attacker:
         return any(within(scope, g) for g in self.scopes) and (not acl or admin or bool(set(acl) & set(self.groups)))
 
 
-@pytest.fixture(scope="module")
-def world(tmp_path_factory):
-    home = tmp_path_factory.mktemp("bola")
-    service = Service(index=SQLiteIndex(home / "index.db", embedder=None), ledger=SQLiteLedger(home / "ledger.db"))
+def _seeded(home):
+    """A service holding one canary-carrying document at each of PLACES, and an attacker for each of KEYS."""
+    index = SQLiteIndex(home / "index.db", embedder=None, originals=DirectoryOriginals(home / "originals"))
+    service = Service(index=index, ledger=SQLiteLedger(home / "ledger.db"))
     for tenant, tier in TENANTS.items():
         service.ledger.create_tenant(tenant, tier)
     rng = random.Random(SEED)
@@ -126,6 +131,11 @@ def world(tmp_path_factory):
             service.ledger.revoke_key(record.key_id)
         attackers.append(Attacker(tenant, scopes, perms, groups, revoked, secret, record.key_id))
     return service, attackers, rng
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory):
+    return _seeded(tmp_path_factory.mktemp("bola"))
 
 
 def _snapshot(index: SQLiteIndex) -> dict[tuple[str, str], tuple[str, list[str], str]]:
@@ -236,3 +246,65 @@ def test_generated_attempts_never_leak_a_canary_nor_change_what_the_caller_may_n
     assert not failures, "\n".join(failures[:20])
     # the run exercised both sides of the rule, not only refusals
     assert statuses.get(200, 0) > ATTEMPTS // 10 and statuses.get(404, 0) > 20 and statuses.get(403, 0) > 20, statuses
+
+
+def _call(app, attacker: Attacker, method: str, path: str, body: dict | None = None) -> tuple[int, str]:
+    event = to_event(method, path, {"Authorization": attacker.header}, json.dumps(body) if body is not None else None)
+    response = app.resolve(event, LocalContext())
+    return response["statusCode"], response.get("body") or ""
+
+
+def test_every_key_lists_finds_opens_and_may_delete_exactly_what_the_rule_lets_it_read(tmp_path, monkeypatch):
+    service, attackers, _ = _seeded(tmp_path)
+    monkeypatch.setattr(api, "get_service", lambda: service)
+    app = api.build_app()
+    stored = service.index._db().execute("SELECT tenant, document_id, scope, acl FROM documents").fetchall()
+    canary_of = {
+        d: CANARY.search(t).group(0)
+        for d, t in service.index._db().execute("SELECT document_id, text FROM chunks WHERE text LIKE '%canary%'").fetchall()
+    }
+    checked = 0
+    for attacker in attackers:
+        if attacker.revoked:
+            continue
+        for asked in [None, *attacker.scopes]:  # the key's whole grant, and each of its scopes by name
+            query = f"?scope={asked}" if asked else ""
+            readable = {
+                d
+                for tenant, d, scope, acl in stored
+                if attacker.may_read(tenant, scope, json.loads(acl)) and (asked is None or within(scope, asked))
+            }
+            where = f"{attacker.tenant}{attacker.scopes}{attacker.groups}{attacker.perms} asking in {asked}"
+            if not ({"read", "admin"} & set(attacker.perms)):
+                assert not readable
+                status, _ = _call(app, attacker, "GET", "/v1/documents" + query)
+                assert status == 403, where
+                continue
+            status, listing = _call(app, attacker, "GET", "/v1/documents" + query)
+            assert status == 200, where
+            assert {d["document_id"] for d in json.loads(listing)["documents"]} == readable, where
+            status, found = _call(
+                app, attacker, "POST", "/v1/search" + query, {"q": "failover drill code", "top_k": 50, "mode": "keyword"}
+            )
+            assert status == 200, where
+            assert set(CANARY.findall(found)) == {canary_of[d] for d in readable}, where
+            for _, document_id, *_ in stored:  # every original it may read opens; every other one is not there
+                status, original = _call(app, attacker, "GET", f"/v1/documents/{document_id}/original" + query)
+                assert status == (200 if document_id in readable else 404), f"{where}: original of {document_id}"
+                assert status != 200 or canary_of[document_id] in original
+            checked += 1
+    assert checked >= 12  # every reading key asked in its whole grant and in each of its scopes
+    # deleting: each writer deletes what it may change, and is told 404 for the rest (a fresh world per writer)
+    for number, attacker in enumerate(a for a in attackers if not a.revoked and {"write", "admin"} & set(a.perms)):
+        service, writers, _ = _seeded(tmp_path / f"writer-{number}")
+        monkeypatch.setattr(api, "get_service", lambda service=service: service)
+        app = api.build_app()
+        writer = writers[attackers.index(attacker)]  # the same key, issued in the fresh world
+        for tenant, document_id, scope, acl in (
+            service.index._db().execute("SELECT tenant, document_id, scope, acl FROM documents").fetchall()
+        ):
+            status, _ = _call(app, writer, "DELETE", f"/v1/documents/{document_id}")
+            allowed = writer.may_change(tenant, scope, json.loads(acl))
+            assert status == (200 if allowed else 404), (
+                f"{writer.tenant}{writer.scopes}{writer.groups}{writer.perms}: delete {document_id}"
+            )

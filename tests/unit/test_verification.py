@@ -200,3 +200,37 @@ def test_claims_that_restate_their_cited_sentences_are_judged_without_the_model(
     paraphrase = [Claim(text="Curie received a Nobel award for physics.", citations=[1]), *verbatim[:1]]
     asyncio.run(judge.judge(paraphrase, passages))
     assert embedder.calls > 0  # a claim no sentence contains is read with the model, and weighed with the rest
+
+
+def test_an_llm_answer_is_verified_in_one_batch_per_role_not_one_model_call_per_claim():
+    """Claims an LLM wrote (paraphrases: the model must weigh them) are embedded together in one call, and the
+    cited sentences ingest did not store in one more, whatever the number of claims; the verdicts are the ones
+    claim-by-claim embedding gave."""
+    import asyncio
+
+    from fakes import HashedEmbedder
+    from sourcerer.retrieval.embedders import CachedEmbedder
+
+    class CountingBatches(HashedEmbedder):
+        def __init__(self):
+            super().__init__()
+            self.batches = 0
+
+        def embed(self, texts, role):
+            self.batches += 1
+            return super().embed(texts, role)
+
+    passages = [Passage(text=SOURCE), Passage(text="The drill ended at noon. Everyone went home after the drill.")]
+    claims = [
+        Claim(text="Curie received a Nobel award for physics.", citations=[1]),
+        Claim(text="Women could not go to the lectures at the Sorbonne.", citations=[1]),
+        Claim(text="Refunds arrive within five working days.", citations=[1]),
+        Claim(text="The exercise finished at midday.", citations=[2]),
+    ]
+    batched = CountingBatches()
+    verdicts = asyncio.run(LocalJudge(CachedEmbedder(batched)).judge(claims, passages))
+    assert batched.batches == 2, batched.batches  # the claims, then the sentences they are compared with
+    one_by_one = CountingBatches()
+    uncached = asyncio.run(LocalJudge(one_by_one).judge(claims, passages))  # no cache: nothing to embed ahead for
+    assert one_by_one.batches >= 2 * len(claims)
+    assert [(v.supported, v.score) for v in verdicts] == [(v.supported, v.score) for v in uncached]

@@ -28,7 +28,7 @@ from functools import lru_cache
 from importlib import resources
 
 from sourcerer.injection import is_instruction
-from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities
+from sourcerer.retrieval.embedders import CachedEmbedder, caches, calibrated_similarities
 from sourcerer.synthesis.answerability import LogisticModel
 from sourcerer.text import (
     NEGATIONS,
@@ -307,7 +307,7 @@ class ClaimSupport:
         # Meaning and word order are compared with the few sentences that share most words with the claim: a
         # paraphrase keeps some of them, and embedding every sentence of a long source would cost more than the
         # whole answer.
-        candidates = sorted(sentences, key=lambda x: (-len(wanted & x.terms), x.start))[:SIMILARITY_CANDIDATES]
+        candidates = similarity_candidates(wanted, sentences)
         values["sequence_coverage"] = max((_common_subsequence(claim_terms, c.term_list) for c in candidates), default=0) / n
         if not semantic:
             return values, "lexical"
@@ -353,6 +353,7 @@ class ClaimSupport:
         """The verdicts on an answer's claims, each given as (claim, the text it cites). Several claims, none
         vetoed, are weighed together by the answer model, whose verdict is the answer's: claims doubted alone
         pass with a passed answer, and a rejected answer names its weakest claim if no claim failed alone."""
+        self.embed_ahead(claims)
         supports = [self.check(claim, source, claims_in_answer=len(claims)) for claim, source in claims]
         if all(s.supported and (not s.values or contained(s.values)) for s in supports):
             return supports  # every claim restates one cited sentence: nothing to weigh, and no model run
@@ -373,6 +374,34 @@ class ClaimSupport:
             why = _why(claims[i][0], supports[i].values, claims[i][1])
             supports[i] = replace(supports[i], supported=False, why=f"the answer as a whole is not supported (answer p={p:.2f}); {why}")
         return supports
+
+    def embed_ahead(self, claims: Sequence[tuple[str, str]]) -> None:
+        """Embed, in one model call, every claim of an answer that the model will weigh, and in one more the
+        sentences they are compared with that ingest did not store: the per-claim checks then read them from the
+        embedder's cache, so verifying an answer of n claims costs at most two model calls, not up to 2n. Nothing
+        runs when every claim restates a cited sentence (no claim needs the model) or the embedder keeps no cache."""
+        embedder = self.embedder
+        if embedder is None or not caches(embedder):
+            return
+        pending: list[tuple[str, str, list[SourceSentence]]] = []
+        for claim, source in claims:
+            sentences = source_sentences(source)
+            if checked_terms(claim) and not self.veto(claim, source, sentences):
+                pending.append((claim, source, sentences))
+        if all(contained(self.features(claim, source, sentences, semantic=False)[0]) for claim, source, sentences in pending):
+            return
+        texts = [c.text for claim, _, sentences in pending for c in similarity_candidates(set(checked_terms(claim)), sentences)]
+        try:
+            embedder.embed(list(dict.fromkeys(claim for claim, *_ in pending)), "query")
+            if texts:
+                embedder.embed(list(dict.fromkeys(texts)), "passage")
+        except Exception:  # noqa: BLE001 - the per-claim checks fall back as they always did
+            return
+
+
+def similarity_candidates(wanted: set[str], sentences: Sequence[SourceSentence]) -> list[SourceSentence]:
+    """The few cited sentences sharing most words with a claim, the ones its meaning is compared with."""
+    return sorted(sentences, key=lambda x: (-len(wanted & x.terms), x.start))[:SIMILARITY_CANDIDATES]
 
 
 def contained(values: dict[str, float]) -> bool:

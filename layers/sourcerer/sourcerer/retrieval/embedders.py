@@ -278,6 +278,13 @@ class KnownVectors:
         return np.vstack([self.known[t] if t in self.known else fresh[t] for t in texts])
 
 
+def caches(embedder: Embedder | CachedEmbedder | KnownVectors | None) -> bool:
+    """Whether asking `embedder` again for a text it embedded answers from memory (worth embedding ahead)."""
+    while isinstance(embedder, KnownVectors):
+        embedder = embedder.inner
+    return isinstance(embedder, CachedEmbedder)
+
+
 def with_known(embedder: Embedder | CachedEmbedder | None, passages: Any) -> Embedder | CachedEmbedder | None:
     """`embedder`, answering from the vectors the passages carry (see `KnownVectors`) when they carry any."""
     known: dict[str, np.ndarray] = {}

@@ -27,7 +27,8 @@ def rrf(rankings: list[list[int]], k: int = RRF_K) -> dict[int, float]:
 def fuse(
     keyword: dict[Any, float], semantic: dict[Any, float], k: int, *, semantic_floor: float = 0.5
 ) -> list[tuple[Any, float]]:
-    """Fuse keyword and semantic results: RRF (k=60) orders, the mean of the two scores is reported.
+    """Fuse keyword and semantic results: RRF (k=60) orders, the mean of the two scores breaks RRF's ties and is
+    the score reported.
 
     Used by the in-memory hybrid retriever and by every index adapter, so hybrid ranking is the same
     locally and in the cloud. A candidate needs a keyword score > 0 or a semantic score of at least
@@ -39,8 +40,13 @@ def fuse(
     kw_rank = sorted((c for c in candidates if keyword.get(c, 0.0) > 0), key=lambda c: (-keyword[c], c))
     sem_rank = sorted((c for c in candidates if c in semantic), key=lambda c: (-semantic[c], c))
     fused = rrf([kw_rank, sem_rank])
-    order = sorted(candidates, key=lambda c: (-fused.get(c, 0.0), c))[:k]
-    return [(c, (keyword.get(c, 0.0) + semantic.get(c, 0.0)) / 2) for c in order]
+    mean = {c: (keyword.get(c, 0.0) + semantic.get(c, 0.0)) / 2 for c in candidates}
+    # Ranks swapped between the two lists tie exactly under RRF (1/61 + 1/63 either way), and a tie says nothing:
+    # the better mean score breaks it, not the order the passages were given in. (A passage that leads on
+    # keywords alone against one that leads on meaning: "How long do refunds take?" over a shipping sentence
+    # that shares "take" and a refunds sentence at cosine 0.81.)
+    order = sorted(candidates, key=lambda c: (-round(fused.get(c, 0.0), 12), -mean[c], c))[:k]
+    return [(c, mean[c]) for c in order]
 
 
 class HybridRetriever:

@@ -41,6 +41,14 @@ def idf(documents: int, containing: int) -> float:
     return math.log(1.0 + (documents - containing + 0.5) / (containing + 0.5))
 
 
+def pool_idf(candidates: int, containing: int) -> float:
+    """A term's IDF within a reranker's candidate pool: log(1 + (N + 1) / (n + 0.5)). Not BM25's: a term every
+    candidate holds keeps weight (0.70 at N = n = 50, where BM25's IDF gives 0.01), because within a pool
+    retrieved *for* the question its words are expected everywhere and coverage must still count them. The
+    reranking models were trained on coverages weighed this way (`bench/train/reranker.py`)."""
+    return math.log(1.0 + (candidates + 1) / (containing + 0.5))
+
+
 def length_norm(stored: Any, average: float) -> Any:
     """BM25's length part for a stored length (a number or a numpy array): 1 - b + b * length / average."""
     return 1 - B + B * stored / (average or 1.0)

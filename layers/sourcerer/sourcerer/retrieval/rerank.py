@@ -32,6 +32,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from sourcerer.errors import ConfigurationError, ProviderError
+from sourcerer.retrieval.keyword import pool_idf
 from sourcerer.settings import get_settings
 from sourcerer.text import passage_terms, terms
 
@@ -153,7 +154,7 @@ def rerank_features(query: str, hits: Sequence[Any], embedder: Any = None) -> tu
     texts = [[hit.text, *_sentences(hit)] for hit in hits]
     bags = [[set(passage_terms(t)) for t in group] for group in texts]  # remembered: candidates recur
     n = len(hits)
-    weight = {t: math.log(1 + (n + 1) / (0.5 + sum(1 for b in bags if t in b[0]))) for t in question}
+    weight = {t: pool_idf(n, sum(1 for b in bags if t in b[0])) for t in question}
     total = sum(weight.values()) or 1.0
 
     def covered(bag: set[str]) -> float:
