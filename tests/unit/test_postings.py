@@ -25,8 +25,7 @@ QUESTIONS = ["how long does shipping take", "refund for returns", "gift card exc
 
 
 @pytest.fixture
-def index(tmp_path, monkeypatch):
-    monkeypatch.setattr(sqlite_module, "PRUNE_ABOVE_CHUNKS", 3)  # "large" from three chunks
+def index(tmp_path):
     index = SQLiteIndex(tmp_path / "i.db", embedder=None, graph=True)  # graph=True: a long-running process
     for i, text in enumerate(TEXTS):
         index.ingest_document(
@@ -110,23 +109,22 @@ def test_merging_and_compacting_keep_the_ranking(monkeypatch):
     monkeypatch.setattr(postings, "MERGE_DELTA", 50)
     base = len(changed.rows)
     changed.apply(1, [], list(docs.items())[100:])  # the delta is frozen and merged in the background
-    searched_while_merging = changed.search(words[:6], {w: 1.0 for w in words[:6]}, 7.0, np.ones(300, dtype=bool), 20)
+    searched_while_merging = changed.search(words[:6], 300, 7.0, np.ones(300, dtype=bool), 20)
     merged(changed)
     assert len(changed.rows) > base and not changed.delta
-    assert searched_while_merging == changed.search(words[:6], {w: 1.0 for w in words[:6]}, 7.0, np.ones(300, dtype=bool), 20)
+    assert searched_while_merging == changed.search(words[:6], 300, 7.0, np.ones(300, dtype=bool), 20)
     rewritten = {i: docs[i] for i in range(0, 300, 2)}
     changed.apply(2, list(rewritten), rewritten.items())  # every other row retired and appended again
     merged(changed)
     assert changed.retired == 150
     visible = np.ones(changed.size, dtype=bool)
-    idf = {w: 1.0 + i / 10 for i, w in enumerate(words[:6])}
-    before = changed.search(words[:6], idf, 7.0, visible, 20)
-    assert before == fresh.search(words[:6], idf, 7.0, np.ones(fresh.size, dtype=bool), 20)
+    before = changed.search(words[:6], 300, 7.0, visible, 20)  # retired rows count in no term's frequency
+    assert before == fresh.search(words[:6], 300, 7.0, np.ones(fresh.size, dtype=bool), 20)
     monkeypatch.setattr(postings, "MERGE_DELTA", 10**9)
     assert changed.compact() is False  # a quarter retired is the floor, at least 10,000
     changed.retired = 20_000
     assert changed.compact() is True and changed.size == 300 and changed.retired == 0
-    assert changed.search(words[:6], idf, 7.0, np.ones(changed.size, dtype=bool), 20) == before
+    assert changed.search(words[:6], 300, 7.0, np.ones(changed.size, dtype=bool), 20) == before
 
 
 def test_the_vector_cache_compacts_its_retired_rows_like_the_postings():

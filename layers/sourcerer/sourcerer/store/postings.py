@@ -29,7 +29,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from sourcerer.retrieval.keyword import STORED_LENGTHS, length_norm, stored_length, term_weight
+from sourcerer.retrieval.keyword import STORED_LENGTHS, idf, length_norm, stored_length, term_weight
 from sourcerer.store.vectors import compact_rows, retire_rows
 
 MERGE_DELTA = 200_000
@@ -195,27 +195,29 @@ class TermIndex:
             return rows[0], tf[0]
         return (np.concatenate(rows), np.concatenate(tf)) if rows else (np.zeros(0, np.int32), np.zeros(0, np.float32))
 
-    def search(
-        self, tokens: list[str], idf: dict[str, float], avg_len: float, visible: np.ndarray, limit: int
-    ) -> dict[int, float]:
-        """The `limit` best visible chunks by BM25 over `tokens` (chunk id -> score normalised by the sum of
-        the query's IDFs, as `SQLiteIndex._keyword` scores FTS5's candidates)."""
+    def search(self, tokens: list[str], documents: int, avg_len: float, visible: np.ndarray, limit: int) -> dict[int, float]:
+        """The `limit` best visible chunks by BM25 over `tokens` in an index of `documents` chunks (chunk id ->
+        score normalised by the sum of the query's IDFs, as `SQLiteIndex._keyword` scores FTS5's candidates).
+        Each term's document frequency is counted from its live postings, as FTS5's vocabulary table has it,
+        without a scan of that table."""
+        ceiling = 0.0
         with self.lock:
             size = min(self.size, len(visible))  # rows appended after `visible` was made are not searched yet
             scores = np.zeros(size, dtype=np.float32)
             norm = length_norm(self.length[:size], avg_len)  # BM25's length part, per row
+            alive = self.alive[: self.size]
             for token in tokens:
                 term = self.vocabulary.get(token)
-                if term is None:
-                    continue
-                rows, tf = self._term_postings(term)
+                rows, tf = self._term_postings(term) if term is not None else (np.zeros(0, np.int32), np.zeros(0, np.float32))
+                term_idf = idf(documents, int(np.count_nonzero(alive[rows])))
+                ceiling += term_idf  # a term no chunk holds still counts, at its highest IDF
                 if len(rows) and rows[-1] >= size:  # rows ascend: base, then frozen delta, then delta
                     inside = rows < size
                     rows, tf = rows[inside], tf[inside]
-                scores[rows] += term_weight(idf[token], tf, norm[rows])  # a term's rows are distinct
+                scores[rows] += term_weight(term_idf, tf, norm[rows])  # a term's rows are distinct
             scores *= visible[:size] & self.alive[:size]
             ids = self.ids
-        ceiling = sum(idf.values()) or 1.0
+        ceiling = ceiling or 1.0
         candidates = np.flatnonzero(scores > 0)
         if len(candidates) > limit:  # every candidate tied with the limit-th stays
             kth = np.partition(scores[candidates], len(candidates) - limit)[len(candidates) - limit]

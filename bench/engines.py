@@ -1,0 +1,143 @@
+"""Hybrid search and ingest beside an embedded engine, in one process, on the same chunks and vectors (issue 26).
+
+Corpus: 600 SciFact abstracts, every abstract a test claim cites and the rest drawn at random (fixed seed);
+questions: the 300 test claims. The chunks are the SQLite index's own (its chunker, the bundled e5 model's
+vectors, cached in bench/.cache), and LanceDB is given exactly those chunks, texts and vectors, with a full-text
+index on the text: both fuse BM25 and vector search with Reciprocal Rank Fusion (LanceDB's default hybrid
+reranker), and both are handed the same precomputed question vector, so no model runs in the timed part.
+
+Ours is the SQLite index as `sourcerer serve` runs it (a long-running process: postings and vectors in
+memory), through `Index.search` with its tenant filter, trace and hit objects. Figures: p50 and CPU per query,
+nDCG@10 (abstract level), and ingest in documents per second with every vector already computed (ours: a fresh
+index whose embedder answers from the cache, sentence vectors included; LanceDB: one `add` of the same rows).
+Target: hybrid search p50 at or below LanceDB's at equal nDCG@10.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from bench.common import EVAL, table, use_bench_cache, write_result
+from bench.datasets import doc_ranking, ingest_corpus, qrels, read_jsonl
+from bench.metrics import ndcg_at
+
+SIZE = 600
+SEED = 26
+
+
+class KnownQuestions:
+    """The cached bundled model, answering the benchmark's questions from vectors computed before the clock."""
+
+    def __init__(self, inner, questions: list[str]) -> None:
+        self.inner, self.model_id = inner, inner.model_id
+        self.known = dict(zip(questions, inner.embed(questions, "query"), strict=True))
+
+    def calibrate(self, cosine: float) -> float:
+        return self.inner.calibrate(cosine)
+
+    def embed(self, texts, role):
+        import numpy as np
+
+        if role == "query" and all(t in self.known for t in texts):
+            return np.stack([self.known[t] for t in texts])
+        return self.inner.embed(texts, role)
+
+
+def _timed(search, questions: list[str]) -> tuple[float, float]:
+    """(median wall ms, mean CPU ms) per query, after one warm-up pass."""
+    for q in questions:
+        search(q)
+    wall: list[float] = []
+    cpu_started = time.process_time()
+    for q in questions:
+        started = time.perf_counter()
+        search(q)
+        wall.append((time.perf_counter() - started) * 1000)
+    return statistics.median(wall), (time.process_time() - cpu_started) * 1000 / len(questions)
+
+
+def run(size: int = SIZE) -> dict:
+    use_bench_cache()
+    import lancedb
+    import numpy as np
+    from sourcerer.retrieval.embedders import local_embedder
+    from sourcerer.store.sqlite import SQLiteIndex
+
+    corpus = read_jsonl(*sorted((EVAL / "scifact").glob("corpus.part-*.jsonl")))
+    queries = {q["_id"]: q["text"] for q in read_jsonl(EVAL / "scifact" / "queries.jsonl")}
+    relevant = qrels(EVAL / "scifact" / "qrels" / "test.tsv")
+    cited = {doc for docs in relevant.values() for doc in docs}
+    rest = [r for r in corpus if r["_id"] not in cited]
+    chosen = [r for r in corpus if r["_id"] in cited] + random.Random(SEED).sample(rest, max(0, size - len(cited)))
+    test_ids = sorted(relevant)
+    questions = [queries[q] for q in test_ids]
+    embedder = KnownQuestions(local_embedder(), questions)
+    tmp = Path(tempfile.mkdtemp(prefix="sourcerer-engines-"))
+
+    ingest_corpus(SQLiteIndex(tmp / "warm.db", embedder=embedder), chosen, "scifact")  # fills the cache: vectors precomputed
+    index = SQLiteIndex(tmp / "served.db", embedder=embedder, graph=True)
+    ours_ingest_s, chunks = ingest_corpus(index, chosen, "scifact")
+    index.search(questions[0], tenant="scifact", k=10, mode="hybrid")  # starts the postings build, as serve's warm-up
+    while index._terms_state == "building":
+        time.sleep(0.05)
+
+    rows = [
+        {"id": unit, "corpus_id": corpus_id, "text": text, "vector": np.frombuffer(vector, dtype=np.float32).tolist()}
+        for unit, corpus_id, text, vector in index._db().execute(
+            "SELECT unit_id, json_extract(d.metadata, '$.corpus_id'), c.text, c.vector FROM chunks c"
+            " JOIN documents d ON d.tenant = c.tenant AND d.document_id = c.document_id"
+        )
+    ]
+    db = lancedb.connect(str(tmp / "lance"))
+    started = time.perf_counter()
+    lance = db.create_table("scifact", data=rows)
+    lance.create_fts_index("text", use_tantivy=False)
+    lance_ingest_s = time.perf_counter() - started
+    vectors = embedder.known
+
+    def ours(q: str):
+        return index.search(q, tenant="scifact", k=10, mode="hybrid")
+
+    def theirs(q: str):
+        return lance.search(query_type="hybrid").vector(vectors[q]).text(q).limit(10).to_list()
+
+    results = {}
+    for name, search, ranking in (
+        ("sourcerer hybrid, served (SQLite)", ours, lambda hits: doc_ranking(hits, 10)),
+        (f"LanceDB {lancedb.__version__} hybrid (RRF)", theirs, lambda hits: list(dict.fromkeys(h["corpus_id"] for h in hits))),
+    ):
+        ndcg = statistics.mean(ndcg_at(ranking(search(queries[q])), relevant[q]) for q in test_ids)
+        wall, cpu = _timed(search, questions)
+        results[name] = {"ndcg@10": ndcg, "p50_ms": wall, "cpu_ms": cpu}
+    ours_row, theirs_row = results.values()
+    data = {
+        "abstracts": len(chosen),
+        "chunks": chunks,
+        "search": results,
+        "p50_ratio": ours_row["p50_ms"] / theirs_row["p50_ms"],
+        "ndcg_ratio": ours_row["ndcg@10"] / theirs_row["ndcg@10"],
+        "ingest_docs_per_s": {"sourcerer (SQLite, vectors precomputed)": len(chosen) / ours_ingest_s, "LanceDB (add + FTS index)": len(chosen) / lance_ingest_s},
+    }
+    text = table(
+        f"Hybrid search — {len(chosen)} SciFact abstracts ({chunks} chunks), 300 test claims, k=10, same process, same vectors, question embedding excluded (target: p50 ≤ LanceDB's at equal nDCG@10)",
+        ["system", "nDCG@10", "p50 ms", "CPU ms / query"],
+        [[name, r["ndcg@10"], r["p50_ms"], r["cpu_ms"]] for name, r in results.items()],
+    )
+    text += "\n" + table(
+        "Ingest with every vector already computed (documents per second)",
+        ["system", "docs/s"],
+        [[name, rate] for name, rate in data["ingest_docs_per_s"].items()],
+    )
+    write_result("engines", text, data)
+    return data
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--size", type=int, default=SIZE, help=f"abstracts (default {SIZE}; the test claims' own first)")
+    run(parser.parse_args().size)
