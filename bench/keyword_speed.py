@@ -20,24 +20,9 @@ from pathlib import Path
 
 from bench.common import EVAL, table, write_result
 from bench.datasets import doc_ranking, ingest_corpus, qrels, read_jsonl
-from bench.metrics import ndcg_at
+from bench.metrics import ndcg_at, per_query
 
 TARGET_CPU_RATIO = 3.0
-
-
-def _timed(search, questions: list[str], repeats: int) -> tuple[float, float]:
-    """(median wall ms, mean CPU ms) per query over `repeats` passes, after one warm-up pass."""
-    for q in questions:
-        search(q)
-    wall: list[float] = []
-    cpu_started = time.process_time()
-    for _ in range(repeats):
-        for q in questions:
-            started = time.perf_counter()
-            search(q)
-            wall.append((time.perf_counter() - started) * 1000)
-    cpu = (time.process_time() - cpu_started) * 1000 / (repeats * len(questions))
-    return statistics.median(wall), cpu
 
 
 def run(repeats: int = 3) -> dict:
@@ -68,7 +53,7 @@ def run(repeats: int = 3) -> dict:
         # an abstract may be several chunks: ranked as abstracts from a deeper list, as bench/retrieval.py does
         deep = [index.search(queries[q], tenant="scifact", k=150, mode="keyword") for q in test_ids]
         ndcg = statistics.mean(ndcg_at(doc_ranking(hits, 100), relevant[q]) for hits, q in zip(deep, test_ids, strict=True))
-        wall, cpu = _timed(search, questions, repeats)
+        wall, cpu = per_query(search, questions, repeats)
         data[name] = {"ndcg@10": ndcg, "p50_ms": wall, "cpu_ms": cpu, "paths": sorted(paths)}
         index.close()
 
@@ -85,7 +70,7 @@ def run(repeats: int = 3) -> dict:
         return retriever.retrieve(tokens, k=10, show_progress=False)[0][0]
 
     ndcg = statistics.mean(ndcg_at([ids[i] for i in peer(queries[q])], relevant[q]) for q in test_ids)
-    wall, cpu = _timed(peer, questions, repeats)
+    wall, cpu = per_query(peer, questions, repeats)
     peer_name = f"bm25s {bm25s.__version__} + PyStemmer (peer)"
     data[peer_name] = {"ndcg@10": ndcg, "p50_ms": wall, "cpu_ms": cpu}
 

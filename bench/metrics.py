@@ -55,3 +55,21 @@ def refusal_at(pos: list[float], neg: list[float], max_false: float = 0.10) -> t
     ordered = sorted(pos)
     cut = ordered[int(max_false * len(ordered))] if ordered else 0.5
     return cut, sum(1 for s in neg if s < cut) / max(1, len(neg))
+
+
+def per_query(search, questions: list[str], repeats: int = 1) -> tuple[float, float]:
+    """(median wall ms, mean CPU ms of this process) per query over `repeats` passes, after one warm-up pass:
+    CPU as well as wall, so that a peer in the same process is compared on the work it does, not on the noise."""
+    import statistics
+    import time
+
+    for q in questions:
+        search(q)
+    wall: list[float] = []
+    cpu_started = time.process_time()
+    for _ in range(repeats):
+        for q in questions:
+            started = time.perf_counter()
+            search(q)
+            wall.append((time.perf_counter() - started) * 1000)
+    return statistics.median(wall), (time.process_time() - cpu_started) * 1000 / (repeats * len(questions))

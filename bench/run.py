@@ -13,6 +13,7 @@ from bench import (
     claim_batching,
     coldstart,
     containment,
+    engines,
     faq,
     groundedness,
     ingest,
@@ -61,6 +62,7 @@ def main() -> None:
     service.run(100 if quick else service.DEFAULT_CORPUS)
     ingest.run(10 if quick else 30)
     keyword_speed.run(1 if quick else 3)
+    engines.run(150 if quick else engines.SIZE)
     scale.run((10_000,) if quick else scale.SIZES, 30 if quick else 100)
     audit.run(50 if quick else 600)
     load.run(5 if quick else 60, 50 if quick else 300, 1 if quick else 5)
