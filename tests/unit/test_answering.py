@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import pytest
 from sourcerer import ask
 from sourcerer.history import standalone_query
@@ -210,9 +212,10 @@ def test_answering_from_the_index_runs_the_model_on_queries_only(tmp_path, monke
     embedded = []
     original = embedder.inner.embed
     monkeypatch.setattr(embedder.inner, "embed", lambda texts, role: embedded.append(role) or original(texts, role))
-    monkeypatch.setattr(embedder, "memory", {})  # nothing from earlier tests or the disk cache may hide a model run
+    monkeypatch.setattr(embedder, "memory", OrderedDict())  # nothing from earlier tests or the disk cache may hide a model run
     monkeypatch.setattr(embedder, "path", None)
     monkeypatch.setattr(embedder, "_db", None)
     answer = ask("How long did the failover cutover take?", retriever=index.retriever(tenant="local"), verify=True)
     assert not answer.refused and "42 seconds" in answer.answer
+    assert answer.trace.stage("synthesize").detail["features"] == "semantic"  # the model's path, not a fallback
     assert embedded and set(embedded) == {"query"}

@@ -97,3 +97,20 @@ def test_every_documented_reason_is_covered_here():
         "unfaithful",
         "off_topic",  # tests/unit/test_reader.py
     }
+
+
+def test_the_answerability_model_sees_the_rarest_question_term_the_answering_passage_lacks():
+    """A near miss names something the chosen passage does not ("the Enterprise plan" over the Pro plan's price):
+    the answerability features carry that term's IDF share, and a question the passage covers carries none."""
+    from sourcerer.models import Passage
+    from sourcerer.synthesis.extractive import ExtractiveSynthesizer
+
+    passages = [
+        Passage(text="The Pro plan costs $49 per month per workspace and includes 10 seats.", source="pricing"),
+        Passage(text="Enterprise customers can call the emergency line around the clock.", source="support"),
+    ]
+    synth = ExtractiveSynthesizer(embedder=None)
+    near_miss = synth.analyse("What does the Enterprise plan cost?", passages).answer
+    covered = synth.analyse("What does the Pro plan cost?", passages).answer
+    assert near_miss["best_missing_peak"] > 0.2 and covered["best_missing_peak"] == 0.0
+    assert covered["best_context"] == 1.0 > near_miss["best_context"]

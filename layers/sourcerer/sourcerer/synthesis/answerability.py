@@ -63,6 +63,8 @@ ANSWER_FEATURES: dict[str, list[str]] = {
         "best_type_coverage",
         "max_type_coverage",
         "best_novelty",
+        "best_context",  # IDF-weighted share of the question's terms in the best sentence's passage
+        "best_missing_peak",  # the largest IDF share of one question term that passage lacks
     ],
 }
 ANSWER_FEATURES["semantic"] = ANSWER_FEATURES["lexical"] + [
@@ -178,8 +180,11 @@ def answer_features(
     for row in sentence_rows:
         key = int(row["passage"])
         per_passage[key] = max(per_passage.get(key, 0.0), row["coverage"])
+    best_passage = passage_rows[int(best["passage"])]
     return {
         "best_sentence": logits[order[0]],
+        "best_context": best_passage["context"],
+        "best_missing_peak": best_passage.get("missing_peak", 0.0),
         "sentence_gap": logits[order[0]] - logits[order[1]] if len(order) > 1 else 5.0,
         "best_coverage": best["coverage"],
         "max_coverage": max(r["coverage"] for r in sentence_rows),

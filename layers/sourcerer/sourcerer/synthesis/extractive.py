@@ -229,6 +229,8 @@ class ExtractiveSynthesizer:
         for i, passage in enumerate(passages):
             row = {
                 "context": sum(idf(t) for t in q_terms if t in terms_by_passage[i]) / total,
+                # the rarest question term the passage lacks: "the Enterprise plan" over a passage on the Pro plan
+                "missing_peak": max((idf(t) for t in q_terms if t not in terms_by_passage[i]), default=0.0) / total,
                 "retrieval": float(passage.score) if passage.score is not None else 0.0,
             }
             if passage_cos is not None:
