@@ -1,6 +1,7 @@
 """The OpenSearch adapter's exact requests, sent by the real opensearch-py client to a loopback server."""
 
 import json
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -100,7 +101,11 @@ def test_ingest_sends_one_bulk_with_ids_terms_vectors_and_filters(cluster):
     bulk = cluster.sent("POST", "/_bulk")[0]
     assert "refresh=wait_for" in bulk["query"]
     action, source = bulk["body"]
-    assert action == {"index": {"_index": "docs", "_id": source["unit_id"]}}
+    # the write's own moment as an external version: of two versions writing a shared chunk, the later one wins
+    written = datetime.fromisoformat(source["ingested_at"]).timestamp()
+    assert action == {
+        "index": {"_index": "docs", "_id": source["unit_id"], "version": int(written * 1_000_000), "version_type": "external"}
+    }
     assert source["tenant"] == "acme" and source["scope"] == "acme/alpha/backend"
     assert source["scope_ancestors"] == ["acme", "acme/alpha", "acme/alpha/backend"] == scope_ancestors("acme/alpha/backend")
     assert source["acl"] == ["eng"] and source["public"] is False
@@ -436,3 +441,12 @@ def test_embed_units_rewrites_pending_chunks_with_vectors_once(cluster, serverle
             {"term": {"vectorless": True}},
         ]
     assert index.embed_units("acme", ["u1"]) == 0 and len(cluster.sent("POST", "/_bulk")) == 1
+
+
+def test_a_chunk_a_later_version_already_holds_is_no_error(cluster):
+    """Two versions replacing one document at once: the earlier one's write of a chunk they share is refused with
+    409 (the later version's external version is higher), and that is the outcome wanted, not a failure."""
+    _no_existing(cluster)
+    conflict = {"index": {"status": 409, "error": {"type": "version_conflict_engine_exception"}}}
+    cluster.route("POST", "/_bulk", (200, {"errors": True, "items": [conflict]}))
+    assert _index(cluster).ingest_document({"source_uri": "a.txt", "text": TEXT})["status"] == "ingested"

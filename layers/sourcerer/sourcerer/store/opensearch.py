@@ -382,7 +382,7 @@ class OpenSearchIndex:
             index=self.index,
             body={
                 "size": 1,
-                "_source": ["content_hash", "scope", "acl", "source_uri", "created_at", "content_type"],
+                "_source": ["content_hash", "scope", "acl", "source_uri", "created_at", "content_type", "ingested_at"],
                 "query": {"bool": {"filter": _document(tenant, document_id)}},
                 "sort": [{"ingested_at": "desc"}],
             },
@@ -405,7 +405,9 @@ class OpenSearchIndex:
         for i, chunk in enumerate(prepared.chunks):
             action: dict[str, Any] = {"_index": self.index}
             if not self.serverless:
-                action["_id"] = chunk.unit_id
+                # Versions replacing one document at once share the ids of their identical chunks: the write stamped
+                # later must win every one of them, whichever request lands last (see `_bulk`).
+                action.update(_id=chunk.unit_id, version=int(epoch * 1_000_000), version_type="external")
             source = {
                 "unit_id": chunk.unit_id,
                 "document_id": document.document_id,
@@ -452,6 +454,8 @@ class OpenSearchIndex:
                 status = result.get("status", 500)
                 if status == 429:
                     retry += pending[2 * position : 2 * position + 2]
+                elif status == 409:
+                    continue  # a version written later already holds this chunk: it stays (see `bulk_lines`)
                 elif status >= 300:
                     raise ProviderError(f"OpenSearch rejected a chunk: {result.get('error')}")
             if not retry:
@@ -510,14 +514,20 @@ class OpenSearchIndex:
             # older version of a document while both are visible (see `_latest_only`). Only versions written
             # before this one go: two writers replacing the same document at once would otherwise each delete
             # the other's chunks. A chunk rewritten meanwhile (a version conflict) belongs to a newer write: kept.
-            older = [{"range": {"ingested_at": {"lt": written_at}}}]
+            # Whichever writer finishes last removes everything older than the newest version it sees, its own
+            # chunks too when a later version overtook it (a writer that went first cannot know of later ones).
+            newest = self._existing(document.tenant, document.document_id) or {}
+            cutoff, keep = written_at, prepared.content_hash
+            if str(newest.get("ingested_at") or "") > written_at:
+                cutoff, keep = str(newest["ingested_at"]), str(newest.get("content_hash"))
+            older = [{"range": {"ingested_at": {"lt": cutoff}}}]
             self.client.delete_by_query(
                 index=self.index,
                 body={
                     "query": {
                         "bool": {
                             "filter": _document(document.tenant, document.document_id) + older,
-                            "must_not": [{"term": {"content_hash": prepared.content_hash}}],
+                            "must_not": [{"term": {"content_hash": keep}}],
                         }
                     }
                 },
