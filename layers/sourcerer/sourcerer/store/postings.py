@@ -215,7 +215,7 @@ class TermIndex:
                     inside = rows < size
                     rows, tf = rows[inside], tf[inside]
                 scores[rows] += term_weight(term_idf, tf, norm[rows])  # a term's rows are distinct
-            scores *= visible[:size] & self.alive[:size]
+            scores *= visible[:size] & alive[:size]
             ids = self.ids
         ceiling = ceiling or 1.0
         candidates = np.flatnonzero(scores > 0)

@@ -184,7 +184,7 @@ def answer_features(
     return {
         "best_sentence": logits[order[0]],
         "best_context": best_passage["context"],
-        "best_missing_peak": best_passage.get("missing_peak", 0.0),
+        "best_missing_peak": best_passage["missing_peak"],
         "sentence_gap": logits[order[0]] - logits[order[1]] if len(order) > 1 else 5.0,
         "best_coverage": best["coverage"],
         "max_coverage": max(r["coverage"] for r in sentence_rows),
