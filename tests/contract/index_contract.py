@@ -77,6 +77,52 @@ class IndexContract:
         assert all("42 seconds" not in h.text for h in index.get_chunks("acme", old_ids))
         assert len(changed_ids) < len(old_ids) or not old_ids
 
+    def test_a_batch_ingest_reports_each_document_in_order_and_writes_all_it_can(self, index):
+        index.ingest_document(_doc("kept.md", "Invoices are sent on the first business day."))
+        index.ingest_document(_doc("changed.md", "Refunds take five days."))
+        beta_writer = Access(scopes=("acme/beta",), groups=frozenset())
+        index.ingest_document(_doc("theirs.md", "Only alpha may read this.", scope="acme/alpha"))
+        outcomes = index.ingest_documents(
+            [
+                _doc("new.md", FAILOVER, scope="acme/beta"),
+                _doc("kept.md", "Invoices are sent on the first business day.", scope="acme/beta"),
+                _doc("empty.md", "   ", scope="acme/beta"),
+                _doc("theirs.md", "Overwritten.", scope="acme/alpha"),
+                _doc("javascript:alert(1)", "A link that runs a script.", scope="acme/beta"),
+                _doc("later.md", "The standby region takes over in a minute.", scope="acme/beta"),
+            ],
+            access=beta_writer,
+        )
+        assert [o["status"] if isinstance(o, dict) else type(o).__name__ for o in outcomes] == [
+            "ingested",
+            "ingested",  # the same source in another scope is another document
+            "UnsupportedDocument",
+            "DocumentNotFound",
+            "UnsupportedDocument",
+            "ingested",
+        ]
+        assert "no text" in str(outcomes[2])
+        changed = index.ingest_documents([_doc("changed.md", "Refunds take ten days."), _doc("kept.md", "Invoices are sent on the first business day.")])
+        assert [o["status"] for o in changed] == ["replaced", "unchanged"]
+        hits = index.search("standby region", tenant="acme", k=10, mode="keyword")
+        assert {h.source_uri for h in hits} == {"new.md", "later.md"}
+        assert [h.text for h in index.search("refunds", tenant="acme", k=5, mode="keyword")] == ["Refunds take ten days."]
+        assert [h.text for h in index.search("overwritten", tenant="acme", k=5, mode="keyword")] == []
+
+    def test_a_retried_batch_is_unchanged_and_stores_what_one_at_a_time_stores(self, index):
+        docs = [_doc(f"doc{i}.md", FAILOVER.replace("42", str(40 + i)), scope="acme/batch") for i in range(5)]
+        first = index.ingest_documents(docs)
+        again = index.ingest_documents(docs)
+        assert [o["status"] for o in first] == ["ingested"] * 5
+        assert again == [{**o, "status": "unchanged"} for o in first]
+        one_at_a_time = [index.ingest_document({**d, "scope": "acme/single"}) for d in docs]
+        batched = [[(c.text, c.position, c.locator) for c in index.document_chunks("acme", o["document_id"])] for o in first]
+        single = [[(c.text, c.position, c.locator) for c in index.document_chunks("acme", o["document_id"])] for o in one_at_a_time]
+        assert batched == single and all(batched)
+        assert sorted(d["chunks"] for d in index.list_documents("acme", scope="acme/batch")) == sorted(o["chunks"] for o in first)
+        hits = index.search("failover cutover", tenant="acme", scope="acme/batch", k=20, mode="keyword")
+        assert {h.document_id for h in hits} == {o["document_id"] for o in first}
+
     def test_document_chunks_follow_the_document_in_order(self, index):
         """What an audit reads: the current chunks of one document, by position; nothing once it is gone."""
         first = index.ingest_document(_doc("ops.md", FAILOVER))

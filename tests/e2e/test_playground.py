@@ -55,9 +55,12 @@ def served(tmp_path_factory):
 
 
 def _wait(driver, condition, timeout=60):
+    """Until `condition` holds. It finds its elements afresh at each try: an element the page redraws between
+    finding it and reading it (a PDF canvas on zoom) is tried again, not an error."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout).until(condition)
+    return WebDriverWait(driver, timeout, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)).until(condition)
 
 
 def _ask(driver, question):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,10 +18,24 @@ def connect(path: Path, schema: str) -> sqlite3.Connection:
     crash can lose the last commits, and no fsync per request holds the write lock. Then `schema` is applied."""
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT_S)
-    conn.execute("PRAGMA journal_mode=WAL")
+    _switch_to_wal(conn)
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.executescript(schema)
     return conn
+
+
+def _switch_to_wal(conn: sqlite3.Connection) -> None:
+    """`PRAGMA journal_mode=WAL`, retried: while another process opens the same new file (two server workers'
+    first requests), SQLite answers "database is locked" at once rather than through the busy timeout."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
 
 
 @contextmanager

@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -16,7 +16,7 @@ from typing import Any, Literal, ParamSpec, Protocol, TypedDict, runtime_checkab
 import numpy as np
 
 from sourcerer.accounting import tally
-from sourcerer.errors import DocumentConflict, DocumentNotFound, InvalidRequest, UnsupportedDocument
+from sourcerer.errors import DocumentConflict, DocumentNotFound, InvalidRequest, RetryLater, UnsupportedDocument
 from sourcerer.models import Segment
 from sourcerer.retrieval.base import TracedRetriever
 from sourcerer.retrieval.embedders import pack_vectors
@@ -69,6 +69,20 @@ class Index(Protocol):
         prepared: Prepared | None = None,
     ) -> IngestResult:
         """`prepared`: `prepare(doc)` computed beforehand (in another process, by `ingest_folder`)."""
+        ...
+
+    def ingest_documents(
+        self,
+        docs: Sequence[Document | Mapping[str, Any]],
+        *,
+        admit: Admit | None = None,
+        access: Access | None = None,
+        prepared: Sequence[Prepared | None] | None = None,
+    ) -> list[IngestResult | DocumentProblem]:
+        """`ingest_document` for each of many documents, as fast as the store allows (parsed in worker processes,
+        the model run once per group, a commit per group), with the same guarantees for each. Per document, in
+        order: its result, or its own problem (`DocumentProblem`: unsupported content, the write rule, a quota),
+        which leaves the others written; a failing store or model raises."""
         ...
 
     def ingest_path(
@@ -223,7 +237,6 @@ def search_result(search: Callable[P, tuple[list[Hit], SearchTrace]]) -> Callabl
 
 @dataclass
 class Prepared:
-    doc: Document
     chunks: list[Chunk]
     content_hash: str
     label: str
@@ -298,7 +311,6 @@ def prepare(doc: Document, settings: ChunkSettings | None = None) -> Prepared:
     label = str(doc.metadata.get("title") or parsed.title)
     title = title_of(label, doc.source_uri)
     return Prepared(
-        doc=doc,
         chunks=chunks,
         content_hash=doc.content_hash(),
         label=label,
@@ -401,6 +413,16 @@ class IngestStorage(KeepsOriginals, Protocol):
         writer of the same content makes this one `unchanged`). Returns (status, chunks stored)."""
         ...
 
+    def write_batch(self) -> AbstractContextManager[None]:
+        """The `write_document` calls made inside go in one commit where the store can (each document still all
+        or nothing); a store without transactions writes each as it comes."""
+        ...
+
+
+# What a batch ingest reports for a document it could not take: that document's own problem (unreadable or
+# unsupported content, the write rule, a quota). Anything else (the store or the model failing) stops the batch.
+DocumentProblem = InvalidRequest | DocumentNotFound | RetryLater | ValueError
+
 
 def ingest_with(
     storage: IngestStorage,
@@ -410,32 +432,85 @@ def ingest_with(
     access: Access | None = None,
     prepared: Prepared | None = None,
 ) -> IngestResult:
-    """The one ingest algorithm: the same content is `unchanged` and admits nothing (a retry never duplicates
-    or charges twice); new or changed content is admitted (`admit(chunks)` may raise to refuse it) before the
-    model runs or anything is written; the write rule is checked before and, where the store has
-    transactions, again inside the write."""
-    document = as_document(doc)
-    assert document.document_id is not None and document.scope is not None
-    check_source_uri(document.source_uri)  # before anything is read or written: a link must not run a script
-    content_hash = document.content_hash()
-    kind = content_type_for(document.source_uri, document.content_type)  # as `prepare` parses it
-    stored = storage.stored_document(document.tenant, document.document_id)
-    check_write(access, document, (stored.scope, stored.acl) if stored is not None else None)
-    if stored is not None and stored.content_hash == content_hash:
-        keep_original(storage, document.tenant, content_hash, document.raw_bytes(), kind)
-        return {"document_id": document.document_id, "chunks": storage.keep_unchanged(document), "status": "unchanged"}
-    if prepared is None or prepared.content_hash != content_hash:
-        prepared = prepare(document, storage.chunk_settings)
-    if admit is not None:
-        admit(len(prepared.chunks))
-    embedder = None if storage.deferred else storage.embedder
-    vectors = embedder.embed([embedding_text(c, prepared.title) for c in prepared.chunks], "passage") if embedder else None
-    synthesis = synthesis_vectors(embedder, prepared.chunks)
-    keep_original(storage, document.tenant, content_hash, document.raw_bytes(), kind)
-    status, chunks = storage.write_document(document, prepared, vectors, synthesis, access, stored)
-    if stored is not None and status == "replaced":
-        release_original(storage, document.tenant, stored.content_hash)
-    return {"document_id": document.document_id, "chunks": chunks, "status": status}
+    """`ingest_many` for one document, raising its problem."""
+    (outcome,) = ingest_many(storage, [doc], admit=admit, access=access, prepared=[prepared])
+    if isinstance(outcome, Exception):
+        raise outcome
+    return outcome
+
+
+def ingest_many(
+    storage: IngestStorage,
+    docs: Sequence[Document | Mapping[str, Any]],
+    *,
+    admit: Admit | None = None,
+    access: Access | None = None,
+    prepared: Sequence[Prepared | None] | None = None,
+) -> list[IngestResult | DocumentProblem]:
+    """The one ingest algorithm, per document: the same content is `unchanged` and admits nothing (a retry never
+    duplicates or charges twice); new or changed content is admitted (`admit(chunks)` may raise to refuse it)
+    before the model runs or anything is written; the write rule is checked before and, where the store has
+    transactions, again inside the write. Over many documents, the model runs once for all of them and the
+    writes go in one commit (`storage.write_batch`), each document still all or nothing: that is what makes a
+    bulk ingest as fast as the embedded engines'. A document's own problem is its outcome (`DocumentProblem`);
+    the others are written."""
+    given = list(prepared) if prepared is not None else [None] * len(docs)
+    outcomes: list[IngestResult | DocumentProblem | None] = [None] * len(docs)
+    todo: list[tuple[int, Document, Prepared, Stored | None]] = []
+    for i, (doc, ready) in enumerate(zip(docs, given, strict=True)):
+        try:
+            document = as_document(doc)
+            assert document.document_id is not None and document.scope is not None
+            check_source_uri(document.source_uri)  # before anything is read or written: a link must not run a script
+            content_hash = document.content_hash()
+            stored = storage.stored_document(document.tenant, document.document_id)
+            check_write(access, document, (stored.scope, stored.acl) if stored is not None else None)
+            if stored is not None and stored.content_hash == content_hash:
+                kind = content_type_for(document.source_uri, document.content_type)  # as `prepare` parses it
+                keep_original(storage, document.tenant, content_hash, document.raw_bytes(), kind)
+                outcomes[i] = {"document_id": document.document_id, "chunks": storage.keep_unchanged(document), "status": "unchanged"}
+                continue
+            if ready is None or ready.content_hash != content_hash:
+                ready = prepare(document, storage.chunk_settings)
+            if admit is not None:
+                admit(len(ready.chunks))
+        except (InvalidRequest, DocumentNotFound, RetryLater, ValueError) as problem:
+            outcomes[i] = problem
+            continue
+        todo.append((i, document, ready, stored))
+    vectors, synthesis = _batch_vectors(None if storage.deferred else storage.embedder, [ready for _, _, ready, _ in todo])
+    for _, document, ready, _ in todo:
+        keep_original(storage, document.tenant, ready.content_hash, document.raw_bytes(), ready.content_type)
+    replaced: list[tuple[str, str]] = []  # (tenant, content hash) each replacement let go of
+    with storage.write_batch():
+        for (i, document, ready, stored), chunk_vectors, chunk_synthesis in zip(todo, vectors, synthesis, strict=True):
+            assert document.document_id is not None
+            try:
+                status, chunks = storage.write_document(document, ready, chunk_vectors, chunk_synthesis, access, stored)
+            except DocumentNotFound as problem:  # the write rule, re-checked inside the write
+                outcomes[i] = problem
+                continue
+            outcomes[i] = {"document_id": document.document_id, "chunks": chunks, "status": status}
+            if stored is not None and status == "replaced":
+                replaced.append((document.tenant, stored.content_hash))
+    for tenant, content_hash in replaced:  # once the writes are committed
+        release_original(storage, tenant, content_hash)
+    return [outcome for outcome in outcomes if outcome is not None]
+
+
+def _batch_vectors(embedder: Any, documents: list[Prepared]) -> tuple[list[np.ndarray | None], list[list[bytes | None]]]:
+    """Per document, its chunks' vectors (`embedding_text`) and packed `synthesis_vectors`, from one model call
+    for all of them (None and Nones without an embedder)."""
+    counts = [len(p.chunks) for p in documents]
+    if embedder is None or not documents:
+        return [None] * len(documents), [[None] * n for n in counts]
+    flat = embedder.embed([embedding_text(c, p.title) for p in documents for c in p.chunks], "passage")
+    synthesis = synthesis_vectors(embedder, [c for p in documents for c in p.chunks])
+    bounds = np.cumsum([0, *counts])
+    return (
+        [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)],
+        [synthesis[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)],
+    )
 
 
 def check_move(access: Access | None, target: str, occupant: tuple[str, list[str]] | None) -> None:

@@ -1,17 +1,28 @@
-"""Ingesting a folder: which files, read and prepared in worker processes when there are many, written in order
-through the index's own `ingest_document` (so every write takes the one idempotent path)."""
+"""Ingesting many documents, a folder's files or a list: read and prepared in worker processes when there are
+many, written in order, a group to a commit, through the one idempotent algorithm (`store.base.ingest_many`)."""
 
 from __future__ import annotations
 
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sourcerer.errors import UnsupportedDocument
-from sourcerer.store.base import Index, Prepared, prepare
+from sourcerer.scopes import Access
+from sourcerer.store.base import (
+    Admit,
+    DocumentProblem,
+    Index,
+    IngestResult,
+    IngestStorage,
+    Prepared,
+    as_document,
+    ingest_many,
+    prepare,
+)
 from sourcerer.store.chunking import ChunkSettings
 from sourcerer.store.models import Document, FileOutcome, IngestReport
 from sourcerer.store.parsers import EXTENSIONS
@@ -71,23 +82,65 @@ def ingest_folder(
         "placed": dict(placed or {}),
         "refused": dict(refused or {}),
     }
-    for file, item, prepared in _documents(files, root, fields, index.chunk_settings):
-        shown = str(file)
-        try:
-            if isinstance(item, str):
-                report.files.append(FileOutcome(path=shown, status="skipped", reason=item))
-            else:
-                if isinstance(prepared, str):
-                    raise UnsupportedDocument(prepared)
-                result = index.ingest_document(item, prepared=prepared)
-                report.files.append(
-                    FileOutcome(path=shown, status=result["status"], document_id=result["document_id"], chunks=result["chunks"])
-                )
-        except (UnsupportedDocument, OSError, ValueError) as exc:
-            report.files.append(FileOutcome(path=shown, status="skipped", reason=str(exc)))
-        if progress:
-            progress(shown, report.files[-1].chunks)
+    window: list[tuple[Path, Document | str, Prepared | str | None]] = []
+    for entry in _documents(files, root, fields, index.chunk_settings):
+        window.append(entry)
+        if len(window) == WRITE_GROUP or len(report.files) + len(window) == len(files):
+            _write_files(index, window, report, progress)
+            window = []
     return report
+
+
+def _write_files(
+    index: Index,
+    window: list[tuple[Path, Document | str, Prepared | str | None]],
+    report: IngestReport,
+    progress: Callable[[str, int], None] | None,
+) -> None:
+    """Write a group of files in one `ingest_documents` call and report each (a file that fails is skipped with
+    the reason; the rest go in)."""
+    readable = [(file, item, prepared) for file, item, prepared in window if isinstance(item, Document)]
+    outcomes = iter(
+        index.ingest_documents(
+            [item for _, item, _ in readable], prepared=[p if isinstance(p, Prepared) else None for _, _, p in readable]
+        )
+    )
+    for file, item, _ in window:
+        outcome: IngestResult | DocumentProblem | str = next(outcomes) if isinstance(item, Document) else item
+        if isinstance(outcome, dict):
+            report.files.append(
+                FileOutcome(path=str(file), status=outcome["status"], document_id=outcome["document_id"], chunks=outcome["chunks"])
+            )
+        else:
+            report.files.append(FileOutcome(path=str(file), status="skipped", reason=str(outcome)))
+        if progress:
+            progress(str(file), report.files[-1].chunks)
+
+
+def ingest_in_groups(
+    storage: IngestStorage,
+    docs: Sequence[Document | Mapping[str, Any]],
+    *,
+    admit: Admit | None = None,
+    access: Access | None = None,
+    prepared: Sequence[Prepared | None] | None = None,
+) -> list[IngestResult | DocumentProblem]:
+    """`Index.ingest_documents`: `ingest_many` over `WRITE_GROUP` documents at a time (a commit each, so
+    readers wait one group's writes at most), parsed in worker processes first when there are many."""
+    ready = iter(prepared) if prepared is not None else _in_workers(_prepared, docs, storage.chunk_settings)
+    outcomes: list[IngestResult | DocumentProblem] = []
+    for start in range(0, len(docs), WRITE_GROUP):  # the workers go on parsing while a group is written
+        group = docs[start : start + WRITE_GROUP]
+        outcomes += ingest_many(storage, group, admit=admit, access=access, prepared=[next(ready) for _ in group])
+    return outcomes
+
+
+def _prepared(doc: Document | Mapping[str, Any], settings: ChunkSettings | None) -> Prepared | None:
+    """A document's `Prepared`, or None where it fails (`ingest_many` prepares it again and reports why)."""
+    try:
+        return prepare(as_document(doc), settings)
+    except (UnsupportedDocument, ValueError):
+        return None
 
 
 def identity_of(file: Path, root: Path) -> str:
@@ -100,19 +153,30 @@ def identity_of(file: Path, root: Path) -> str:
 
 PARALLEL_FROM_FILES = 64  # below this, starting worker processes costs more than it saves
 WINDOW = 256  # files in flight: bounds memory on a huge folder
+WRITE_GROUP = 64  # documents to a commit: a commit per document costs as much as its rows; readers wait ~20 ms at most
+Item = TypeVar("Item")
+Result = TypeVar("Result")
 
 
 def _documents(
     files: list[Path], root: Path, fields: dict[str, Any], settings: ChunkSettings | None
 ) -> Iterator[tuple[Path, Document | str, Prepared | str | None]]:
     """Per file, in order: (file, its Document or why it is skipped, its `Prepared` or why it failed or None)."""
+    for file, (item, prepared) in zip(files, _in_workers(_read, files, root, fields, settings), strict=True):
+        yield file, item, prepared
+
+
+def _in_workers(work: Callable[..., Result], items: Sequence[Item], *args: Any) -> Iterator[Result]:
+    """`work(item, *args)` for each item, in order: in worker processes, one per core but this one, a window of
+    items ahead of what this process does with the results (it writes: a third of the work), when there are
+    many; here otherwise. `work` must not need the index (a worker has no connection of its own)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    workers = cores - 1  # this process writes (a third of the work): one core stays its own
+    workers = cores - 1  # this process writes: one core stays its own
     # fork, not spawn: spawn re-runs the caller's main module, which breaks any script without a __main__
     # guard. Forking is safe only without other threads (a server's background embedder): then, serial.
-    if len(files) < PARALLEL_FROM_FILES or workers < 1 or sys.platform != "linux" or threading.active_count() > 1:
-        for file in files:
-            yield (file, *_read(file, root, fields, settings, False))
+    if len(items) < PARALLEL_FROM_FILES or workers < 1 or sys.platform != "linux" or threading.active_count() > 1:
+        for item in items:
+            yield work(item, *args)
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -120,12 +184,16 @@ def _documents(
     with ProcessPoolExecutor(
         max_workers=workers, mp_context=multiprocessing.get_context("fork"), initializer=_die_with_parent, initargs=(os.getpid(),)
     ) as pool:
-        for start in range(0, len(files), WINDOW):
-            window = files[start : start + WINDOW]
-            n = len(window)
-            results = pool.map(_read, window, [root] * n, [fields] * n, [settings] * n, [True] * n, chunksize=8)
-            for file, (item, prepared) in zip(window, results, strict=True):
-                yield file, item, prepared
+
+        def submitted(start: int) -> Iterator[Result]:
+            window = items[start : start + WINDOW]
+            return pool.map(work, window, *[[arg] * len(window) for arg in args], chunksize=8)
+
+        pending = submitted(0)
+        for start in range(WINDOW, len(items) + WINDOW, WINDOW):
+            following = submitted(start) if start < len(items) else iter(())  # queued before this window is used
+            yield from pending
+            pending = following
 
 
 def _die_with_parent(parent: int) -> None:
@@ -143,10 +211,8 @@ def _die_with_parent(parent: int) -> None:
         os._exit(0)
 
 
-def _read(
-    file: Path, root: Path, fields: dict[str, Any], settings: ChunkSettings | None, prepare_too: bool
-) -> tuple[Document | str, Prepared | str | None]:
-    """A file's Document (or why it is skipped) and, with `prepare_too`, its `Prepared` (or why it failed)."""
+def _read(file: Path, root: Path, fields: dict[str, Any], settings: ChunkSettings | None) -> tuple[Document | str, Prepared | str | None]:
+    """A file's Document (or why it is skipped) and its `Prepared` (or why it failed)."""
     try:
         reason = why_skip(file, root)
         if reason is not None:
@@ -160,8 +226,6 @@ def _read(
         )
     except (OSError, ValueError) as exc:
         return str(exc), None
-    if not prepare_too:
-        return document, None
     try:
         return document, prepare(document, settings)
     except (UnsupportedDocument, ValueError) as exc:

@@ -53,7 +53,7 @@ from sourcerer.store.base import (
     tie_order,
 )
 from sourcerer.store.chunking import MAX_DOCUMENT_CHUNKS, ChunkSettings
-from sourcerer.store.folders import ingest_folder
+from sourcerer.store.folders import ingest_folder, ingest_in_groups
 from sourcerer.store.models import Document, Hit, IngestReport, SearchFilter, document_id_for, plane_of, unit_id_for
 from sourcerer.store.originals import Originals, release_original
 from sourcerer.store.retriever import index_retriever
@@ -466,6 +466,10 @@ class OpenSearchIndex:
         raise ProviderError(f"OpenSearch kept rejecting {len(pending) // 2} chunks with 429 (too many requests)")
 
     ingest_document = _translated(ingest_with)  # the one algorithm (store/base.py) over the primitives below
+    ingest_documents = _translated(ingest_in_groups)
+
+    def write_batch(self) -> contextlib.AbstractContextManager[None]:
+        return contextlib.nullcontext()  # no transactions: each document's bulk request is its write
 
     # --- the storage primitives `ingest_with` runs on (OpenSearch has no transactions: the write rule is checked
     # on the stored version just before the write) -------------------------------------------------------------

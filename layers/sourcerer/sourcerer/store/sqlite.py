@@ -18,13 +18,15 @@ in-memory keyword postings (`store/postings.py`, long-running processes) current
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sqlite3
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +61,7 @@ from sourcerer.store.base import (
     title_of,
 )
 from sourcerer.store.chunking import ChunkSettings
-from sourcerer.store.folders import ingest_folder
+from sourcerer.store.folders import ingest_folder, ingest_in_groups
 from sourcerer.store.models import Document, Hit, IngestReport, SearchFilter, document_id_for, unit_id_for
 from sourcerer.store.originals import Originals, release_original
 from sourcerer.store.postings import TermIndex
@@ -134,6 +136,7 @@ class SQLiteIndex:
         self._terms_state = "off" if not graph else "wanted"  # off / wanted / building / ready
         # visible vector rows per caller filter: (cache generation, rows covered, mask)
         self._masks: dict[tuple[Any, ...], tuple[int, int, np.ndarray]] = {}
+        self._batch: dict[str, Any] | None = None  # inside `write_batch`: what its commit still has to mark
 
     # --- connection and schema ---------------------------------------------------------------------
 
@@ -171,6 +174,7 @@ class SQLiteIndex:
         return current
 
     ingest_document = ingest_with  # the one algorithm (store/base.py) over the primitives below
+    ingest_documents = ingest_in_groups
 
     # --- the storage primitives `ingest_with` runs on ----------------------------------------------------------
 
@@ -219,7 +223,9 @@ class SQLiteIndex:
         content_hash = prepared.content_hash
         now = time.time()
         with self._lock:
-            with transaction(db):
+            # in a batch, its transaction: a document that is not written (the write rule, unchanged content) is
+            # decided before its first write, and a failure after that undoes the batch (a retry is `unchanged`)
+            with contextlib.nullcontext() if self._batch is not None else transaction(db):
                 # checked again inside the write transaction: another writer may have changed the ACL meanwhile
                 current = self._existing(db, document.tenant, document.document_id)
                 check_write(access, document, current and (current[2], current[3]))
@@ -228,18 +234,20 @@ class SQLiteIndex:
                 status = "replaced" if current is not None else "ingested"
                 if current is not None:
                     self._delete_chunks(db, document.tenant, document.document_id)
-                if vectors is not None and len(vectors):
+                if vectors is not None and len(vectors) and not (self._batch and self._batch["dimension"]):
                     db.execute("INSERT OR IGNORE INTO meta VALUES ('embed_dim', ?)", (str(vectors.shape[1]),))
+                    if self._batch is not None:
+                        self._batch["dimension"] = True
                 acl_json = json.dumps(document.acl)
-                written: list[int] = []
-                written_terms = 0
-                for i, chunk in enumerate(prepared.chunks):
-                    vector = vectors[i].astype(np.float32).tobytes() if vectors is not None else None
-                    chunk_terms = [fts_token(t) for t in prepared.terms[i]]
-                    cur = db.execute(
-                        "INSERT INTO chunks (unit_id, tenant, document_id, position, text, label, scope, acl, locator, receipt, n_terms, vector,"
-                        " sentences, synthesis_vectors) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                chunk_terms = [[fts_token(t) for t in terms_] for terms_ in prepared.terms]
+                first = (db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]) + 1
+                written = list(range(first, first + len(prepared.chunks)))  # the rowids given: one statement per table
+                db.executemany(
+                    "INSERT INTO chunks (id, unit_id, tenant, document_id, position, text, label, scope, acl, locator, receipt, n_terms,"
+                    " vector, sentences, synthesis_vectors) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [
                         (
+                            rowid,
                             chunk.unit_id,
                             document.tenant,
                             document.document_id,
@@ -250,22 +258,24 @@ class SQLiteIndex:
                             acl_json,
                             chunk.locator.model_dump_json(),
                             chunk.receipt,
-                            len(chunk_terms),
-                            vector,
+                            len(own),
+                            vectors[i].astype(np.float32).tobytes() if vectors is not None else None,
                             json.dumps([seg.model_dump() for seg in chunk.sentences]),
                             synthesis[i],
-                        ),
-                    )
-                    rowid = cur.lastrowid
-                    db.execute("INSERT INTO chunks_fts (rowid, terms) VALUES (?, ?)", (rowid, " ".join(chunk_terms)))
-                    db.executemany(
-                        "INSERT INTO chunk_scopes VALUES (?, ?)", [(s, rowid) for s in scope_ancestors(document.scope)]
-                    )
-                    db.executemany("INSERT INTO chunk_groups VALUES (?, ?)", [(g, rowid) for g in document.acl])
-                    written.append(rowid)
-                    written_terms += len(chunk_terms)
+                        )
+                        for i, (rowid, chunk, own) in enumerate(zip(written, prepared.chunks, chunk_terms, strict=True))
+                    ],
+                )
+                db.executemany(
+                    "INSERT INTO chunks_fts (rowid, terms) VALUES (?, ?)",
+                    [(rowid, " ".join(own)) for rowid, own in zip(written, chunk_terms, strict=True)],
+                )
+                ancestors = scope_ancestors(document.scope)
+                db.executemany("INSERT INTO chunk_scopes VALUES (?, ?)", [(scope, rowid) for rowid in written for scope in ancestors])
+                if document.acl:
+                    db.executemany("INSERT INTO chunk_groups VALUES (?, ?)", [(g, rowid) for rowid in written for g in document.acl])
                 db.executemany("INSERT INTO chunk_changes (chunk) VALUES (?)", [(r,) for r in written])
-                self._count(db, len(written), written_terms)
+                self._count(db, len(written), sum(map(len, chunk_terms)))
                 db.execute(
                     "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                     " ON CONFLICT (tenant, document_id) DO UPDATE SET source_uri=excluded.source_uri, label=excluded.label,"
@@ -286,8 +296,29 @@ class SQLiteIndex:
                         now,
                     ),
                 )
-                self._bump(db)
+                if self._batch is None:
+                    self._bump(db)
+                else:
+                    self._batch["written"] = True
         return status, len(prepared.chunks)
+
+    @contextmanager
+    def write_batch(self) -> Iterator[None]:
+        """One transaction for the writes inside: a commit, and the marks of a write (`_bump`), per document cost
+        as much as the document's own rows."""
+        if self._batch is not None:  # already inside one
+            yield
+            return
+        with self._lock:
+            db = self._db()
+            try:
+                with transaction(db):
+                    self._batch = {"written": False, "dimension": False}
+                    yield
+                    if self._batch["written"]:
+                        self._bump(db)
+            finally:
+                self._batch = None
 
     @staticmethod
     def _bump(db: sqlite3.Connection) -> None:
