@@ -243,6 +243,13 @@ def test_follow_up_is_searched_as_its_standalone_rewrite(api):
     assert body["answer"]["citations"][0]["locator"] == {"kind": "lines", "start": 3, "end": 3}
     stages = {s["stage"]: s for s in body["trace"]["stages"]}
     assert stages["rewrite"]["detail"]["query"] == "How long does returns take?"
+    express = "Express shipping arrives the next business day when ordered before 2 pm."
+    assert client.post("/v1/documents", headers=headers, json={"source_uri": "express.md", "text": f"# Express\n\n{express}\n"}).status_code == 200
+    embedded(client, headers)
+    swap = client.post("/v1/answer", headers=headers, json={"q": "And express shipping?", "history": history}).json()
+    assert swap["answer"]["refused"] is False, swap["trace"]
+    assert [c["quote"] for c in swap["answer"]["citations"]] == [express]  # never the standard shipping rule
+    assert {s["stage"]: s for s in swap["trace"]["stages"]}["rewrite"]["detail"]["focus"] == ["express"]
     assert stages["retrieve"]["detail"]["query"] == "How long does returns take?"
     assert stages["retrieve"]["detail"]["mode"] == "hybrid"  # the index's own trace: the real search ran here
     assert body["hits"][0]["source_uri"] == "returns.md"

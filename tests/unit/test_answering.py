@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
+from pathlib import Path
 
 import pytest
 from sourcerer import ask
-from sourcerer.history import standalone_query
+from sourcerer.history import rewrite_follow_up, standalone_query
 from sourcerer.synthesis.answerability import load_answer_models
 from sourcerer.synthesis.extractive import answer_type
 
@@ -143,6 +145,45 @@ def test_follow_up_swaps_the_topic_and_keeps_the_intent(follow_up, previous, exp
     assert standalone_query(follow_up, [{"role": "user", "text": previous}]) == expected
 
 
+@pytest.mark.parametrize(
+    ("follow_up", "previous", "focus"),
+    [
+        ("And express shipping?", "How long does standard shipping take?", ("express",)),
+        ("and for express?", "How long does standard shipping take?", ("express",)),
+        ("Und für Expressversand?", "Wie lange dauert der Standardversand?", ("expressversand",)),
+        ("What about the Team plan?", "How much does the Pro plan cost?", ("team",)),
+        ("那快递呢？", "标准运输需要多长时间？", ("快递",)),
+        ("and does it take long?", "What is the standard shipping time?", ()),  # the same topic: nothing new to name
+    ],
+)
+def test_a_follow_up_that_swaps_the_topic_names_what_the_answer_must_be_about(follow_up, previous, focus):
+    assert rewrite_follow_up(follow_up, [{"role": "user", "text": previous}]).focus == focus
+
+
+POLICIES = [json.loads(line) for line in (Path(__file__).parents[2] / "examples" / "policies.jsonl").read_text().splitlines() if line.strip()]
+EXPRESS_HISTORY = [
+    {"role": "user", "text": "How long does standard shipping take?"},
+    {"role": "assistant", "text": "Standard shipping takes 3 to 5 business days within the continental United States. [1]"},
+]
+
+
+@pytest.mark.parametrize("follow_up", ["And express shipping?", "and for express?"])
+def test_an_entity_swap_is_answered_about_the_new_entity_not_the_old_one(follow_up):
+    """The issue's example: "And express shipping?" was answered with the standard shipping sentence, cited. That
+    sentence shares every word of the rewrite but "express"; the answer now comes from a passage that names it."""
+    answer = ask(follow_up, passages=POLICIES, history=EXPRESS_HISTORY)
+    assert not answer.refused, answer.trace
+    assert answer.citations[0].quote.startswith("Express shipping arrives the next business day"), answer.answer
+    assert "standard" not in answer.answer.lower()
+    assert any("the follow-up asks about express" in note for note in answer.trace.notes)
+
+
+def test_an_entity_no_passage_names_is_refused_not_answered_about_another():
+    answer = ask("And overnight shipping?", passages=POLICIES, history=EXPRESS_HISTORY)
+    assert answer.refused and answer.reason == "unsupported", answer.answer
+    assert answer.trace.stage("rewrite").detail["focus"] == ["overnight"]
+
+
 def test_a_follow_up_of_a_follow_up_reads_the_previous_one_as_it_was_understood():
     history = [
         {"role": "user", "text": "How many seats are included in the Pro plan?"},
@@ -159,7 +200,7 @@ def test_follow_up_is_answered_from_the_new_topic(seed_passages):
     assert answer.refused is False
     assert [c.label for c in answer.citations] == ["Returns Policy"]
     rewrite = answer.trace.stage("rewrite").detail
-    assert rewrite == {"query": "How long does returns take?", "by": "rule"}
+    assert rewrite == {"query": "How long does returns take?", "by": "rule", "focus": ["return"]}
     assert answer.trace.stage("retrieve").detail["query"] == "How long does returns take?"
 
 

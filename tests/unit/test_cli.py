@@ -113,6 +113,20 @@ def test_ask_follow_up_with_history_file(tmp_path, capsys):
     assert data["citations"][0]["quote"] == RETURNS
 
 
+def test_an_entity_swap_follow_up_is_answered_about_the_new_entity(tmp_path, capsys):
+    """The issue's example through the CLI, over the README's policies: "And express shipping?" after the
+    standard shipping question quotes the express rule, never the standard one."""
+    from pathlib import Path
+
+    history = tmp_path / "conversation.json"
+    history.write_text(json.dumps([{"role": "user", "text": "How long does standard shipping take?"}]), encoding="utf-8")
+    policies = Path(__file__).parents[2] / "examples" / "policies.jsonl"
+    code = main(["ask", "And express shipping?", "--passages", str(policies), "--history", str(history), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["refused"] is False, data
+    assert data["citations"][0]["quote"].startswith("Express shipping arrives the next business day")
+
+
 def test_bad_history_file_is_a_clear_error(tmp_path, capsys):
     history = tmp_path / "h.json"
     history.write_text('[{"role": "robot", "text": "hi"}]', encoding="utf-8")

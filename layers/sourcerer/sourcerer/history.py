@@ -10,12 +10,17 @@ rule, in two shapes of follow-up:
   pull retrieval back to the old topic.
 * **the same topic, a new intent** ("And does it take long?", "Who approves them?"): the follow-up is kept
   and the previous topic's words are added.
+
+A new topic is also the rewrite's **focus** (`Rewrite.focus`): the index terms it brings that the previous
+question lacked ("express" after "standard shipping"). An answer to "And express shipping?" must come from a
+passage that names express; the standard shipping rule shares every other word and is still no answer.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from sourcerer.errors import InvalidRequest, MalformedReply
@@ -148,11 +153,22 @@ def _swap_topic(previous: str, new_topic: str, preposition: str | None = None) -
     return re.sub(r"\s{2,}", " ", "".join(out)).replace(" ?", " ?").strip()
 
 
+@dataclass(frozen=True)
+class Rewrite:
+    query: str  # the follow-up as a question that stands on its own
+    focus: tuple[str, ...] = ()  # index terms of the topic it swaps in, new to the conversation: an answer names them
+
+
 def standalone_query(question: str, history: Sequence[dict]) -> str:
     """Rewrite a follow-up into a question that stands on its own (see the module docstring)."""
+    return rewrite_follow_up(question, history).query
+
+
+def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
+    """`standalone_query`, with the focus of a follow-up that swaps the topic (see the module docstring)."""
     user_turns = [i for i, t in enumerate(history) if t["role"] == "user"]
     if not user_turns:
-        return question
+        return Rewrite(question)
     # The previous question may itself have been a follow-up: read it as it was understood.
     last = user_turns[-1]
     previous = standalone_query(history[last]["text"].strip(), history[:last])
@@ -165,7 +181,7 @@ def standalone_query(question: str, history: Sequence[dict]) -> str:
     is_new_topic = is_new_topic and not any(w in _PRONOUNS for w in words)
     if is_new_topic and _CJK.search(previous):
         # no spaces to find the old topic by: the new topic plus the previous question's frame words
-        return " ".join([remainder, *_CJK_INTENT.findall(previous)])
+        return Rewrite(" ".join([remainder, *_CJK_INTENT.findall(previous)]), _new_terms(remainder, previous))
     if is_new_topic:
         new_topic = _TRAILING.sub("", _strip_opener(question.strip(), shift.group() if shift else "")).strip(" ,") or remainder
         new_topic = _ARTICLE.sub("", new_topic) or new_topic  # the previous question keeps its own article
@@ -175,13 +191,20 @@ def standalone_query(question: str, history: Sequence[dict]) -> str:
         )
         if preposition and not any(_word_before(previous, r) == preposition for r in _runs(previous)):
             preposition = None  # "and for express?" after "How long does shipping take?": a new subject
-        return _swap_topic(previous, new_topic, preposition)
+        return Rewrite(_swap_topic(previous, new_topic, preposition), _new_terms(new_topic, previous))
     # Same topic, new intent ("and does it take long?"): add the previous topic when the follow-up names none.
     if len(_content_words(question)) >= 2:
-        return question
+        return Rewrite(question)
     have = set(terms(question))
     extra = [w.group() for run in _runs(previous) for w in run if terms(w.group()) and not set(terms(w.group())) & have]
-    return f"{question} {' '.join(dict.fromkeys(extra))}".strip() if extra else question
+    return Rewrite(f"{question} {' '.join(dict.fromkeys(extra))}".strip() if extra else question)
+
+
+def _new_terms(topic: str, previous: str) -> tuple[str, ...]:
+    """The topic's index terms that the previous question lacks, frame words left out ("express" of "express
+    shipping" after "How long does standard shipping take?")."""
+    before = set(terms(previous))
+    return tuple(dict.fromkeys(t for t in terms(topic) if t not in before and t not in _INTENT))
 
 
 def _strip_opener(original: str, opener: str) -> str:
