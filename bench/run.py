@@ -24,6 +24,7 @@ from bench import (
     opensearch_cluster,
     opensearch_parity,
     partial,
+    reader_budget,
     reader_eval,
     refusal,
     relevance,
@@ -48,6 +49,7 @@ def main() -> None:
         raise SystemExit(check())
     quick = args.quick
     reader_eval.run(20 if quick else 120, 50 if quick else 300, write_operating_points=False)
+    reader_budget.run(30 if quick else 125, 5 if quick else 30)
     relevance.run(8 if quick else 30)
     verification.run(300 if quick else 2000, 50 if quick else 300)
     claim_batching.run(10 if quick else 40)

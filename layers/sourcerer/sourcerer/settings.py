@@ -70,6 +70,13 @@ class Settings(BaseModel):
         alias="SOURCERER_READER",
         description="on: the reading model decides answers and relevance (refuses more near-misses, answers fewer questions)",
     )
+    reader_sentences: int = Field(
+        2,
+        ge=1,
+        le=20,
+        alias="SOURCERER_READER_SENTENCES",
+        description="sentences the reading model reads per answer, the cheap model's best first (its cost: bench/results/reader_budget.md)",
+    )
     # the service
     prices: Json[dict[str, Any]] | None = Field(None, alias="SOURCERER_PRICES", description="price table overrides (JSON)")
     tiers: Json[dict[str, dict[str, Any]]] | None = Field(None, alias="SOURCERER_TIERS", description="tier overrides (JSON)")

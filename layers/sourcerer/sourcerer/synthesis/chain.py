@@ -105,7 +105,7 @@ async def synthesize(
             except (ProviderError, MalformedReply) as exc:
                 notes.append(f"{provider.name} failed, next provider: {exc}")
     if extractive_last:
-        chosen = ExtractiveSettings(min_answerability=settings.min_answerability)
+        chosen = ExtractiveSettings(min_answerability=settings.min_answerability, read=settings.reader_sentences)
         draft = ExtractiveSynthesizer(local_embedder(), chosen, reader=load_reader()).synthesize(question, passages)
         if providers:  # every configured model failed or ran out of time
             draft.provider = "extractive fallback"

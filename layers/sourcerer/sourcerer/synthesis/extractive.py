@@ -164,7 +164,7 @@ class Analysis:
 class ExtractiveSettings:
     max_passages: int = 5
     max_sentences: int = 2
-    read: int = 5  # sentences the reading model reads, the cheap model's best first (the latency budget; see README)
+    read: int = 2  # sentences the reading model reads, the cheap model's best first (the budget: bench/results/reader_budget.md)
     second_ratio: float | None = None  # a second sentence joins at this share of the best one's probability (None: the model's)
     min_answerability: float | None = None  # None: the shipped model's operating point (`ask()` passes SOURCERER_MIN_ANSWERABILITY)
 
