@@ -449,8 +449,9 @@ def ingest_many(
 ) -> list[IngestResult | DocumentProblem]:
     """The one ingest algorithm, per document: the same content is `unchanged` and admits nothing (a retry never
     duplicates or charges twice); new or changed content is admitted (`admit(chunks)` may raise to refuse it)
-    before the model runs or anything is written; the write rule is checked before and, where the store has
-    transactions, again inside the write. Over many documents, the model runs once for all of them and the
+    before the model runs or anything is written (each document's `admit` call comes before any write of the
+    group: a caller counting a quota over several counts inside `admit`); the write rule is checked before and,
+    where the store has transactions, again inside the write. Over many documents, the model runs once for all of them and the
     writes go in one commit (`storage.write_batch`), each document still all or nothing: that is what makes a
     bulk ingest as fast as the embedded engines'. A document's own problem is its outcome (`DocumentProblem`);
     the others are written."""
@@ -495,7 +496,9 @@ def ingest_many(
                 replaced.append((document.tenant, stored.content_hash))
     for tenant, content_hash in replaced:  # once the writes are committed
         release_original(storage, tenant, content_hash)
-    return [outcome for outcome in outcomes if outcome is not None]
+    done = [outcome for outcome in outcomes if outcome is not None]
+    assert len(done) == len(docs), "every document has its outcome"
+    return done
 
 
 def _batch_vectors(embedder: Any, documents: list[Prepared]) -> tuple[list[np.ndarray | None], list[list[bytes | None]]]:

@@ -306,10 +306,10 @@ class SQLiteIndex:
     def write_batch(self) -> Iterator[None]:
         """One transaction for the writes inside: a commit, and the marks of a write (`_bump`), per document cost
         as much as the document's own rows."""
-        if self._batch is not None:  # already inside one
-            yield
-            return
-        with self._lock:
+        with self._lock:  # reentrant: a batch of this thread's may already be open; another thread's is waited for
+            if self._batch is not None:
+                yield
+                return
             db = self._db()
             try:
                 with transaction(db):
