@@ -148,16 +148,14 @@ async def aask(
         started = time.perf_counter()
         usage: dict[str, float] = {}
         how = "rule"
+        rewrite = rewrite_follow_up(question, turns)  # the rule's (microseconds); a model's query replaces it
+        query, focus = rewrite.query, rewrite.focus
         if providers:
             try:
                 query, usage = await rewrite_with_llm(question, turns, providers[0])
-                how = providers[0].name
+                how, focus = providers[0].name, ()
             except ProviderError:
-                rewrite = rewrite_follow_up(question, turns)
-                query, focus = rewrite.query, rewrite.focus
-        else:
-            rewrite = rewrite_follow_up(question, turns)
-            query, focus = rewrite.query, rewrite.focus
+                pass  # the rule's rewrite stands
         clock.stage("rewrite", started, units=usage, detail={"query": query, "by": how, **({"focus": list(focus)} if focus else {})})
 
     started = time.perf_counter()

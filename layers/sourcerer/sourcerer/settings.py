@@ -25,6 +25,9 @@ DEFAULT_MODEL = "google/gemini-3-flash-preview"
 DEFAULT_BEDROCK_EMBED_MODEL = "amazon.titan-embed-text-v2:0"
 
 
+READER_SENTENCES = 2  # the reader's sentences per answer: bench/results/reader_budget.md's curve
+
+
 class Settings(BaseModel):
     """The environment Sourcerer runs in. Field aliases are the variable names (see the README's table)."""
 
@@ -71,7 +74,7 @@ class Settings(BaseModel):
         description="on: the reading model decides answers and relevance (refuses more near-misses, answers fewer questions)",
     )
     reader_sentences: int = Field(
-        2,
+        READER_SENTENCES,
         ge=1,
         le=20,
         alias="SOURCERER_READER_SENTENCES",

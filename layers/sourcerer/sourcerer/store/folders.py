@@ -135,8 +135,11 @@ def ingest_in_groups(
     return outcomes
 
 
-def _prepared(doc: Document | Mapping[str, Any], settings: ChunkSettings | None) -> Prepared | None:
-    """A document's `Prepared`, or None where it fails (`ingest_many` prepares it again and reports why)."""
+def _prepared(doc: Document | Mapping[str, Any], settings: ChunkSettings | None, in_worker: bool) -> Prepared | None:
+    """A document's `Prepared` when parsed in a worker; None here (`ingest_many` prepares it only if it changed)
+    and where it fails (`ingest_many` prepares it again and reports why)."""
+    if not in_worker:
+        return None
     try:
         return prepare(as_document(doc), settings)
     except (UnsupportedDocument, ValueError):
@@ -167,16 +170,18 @@ def _documents(
 
 
 def _in_workers(work: Callable[..., Result], items: Sequence[Item], *args: Any) -> Iterator[Result]:
-    """`work(item, *args)` for each item, in order: in worker processes, one per core but this one, a window of
-    items ahead of what this process does with the results (it writes: a third of the work), when there are
-    many; here otherwise. `work` must not need the index (a worker has no connection of its own)."""
+    """`work(item, *args, in_worker)` for each item, in order: in worker processes, one per core but this one, a
+    window of items ahead of what this process does with the results (it writes: a third of the work), when
+    there are many; here otherwise, where `in_worker` is False and `work` may leave for later what is done only
+    when needed (parsing a document that turns out unchanged). `work` must not need the index (a worker has no
+    connection of its own)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     workers = cores - 1  # this process writes: one core stays its own
     # fork, not spawn: spawn re-runs the caller's main module, which breaks any script without a __main__
     # guard. Forking is safe only without other threads (a server's background embedder): then, serial.
     if len(items) < PARALLEL_FROM_FILES or workers < 1 or sys.platform != "linux" or threading.active_count() > 1:
         for item in items:
-            yield work(item, *args)
+            yield work(item, *args, False)
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -187,7 +192,7 @@ def _in_workers(work: Callable[..., Result], items: Sequence[Item], *args: Any) 
 
         def submitted(start: int) -> Iterator[Result]:
             window = items[start : start + WINDOW]
-            return pool.map(work, window, *[[arg] * len(window) for arg in args], chunksize=8)
+            return pool.map(work, window, *[[arg] * len(window) for arg in (*args, True)], chunksize=8)
 
         pending = submitted(0)
         for start in range(WINDOW, len(items) + WINDOW, WINDOW):
@@ -211,8 +216,10 @@ def _die_with_parent(parent: int) -> None:
         os._exit(0)
 
 
-def _read(file: Path, root: Path, fields: dict[str, Any], settings: ChunkSettings | None) -> tuple[Document | str, Prepared | str | None]:
-    """A file's Document (or why it is skipped) and its `Prepared` (or why it failed)."""
+def _read(
+    file: Path, root: Path, fields: dict[str, Any], settings: ChunkSettings | None, in_worker: bool
+) -> tuple[Document | str, Prepared | str | None]:
+    """A file's Document (or why it is skipped) and, in a worker, its `Prepared` (or why it failed)."""
     try:
         reason = why_skip(file, root)
         if reason is not None:
@@ -226,6 +233,8 @@ def _read(file: Path, root: Path, fields: dict[str, Any], settings: ChunkSetting
         )
     except (OSError, ValueError) as exc:
         return str(exc), None
+    if not in_worker:
+        return document, None
     try:
         return document, prepare(document, settings)
     except (UnsupportedDocument, ValueError) as exc:

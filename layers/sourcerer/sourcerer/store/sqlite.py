@@ -136,7 +136,7 @@ class SQLiteIndex:
         self._terms_state = "off" if not graph else "wanted"  # off / wanted / building / ready
         # visible vector rows per caller filter: (cache generation, rows covered, mask)
         self._masks: dict[tuple[Any, ...], tuple[int, int, np.ndarray]] = {}
-        self._batch: dict[str, Any] | None = None  # inside `write_batch`: what its commit still has to mark
+        self._batch_writes: int | None = None  # inside `write_batch`: documents written so far (None: no batch)
 
     # --- connection and schema ---------------------------------------------------------------------
 
@@ -225,7 +225,7 @@ class SQLiteIndex:
         with self._lock:
             # in a batch, its transaction: a document that is not written (the write rule, unchanged content) is
             # decided before its first write, and a failure after that undoes the batch (a retry is `unchanged`)
-            with contextlib.nullcontext() if self._batch is not None else transaction(db):
+            with contextlib.nullcontext() if self._batch_writes is not None else transaction(db):
                 # checked again inside the write transaction: another writer may have changed the ACL meanwhile
                 current = self._existing(db, document.tenant, document.document_id)
                 check_write(access, document, current and (current[2], current[3]))
@@ -234,10 +234,8 @@ class SQLiteIndex:
                 status = "replaced" if current is not None else "ingested"
                 if current is not None:
                     self._delete_chunks(db, document.tenant, document.document_id)
-                if vectors is not None and len(vectors) and not (self._batch and self._batch["dimension"]):
+                if vectors is not None and len(vectors):
                     db.execute("INSERT OR IGNORE INTO meta VALUES ('embed_dim', ?)", (str(vectors.shape[1]),))
-                    if self._batch is not None:
-                        self._batch["dimension"] = True
                 acl_json = json.dumps(document.acl)
                 chunk_terms = [[fts_token(t) for t in terms_] for terms_ in prepared.terms]
                 first = (db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]) + 1
@@ -296,10 +294,10 @@ class SQLiteIndex:
                         now,
                     ),
                 )
-                if self._batch is None:
+                if self._batch_writes is None:
                     self._bump(db)
                 else:
-                    self._batch["written"] = True
+                    self._batch_writes += 1
         return status, len(prepared.chunks)
 
     @contextmanager
@@ -307,18 +305,18 @@ class SQLiteIndex:
         """One transaction for the writes inside: a commit, and the marks of a write (`_bump`), per document cost
         as much as the document's own rows."""
         with self._lock:  # reentrant: a batch of this thread's may already be open; another thread's is waited for
-            if self._batch is not None:
+            if self._batch_writes is not None:
                 yield
                 return
             db = self._db()
             try:
                 with transaction(db):
-                    self._batch = {"written": False, "dimension": False}
+                    self._batch_writes = 0
                     yield
-                    if self._batch["written"]:
+                    if self._batch_writes:
                         self._bump(db)
             finally:
-                self._batch = None
+                self._batch_writes = None
 
     @staticmethod
     def _bump(db: sqlite3.Connection) -> None:

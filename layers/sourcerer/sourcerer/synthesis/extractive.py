@@ -29,6 +29,7 @@ from sourcerer.models import CharSpan, Passage
 from sourcerer.reading import Reader
 from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities, with_known
 from sourcerer.retrieval.keyword import idf as bm25_idf
+from sourcerer.settings import READER_SENTENCES
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
 from sourcerer.synthesis.draft import Draft
 from sourcerer.text import digit_numbers, normalize, passage_terms, terms
@@ -164,7 +165,7 @@ class Analysis:
 class ExtractiveSettings:
     max_passages: int = 5
     max_sentences: int = 2
-    read: int = 2  # sentences the reading model reads, the cheap model's best first (the budget: bench/results/reader_budget.md)
+    read: int = READER_SENTENCES  # sentences the reading model reads, the cheap model's best first
     second_ratio: float | None = None  # a second sentence joins at this share of the best one's probability (None: the model's)
     min_answerability: float | None = None  # None: the shipped model's operating point (`ask()` passes SOURCERER_MIN_ANSWERABILITY)
 
