@@ -12,6 +12,7 @@ from bench import (
     capacity,
     claim_batching,
     coldstart,
+    consistency,
     containment,
     engines,
     faq,
@@ -52,6 +53,7 @@ def main() -> None:
     reader_budget.run(30 if quick else 125, 5 if quick else 30)
     relevance.run(8 if quick else 30)
     verification.run(300 if quick else 2000, 50 if quick else 300)
+    consistency.run(20 if quick else 100, with_model=not quick)
     claim_batching.run(10 if quick else 40)
     partial.run(50 if quick else 300, 300 if quick else 2000)
     groundedness.run(30 if quick else 200)
