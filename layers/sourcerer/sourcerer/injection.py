@@ -73,8 +73,11 @@ _INSTRUCTION = re.compile(
     ),
     re.IGNORECASE | re.MULTILINE,
 )
-# Zero-width and bidirectional control characters: invisible in a quote, but able to reorder what a reader sees
-_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+# Zero-width and bidirectional control characters: invisible in a quote, but able to reorder what a reader sees.
+# The zero-width non-joiner and joiner (U+200C, U+200D) are spelling, not controls: Persian writes
+# "بنیان‌گذار" with one, Indic scripts and emoji sequences need them, and a quote without them is no longer
+# the source's words (the judge then rejects a verbatim Persian quote).
+_INVISIBLE = re.compile("[\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 
 
 @functools.lru_cache(maxsize=16_384)  # ~60 µs a sentence, and a request asks of the same ones in several stages
