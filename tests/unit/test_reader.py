@@ -174,6 +174,30 @@ def test_a_follow_up_that_swaps_the_entity_is_never_answered_about_the_old_one(r
     assert any("the follow-up asks about express" in note for note in answer.trace.notes)
 
 
+def test_an_answer_far_below_a_sentence_it_does_not_quote_is_not_relevant():
+    """The relevance check reads the sentences the answer does not quote (`rivals`): an answer whose best claim
+    reads far below one of them quotes the wrong sentence, however true it is. Here the fake engine's probability
+    grows with the text's length; the margin is an operating point, and without one no rival decides."""
+    from sourcerer.models import Faithfulness
+    from sourcerer.reading import Reader
+    from sourcerer.verify import Claim, with_relevance
+
+    heads = {"weights": [0.0001] * 384, "bias": -3.0}
+    config = {"heads": {"answer": heads, "claim": heads}, "operating_points": {"relevance": 0.01}}
+    reader = Reader(CountingEngine(), config)
+    judged = Faithfulness(faithful=True, score=1.0)
+    claims = [Claim(text="Shipping is free.", citations=[1])]
+    rival = "Refunds are issued to the original payment method within five business days of the return."
+    alone = with_relevance(judged, "How long do refunds take?", claims, reader, [rival])
+    assert alone.relevant is True and alone.faithful and alone.rival is None  # no margin: rivals are not read
+    reader.operating_points["relevance_margin"] = 1.0
+    beaten = with_relevance(judged, "How long do refunds take?", claims, reader, [rival])
+    assert beaten.relevant is False and not beaten.faithful and beaten.rival > beaten.relevance
+    close = with_relevance(judged, "How long do refunds take?", claims, reader, ["Refunds take days."])
+    assert close.relevant is True and close.rival is not None
+    assert with_relevance(judged, "How long do refunds take?", claims, reader, []).relevant is True
+
+
 @reads
 @pytest.mark.xfail(strict=True, reason="known miss of the shipped reader: read alone, 'Express shipping arrives the next business day' falls under its operating point for a 'how long' question, so it refuses")
 def test_and_express_shipping_is_answered_about_express(reader_on):
@@ -202,6 +226,28 @@ def test_strict_verification_reads_whether_the_answer_answers_the_question(opena
     answer = ask("Is there a company car policy?", retriever=lambda q, k: meal_only, verify="strict", judge="local")
     assert answer.refused and answer.reason == "off_topic", answer
     assert answer.faithfulness.relevant is False and answer.faithfulness.unsupported == []
+
+
+@reads
+def test_strict_verification_refuses_an_answer_that_quotes_the_wrong_sentence(openai, reader_on):
+    """The sources answer the question, and the model quotes their other sentence: true, cited, and no answer.
+    The relevance check reads the sentence it passed over (`faithfulness.rival`) and refuses it as `off_topic`;
+    quoting the right sentence of the same passage is kept."""
+    from fakes import chat_completion, reply
+    from sourcerer import ask
+    from sourcerer.models import Passage
+    from sourcerer.reading import load_reader
+
+    travel = Passage(text=" ".join(t["text"] for t in TRAVEL), source="Travel", score=1.0)
+    question = "How much is reimbursed for a hotel night?"
+    bar = load_reader().threshold("relevance")
+    for quoted, kept in ((TRAVEL[1]["text"], False), (TRAVEL[2]["text"], True)):
+        openai.script((200, chat_completion(reply(f"{quoted} [1]", [1]))))
+        answer = ask(question, retriever=lambda q, k: [travel], verify="strict", judge="local")
+        assert answer.refused is not kept, (quoted, answer.faithfulness)
+        if not kept:  # the meal rule clears the reader's bar on its own: the hotel rule it passed over refuses it
+            assert answer.reason == "off_topic" and answer.faithfulness.relevance >= bar
+            assert answer.faithfulness.rival > answer.faithfulness.relevance
 
 
 def test_without_the_reader_the_lexical_path_refuses_rather_than_answers_off_topic(monkeypatch):

@@ -167,6 +167,13 @@ class Faithfulness(BaseModel):
         default=None, description="the reading model finds that the answer answers the question (None: no reader ran)"
     )
     relevance: float | None = Field(default=None, ge=0.0, le=1.0, description="the reader's probability that it does")
+    rival: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="the reader's probability for the best sentence of the sources the answer does not quote: far above "
+        "`relevance`, the answer quotes the wrong sentence and is not relevant (None: not read)",
+    )
     removed: list[ClaimVerdict] = Field(
         default_factory=list,
         description="verify='partial': the claims taken out of the answer, each replaced there by `[removed: why]`",

@@ -26,6 +26,7 @@ from sourcerer.support import (
     support_models_version,
     supporting_sentences,
 )
+from sourcerer.synthesis.answerability import logit
 from sourcerer.synthesis.prompt import JUDGE_PROMPT, render_sources
 from sourcerer.synthesis.providers import ChatProvider, ask_for_json, chat_chain_from_env
 from sourcerer.text import digit_numbers, sentence_spans
@@ -188,16 +189,31 @@ class Judge(Protocol):
     async def judge(self, claims: Sequence[Claim], passages: Sequence[Passage]) -> list[ClaimVerdict]: ...
 
 
-def with_relevance(faithfulness: Faithfulness, question: str, claims: Sequence[Claim], reader: Reader | None) -> Faithfulness:
+def with_relevance(
+    faithfulness: Faithfulness, question: str, claims: Sequence[Claim], reader: Reader | None, rivals: Sequence[str] = ()
+) -> Faithfulness:
     """Whether the answer answers `question` (the standalone one, after a follow-up): the reading model reads
     the question with each claim, and the answer is relevant when one of them answers it. A true sentence of
-    the sources that answers another question is faithful to them and still no answer."""
+    the sources that answers another question is faithful to them and still no answer.
+
+    `rivals` are the sentences of the sources the answer does not quote that a reader would read first
+    (`synthesis.chain.rival_sentences`). An answer whose best claim the reader scores far below one of them
+    (by more than the `relevance_margin` operating point, in logits) quotes the wrong sentence: the sources hold
+    a better answer than the one given, so this one is not relevant either."""
     if reader is None or not claims:
         return faithfulness
     relevance = max(reader.answers(question, [c.text for c in claims]))
     relevant = relevance >= reader.threshold("relevance", reader.threshold("answer"))
+    rival = max(reader.answers(question, list(rivals)), default=None) if "relevance_margin" in reader.operating_points else None
+    if rival is not None and logit(rival) - logit(relevance) > reader.threshold("relevance_margin"):
+        relevant = False
     return faithfulness.model_copy(
-        update={"relevant": relevant, "relevance": round(relevance, 4), "faithful": faithfulness.faithful and relevant}
+        update={
+            "relevant": relevant,
+            "relevance": round(relevance, 4),
+            "rival": None if rival is None else round(rival, 4),
+            "faithful": faithfulness.faithful and relevant,
+        }
     )
 
 

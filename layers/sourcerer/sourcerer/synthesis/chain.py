@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sourcerer.errors import ConfigurationError, MalformedReply, ProviderError
-from sourcerer.models import Passage
+from sourcerer.models import CharSpan, Passage
 from sourcerer.reading import load_reader
 from sourcerer.retrieval.embedders import local_embedder
 from sourcerer.settings import Settings, get_settings
@@ -70,6 +70,22 @@ async def _synthesize_streaming(provider: StreamingChatProvider, messages: list[
     return draft
 
 
+def extractive_synthesizer(settings: Settings) -> ExtractiveSynthesizer:
+    """The extractive synthesiser as `ask()` runs it: the bundled models, the reader when it is on."""
+    chosen = ExtractiveSettings(min_answerability=settings.min_answerability, read=settings.reader_sentences)
+    return ExtractiveSynthesizer(local_embedder(), chosen, reader=load_reader())
+
+
+def rival_sentences(question: str, passages: Sequence[Passage], quoted: dict[int, list[CharSpan]], settings: Settings) -> list[str]:
+    """The sentences of `passages` the reader would read for `question` (the cheap model's best, as synthesis
+    ranks them), less those an answer quotes (`quoted`: citation number -> spans): what the answer must not fall
+    far behind. For an extractive answer these are the very pairs synthesis read, remembered by the reader."""
+    analysis = extractive_synthesizer(settings).analyse(question, passages)
+    used = {(number - 1, span.start, span.end) for number, spans in quoted.items() for span in spans}
+    best = analysis.sentences[: settings.reader_sentences]
+    return [s.text for s in best if (s.passage, s.start, s.end) not in used]
+
+
 async def synthesize(
     question: str,
     passages: Sequence[Passage],
@@ -105,12 +121,11 @@ async def synthesize(
             except (ProviderError, MalformedReply) as exc:
                 notes.append(f"{provider.name} failed, next provider: {exc}")
     if extractive_last:
-        chosen = ExtractiveSettings(min_answerability=settings.min_answerability, read=settings.reader_sentences)
-        draft = ExtractiveSynthesizer(local_embedder(), chosen, reader=load_reader()).synthesize(question, passages)
+        draft = extractive_synthesizer(settings).synthesize(question, passages)
         if providers:  # every configured model failed or ran out of time
             draft.provider = "extractive fallback"
         return draft, notes
     raise ProviderError("every chat provider failed and the extractive fallback is disabled: " + "; ".join(notes))
 
 
-__all__ = ["resolve_chain", "synthesize"]
+__all__ = ["extractive_synthesizer", "resolve_chain", "rival_sentences", "synthesize"]
