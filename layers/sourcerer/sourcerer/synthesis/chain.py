@@ -77,13 +77,13 @@ def extractive_synthesizer(settings: Settings) -> ExtractiveSynthesizer:
 
 
 def rival_sentences(question: str, passages: Sequence[Passage], quoted: dict[int, list[CharSpan]], settings: Settings) -> list[str]:
-    """The sentences of `passages` the reader would read for `question` (the cheap model's best, as synthesis
-    ranks them), less those an answer quotes (`quoted`: citation number -> spans): what the answer must not fall
-    far behind. For an extractive answer these are the very pairs synthesis read, remembered by the reader."""
+    """The sentence of `passages` the reader would read first for `question` (the cheap model's best, as synthesis
+    ranks them) among those an answer does not quote (`quoted`: citation number -> spans): what the answer must not
+    fall far behind. One is enough: a second one refused no more on the relevance benchmark and costs another
+    read (`bench/relevance.py`). For an extractive answer it is a pair synthesis read, remembered by the reader."""
     analysis = extractive_synthesizer(settings).analyse(question, passages)
     used = {(number - 1, span.start, span.end) for number, spans in quoted.items() for span in spans}
-    best = analysis.sentences[: settings.reader_sentences]
-    return [s.text for s in best if (s.passage, s.start, s.end) not in used]
+    return [s.text for s in analysis.sentences if (s.passage, s.start, s.end) not in used][:1]
 
 
 async def synthesize(
