@@ -26,7 +26,7 @@ import os
 import random
 from collections import defaultdict
 
-from sourcerer.synthesis.answerability import logit
+from sourcerer.verify import off_topic
 
 from bench.common import table, use_bench_cache, write_result
 from bench.datasets import half, overlap, qa_questions
@@ -81,10 +81,6 @@ def observe(item: dict, text: str) -> dict:
     }
 
 
-def refuses(relevance: float, rival: float | None, threshold: float, margin: float) -> bool:
-    return relevance < threshold or (rival is not None and logit(rival) - logit(relevance) > margin)
-
-
 RIVAL_BUDGET = 0.03  # the share of right answers the rival check may refuse on top of the reader's bar
 
 
@@ -112,8 +108,8 @@ def fit_operating_point(per_lang: int) -> tuple[float, float, list[list]]:
     threshold = sorted(p for p, _ in right)[int(0.05 * len(right))]
 
     def rates(m: float) -> tuple[float, float]:
-        kept = sum(1 for p, r in right if not refuses(p, r, threshold, m)) / len(right)
-        return kept, sum(1 for p, r in wrong if refuses(p, r, threshold, m)) / len(wrong)
+        kept = sum(1 for p, r in right if not off_topic(p, r, threshold, m)) / len(right)
+        return kept, sum(1 for p, r in wrong if off_topic(p, r, threshold, m)) / len(wrong)
 
     alone = rates(1e9)[0]
     curve, margin = [], 1e9

@@ -203,10 +203,9 @@ def with_relevance(
     if reader is None or not claims:
         return faithfulness
     relevance = max(reader.answers(question, [c.text for c in claims]))
-    relevant = relevance >= reader.threshold("relevance", reader.threshold("answer"))
     rival = max(reader.answers(question, list(rivals)), default=None) if "relevance_margin" in reader.operating_points else None
-    if rival is not None and logit(rival) - logit(relevance) > reader.threshold("relevance_margin"):
-        relevant = False
+    bar = reader.threshold("relevance", reader.threshold("answer"))
+    relevant = not off_topic(relevance, rival, bar, reader.threshold("relevance_margin", float("inf")))
     return faithfulness.model_copy(
         update={
             "relevant": relevant,
@@ -215,6 +214,12 @@ def with_relevance(
             "faithful": faithfulness.faithful and relevant,
         }
     )
+
+
+def off_topic(relevance: float, rival: float | None, bar: float, margin: float) -> bool:
+    """The relevance rule (`with_relevance`): the best claim reads under the reader's bar, or more than `margin`
+    logits under the best sentence the answer passed over."""
+    return relevance < bar or (rival is not None and logit(rival) - logit(relevance) > margin)
 
 
 def faithfulness_of(verdicts: Sequence[ClaimVerdict], judge: str) -> Faithfulness:
