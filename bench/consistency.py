@@ -1,5 +1,6 @@
-"""The local judge on the staged factual-consistency sets: model-written summaries and real claims against
-the document they should stand on (`../shared/eval/train/`).
+"""The local judge on the staged factual-consistency sets, beside grounded-check.
+
+Model-written summaries and real claims against the document they should stand on (`../shared/eval/train/`):
 
 * **SummaC** subsets (FactCC, Polytope, SummEval, XSumFaith): CNN/DM and XSum summaries, 1 = consistent.
 * **QAGS** (CNN/DM and XSum summary sentences, majority vote of three): evaluation only, it states no license.

@@ -192,11 +192,11 @@ def run(per_lang: int, write_operating_points: bool = False, calibrate_per_lang:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--per-lang", type=int, default=30)
+    parser.add_argument("--per-lang", type=int, default=30, help="report-half items per language (default 30)")
     parser.add_argument(
         "--write-operating-points", action="store_true", help="fit the relevance check on the calibration half and store it in data/reader.json"
     )
-    parser.add_argument("--calibrate-per-lang", type=int, default=40)
+    parser.add_argument("--calibrate-per-lang", type=int, default=40, help="calibration-half items per language (default 40)")
     args = parser.parse_args()
     run(args.per_lang, args.write_operating_points, args.calibrate_per_lang)
 
