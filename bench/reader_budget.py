@@ -1,7 +1,8 @@
 """The reading model's cost against its quality: how many sentences it reads per answer (issue 23's budget).
 
 The reader reads the cheap sentence model's best sentences with the question (`SOURCERER_READER_SENTENCES`,
-5 by default). Fewer sentences cost less and give its decision less to compare. For each setting, in one run:
+2 by default, `settings.READER_SENTENCES`, picked from this curve). Fewer sentences cost less and give its
+decision less to compare. For each setting, in one run:
 
 * **cost**: warm `ask()` over five NoMIRACL passages (30 questions of the relevant set, their first five
   passages), the milliseconds the reader adds to the same answer with the reader off, p50 and p95; the budget is

@@ -105,6 +105,12 @@ class Reader:
     def threshold(self, name: str, default: float = 0.5) -> float:
         return float(self.operating_points.get(name, default))
 
+    @property
+    def reads_rivals(self) -> bool:
+        """Whether the relevance check compares an answer with the sentence it passed over: only at a measured
+        operating point (`relevance_margin`, fitted by `bench/relevance.py`)."""
+        return "relevance_margin" in self.operating_points
+
     def _pooled(self, texts: list[str], is_query: bool) -> np.ndarray:
         """The engine's pooled outputs, remembered for the last `REMEMBERED` pairs: verifying an extractive answer
         reads the question with the very sentences the synthesiser just read, which costs nothing twice."""

@@ -203,7 +203,7 @@ def with_relevance(
     if reader is None or not claims:
         return faithfulness
     relevance = max(reader.answers(question, [c.text for c in claims]))
-    rival = max(reader.answers(question, list(rivals)), default=None) if "relevance_margin" in reader.operating_points else None
+    rival = max(reader.answers(question, list(rivals)), default=None) if reader.reads_rivals else None
     bar = reader.threshold("relevance", reader.threshold("answer"))
     relevant = not off_topic(relevance, rival, bar, reader.threshold("relevance_margin", float("inf")))
     return faithfulness.model_copy(
