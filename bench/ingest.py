@@ -124,7 +124,7 @@ def embedding(rows: list[dict], n_docs: int) -> dict:
         from sourcerer.store.base import title_of
 
         texts.append(embedding_text(hit, title_of(hit.label, hit.source_uri)))
-        texts.extend(dict.fromkeys(synthesis_texts(hit.text, hit.sentences)))
+        texts.extend(dict.fromkeys(synthesis_texts(hit.text, [(seg.start, seg.end) for seg in hit.sentences])))
     index.close()
     corpus = work / "texts.json"
     corpus.write_text(json.dumps(texts))

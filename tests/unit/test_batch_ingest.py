@@ -54,19 +54,19 @@ def test_groups_commit_one_at_a_time_so_a_long_batch_is_searchable_as_it_goes(tm
 
 
 PARALLEL_SCRIPT = """
-import concurrent.futures, json, sys
+import json, sys
 from sourcerer.store import folders
 from sourcerer.store.sqlite import SQLiteIndex
 
 folders.PARALLEL_FROM_FILES = 4
 pools = []
 
-class Recorded(concurrent.futures.ProcessPoolExecutor):
-    def __init__(self, *args, **kwargs):
-        pools.append(kwargs["max_workers"])
-        super().__init__(*args, **kwargs)
+class Recorded(folders._Batches):
+    def __init__(self, work, items, args, workers):
+        pools.append(workers)
+        super().__init__(work, items, args, workers)
 
-concurrent.futures.ProcessPoolExecutor = Recorded
+folders._Batches = Recorded
 docs = [
     {"source_uri": f"note{i}.md", "text": f"Note {i}. The standby region took over in {i + 10} seconds.", "tenant": "acme"}
     for i in range(40)
@@ -97,3 +97,48 @@ def test_many_documents_are_parsed_in_worker_processes_and_come_back_in_order(tm
     assert result["statuses"][:40] == ["ingested"] * 40 and "no text" in result["statuses"][40]  # reported, not lost
     assert result["listed"] == sorted(f"note{i}.md" for i in range(40))
     assert result["hit"] == "note27.md"  # each document's own chunks, in order
+
+
+SHARING_SCRIPT = """
+import json, os, sys, time
+from sourcerer.store import folders
+
+def tagged(item, in_worker):
+    if item == "boom":
+        raise KeyError("a bug in the work")
+    time.sleep(0.001)  # long enough that this process, waiting, takes batches too
+    return (item, os.getpid(), in_worker)
+
+items = list(range(200))
+with folders._Batches(tagged, items, (), 1) as batches:
+    results = list(batches)
+with folders._Batches(tagged, items, (), 1) as batches:
+    stream = iter(batches)
+    first = next(stream)
+    workers = list(batches.processes)
+stream.close()
+left = [p.pid for p in workers if p.is_alive()]
+try:
+    with folders._Batches(tagged, [0] * 20 + ["boom"], (), 1) as batches:
+        list(batches)
+    failure = None
+except Exception as exc:  # the bug itself where this process ran that batch, else the worker's report of it
+    failure = f"{type(exc).__name__}: {exc}"
+print(json.dumps({"results": results, "me": os.getpid(), "first": first, "left": left, "failure": failure}))
+"""
+
+
+def test_batches_come_back_in_order_from_workers_and_this_process_and_stop_cleanly(tmp_path):
+    """In a fresh interpreter (forking beside this run's server threads is unsafe): every result in its item's
+    order, whichever process ran it; a consumer that stops early leaves no worker behind; a bug in the work is
+    an error here, not a hang."""
+    done = subprocess.run([sys.executable, "-c", SHARING_SCRIPT], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert [item for item, _, _ in result["results"]] == list(range(200))
+    assert all(in_worker for _, _, in_worker in result["results"])  # every item fully done, wherever it ran
+    ran_in = {pid for _, pid, _ in result["results"]}
+    assert len(ran_in - {result["me"]}) == 1  # one worker process took part
+    assert result["first"][0] == 0
+    assert result["left"] == []  # the early-closed stream stopped its worker
+    assert "a bug in the work" in result["failure"]

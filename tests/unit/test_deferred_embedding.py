@@ -119,16 +119,14 @@ def test_a_large_folder_is_prepared_in_worker_processes_with_the_same_outcome(tm
     monkeypatch.setattr(folders, "WINDOW", 5)  # several windows
     monkeypatch.setattr(folders.os, "sched_getaffinity", lambda _: {0, 1}, raising=False)
     monkeypatch.setattr(folders.threading, "active_count", lambda: 1)  # daemon threads of earlier tests aside
-    import concurrent.futures
-
     pools = []
-    real_init = concurrent.futures.ProcessPoolExecutor.__init__
+    real_init = folders._Batches.__init__
 
-    def spy(self, *args, **kwargs):
-        pools.append(kwargs.get("max_workers"))
-        real_init(self, *args, **kwargs)
+    def spy(self, work, items, args, workers):
+        pools.append(workers)
+        real_init(self, work, items, args, workers)
 
-    monkeypatch.setattr(concurrent.futures.ProcessPoolExecutor, "__init__", spy)
+    monkeypatch.setattr(folders._Batches, "__init__", spy)
     parallel_index = SQLiteIndex(tmp_path / "parallel.db", embedder=HashedEmbedder(), defer_embedding=True)
     parallel = parallel_index.ingest_path(folder)
     assert [(f.path, f.status, f.reason, f.chunks, f.document_id) for f in parallel.files] == [

@@ -22,13 +22,13 @@ def test_markdown_keeps_heading_path_and_line_numbers():
     assert [c.label for c in chunks] == ["guide.md › Guide", "guide.md › Guide › Setup"]
     setup = chunks[1]
     assert setup.text.startswith("Install the tool. Then run it.")
-    assert (setup.locator.kind, setup.locator.start) == ("lines", 7)
-    assert md.split("\n")[setup.locator.start - 1].startswith("Install")
+    assert (setup.locator["kind"], setup.locator["start"]) == ("lines", 7)
+    assert md.split("\n")[setup.locator["start"] - 1].startswith("Install")
 
 
 def test_plain_text_lines():
     chunks = _chunks("notes.txt", "First sentence here.\nSecond one on line two.\n")
-    assert chunks[0].locator.model_dump() == {"kind": "lines", "start": 1, "end": 2}
+    assert chunks[0].locator == {"kind": "lines", "start": 1, "end": 2}
 
 
 def test_html_main_content_without_scripts_or_navigation():
@@ -62,8 +62,8 @@ def _pdf_bytes(title="Runbook"):
 def test_pdf_pages_and_word_boxes():
     chunks = _chunks("runbook.pdf", _pdf_bytes())
     second = next(c for c in chunks if "42 seconds" in c.text)
-    assert second.locator.kind == "page" and second.locator.page == 2
-    x0, y0, x1, y1 = second.locator.box
+    assert second.locator["kind"] == "page" and second.locator["page"] == 2
+    x0, y0, x1, y1 = second.locator["box"]
     assert 99 <= x0 <= 101 and 495 <= y0 <= 502 and x1 > x0 + 100 and y1 > y0
     assert second.label == "Runbook p.2"
 
@@ -79,7 +79,7 @@ def test_webvtt_and_srt_cues_have_time_ranges():
     vtt_chunks = chunk_pieces(
         parse(vtt.encode(), "talk.vtt").pieces, tenant="t", document_id="d", settings=ChunkSettings(max_words=6, overlap_pieces=0)
     )
-    assert [c.locator.model_dump() for c in vtt_chunks] == [
+    assert [c.locator for c in vtt_chunks] == [
         {"kind": "time_range", "t_start_ms": 1000, "t_end_ms": 4500},
         {"kind": "time_range", "t_start_ms": 60000, "t_end_ms": 63250},
     ]
@@ -91,7 +91,7 @@ def test_webvtt_and_srt_cues_have_time_ranges():
 def test_json_and_jsonl_records():
     jsonl = "\n".join(json.dumps(r) for r in [{"title": "A", "text": "Alpha text."}, {"id": 7, "body": "Beta text."}, {"n": 1}])
     chunks = _chunks("records.jsonl", jsonl)
-    assert [(c.label, c.locator.model_dump()) for c in chunks] == [
+    assert [(c.label, c.locator) for c in chunks] == [
         ("records.jsonl › A", {"kind": "lines", "start": 1, "end": 1}),
         ("records.jsonl › 7", {"kind": "lines", "start": 2, "end": 2}),
     ]
@@ -152,7 +152,7 @@ def test_headings_do_not_run_into_the_paragraph_under_them():
     html = "<h1>Pricing FAQ</h1><p>The Pro plan costs 49 dollars a month.</p><h2>Refunds</h2><p>Refunds take 5 days.</p>"
     chunk = prepare(Document(source_uri="faq.html", text=html, tenant="t")).chunks[0]
     assert chunk.text == "Pricing FAQ\nThe Pro plan costs 49 dollars a month.\nRefunds\nRefunds take 5 days."
-    assert [chunk.text[s.start : s.end] for s in chunk.sentences][:2] == ["Pricing FAQ", "The Pro plan costs 49 dollars a month."]
+    assert [chunk.text[start:end] for start, end in chunk.spans][:2] == ["Pricing FAQ", "The Pro plan costs 49 dollars a month."]
 
 
 def _pdf_with_streams(*streams: bytes, filters: str = "/FlateDecode") -> bytes:

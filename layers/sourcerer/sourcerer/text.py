@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
 from functools import lru_cache
 
 # Bumped whenever the terms of some text change; indexes store terms, so a new version re-tokenises what it
@@ -213,43 +212,67 @@ def stem(word: str) -> str:
 _ELISION = re.compile(r"^(?:l|d|j|n|s|c|m|t|qu|dell|all|nell|sull)'(?=\w)")
 
 
-def iter_terms(text: str, *, keep_stopwords: bool = False) -> Iterator[str]:
-    """Yield index terms of `text` in order (see the module docstring for the rules)."""
-    for cjk, sea, num, word in _TOKEN.findall(normalize(text)):  # groups, not match objects: ingest's hot loop
-        if word:
-            term = _word_term(word, keep_stopwords)
-            if term is not None:
-                yield term
-        elif num:
-            yield num.replace(",", "") if _THOUSANDS.fullmatch(num) else num
-        else:
-            yield from _bigrams(cjk or sea)
-
-
-_THOUSANDS = re.compile(r"\d{1,3}(,\d{3})+")
-
-
-@lru_cache(maxsize=200_000)
-def _word_term(token: str, keep_stopwords: bool) -> str | None:
-    """A word's index term, or None for a stopword (remembered: words repeat across a corpus)."""
-    token = token.replace("’", "'")
-    if "'" in token:  # French and Italian l', d', qu'...: "d'essai" -> "essai"
-        token = _ELISION.sub("", token)
-    if not keep_stopwords and token in STOPWORDS:
-        return None
-    return stem(token)
+# On text that is ASCII after folding (most English), the same tokens as `_TOKEN` from ASCII classes: no
+# script can match but digits and a-z (casefolded), and the pattern runs three times faster.
+_ASCII_TOKEN = re.compile(r"([0-9]+(?:[.,:][0-9]+)*)|([a-z]+(?:'[a-z]+)?)")
 
 
 def terms(text: str, *, keep_stopwords: bool = False) -> list[str]:
-    """The index terms of `text` as a list."""
-    return list(iter_terms(text, keep_stopwords=keep_stopwords))
+    """The index terms of `text` in order (see the module docstring for the rules). Ingest's hot loop: groups,
+    not match objects, and words through a plain dict."""
+    folded = normalize(text)
+    words = _WORD_TERMS[keep_stopwords]
+    out: list[str] = []
+    if folded.isascii():
+        for num, word in _ASCII_TOKEN.findall(folded):
+            if word:
+                term = words.get(word)  # one lookup: another thread may clear the dict at any moment
+                if term is None:
+                    term = _word_term(word, keep_stopwords)
+                if term:
+                    out.append(term)
+            else:
+                out.append(num.replace(",", "") if _THOUSANDS.fullmatch(num) else num)
+        return out
+    for cjk, sea, num, word in _TOKEN.findall(folded):
+        if word:
+            term = words.get(word)
+            if term is None:
+                term = _word_term(word, keep_stopwords)
+            if term:
+                out.append(term)
+        elif num:
+            out.append(num.replace(",", "") if _THOUSANDS.fullmatch(num) else num)
+        else:
+            out.extend(_bigrams(cjk or sea))
+    return out
+
+
+_THOUSANDS = re.compile(r"\d{1,3}(,\d{3})+")
+# A word's term ("" for a stopword), by whether stopwords are kept: remembered, since words repeat across a
+# corpus. Bounded: cleared when full, as a huge multilingual corpus would otherwise grow it without end.
+_WORD_TERMS: dict[bool, dict[str, str]] = {False: {}, True: {}}
+_WORD_TERMS_MAX = 200_000
+
+
+def _word_term(token: str, keep_stopwords: bool) -> str:
+    """A word's index term, or "" for a stopword, remembered in `_WORD_TERMS`."""
+    word = token.replace("’", "'")
+    if "'" in word:  # French and Italian l', d', qu'...: "d'essai" -> "essai"
+        word = _ELISION.sub("", word)
+    term = "" if not keep_stopwords and word in STOPWORDS else stem(word)
+    remembered = _WORD_TERMS[keep_stopwords]
+    if len(remembered) >= _WORD_TERMS_MAX:
+        remembered.clear()
+    remembered[token] = term
+    return term
 
 
 @lru_cache(maxsize=8192)
 def passage_terms(text: str) -> tuple[str, ...]:
     """`terms(text)`, remembered: passages and their sentences come back on every question asked over them
     (a fixed FAQ list handed to `ask()`), and tokenising them is most of a warm answer's time."""
-    return tuple(iter_terms(text))
+    return tuple(terms(text))
 
 
 # --- sentences --------------------------------------------------------------------------------------
@@ -262,8 +285,10 @@ _ABBREVIATIONS = frozenset(
 # sentence ("...century.First for Women is") as left behind when paragraphs are joined without a space.
 # A run of stops is matched from its first character only (the lookbehind) and without backtracking into
 # it (possessive): otherwise a long run of dots is tried from every position, quadratic in its length.
+# The lookahead in front names every character a stop can start with, so the scan skips the rest of the text
+# at C speed (five times faster than trying each alternative at every position).
 _SENTENCE_END = re.compile(
-    r"(?<![.!?…])[.!?…]++[\"'”’)\]]*+(?=\s)|[。！？!?]+[」』”)]*|[؟۔।॥]+|(?<=[a-z0-9)\"”])\.(?=[A-Z][a-z])"
+    r"(?=[.!?…。！？؟۔।॥])(?:(?<![.!?…])[.!?…]++[\"'”’)\]]*+(?=\s)|[。！？!?]+[」』”)]*|[؟۔।॥]+|(?<=[a-z0-9)\"”])\.(?=[A-Z][a-z]))"
 )
 
 

@@ -293,16 +293,14 @@ def with_known(embedder: Embedder | CachedEmbedder | None, passages: Any) -> Emb
     return KnownVectors(embedder, known) if embedder is not None and known else embedder
 
 
-def pack_vectors(matrix: np.ndarray) -> bytes:
-    """Vectors as stored with a chunk for synthesis: float16 (half the bytes; cosines move by under 0.001)."""
-    return np.asarray(matrix, dtype=np.float16).tobytes()
+PACKED = np.float16  # how vectors are stored with a chunk for synthesis: half the bytes; cosines move by under 0.001
 
 
 def unpack_vectors(blob: bytes, texts: list[str]) -> dict[str, np.ndarray]:
     """The stored vectors of `texts`, in order, renormalised as float32; {} when they do not match."""
     if not blob or not texts:
         return {}
-    matrix = np.frombuffer(blob, dtype=np.float16).astype(np.float32)
+    matrix = np.frombuffer(blob, dtype=PACKED).astype(np.float32)
     if matrix.size % len(texts):
         return {}
     return dict(zip(texts, _normalise_rows(matrix.reshape(len(texts), -1)), strict=True))

@@ -17,9 +17,8 @@ import numpy as np
 
 from sourcerer.accounting import tally
 from sourcerer.errors import DocumentConflict, DocumentNotFound, InvalidRequest, RetryLater, UnsupportedDocument
-from sourcerer.models import Segment
 from sourcerer.retrieval.base import TracedRetriever
-from sourcerer.retrieval.embedders import pack_vectors
+from sourcerer.retrieval.embedders import PACKED
 from sourcerer.scopes import Access, Groups
 from sourcerer.store.chunking import ChunkSettings, chunk_pieces
 from sourcerer.store.models import Chunk, Document, Hit, IngestReport, SearchFilter, check_source_uri
@@ -266,9 +265,10 @@ def embedding_text(chunk: Chunk, title: str) -> str:
     return f"{title}\n{chunk.text}" if title and title not in chunk.text else chunk.text
 
 
-def synthesis_texts(text: str, segments: list[Any]) -> list[str]:
-    """What the synthesiser and the local judge embed of a chunk: its text, then each sentence (in order)."""
-    return [text] + [text[seg.start : seg.end] for seg in segments]
+def synthesis_texts(text: str, spans: Iterable[tuple[int, int]]) -> list[str]:
+    """What the synthesiser and the local judge embed of a chunk: its text, then each sentence (its `[start,
+    end)` in the text, in order)."""
+    return [text] + [text[start:end] for start, end in spans]
 
 
 def synthesis_vectors(embedder: Any, chunks: list[Chunk]) -> list[bytes | None]:
@@ -276,17 +276,17 @@ def synthesis_vectors(embedder: Any, chunks: list[Chunk]) -> list[bytes | None]:
     never runs the model on a passage (see `sourcerer.retrieval.embedders.KnownVectors`)."""
     if embedder is None or not chunks:
         return [None] * len(chunks)
-    per_chunk = [synthesis_texts(c.text, c.sentences) for c in chunks]
-    unique = list(dict.fromkeys(t for texts in per_chunk for t in texts))
-    vectors = dict(zip(unique, embedder.embed(unique, "passage"), strict=True))
-    return [pack_vectors(np.vstack([vectors[t] for t in texts])) for texts in per_chunk]
+    per_chunk = [synthesis_texts(c.text, c.spans) for c in chunks]
+    row = {t: i for i, t in enumerate(dict.fromkeys(t for texts in per_chunk for t in texts))}
+    packed = np.asarray(embedder.embed(list(row), "passage"), dtype=PACKED)  # converted once, then rows picked
+    return [packed[[row[t] for t in texts]].tobytes() for texts in per_chunk]
 
 
 def deferred_vectors(embedder: Any, stored: list[tuple[str, list[Any], str]]) -> tuple[np.ndarray, list[bytes | None]]:
     """For chunks written without vectors, given as (text, sentence segments as stored, document title): the
     vectors ingest would have computed (`embedding_text`) and their packed `synthesis_vectors`."""
     chunks = [
-        SimpleNamespace(text=text, sentences=[Segment.model_validate(seg) for seg in segments]) for text, segments, _ in stored
+        SimpleNamespace(text=text, spans=[(int(seg["start"]), int(seg["end"])) for seg in segments]) for text, segments, _ in stored
     ]
     vectors = embedder.embed([embedding_text(c, title) for c, (_, _, title) in zip(chunks, stored, strict=True)], "passage")  # type: ignore[arg-type]
     return vectors, synthesis_vectors(embedder, chunks)  # type: ignore[arg-type]

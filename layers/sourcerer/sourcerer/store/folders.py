@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -156,6 +157,7 @@ def identity_of(file: Path, root: Path) -> str:
 
 PARALLEL_FROM_FILES = 64  # below this, starting worker processes costs more than it saves
 WINDOW = 256  # files in flight: bounds memory on a huge folder
+BATCH = 8  # files to a claim: fewer round trips, and still small enough to share out evenly
 WRITE_GROUP = 64  # documents to a commit: a commit per document costs as much as its rows; readers wait ~20 ms at most
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -170,11 +172,11 @@ def _documents(
 
 
 def _in_workers(work: Callable[..., Result], items: Sequence[Item], *args: Any) -> Iterator[Result]:
-    """`work(item, *args, in_worker)` for each item, in order: in worker processes, one per core but this one, a
-    window of items ahead of what this process does with the results (it writes: a third of the work), when
-    there are many; here otherwise, where `in_worker` is False and `work` may leave for later what is done only
-    when needed (parsing a document that turns out unchanged). `work` must not need the index (a worker has no
-    connection of its own)."""
+    """`work(item, *args, in_worker)` for each item, in order. When there are many: in batches, by worker
+    processes (one per core but this one) and by this process too when it would otherwise wait, as long as that
+    leaves it finishing first (it also writes every result). Here only, otherwise, where `in_worker` is False
+    and `work` may leave for later what is done only when needed (parsing a document that turns out unchanged).
+    `work` must not need the index (a worker has no connection of its own)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     workers = cores - 1  # this process writes: one core stays its own
     # fork, not spawn: spawn re-runs the caller's main module, which breaks any script without a __main__
@@ -183,22 +185,141 @@ def _in_workers(work: Callable[..., Result], items: Sequence[Item], *args: Any) 
         for item in items:
             yield work(item, *args, False)
         return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    with _Batches(work, items, args, workers) as batches:
+        yield from batches
 
-    with ProcessPoolExecutor(
-        max_workers=workers, mp_context=multiprocessing.get_context("fork"), initializer=_die_with_parent, initargs=(os.getpid(),)
-    ) as pool:
 
-        def submitted(start: int) -> Iterator[Result]:
-            window = items[start : start + WINDOW]
-            return pool.map(work, window, *[[arg] * len(window) for arg in (*args, True)], chunksize=8)
+class _Batches:
+    """Batches of items shared out through one counter: every process claims the next batch when it is free,
+    so no worker waits for work to be handed to it. The workers are forked with the items and the work in
+    their memory, so nothing is pickled on the way in (a `Document` took as long to unpickle as to parse); each
+    sends its results back through its own pipe, where a full pipe holds it until this process reads."""
 
-        pending = submitted(0)
-        for start in range(WINDOW, len(items) + WINDOW, WINDOW):
-            following = submitted(start) if start < len(items) else iter(())  # queued before this window is used
-            yield from pending
-            pending = following
+    def __init__(self, work: Callable[..., Any], items: Sequence[Any], args: tuple[Any, ...], workers: int) -> None:
+        import multiprocessing
+
+        self.work, self.items, self.args, self.workers = work, items, args, workers
+        self.count = -(-len(items) // BATCH)
+        context = multiprocessing.get_context("fork")
+        self.claimed = context.Value("q", 0)  # the next batch no process has claimed
+        self.turn = context.Value("q", 0, lock=False)  # the batch whose results this process waits for
+        self.done: dict[int, list[Any]] = {}  # batch number -> its results, until their turn
+        self.spent = {"preparing": 0.0, "prepared": 0, "writing": 0.0, "written": 0}  # this process's, as it goes
+        self.pipes = []
+        self.processes = []
+        for _ in range(workers):
+            reader, writer = context.Pipe(duplex=False)
+            _widen(writer.fileno())
+            process = context.Process(target=self._serve, args=(os.getpid(), writer), daemon=True)
+            process.start()
+            writer.close()  # the worker's end only: its pipe reads as closed when it exits
+            self.pipes.append(reader)
+            self.processes.append(process)
+
+    def __enter__(self) -> _Batches:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for process in self.processes:  # on an early exit (an error, a closed generator) they may still work
+            process.terminate()
+        for process in self.processes:
+            process.join()
+        for pipe in self.pipes:
+            pipe.close()
+
+    def _claim(self, wait: bool = True) -> int | None:
+        """The next batch, once it is within `WINDOW` items of this process's turn (bounding what waits in memory
+        while one worker is slow on a huge file); None when every batch is claimed (or, without `wait`, when the
+        next is too far ahead)."""
+        while True:
+            with self.claimed.get_lock():
+                batch = int(self.claimed.value)
+                if batch >= self.count:
+                    return None
+                if (batch - self.turn.value) * BATCH < WINDOW:
+                    self.claimed.value = batch + 1
+                    return batch
+            if not wait:
+                return None
+            time.sleep(0.002)  # far enough ahead: let the results be written first
+
+    def _run(self, batch: int) -> list[Any]:
+        return [self.work(self.items[i], *self.args, True) for i in range(batch * BATCH, min((batch + 1) * BATCH, len(self.items)))]
+
+    def _serve(self, parent: int, pipe: Any) -> None:
+        """A worker: claim and run batches until none is left, sending each batch's results (or its error)."""
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the workers
+        _die_with_parent(parent)
+        while (batch := self._claim()) is not None:
+            try:
+                results: list[Any] | BaseException = self._run(batch)
+            except Exception as exc:  # a bug in `work`: raised again in the parent
+                results = RuntimeError(f"a parse worker failed: {exc!r}")
+            pipe.send((batch, results))
+            if isinstance(results, BaseException):
+                return
+
+    def _receive(self, block: bool) -> None:
+        from multiprocessing.connection import wait
+
+        for pipe in wait(self.pipes, timeout=None if block else 0):
+            try:
+                batch, results = pipe.recv()  # type: ignore[union-attr]
+            except EOFError:  # that worker is gone; its batches are all sent unless it died
+                self.pipes.remove(pipe)  # type: ignore[arg-type]
+                continue
+            if isinstance(results, BaseException):
+                raise results
+            self.done[batch] = results
+
+    def _worth_taking(self) -> bool:
+        """Whether this process, about to wait, should run a batch itself: only while that still leaves it
+        finishing (writing every result, and running what it took) before the workers finish the rest. Taking
+        one every time it would wait made it the last to finish, the workers idle."""
+        spent = self.spent
+        if not spent["prepared"]:
+            return True  # nothing measured yet: one batch tells what it costs here
+        per_item = spent["preparing"] / spent["prepared"]
+        per_write = spent["writing"] / spent["written"] if spent["written"] else 0.0
+        unclaimed = max(0, len(self.items) - self.claimed.value * BATCH)
+        ours = (len(self.items) - spent["written"]) * per_write + BATCH * per_item
+        return ours < (unclaimed - BATCH) * per_item / self.workers
+
+    def __iter__(self) -> Iterator[Any]:
+        for turn in range(self.count):
+            self.turn.value = turn
+            while turn not in self.done:
+                self._receive(block=False)
+                if turn in self.done:
+                    break
+                batch = self._claim(wait=False) if self._worth_taking() else None
+                if batch is not None:
+                    started = time.perf_counter()
+                    self.done[batch] = self._run(batch)
+                    self.spent["preparing"] += time.perf_counter() - started
+                    self.spent["prepared"] += len(self.done[batch])
+                elif not self.pipes:
+                    raise RuntimeError("a parse worker died before sending its results")
+                else:
+                    self._receive(block=True)
+            for result in self.done.pop(turn):
+                paused = time.perf_counter()
+                yield result
+                self.spent["writing"] += time.perf_counter() - paused
+                self.spent["written"] += 1
+
+
+def _widen(pipe: int) -> None:
+    """Let a worker's pipe hold about 1 MB of results (Linux's default for any user; 64 KB otherwise, about one
+    batch): a worker then runs on while this process writes a group, instead of waiting to be read."""
+    import fcntl
+
+    try:
+        fcntl.fcntl(pipe, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+    except OSError:  # a lower limit set by the administrator: the worker waits more, nothing else changes
+        pass
 
 
 def _die_with_parent(parent: int) -> None:

@@ -27,6 +27,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -104,6 +105,18 @@ def candidate_terms(tokens: list[str], counts: dict[str, int], total: int) -> li
     return rare[:MAX_CANDIDATE_TERMS] or by_rarity[:1]
 
 
+@dataclass
+class _Batch:
+    """The writes of one `write_batch` so far: the counts, the next chunk id and whether the vectors' dimension
+    is stored are written once at its end (or first), not once per document."""
+
+    documents: int = 0
+    chunks: int = 0
+    terms: int = 0
+    next_id: int | None = None
+    dimension_kept: bool = False
+
+
 class SQLiteIndex:
     """The `Index` port on one SQLite file (see the module docstring).
 
@@ -136,7 +149,7 @@ class SQLiteIndex:
         self._terms_state = "off" if not graph else "wanted"  # off / wanted / building / ready
         # visible vector rows per caller filter: (cache generation, rows covered, mask)
         self._masks: dict[tuple[Any, ...], tuple[int, int, np.ndarray]] = {}
-        self._batch_writes: int | None = None  # inside `write_batch`: documents written so far (None: no batch)
+        self._batch: _Batch | None = None  # inside `write_batch`: what its writes leave for its end
 
     # --- connection and schema ---------------------------------------------------------------------
 
@@ -225,7 +238,8 @@ class SQLiteIndex:
         with self._lock:
             # in a batch, its transaction: a document that is not written (the write rule, unchanged content) is
             # decided before its first write, and a failure after that undoes the batch (a retry is `unchanged`)
-            with contextlib.nullcontext() if self._batch_writes is not None else transaction(db):
+            batch = self._batch
+            with contextlib.nullcontext() if batch is not None else transaction(db):
                 # checked again inside the write transaction: another writer may have changed the ACL meanwhile
                 current = self._existing(db, document.tenant, document.document_id)
                 check_write(access, document, current and (current[2], current[3]))
@@ -234,11 +248,15 @@ class SQLiteIndex:
                 status = "replaced" if current is not None else "ingested"
                 if current is not None:
                     self._delete_chunks(db, document.tenant, document.document_id)
-                if vectors is not None and len(vectors):
+                if vectors is not None and len(vectors) and not (batch and batch.dimension_kept):
                     db.execute("INSERT OR IGNORE INTO meta VALUES ('embed_dim', ?)", (str(vectors.shape[1]),))
+                    if batch:
+                        batch.dimension_kept = True
                 acl_json = json.dumps(document.acl)
-                chunk_terms = [[fts_token(t) for t in terms_] for terms_ in prepared.terms]
-                first = (db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]) + 1
+                if batch is None or batch.next_id is None:  # in a batch, its write lock keeps the ids its own
+                    first = (db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]) + 1
+                else:
+                    first = batch.next_id
                 written = list(range(first, first + len(prepared.chunks)))  # the rowids given: one statement per table
                 db.executemany(
                     "INSERT INTO chunks (id, unit_id, tenant, document_id, position, text, label, scope, acl, locator, receipt, n_terms,"
@@ -254,26 +272,32 @@ class SQLiteIndex:
                             chunk.label,
                             document.scope,
                             acl_json,
-                            chunk.locator.model_dump_json(),
+                            json.dumps(chunk.locator),
                             chunk.receipt,
                             len(own),
                             vectors[i].astype(np.float32).tobytes() if vectors is not None else None,
-                            json.dumps([seg.model_dump() for seg in chunk.sentences]),
+                            json.dumps(chunk.sentences),
                             synthesis[i],
                         )
-                        for i, (rowid, chunk, own) in enumerate(zip(written, prepared.chunks, chunk_terms, strict=True))
+                        for i, (rowid, chunk, own) in enumerate(zip(written, prepared.chunks, prepared.terms, strict=True))
                     ],
                 )
                 db.executemany(
                     "INSERT INTO chunks_fts (rowid, terms) VALUES (?, ?)",
-                    [(rowid, " ".join(own)) for rowid, own in zip(written, chunk_terms, strict=True)],
+                    [(rowid, " ".join(map(fts_token, own))) for rowid, own in zip(written, prepared.terms, strict=True)],
                 )
                 ancestors = scope_ancestors(document.scope)
                 db.executemany("INSERT INTO chunk_scopes VALUES (?, ?)", [(scope, rowid) for rowid in written for scope in ancestors])
                 if document.acl:
                     db.executemany("INSERT INTO chunk_groups VALUES (?, ?)", [(g, rowid) for rowid in written for g in document.acl])
                 db.executemany("INSERT INTO chunk_changes (chunk) VALUES (?)", [(r,) for r in written])
-                self._count(db, len(written), sum(map(len, chunk_terms)))
+                if batch is None:
+                    self._count(db, len(written), sum(map(len, prepared.terms)))
+                else:
+                    batch.next_id = first + len(written)
+                    batch.documents += 1
+                    batch.chunks += len(written)
+                    batch.terms += sum(map(len, prepared.terms))
                 db.execute(
                     "INSERT INTO documents VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                     " ON CONFLICT (tenant, document_id) DO UPDATE SET source_uri=excluded.source_uri, label=excluded.label,"
@@ -294,10 +318,8 @@ class SQLiteIndex:
                         now,
                     ),
                 )
-                if self._batch_writes is None:
+                if batch is None:
                     self._bump(db)
-                else:
-                    self._batch_writes += 1
         return status, len(prepared.chunks)
 
     @contextmanager
@@ -305,18 +327,19 @@ class SQLiteIndex:
         """One transaction for the writes inside: a commit, and the marks of a write (`_bump`), per document cost
         as much as the document's own rows."""
         with self._lock:  # reentrant: a batch of this thread's may already be open; another thread's is waited for
-            if self._batch_writes is not None:
+            if self._batch is not None:
                 yield
                 return
             db = self._db()
             try:
                 with transaction(db):
-                    self._batch_writes = 0
+                    batch = self._batch = _Batch()
                     yield
-                    if self._batch_writes:
+                    if batch.documents:
+                        self._count(db, batch.chunks, batch.terms)
                         self._bump(db)
             finally:
-                self._batch_writes = None
+                self._batch = None
 
     @staticmethod
     def _bump(db: sqlite3.Connection) -> None:
@@ -596,7 +619,7 @@ class SQLiteIndex:
                 metadata=json.loads(r[9]),
                 position=r[10],
                 sentences=segments,
-                vectors=unpack_vectors(r[12], synthesis_texts(r[5], segments)) if r[12] else None,
+                vectors=unpack_vectors(r[12], synthesis_texts(r[5], [(seg.start, seg.end) for seg in segments])) if r[12] else None,
             )
         return [by_id[i] for i in scores if i in by_id]
 

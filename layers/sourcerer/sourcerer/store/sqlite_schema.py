@@ -42,8 +42,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row
 
 
 @lru_cache(maxsize=200_000)
+@lru_cache(maxsize=200_000)
 def fts_token(term: str) -> str:
-    """Hex-encode a term: FTS5 then sees one opaque ASCII token, whatever the script."""
+    """Hex-encode a term: FTS5 then sees one opaque ASCII token, whatever the script (remembered: terms repeat,
+    and this ran once per term of every chunk ingested)."""
     return "t" + term.encode("utf-8").hex()
 
 
