@@ -124,14 +124,32 @@ try:
     failure = None
 except Exception as exc:  # the bug itself where this process ran that batch, else the worker's report of it
     failure = f"{type(exc).__name__}: {exc}"
-print(json.dumps({"results": results, "me": os.getpid(), "first": first, "left": left, "failure": failure}))
+
+def dies(item, in_worker):
+    if item == "die":
+        os.kill(os.getpid(), 9)  # as the out-of-memory killer would
+    return item
+
+folders._Batches._worth_taking = lambda self: False  # the workers take every batch: the dying one is theirs
+started = time.monotonic()
+try:
+    # two workers: the other one fills the window past the dead batch and then waits for its turn to come
+    with folders._Batches(dies, ["die"] + [0] * 400, (), 2) as batches:
+        list(batches)
+    death = None
+except RuntimeError as exc:
+    death = str(exc)
+print(json.dumps({
+    "results": results, "me": os.getpid(), "first": first, "left": left, "failure": failure,
+    "death": death, "death_s": time.monotonic() - started,
+}))
 """
 
 
 def test_batches_come_back_in_order_from_workers_and_this_process_and_stop_cleanly(tmp_path):
     """In a fresh interpreter (forking beside this run's server threads is unsafe): every result in its item's
     order, whichever process ran it; a consumer that stops early leaves no worker behind; a bug in the work is
-    an error here, not a hang."""
+    an error here, and so is a worker killed mid-batch, not a hang."""
     done = subprocess.run([sys.executable, "-c", SHARING_SCRIPT], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
@@ -142,3 +160,4 @@ def test_batches_come_back_in_order_from_workers_and_this_process_and_stop_clean
     assert result["first"][0] == 0
     assert result["left"] == []  # the early-closed stream stopped its worker
     assert "a bug in the work" in result["failure"]
+    assert "died" in result["death"] and result["death_s"] < 30  # a killed worker is an error, not a hang

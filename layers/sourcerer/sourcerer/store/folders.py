@@ -262,9 +262,14 @@ class _Batches:
                 return
 
     def _receive(self, block: bool) -> None:
+        """Keep the results the workers have sent (waiting up to a second for one, with `block`)."""
         from multiprocessing.connection import wait
 
-        for pipe in wait(self.pipes, timeout=None if block else 0):
+        ready = wait(self.pipes, timeout=1.0 if block else 0)
+        if block and not ready and any(p.exitcode not in (None, 0) for p in self.processes):
+            # killed (out of memory, a signal) holding a batch: the others would wait for its turn forever
+            raise RuntimeError("a parse worker died before sending its results")
+        for pipe in ready:
             try:
                 batch, results = pipe.recv()  # type: ignore[union-attr]
             except EOFError:  # that worker is gone; its batches are all sent unless it died
