@@ -283,7 +283,7 @@ class LedgerContract:
 
     # --- the answer cache ---------------------------------------------------------------------------------
 
-    def test_cached_answers_are_kept_per_tenant_and_context_and_expire(self, ledger):
+    def test_cached_answers_are_kept_per_tenant_and_context_and_expire_and_their_questions_read_alone(self, ledger):
         from sourcerer.ledger.base import CachedAnswer
 
         now = time.time()
@@ -293,6 +293,7 @@ class LedgerContract:
                 tenant=tenant,
                 context=context,
                 key=key,
+                question=f"{key.capitalize()}?",
                 vector=[0.6, 0.8],
                 answer={"answer": key},
                 created_at=created,
@@ -304,12 +305,12 @@ class LedgerContract:
         ledger.put_cached_answer(entry(key="old", created=now - 100, expires=now - 1))
         ledger.put_cached_answer(entry(tenant="globex"))
         ledger.put_cached_answer(entry(context="ctx2"))
-        found = ledger.cached_answers("acme", "ctx1", now)
+        found = ledger.cached_questions("acme", "ctx1", now)
         assert [e.key for e in found] == ["pro plan cost", "failover take long"]  # newest first, none expired
-        assert found[1].vector == [0.6, 0.8] and found[1].answer == {"answer": "failover take long"}
+        assert found[1].vector == [0.6, 0.8] and found[1].question == "Failover take long?"
         ledger.put_cached_answer(entry(key="pro plan cost", created=now + 2).model_copy(update={"answer": {"answer": "new"}}))
-        assert [e.answer for e in ledger.cached_answers("acme", "ctx1", now)][0] == {"answer": "new"}  # replaced
-        assert ledger.cached_answers("acme", "ctx3", now) == [] and len(ledger.cached_answers("globex", "ctx1", now)) == 1
+        assert [e.key for e in ledger.cached_questions("acme", "ctx1", now)] == ["pro plan cost", "failover take long"]  # replaced
+        assert ledger.cached_questions("acme", "ctx3", now) == [] and len(ledger.cached_questions("globex", "ctx1", now)) == 1
         # the exact question by its key: one read, never another tenant's or context's, never an expired one
         assert ledger.cached_answer("acme", "ctx1", "pro plan cost", now).answer == {"answer": "new"}
         assert ledger.cached_answer("acme", "ctx2", "pro plan cost", now) is None

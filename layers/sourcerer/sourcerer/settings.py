@@ -125,8 +125,12 @@ class Settings(BaseModel):
 
 def get_settings() -> Settings:
     """The settings of this process's environment, validated (a `ConfigurationError` names a bad variable)."""
-    names = Settings.variables()
-    return _parse(tuple((name, os.environ[name]) for name in names if os.environ.get(name, "").strip()))
+    return _parse(tuple((name, os.environ[name]) for name in _variables() if os.environ.get(name, "").strip()))
+
+
+@lru_cache(maxsize=1)
+def _variables() -> tuple[str, ...]:
+    return tuple(Settings.variables())  # read on every request: the fields do not change
 
 
 @lru_cache(maxsize=8)

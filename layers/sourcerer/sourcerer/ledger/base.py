@@ -12,6 +12,7 @@ import json
 import secrets
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
 
 from pydantic import BaseModel, Field
@@ -196,6 +197,17 @@ class CachedAnswer(BaseModel):
     expires_at: float
 
 
+@dataclass(frozen=True)
+class CachedQuestion:
+    """What a near-duplicate lookup compares of a cached answer: its key, the question as asked and its
+    embedding. The answer itself is read by key once one matches (`AnswerCacheStore.cached_answer`). Plain
+    data: read from entries the ledger validated when they were stored, on every cache miss."""
+
+    key: str
+    question: str = ""
+    vector: list[float] | None = None
+
+
 CACHE_SCAN = 200  # cached answers read per (tenant, context) when looking for a near-duplicate question
 
 
@@ -312,8 +324,9 @@ class AnswerLog(Protocol):
 class AnswerCacheStore(Protocol):
     """Cached answers per tenant and search context."""
 
-    def cached_answers(self, tenant: str, context: str, now: float) -> list[CachedAnswer]:
-        """The tenant's unexpired cached answers for `context`, newest first, at most `CACHE_SCAN`."""
+    def cached_questions(self, tenant: str, context: str, now: float) -> list[CachedQuestion]:
+        """The questions of the tenant's unexpired cached answers for `context`, newest first, at most
+        `CACHE_SCAN`: a lookup reads these on every miss, so the answers stay unread."""
         ...
 
     def cached_answer(self, tenant: str, context: str, key: str, now: float) -> CachedAnswer | None:

@@ -38,6 +38,7 @@ from sourcerer.ledger.base import (
     CACHE_SCAN,
     AnswerRecord,
     CachedAnswer,
+    CachedQuestion,
     Finding,
     HandoffRecord,
     KeyRecord,
@@ -416,7 +417,7 @@ class DynamoDBLedger:
         record.audit = Finding.model_validate_json(item["audit"]) if item.get("audit") else None
         return record
 
-    def cached_answers(self, tenant: str, context: str, now: float) -> list[CachedAnswer]:
+    def cached_questions(self, tenant: str, context: str, now: float) -> list[CachedQuestion]:
         from boto3.dynamodb.conditions import Attr, Key
 
         response = self.table.query(
@@ -424,7 +425,8 @@ class DynamoDBLedger:
             FilterExpression=Attr("expires_at").gt(Decimal(str(now))),  # TTL deletes lazily: expired items may linger
         )
         entries = [CachedAnswer.model_validate_json(item["record"]) for item in response.get("Items", [])]
-        return sorted(entries, key=lambda e: -e.created_at)[:CACHE_SCAN]
+        newest = sorted(entries, key=lambda e: -e.created_at)[:CACHE_SCAN]
+        return [CachedQuestion(key=e.key, question=e.question, vector=e.vector) for e in newest]
 
     def cached_answer(self, tenant: str, context: str, key: str, now: float) -> CachedAnswer | None:
         item = self.table.get_item(

@@ -15,6 +15,7 @@ from sourcerer.ledger.base import (
     CACHE_SCAN,
     AnswerRecord,
     CachedAnswer,
+    CachedQuestion,
     Finding,
     HandoffRecord,
     KeyRecord,
@@ -267,17 +268,18 @@ class SQLiteLedger:
         record.audit = Finding.model_validate_json(row[1]) if row[1] else None
         return record
 
-    def cached_answers(self, tenant: str, context: str, now: float) -> list[CachedAnswer]:
+    def cached_questions(self, tenant: str, context: str, now: float) -> list[CachedQuestion]:
         with self._lock:
             rows = (
                 self._db()
                 .execute(
-                    "SELECT record FROM answer_cache WHERE tenant=? AND context=? AND expires_at > ? ORDER BY created_at DESC LIMIT ?",
+                    "SELECT key, json_extract(record, '$.question'), json_extract(record, '$.vector') FROM answer_cache"
+                    " WHERE tenant=? AND context=? AND expires_at > ? ORDER BY created_at DESC LIMIT ?",
                     (tenant, context, now, CACHE_SCAN),
                 )
                 .fetchall()
             )
-        return [CachedAnswer.model_validate_json(r[0]) for r in rows]
+        return [CachedQuestion(key=r[0], question=r[1] or "", vector=json.loads(r[2]) if r[2] else None) for r in rows]
 
     def cached_answer(self, tenant: str, context: str, key: str, now: float) -> CachedAnswer | None:
         with self._lock:
