@@ -2,7 +2,7 @@
 
 import pytest
 from sourcerer import ask, keyword_retriever
-from sourcerer.text import normalize, terms
+from sourcerer.text import normalize, sentences, terms
 
 PASSAGES = [
     {"text": "القاهرة هي عاصمة جمهورية مصر العربية وأكبر مدنها.", "source": "مصر"},
@@ -103,3 +103,37 @@ def test_an_abbreviation_after_an_opening_bracket_does_not_end_the_sentence():
         "ثم غادر.",
     ]
     assert sentences("See the results (e.g. the table). Then stop.") == ["See the results (e.g. the table).", "Then stop."]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It's 1,000,000 dollars: l'essai d'hier at 10:30, 3.5 mg/kg (IL-6) and the U.S. don't-stop running runners",
+        "Naive cafe -- Q3 SKU-42 iOS x86_64 under_score 2,5 a.b.c e.g. Dr. Who's",
+        "WAIT... what?!  Yes; no. 12.  ''quoted'' (bracketed) [1] #tag @handle ~tilde",
+    ],
+)
+def test_the_ascii_fast_path_gives_the_general_patterns_terms(text):
+    """ASCII text is tokenised by a pattern of ASCII classes (three times faster); the general pattern, run on
+    the same folded text, must give the same terms, stopwords kept or not."""
+    from sourcerer import text as module
+
+    assert text.isascii()
+    fast = [terms(text), terms(text, keep_stopwords=True)]
+    general = []
+    for keep in (False, True):
+        general.append(
+            [
+                t
+                for cjk, sea, num, word in module._TOKEN.findall(module.normalize(text))
+                for t in ([module._word_term(word, keep)] if word else [num.replace(",", "") if module._THOUSANDS.fullmatch(num) else num])
+                if t
+            ]
+        )
+    assert fast == general and fast[0]
+
+
+def test_the_sentence_scan_finds_every_kind_of_stop():
+    """The scan skips to characters a stop can start with: each kind still ends its sentence."""
+    text = "One. Two! Three? Four… Five。六！七？ عربي؟ हिंदी। End.Next part"
+    assert sentences(text) == ["One.", "Two!", "Three?", "Four…", "Five。", "六！", "七？", "عربي؟", "हिंदी।", "End.", "Next part"]
