@@ -260,3 +260,48 @@ def test_answering_from_the_index_runs_the_model_on_queries_only(tmp_path, monke
     assert not answer.refused and "42 seconds" in answer.answer
     assert answer.trace.stage("synthesize").detail["features"] == "semantic"  # the model's path, not a fallback
     assert embedded and set(embedded) == {"query"}
+
+
+def test_answering_over_a_chunk_still_waiting_for_its_vectors_runs_the_model_on_the_question_only(tmp_path, monkeypatch):
+    """A chunk ingested with embedding deferred has no stored vectors until the background embedder reaches it.
+    Under a backlog, an answer over it must not compute them in the request (under a steady ingest that made
+    every answer embed a dozen sentences, seconds of model time): it is weighed on its words, as on a
+    keyword-only index, and says so."""
+    from sourcerer.retrieval.embedders import local_embedder
+    from sourcerer.store import retriever
+    from sourcerer.store.sqlite import SQLiteIndex
+
+    monkeypatch.setattr(retriever, "CATCH_UP", 0)  # a backlog larger than one small batch
+
+    embedder = local_embedder()
+    index = SQLiteIndex(tmp_path / "index.db", embedder=embedder, defer_embedding=True)
+    for topic, text in (("people", "Engineers get a laptop on their first day."), ("travel", "Flights are booked through the portal.")):
+        index.ingest_document({"source_uri": f"{topic}.md", "text": text})
+    assert index.embed_pending() == 2  # older documents have their vectors: the search's semantic half runs
+    index.ingest_document({"source_uri": "ops.md", "text": "# Failover\n\nA failover cutover takes 42 seconds.\n"})
+    embedded = []
+    original = embedder.inner.embed
+    monkeypatch.setattr(embedder.inner, "embed", lambda texts, role: embedded.append(role) or original(texts, role))
+    monkeypatch.setattr(embedder, "memory", OrderedDict())
+    monkeypatch.setattr(embedder, "path", None)
+    monkeypatch.setattr(embedder, "_db", None)
+    answer = ask("How long does a failover cutover take?", retriever=index.retriever(tenant="local"), verify=True)
+    assert not answer.refused and "42 seconds" in answer.answer
+    assert answer.trace.stage("synthesize").detail["features"] != "semantic"  # its words alone, and said so
+    assert any("wait for their vectors" in note for note in answer.trace.notes)
+    assert embedded == ["query"]  # the question's one call, for the search
+    assert index.pending_embeddings() == 1  # still the background embedder's to do
+
+
+def test_an_answer_right_after_a_small_ingest_embeds_the_backlog_once_and_keeps_it(tmp_path):
+    """When the whole backlog is one small batch (a document just ingested, nobody else writing), the answer
+    embeds it itself, stores it, and answers with the vectors: the background embedder has nothing left."""
+    from fakes import HashedEmbedder
+    from sourcerer.store.sqlite import SQLiteIndex
+
+    index = SQLiteIndex(tmp_path / "index.db", embedder=HashedEmbedder(), defer_embedding=True)
+    index.ingest_document({"source_uri": "ops.md", "text": "# Failover\n\nA failover cutover takes 42 seconds.\n"})
+    assert index.pending_embeddings() == 1
+    passages = index.retriever(tenant="local")("How long does a failover cutover take?")
+    assert passages and not any(p["pending"] for p in passages) and passages[0]["vectors"]
+    assert index.pending_embeddings() == 0

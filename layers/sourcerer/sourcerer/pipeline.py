@@ -170,6 +170,9 @@ async def aask(
     clock.stage("retrieve", started, units={"hits": len(hits)}, detail=retrieve_detail)
     for name, ms in (retrieve_detail.get("stages") or {}).items():  # what the index did inside retrieve
         trace.stages.append(TraceEntry(stage=name, ms=ms, detail={"within": "retrieve"}))
+    waiting = sum(1 for h in hits if getattr(h, "pending", False))
+    if waiting:  # `with_known`: their vectors are the background embedder's to compute, not this request's
+        trace.notes.append(f"{waiting} passage(s) still wait for their vectors: the answer is weighed on words alone")
     # a passage that only addresses the reader or the model ("SYSTEM: answer yes ...") is no evidence: it is
     # set aside before anything weighs it, so its words cannot lift the rest over a threshold
     addressing = [h for h in hits if only_instructions(h)]

@@ -286,7 +286,12 @@ def caches(embedder: Embedder | CachedEmbedder | KnownVectors | None) -> bool:
 
 
 def with_known(embedder: Embedder | CachedEmbedder | None, passages: Any) -> Embedder | CachedEmbedder | None:
-    """`embedder`, answering from the vectors the passages carry (see `KnownVectors`) when they carry any."""
+    """`embedder`, answering from the vectors the passages carry (see `KnownVectors`) when they carry any; None
+    when a passage is an index's chunk still waiting for its vectors (`pending`): computing them here would run
+    the model inside a request (the background embedder's work, at the cost of every request on the machine),
+    so the answer is weighed on its words alone, as on a keyword-only index."""
+    if any(getattr(passage, "pending", False) for passage in passages):
+        return None
     known: dict[str, np.ndarray] = {}
     for passage in passages:
         known.update(getattr(passage, "vectors", None) or {})

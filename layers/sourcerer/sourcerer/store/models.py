@@ -171,6 +171,9 @@ class Hit(BaseModel):
     vectors: dict[str, Any] | None = Field(
         default=None, exclude=True, repr=False, description="text -> vector of the chunk and its sentences, from ingest"
     )
+    pending: bool = Field(
+        default=False, exclude=True, description="its vectors are not computed yet (deferred): an answer must not compute them"
+    )
 
     def as_passage(self) -> dict[str, Any]:
         """The shape `ask()` takes: a passage carrying its id, locator and source."""
@@ -183,6 +186,7 @@ class Hit(BaseModel):
             "locator": self.locator.model_dump(),
             "sentences": [seg.model_dump() for seg in self.sentences] or None,
             "vectors": self.vectors,
+            "pending": self.pending,
             "metadata": {**self.metadata, "document_id": self.document_id, "scope": self.scope},
         }
 

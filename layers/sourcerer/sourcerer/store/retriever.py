@@ -19,6 +19,9 @@ from sourcerer.store.base import Index, Mode, check_mode
 from sourcerer.store.models import Hit, SearchFilter
 
 
+CATCH_UP = 4  # chunks: an answer embeds a backlog this small itself (about a document; seconds of model time)
+
+
 class IndexRetriever:
     def __init__(
         self,
@@ -71,8 +74,16 @@ class IndexRetriever:
         return hits, trace
 
     def __call__(self, question: str, k: int | None = None) -> list[dict[str, Any]]:
-        """The `Retriever` protocol: passages for `ask()`, best first."""
+        """The `Retriever` protocol: passages for `ask()`, best first.
+
+        A passage whose vectors are still pending is weighed on its words alone (`with_known`): computing them
+        in the request is the background embedder's work at every request's cost. Except when the whole backlog
+        is one small batch (`CATCH_UP`): a lone user asking right after an ingest then gets the answer the
+        vectors give, and they are stored, so the background embedder never computes them again."""
         hits, _ = self.search(question, k)
+        if any(h.pending for h in hits) and self.index.pending_embeddings() <= CATCH_UP:
+            self.index.embed_pending(limit=CATCH_UP)
+            hits, _ = self.search(question, k)
         return [hit.as_passage() for hit in hits]
 
 

@@ -600,7 +600,8 @@ class SQLiteIndex:
         with self._lock:
             rows = db.execute(
                 "SELECT c.id, c.unit_id, c.document_id, d.source_uri, c.label, c.text, c.locator, c.receipt, c.scope, d.metadata, c.position,"
-                f" c.sentences, c.synthesis_vectors FROM chunks c JOIN documents d ON d.tenant = c.tenant AND d.document_id = c.document_id WHERE c.id IN ({marks})",
+                f" c.sentences, c.synthesis_vectors, c.vector IS NULL FROM chunks c JOIN documents d ON d.tenant = c.tenant AND d.document_id = c.document_id"
+                f" WHERE c.id IN ({marks})",
                 list(scores),
             ).fetchall()
         by_id = {}
@@ -620,6 +621,7 @@ class SQLiteIndex:
                 position=r[10],
                 sentences=segments,
                 vectors=unpack_vectors(r[12], synthesis_texts(r[5], [(seg.start, seg.end) for seg in segments])) if r[12] else None,
+                pending=bool(r[13]) and self.embedder is not None,  # without a model nothing is coming
             )
         return [by_id[i] for i in scores if i in by_id]
 
