@@ -15,9 +15,8 @@ from typing import Any
 
 from sourcerer.retrieval.rerank import CANDIDATES, RERANK_UNAVAILABLE, Reranker, make_reranker, rerank_hits
 from sourcerer.scopes import Groups
-from sourcerer.store.base import Index, Mode, check_mode
+from sourcerer.store.base import EmbeddedIndex, Index, Mode, check_mode
 from sourcerer.store.models import Hit, SearchFilter
-
 
 CATCH_UP = 4  # chunks: an answer embeds a backlog this small itself (about a document; seconds of model time)
 
@@ -81,8 +80,9 @@ class IndexRetriever:
         is one small batch (`CATCH_UP`): a lone user asking right after an ingest then gets the answer the
         vectors give, and they are stored, so the background embedder never computes them again."""
         hits, _ = self.search(question, k)
-        if any(h.pending for h in hits) and self.index.pending_embeddings() <= CATCH_UP:
-            self.index.embed_pending(limit=CATCH_UP)
+        embedded = self.index if isinstance(self.index, EmbeddedIndex) else None  # the others queue their work
+        if embedded is not None and any(h.pending for h in hits) and embedded.pending_embeddings() <= CATCH_UP:
+            embedded.embed_pending(limit=CATCH_UP)
             hits, _ = self.search(question, k)
         return [hit.as_passage() for hit in hits]
 
