@@ -307,7 +307,7 @@ class LedgerContract:
         ledger.put_cached_answer(entry(context="ctx2"))
         found = ledger.cached_questions("acme", "ctx1", now)
         assert [e.key for e in found] == ["pro plan cost", "failover take long"]  # newest first, none expired
-        assert found[1].vector == [0.6, 0.8] and found[1].question == "Failover take long?"
+        assert list(found[1].vector) == pytest.approx([0.6, 0.8]) and found[1].question == "Failover take long?"
         ledger.put_cached_answer(entry(key="pro plan cost", created=now + 2).model_copy(update={"answer": {"answer": "new"}}))
         assert [e.key for e in ledger.cached_questions("acme", "ctx1", now)] == ["pro plan cost", "failover take long"]  # replaced
         assert ledger.cached_questions("acme", "ctx3", now) == [] and len(ledger.cached_questions("globex", "ctx1", now)) == 1

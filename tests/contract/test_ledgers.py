@@ -16,6 +16,29 @@ class TestSQLiteLedger(LedgerContract):
         return SQLiteLedger(tmp_path / "ledger.db")
 
 
+def test_a_ledger_from_before_the_vector_column_keeps_its_cached_answers(tmp_path):
+    """A ledger file whose answer cache predates the `vector` column: opening it adds the column, its entries'
+    vectors are read from their records, and new entries fill the column."""
+    import sqlite3
+    import time
+
+    from sourcerer.ledger.base import CachedAnswer
+
+    now = time.time()
+    old = CachedAnswer(tenant="acme", context="c", key="old", question="Old?", vector=[0.6, 0.8], answer={}, created_at=now, expires_at=now + 60)
+    with sqlite3.connect(tmp_path / "ledger.db") as conn:
+        conn.execute(
+            "CREATE TABLE answer_cache (tenant TEXT NOT NULL, context TEXT NOT NULL, key TEXT NOT NULL, created_at REAL NOT NULL,"
+            " expires_at REAL NOT NULL, record TEXT NOT NULL, PRIMARY KEY (tenant, context, key))"
+        )
+        conn.execute("INSERT INTO answer_cache VALUES (?, ?, ?, ?, ?, ?)", ("acme", "c", "old", now, now + 60, old.model_dump_json()))
+    ledger = SQLiteLedger(tmp_path / "ledger.db")
+    ledger.put_cached_answer(old.model_copy(update={"key": "new", "question": "New?", "created_at": now + 1}))
+    found = {c.key: list(c.vector) for c in ledger.cached_questions("acme", "c", now)}
+    assert found == {"new": pytest.approx([0.6, 0.8]), "old": pytest.approx([0.6, 0.8])}
+    assert ledger.cached_answer("acme", "c", "old", now).question == "Old?"
+
+
 @pytest.fixture
 def dynamodb_ledger(monkeypatch):
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")

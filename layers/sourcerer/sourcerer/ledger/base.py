@@ -13,13 +13,16 @@ import secrets
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypedDict, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypedDict, runtime_checkable
 
 from pydantic import BaseModel, Field
 
 from sourcerer.handoff import Handoff
 from sourcerer.models import Faithfulness, Locator, receipt_of
 from sourcerer.scopes import Permission
+
+if TYPE_CHECKING:
+    import numpy as np
 
 USAGE_TTL_S = 400 * 24 * 3600  # request records are kept a little over a year, then expire
 
@@ -205,7 +208,7 @@ class CachedQuestion:
 
     key: str
     question: str = ""
-    vector: list[float] | None = None
+    vector: np.ndarray | None = None  # float32
 
 
 CACHE_SCAN = 200  # cached answers read per (tenant, context) when looking for a near-duplicate question

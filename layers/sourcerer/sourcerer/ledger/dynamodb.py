@@ -33,6 +33,8 @@ from collections.abc import Callable, Iterator
 from decimal import Decimal
 from typing import Any, NoReturn, TypeVar
 
+import numpy as np
+
 from sourcerer.errors import ConfigurationError, NotFound, ProviderError
 from sourcerer.ledger.base import (
     CACHE_SCAN,
@@ -426,7 +428,10 @@ class DynamoDBLedger:
         )
         entries = [CachedAnswer.model_validate_json(item["record"]) for item in response.get("Items", [])]
         newest = sorted(entries, key=lambda e: -e.created_at)[:CACHE_SCAN]
-        return [CachedQuestion(key=e.key, question=e.question, vector=e.vector) for e in newest]
+        return [
+            CachedQuestion(key=e.key, question=e.question, vector=np.asarray(e.vector, dtype=np.float32) if e.vector else None)
+            for e in newest
+        ]
 
     def cached_answer(self, tenant: str, context: str, key: str, now: float) -> CachedAnswer | None:
         item = self.table.get_item(

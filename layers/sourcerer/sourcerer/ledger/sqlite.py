@@ -10,6 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from sourcerer.errors import NotFound
 from sourcerer.ledger.base import (
     CACHE_SCAN,
@@ -46,7 +48,7 @@ CREATE TABLE IF NOT EXISTS sequencers (source TEXT PRIMARY KEY, sequencer TEXT N
 CREATE TABLE IF NOT EXISTS handoffs (tenant TEXT NOT NULL, answer_id TEXT NOT NULL, created_at REAL NOT NULL,
     record TEXT NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (tenant, answer_id));
 CREATE TABLE IF NOT EXISTS answer_cache (tenant TEXT NOT NULL, context TEXT NOT NULL, key TEXT NOT NULL,
-    created_at REAL NOT NULL, expires_at REAL NOT NULL, record TEXT NOT NULL, PRIMARY KEY (tenant, context, key));
+    created_at REAL NOT NULL, expires_at REAL NOT NULL, record TEXT NOT NULL, vector BLOB, PRIMARY KEY (tenant, context, key));
 """
 
 
@@ -65,7 +67,11 @@ class SQLiteLedger:
             return self._conn
         with self._lock:  # one opening: concurrent first requests of a new worker must not switch journal modes side by side
             if self._conn is None:
-                self._conn = connect(self.path, SCHEMA)
+                conn = connect(self.path, SCHEMA)
+                if "vector" not in {r[1] for r in conn.execute("PRAGMA table_info(answer_cache)")}:
+                    # a ledger from before: its entries' vectors stay in their records (read from there)
+                    conn.execute("ALTER TABLE answer_cache ADD COLUMN vector BLOB")
+                self._conn = conn
         return self._conn
 
     def create_tenant(self, tenant: str, tier: str) -> TenantRecord:
@@ -273,13 +279,14 @@ class SQLiteLedger:
             rows = (
                 self._db()
                 .execute(
-                    "SELECT key, json_extract(record, '$.question'), json_extract(record, '$.vector') FROM answer_cache"
+                    "SELECT key, json_extract(record, '$.question'), vector,"
+                    " CASE WHEN vector IS NULL THEN json_extract(record, '$.vector') END FROM answer_cache"
                     " WHERE tenant=? AND context=? AND expires_at > ? ORDER BY created_at DESC LIMIT ?",
                     (tenant, context, now, CACHE_SCAN),
                 )
                 .fetchall()
             )
-        return [CachedQuestion(key=r[0], question=r[1] or "", vector=json.loads(r[2]) if r[2] else None) for r in rows]
+        return [CachedQuestion(key=r[0], question=r[1] or "", vector=_cached_vector(r[2], r[3])) for r in rows]
 
     def cached_answer(self, tenant: str, context: str, key: str, now: float) -> CachedAnswer | None:
         with self._lock:
@@ -294,11 +301,13 @@ class SQLiteLedger:
         return CachedAnswer.model_validate_json(row[0]) if row else None
 
     def put_cached_answer(self, entry: CachedAnswer) -> None:
+        vector = np.asarray(entry.vector, dtype=np.float32).tobytes() if entry.vector else None
         with self._lock:
             db = self._db()
             db.execute(
-                "INSERT OR REPLACE INTO answer_cache VALUES (?, ?, ?, ?, ?, ?)",
-                (entry.tenant, entry.context, entry.key, entry.created_at, entry.expires_at, entry.model_dump_json()),
+                "INSERT OR REPLACE INTO answer_cache (tenant, context, key, created_at, expires_at, record, vector)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (entry.tenant, entry.context, entry.key, entry.created_at, entry.expires_at, entry.model_dump_json(), vector),
             )
             db.execute("DELETE FROM answer_cache WHERE tenant=? AND expires_at <= ?", (entry.tenant, entry.created_at))
 
@@ -400,3 +409,11 @@ class SQLiteLedger:
             args.append(status)
         for row in self._pages(sql, args, "checked_at, answer_id", (since, "")):
             yield Finding.model_validate_json(row[0])
+
+
+def _cached_vector(blob: bytes | None, written: str | None) -> np.ndarray | None:
+    """A cached question's vector: from its own column (float32, read on every cache miss without parsing), or
+    from the record of an entry written before that column."""
+    if blob:
+        return np.frombuffer(blob, dtype=np.float32)
+    return np.asarray(json.loads(written), dtype=np.float32) if written else None

@@ -157,9 +157,9 @@ class AnswerCache:
         # the nearest entry over the threshold that is the same question: cosines of all at once, the costly
         # token comparison only for the few that are near enough (it ran on every entry, 15 ms an answer), and
         # only the answer that matched read whole
-        cached = [c for c in self.ledger.cached_questions(ctx.tenant, context, now) if c.vector and len(c.vector) == len(vector)]
+        cached = [c for c in self.ledger.cached_questions(ctx.tenant, context, now) if c.vector is not None and len(c.vector) == len(vector)]
         if cached:
-            cosines = np.asarray([c.vector for c in cached]) @ np.asarray(vector)
+            cosines = np.vstack([c.vector for c in cached if c.vector is not None]) @ np.asarray(vector, dtype=np.float32)
             for i in np.argsort(-cosines, kind="stable"):
                 if cosines[i] < self.settings.cache_similarity:
                     break
