@@ -16,9 +16,9 @@ class TestSQLiteLedger(LedgerContract):
         return SQLiteLedger(tmp_path / "ledger.db")
 
 
-def test_a_ledger_from_before_the_vector_column_keeps_its_cached_answers(tmp_path):
-    """A ledger file whose answer cache predates the `vector` column: opening it adds the column, its entries'
-    vectors are read from their records, and new entries fill the column."""
+def test_a_ledger_from_before_the_question_and_vector_columns_keeps_its_cached_answers(tmp_path):
+    """A ledger file whose answer cache predates the `question` and `vector` columns: opening it adds them, its
+    entries' questions and vectors are read from their records, and new entries fill the columns."""
     import sqlite3
     import time
 
@@ -34,8 +34,8 @@ def test_a_ledger_from_before_the_vector_column_keeps_its_cached_answers(tmp_pat
         conn.execute("INSERT INTO answer_cache VALUES (?, ?, ?, ?, ?, ?)", ("acme", "c", "old", now, now + 60, old.model_dump_json()))
     ledger = SQLiteLedger(tmp_path / "ledger.db")
     ledger.put_cached_answer(old.model_copy(update={"key": "new", "question": "New?", "created_at": now + 1}))
-    found = {c.key: list(c.vector) for c in ledger.cached_questions("acme", "c", now)}
-    assert found == {"new": pytest.approx([0.6, 0.8]), "old": pytest.approx([0.6, 0.8])}
+    found = {c.key: (c.question, list(c.vector)) for c in ledger.cached_questions("acme", "c", now)}
+    assert found == {"new": ("New?", pytest.approx([0.6, 0.8])), "old": ("Old?", pytest.approx([0.6, 0.8]))}
     assert ledger.cached_answer("acme", "c", "old", now).question == "Old?"
 
 

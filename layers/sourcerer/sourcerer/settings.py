@@ -125,7 +125,8 @@ class Settings(BaseModel):
 
 def get_settings() -> Settings:
     """The settings of this process's environment, validated (a `ConfigurationError` names a bad variable)."""
-    return _parse(tuple((name, os.environ[name]) for name in _variables() if os.environ.get(name, "").strip()))
+    environ = os.environ
+    return _parse(tuple((name, value) for name in _variables() if (value := environ.get(name)) and value.strip()))
 
 
 @lru_cache(maxsize=1)

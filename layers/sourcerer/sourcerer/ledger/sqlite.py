@@ -48,7 +48,7 @@ CREATE TABLE IF NOT EXISTS sequencers (source TEXT PRIMARY KEY, sequencer TEXT N
 CREATE TABLE IF NOT EXISTS handoffs (tenant TEXT NOT NULL, answer_id TEXT NOT NULL, created_at REAL NOT NULL,
     record TEXT NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (tenant, answer_id));
 CREATE TABLE IF NOT EXISTS answer_cache (tenant TEXT NOT NULL, context TEXT NOT NULL, key TEXT NOT NULL,
-    created_at REAL NOT NULL, expires_at REAL NOT NULL, record TEXT NOT NULL, vector BLOB, PRIMARY KEY (tenant, context, key));
+    created_at REAL NOT NULL, expires_at REAL NOT NULL, record TEXT NOT NULL, question TEXT, vector BLOB, PRIMARY KEY (tenant, context, key));
 """
 
 
@@ -68,9 +68,13 @@ class SQLiteLedger:
         with self._lock:  # one opening: concurrent first requests of a new worker must not switch journal modes side by side
             if self._conn is None:
                 conn = connect(self.path, SCHEMA)
-                if "vector" not in {r[1] for r in conn.execute("PRAGMA table_info(answer_cache)")}:
-                    # a ledger from before: its entries' vectors stay in their records (read from there)
-                    conn.execute("ALTER TABLE answer_cache ADD COLUMN vector BLOB")
+                columns = {r[1] for r in conn.execute("PRAGMA table_info(answer_cache)")}
+                for column, kind in (("question", "TEXT"), ("vector", "BLOB")):  # a ledger from before: its entries'
+                    if column not in columns:  # questions and vectors stay in their records, read from there
+                        conn.execute(f"ALTER TABLE answer_cache ADD COLUMN {column} {kind}")
+                conn.execute(  # what a cache miss reads, newest first, never stepping over a record (answer, hits)
+                    "CREATE INDEX IF NOT EXISTS answer_cache_questions ON answer_cache (tenant, context, created_at, expires_at, key, question, vector)"
+                )
                 self._conn = conn
         return self._conn
 
@@ -276,16 +280,12 @@ class SQLiteLedger:
 
     def cached_questions(self, tenant: str, context: str, now: float) -> list[CachedQuestion]:
         with self._lock:
-            rows = (
-                self._db()
-                .execute(
-                    "SELECT key, json_extract(record, '$.question'), vector,"
-                    " CASE WHEN vector IS NULL THEN json_extract(record, '$.vector') END FROM answer_cache"
-                    " WHERE tenant=? AND context=? AND expires_at > ? ORDER BY created_at DESC LIMIT ?",
-                    (tenant, context, now, CACHE_SCAN),
-                )
-                .fetchall()
-            )
+            rows = self._db().execute(
+                "SELECT key, CASE WHEN question IS NULL THEN json_extract(record, '$.question') ELSE question END, vector,"
+                " CASE WHEN vector IS NULL THEN json_extract(record, '$.vector') END FROM answer_cache"
+                " WHERE tenant=? AND context=? AND expires_at > ? ORDER BY created_at DESC LIMIT ?",
+                (tenant, context, now, CACHE_SCAN),
+            ).fetchall()
         return [CachedQuestion(key=r[0], question=r[1] or "", vector=_cached_vector(r[2], r[3])) for r in rows]
 
     def cached_answer(self, tenant: str, context: str, key: str, now: float) -> CachedAnswer | None:
@@ -305,9 +305,9 @@ class SQLiteLedger:
         with self._lock:
             db = self._db()
             db.execute(
-                "INSERT OR REPLACE INTO answer_cache (tenant, context, key, created_at, expires_at, record, vector)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (entry.tenant, entry.context, entry.key, entry.created_at, entry.expires_at, entry.model_dump_json(), vector),
+                "INSERT OR REPLACE INTO answer_cache (tenant, context, key, created_at, expires_at, record, question, vector)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (entry.tenant, entry.context, entry.key, entry.created_at, entry.expires_at, entry.model_dump_json(), entry.question, vector),
             )
             db.execute("DELETE FROM answer_cache WHERE tenant=? AND expires_at <= ?", (entry.tenant, entry.created_at))
 
@@ -412,8 +412,7 @@ class SQLiteLedger:
 
 
 def _cached_vector(blob: bytes | None, written: str | None) -> np.ndarray | None:
-    """A cached question's vector: from its own column (float32, read on every cache miss without parsing), or
-    from the record of an entry written before that column."""
+    """A cached question's vector: its own column (float32), or the record of an entry from before that column."""
     if blob:
         return np.frombuffer(blob, dtype=np.float32)
     return np.asarray(json.loads(written), dtype=np.float32) if written else None
