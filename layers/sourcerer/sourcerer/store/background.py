@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fcntl
 import logging
+import os
 import threading
 from typing import Any
 
@@ -37,6 +38,7 @@ class BackgroundEmbedder:
         self.wake.set()
 
     def _run(self) -> None:
+        _yield_to_requests()
         lock_path = self.index.path.with_name(self.index.path.name + ".embed.lock")
         with open(lock_path, "a") as lock:
             while not self._stop.is_set():
@@ -55,6 +57,16 @@ class BackgroundEmbedder:
                 if not done:
                     self.wake.wait(self.idle_s)
                     self.wake.clear()
+
+
+def _yield_to_requests() -> None:
+    """Lower this thread's scheduling priority (nice 10; on Linux a thread has its own): the background work
+    then runs on what the requests leave of the cores, never beside them at equal share. The model runs on
+    the calling thread (one OpenMP thread per server worker), so its inference is lowered too."""
+    try:
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+    except (OSError, AttributeError):  # not Linux, or not permitted: the same work at the same priority
+        pass
 
 
 class EmbedQueue:
