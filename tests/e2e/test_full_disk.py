@@ -28,19 +28,18 @@ def small_disk(tmp_path):
 
 
 def fill(disk: Path) -> None:
-    """Leave the disk with no free block: a file grows until the filesystem refuses."""
-    with open(disk / "filler", "wb") as handle:
+    """Leave the disk with no free block: a file grows until the filesystem refuses. Unbuffered: a buffered file
+    kept the bytes the disk refused and raised again when closed (when the server wrote at the same moment)."""
+    with open(disk / "filler", "wb", buffering=0) as handle:
         try:
             while True:
                 handle.write(b"\0" * 65536)
-                handle.flush()
         except OSError:
             pass
     try:  # the last partial block too (opening the file may already fail)
-        with open(disk / "filler2", "wb") as handle:
+        with open(disk / "filler2", "wb", buffering=0) as handle:
             while True:
                 handle.write(b"\0" * 512)
-                handle.flush()
     except OSError:
         pass
 
