@@ -103,11 +103,11 @@ SHARING_SCRIPT = """
 import json, os, sys, time
 from sourcerer.store import folders
 
-def tagged(item, in_worker):
+def tagged(item, ahead):
     if item == "boom":
         raise KeyError("a bug in the work")
     time.sleep(0.001)  # long enough that this process, waiting, takes batches too
-    return (item, os.getpid(), in_worker)
+    return (item, os.getpid(), ahead)
 
 items = list(range(200))
 with folders._Batches(tagged, items, (), 1) as batches:
@@ -125,7 +125,7 @@ try:
 except Exception as exc:  # the bug itself where this process ran that batch, else the worker's report of it
     failure = f"{type(exc).__name__}: {exc}"
 
-def dies(item, in_worker):
+def dies(item, ahead):
     if item == "die":
         os.kill(os.getpid(), 9)  # as the out-of-memory killer would
     return item
@@ -154,7 +154,7 @@ def test_batches_come_back_in_order_from_workers_and_this_process_and_stop_clean
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert [item for item, _, _ in result["results"]] == list(range(200))
-    assert all(in_worker for _, _, in_worker in result["results"])  # every item fully done, wherever it ran
+    assert all(ahead for _, _, ahead in result["results"])  # every item fully done, wherever it ran
     ran_in = {pid for _, pid, _ in result["results"]}
     assert len(ran_in - {result["me"]}) == 1  # one worker process took part
     assert result["first"][0] == 0

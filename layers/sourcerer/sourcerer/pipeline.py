@@ -270,7 +270,8 @@ async def aask(
             verdicts = apply_vetoes(verdicts, claims, grounded)
         judged = faithfulness_of(verdicts, chosen.name)
         reader = load_reader()
-        rivals = rival_sentences(query, grounded, quotes, settings) if reader is not None and reader.reads_rivals else []
+        reads_rivals = reader is not None and reader.reads_rivals and bool(claims)  # no claims: nothing to compare
+        rivals = rival_sentences(query, grounded, quotes, settings) if reads_rivals else []
         if verify == "partial":
             # relevance is read on what the answer keeps: a supported claim must also answer the question
             kept = [c for c, v in zip(claims, verdicts, strict=True) if v.supported]

@@ -136,10 +136,10 @@ def ingest_in_groups(
     return outcomes
 
 
-def _prepared(doc: Document | Mapping[str, Any], settings: ChunkSettings | None, in_worker: bool) -> Prepared | None:
-    """A document's `Prepared` when parsed in a worker; None here (`ingest_many` prepares it only if it changed)
-    and where it fails (`ingest_many` prepares it again and reports why)."""
-    if not in_worker:
+def _prepared(doc: Document | Mapping[str, Any], settings: ChunkSettings | None, ahead: bool) -> Prepared | None:
+    """A document's `Prepared` when parsed ahead of its write (in batches); None otherwise (`ingest_many`
+    prepares it only if it changed) and where it fails (`ingest_many` prepares it again and reports why)."""
+    if not ahead:
         return None
     try:
         return prepare(as_document(doc), settings)
@@ -172,9 +172,9 @@ def _documents(
 
 
 def _in_workers(work: Callable[..., Result], items: Sequence[Item], *args: Any) -> Iterator[Result]:
-    """`work(item, *args, in_worker)` for each item, in order. When there are many: in batches, by worker
+    """`work(item, *args, ahead)` for each item, in order. When there are many: in batches, `ahead` True, by worker
     processes (one per core but this one) and by this process too when it would otherwise wait, as long as that
-    leaves it finishing first (it also writes every result). Here only, otherwise, where `in_worker` is False
+    leaves it finishing first (it also writes every result). Here only, otherwise, where `ahead` is False
     and `work` may leave for later what is done only when needed (parsing a document that turns out unchanged).
     `work` must not need the index (a worker has no connection of its own)."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
@@ -343,9 +343,9 @@ def _die_with_parent(parent: int) -> None:
 
 
 def _read(
-    file: Path, root: Path, fields: dict[str, Any], settings: ChunkSettings | None, in_worker: bool
+    file: Path, root: Path, fields: dict[str, Any], settings: ChunkSettings | None, ahead: bool
 ) -> tuple[Document | str, Prepared | str | None]:
-    """A file's Document (or why it is skipped) and, in a worker, its `Prepared` (or why it failed)."""
+    """A file's Document (or why it is skipped) and, parsed ahead, its `Prepared` (or why it failed)."""
     try:
         reason = why_skip(file, root)
         if reason is not None:
@@ -359,7 +359,7 @@ def _read(
         )
     except (OSError, ValueError) as exc:
         return str(exc), None
-    if not in_worker:
+    if not ahead:
         return document, None
     try:
         return document, prepare(document, settings)
