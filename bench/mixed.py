@@ -5,7 +5,9 @@ in the same run. First, on the quiet server, the first search after an ingest ag
 one client.
 
 Targets (issue 26): search and answer p99 ≤ 2 s; the askers' throughput ≥ 70% of the keyword-only server's;
-the first search after an ingest within 1.5× of one before it. An ingest past the embedding backlog bound is a
+the first search after an ingest within 1.5× of one before it. The askers' ceiling beside it: the keyword-only
+server's CPU per request plus one question embedding (measured on the quiet server, as served) for each question
+not asked before (`ceiling`); the embedding is the one model call no cache can skip for a new question. An ingest past the embedding backlog bound is a
 429 with Retry-After (counted, and retried after it by the ingesting clients).
 """
 
@@ -64,6 +66,7 @@ def _run(url: str, key: str, seconds: float, fresh: list[dict]) -> dict:
     errors: list[str] = []
     deadline = time.perf_counter() + seconds
     lock = threading.Lock()
+    asked: set[int] = set()  # the questions asked: each is embedded once, and then read from the cache
 
     def asker(n: int) -> None:
         with httpx.Client(base_url=url, timeout=120, headers=headers) as client:
@@ -73,6 +76,7 @@ def _run(url: str, key: str, seconds: float, fresh: list[dict]) -> dict:
                 started = time.perf_counter()
                 response = client.post(route, json={"q": queries[i % len(queries)], "top_k": 8})
                 with lock:
+                    asked.add(i % len(queries))
                     latencies[route].append((time.perf_counter() - started) * 1000)
                     if response.status_code != 200:
                         errors.append(f"{route} {response.status_code}")
@@ -100,6 +104,7 @@ def _run(url: str, key: str, seconds: float, fresh: list[dict]) -> dict:
     for route, values in latencies.items():
         out[route] = {"requests": len(values), "p50": percentile(values, 50), "p99": percentile(values, 99)}
     out["asker_rps"] = sum(len(v) for v in latencies.values()) / elapsed
+    out["new_question_share"] = len(asked) / max(1, sum(len(v) for v in latencies.values()))
     return out
 
 
@@ -122,6 +127,30 @@ def _first_after_ingest(url: str, key: str, rounds: int = 5) -> dict:
     return {"before_ms": statistics.median(before), "after_ms": statistics.median(after)}
 
 
+def _question_cost(url: str, key: str, rounds: int = 15) -> dict:
+    """On the quiet server: a search for a question it has never seen, then the same search again (its embedding
+    cached by then). The difference is what one question's embedding costs as served (ms, medians)."""
+    import httpx
+
+    fresh, again = [], []
+    with httpx.Client(base_url=url, timeout=120, headers={"Authorization": f"Bearer {key}"}) as client:
+        for n in range(rounds):
+            body = {"q": f"Which of the {n + 3} trials measured how drug dose {n} changed recovery after surgery?", "top_k": 8}
+            for times in (fresh, again):
+                started = time.perf_counter()
+                client.post("/v1/search", json=body).raise_for_status()
+                times.append((time.perf_counter() - started) * 1000)
+    return {"fresh_ms": statistics.median(fresh), "cached_ms": statistics.median(again)}
+
+
+def ceiling(peer_rps: float, embedding_ms: float, new_share: float, cores: int = 2) -> float:
+    """The askers' throughput a server would reach if it did all the keyword-only server does plus one question
+    embedding per question it has not seen: the peer's CPU per request (every core busy, clients included) plus
+    the embedding, spread over the cores. An upper bound: it grants the server nothing else to do."""
+    per_request_ms = cores * 1000 / peer_rps + embedding_ms * new_share
+    return cores * 1000 / per_request_ms
+
+
 def run(seconds: float = 60, corpus_size: int = 100) -> dict:
     use_bench_cache()
     corpus, fresh = _corpus(corpus_size), _corpus(200, offset=corpus_size)
@@ -134,6 +163,7 @@ def run(seconds: float = 60, corpus_size: int = 100) -> dict:
             httpx.post(f"{url}/v1/search", headers={"Authorization": f"Bearer {key}"}, json={"q": "warm up"}, timeout=300)
             if embedder is not None:  # before the load: after it the backlog is at its bound, and an ingest a 429
                 data["first_search_after_ingest"] = _first_after_ingest(url, key)
+                data["question_embedding"] = _question_cost(url, key)
             data[name] = _run(url, key, seconds, fresh)
         finally:
             os.kill(server.pid, signal.SIGTERM)  # type: ignore[attr-defined]
@@ -157,6 +187,17 @@ def run(seconds: float = 60, corpus_size: int = 100) -> dict:
         f"({first['after_ms'] / first['before_ms']:.2f}×, target ≤ 1.5×).\n"
     )
     data["throughput_ratio"] = ratio
+    cost = data["question_embedding"]
+    embedding_ms = max(0.0, cost["fresh_ms"] - cost["cached_ms"])
+    bound = ceiling(peer["asker_rps"], embedding_ms, ours["new_question_share"])
+    data["ceiling_rps"], data["ceiling_ratio"] = bound, bound / peer["asker_rps"] if peer["asker_rps"] else float("nan")
+    text += (
+        f"The limit: a question's embedding costs {embedding_ms:.0f} ms as served ({cost['fresh_ms']:.0f} ms for a new "
+        f"question's search against {cost['cached_ms']:.0f} ms for it again), and {ours['new_question_share']:.0%} of the "
+        f"askers' requests brought a new question. Doing all the keyword-only server does ({2000 / peer['asker_rps']:.1f} ms "
+        f"of CPU per request, clients included) plus those embeddings, the askers could reach at most {bound:.1f} req/s: "
+        f"{data['ceiling_ratio']:.2f} of the peer's. Ours: {ours['asker_rps'] / bound:.0%} of that ceiling.\n"
+    )
     write_result("mixed", text, data)
     return data
 

@@ -8,6 +8,10 @@
 * **claim head** — reads "claim | source sentence(s)": does the source support the claim? Trained on JNLI
   (valid), KLUE-NLI, IndoNLI (val) and Falke's contrastive summary sentences (entailment = supported).
 
+Training is time-boxed: one pass at most per run as shipped (`make train`: 40 minutes, then 30 more with
+`--resume`). A longer `--resume` run goes on into further passes, each in a new order, and from the second pass
+on adds entity-swap negatives (`swap_pairs`); measured and not shipped (the README, "The reading model").
+
 Held out, by article (by id for the NLI sets), and never trained on: 15% of every set's articles, JNLI test,
 IndoNLI tests, and every SQuAD article that XQuAD (a benchmark) is built from. XNLI is non-commercial and
 is used by `bench/reader_eval.py` to evaluate only; OCNLI and QAGS state no license and are not used.
@@ -23,6 +27,7 @@ import argparse
 import hashlib
 import json
 import random
+import re
 import time
 from pathlib import Path
 
@@ -52,6 +57,49 @@ def answer_pairs(questions: list[dict], rng: random.Random) -> list[tuple[str, s
             if other:
                 pairs.append((q["question"], rng.choice(other), 0))
     return pairs
+
+
+SWAPS_PER_QUESTION = 2
+# A run of capitalised words after a question's first word (Latin script): "Japan", "the Enterprise plan"
+_NAME = re.compile(r"(?<=\s)[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*")
+
+
+def swap_pairs(questions: list[dict], rng: random.Random) -> list[tuple[str, str, int]]:
+    """Entity-swap negatives: an answerable question whose name the answer sentence also holds, with that name
+    swapped for a name from another question that the paragraph never mentions, read with the answer sentence.
+    "What is the meal allowance in Japan?" over the Europe/US allowance is the near miss the QA sets teach least
+    (SQuAD 2.0's few entity swaps, none in the other languages)."""
+    pools: dict[str, list[str]] = {}
+    for q in questions:
+        pools.setdefault(q["lang"], []).extend(_NAME.findall(q["question"]))
+    pairs = []
+    for q in questions:
+        if q["answer"] is None:
+            continue
+        sentence, pool = q["sentences"][q["answer"]], pools.get(q["lang"], [])
+        names = [n for n in _NAME.findall(q["question"]) if n in sentence]
+        if not names or len(pool) < 100:  # too few names to draw unrelated ones from
+            continue
+        name, paragraph = rng.choice(names), " ".join(q["sentences"]).casefold()
+        swapped: set[str] = set()
+        for _ in range(5 * SWAPS_PER_QUESTION):
+            other = rng.choice(pool)
+            if other.casefold() not in paragraph and not set(other.casefold().split()) & set(name.casefold().split()):
+                swapped.add(q["question"].replace(name, other, 1))
+            if len(swapped) == SWAPS_PER_QUESTION:
+                break
+        pairs += [(question, sentence, 0) for question in sorted(swapped)]
+    return pairs
+
+
+def _in_pass_order(batches: list, extra: list, seed: int, n: int) -> list:
+    """The batches of pass `n`: the first pass as it was built; each later one those batches and `extra` (the
+    entity swaps, added from the second pass on), shuffled anew by seed and pass."""
+    if n == 0:
+        return batches
+    again = batches + extra
+    random.Random(seed * 1000 + n).shuffle(again)
+    return again
 
 
 def claim_pairs(split: str) -> list[tuple[str, str, int]]:
@@ -119,7 +167,16 @@ def train(minutes: float, first_layer: int, seed: int, max_tokens: int, resume: 
     rng.shuffle(batches)
     so_far = previous.get("trained_on", {})
     done = so_far.get("batches_seen", so_far.get("examples_seen", 0) // size) if resume else 0
-    batches = batches[done:]
+    # passes after the first go through the same batches in a new order each (seeded by the pass); a resumed
+    # run picks up where the shipped reader stopped, in whichever pass that was
+    per_pass = len(batches)
+    first_pass, offset = divmod(done, per_pass)
+    swaps = [(tokenizer.encode(answer_text(q, s), True, max_tokens), 0, y) for q, s, y in swap_pairs(qa_questions("train"), random.Random(seed))]
+    swaps.sort(key=lambda e: len(e[0]))
+    extra = [swaps[i : i + size] for i in range(0, len(swaps), size)]
+    print(f"entity swaps from the second pass on: {len(swaps)} pairs")
+    order = [_in_pass_order(batches, extra, seed, n) for n in range(first_pass, first_pass + 1 + int(minutes // 30) + 1)]
+    batches = [b for one_pass in order for b in one_pass][offset:]
     matrices = [p for p in model.parameters() if p.requires_grad and p.dim() == 2]
     vectors = [p for p in model.parameters() if p.requires_grad and p.dim() == 1]
     encoder_params = matrices + vectors
@@ -155,7 +212,7 @@ def train(minutes: float, first_layer: int, seed: int, max_tokens: int, resume: 
         loss.backward()
         torch.nn.utils.clip_grad_norm_(encoder_params, 1.0)
         opt.step()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
         seen += len(b)
         if step % 50 == 0:
             print(f"step {step}/{total} seen {seen} loss {np.mean(losses[-50:]):.4f} {time.time() - started:.0f}s", flush=True)
@@ -224,7 +281,7 @@ def image_path() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--minutes", type=float, default=30.0, help="training time budget (one pass at most)")
+    parser.add_argument("--minutes", type=float, default=30.0, help="training time budget (past one pass, the next in a new order)")
     parser.add_argument("--first-layer", type=int, default=3, help="layers below this one stay as shipped")
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--seed", type=int, default=7)

@@ -147,3 +147,13 @@ def test_the_parity_comparison_measures_gap_and_agreement():
     assert compare({"sqlite": same, "other": same}, qrels)["passed"]
     drifted = compare({"sqlite": same, "other": worse}, qrels)
     assert not drifted["passed"] and drifted["keyword"]["same_top10"] == 0.5 and drifted["keyword"]["ndcg_gap"] > 0.01
+
+
+def test_the_mixed_load_ceiling_adds_one_embedding_per_new_question_to_the_peers_cost():
+    """`bench.mixed.ceiling`: 2 cores at 200 req/s spend 10 ms per request; a 40 ms embedding for every request
+    caps the askers at 40 req/s, for one request in five at 111 req/s, and with no new question at the peer's."""
+    from bench.mixed import ceiling
+
+    assert ceiling(200, 40, 1.0) == pytest.approx(40.0)
+    assert ceiling(200, 40, 0.2) == pytest.approx(2000 / 18)
+    assert ceiling(200, 40, 0.0) == pytest.approx(200.0)

@@ -302,3 +302,24 @@ def test_a_claim_the_reader_rejects_fails_on_its_own_when_the_veto_is_on(reader_
     vetoed = asyncio.run(LocalJudge(None, reader=vetoing).judge(claims, source))
     assert passed[0].supported and not vetoed[0].supported
     assert vetoed[0].why.startswith("the reading model finds no support")
+
+
+def test_entity_swaps_name_what_the_paragraph_never_mentions():
+    """`bench/train/reader.swap_pairs`: a question's name that its answer sentence holds is swapped for another
+    question's name, one the paragraph never mentions, and the pair is a negative; questions without such a name
+    (or without an answer) give none."""
+    import random
+
+    from bench.train.reader import SWAPS_PER_QUESTION, swap_pairs
+
+    meal = "The daily meal allowance is 60 EUR in Europe and 75 USD in the United States."
+    questions = [
+        {"lang": "en", "question": "What is the meal allowance in Europe?", "sentences": [meal, "Book flights early."], "answer": 0},
+        {"lang": "en", "question": "what is the hotel budget?", "sentences": ["Hotels cost 150 EUR."], "answer": 0},
+        {"lang": "en", "question": "Who founded Europe?", "sentences": [meal], "answer": None},
+    ] + [{"lang": "en", "question": f"Where is Place{i} Town?", "sentences": ["Nowhere."], "answer": None} for i in range(120)]
+    pairs = swap_pairs(questions, random.Random(3))
+    assert len(pairs) == SWAPS_PER_QUESTION
+    for question, sentence, label in pairs:
+        assert label == 0 and sentence == meal
+        assert question.startswith("What is the meal allowance in Place") and "Europe" not in question
