@@ -143,7 +143,7 @@ def _question_cost(url: str, key: str, rounds: int = 15) -> dict:
     return {"fresh_ms": statistics.median(fresh), "cached_ms": statistics.median(again)}
 
 
-def ceiling(peer_rps: float, embedding_ms: float, new_share: float, cores: int = 2) -> float:
+def ceiling(peer_rps: float, embedding_ms: float, new_share: float, cores: int) -> float:
     """The askers' throughput a server would reach if it did all the keyword-only server does plus one question
     embedding per question it has not seen: the peer's CPU per request (every core busy, clients included) plus
     the embedding, spread over the cores. An upper bound: it grants the server nothing else to do."""
@@ -189,13 +189,14 @@ def run(seconds: float = 60, corpus_size: int = 100) -> dict:
     data["throughput_ratio"] = ratio
     cost = data["question_embedding"]
     embedding_ms = max(0.0, cost["fresh_ms"] - cost["cached_ms"])
-    bound = ceiling(peer["asker_rps"], embedding_ms, ours["new_question_share"])
+    cores = os.cpu_count() or 1
+    bound = ceiling(peer["asker_rps"], embedding_ms, ours["new_question_share"], cores)
     data["ceiling_rps"], data["ceiling_ratio"] = bound, bound / peer["asker_rps"] if peer["asker_rps"] else float("nan")
     text += (
         f"The limit: a question's embedding costs {embedding_ms:.0f} ms as served ({cost['fresh_ms']:.0f} ms for a new "
         f"question's search against {cost['cached_ms']:.0f} ms for it again), and {ours['new_question_share']:.0%} of the "
-        f"askers' requests brought a new question. Doing all the keyword-only server does ({2000 / peer['asker_rps']:.1f} ms "
-        f"of CPU per request, clients included) plus those embeddings, the askers could reach at most {bound:.1f} req/s: "
+        f"askers' requests brought a new question. Doing all the keyword-only server does ({cores * 1000 / peer['asker_rps']:.1f} ms "
+        f"of CPU per request on {cores} cores, clients included) plus those embeddings, the askers could reach at most {bound:.1f} req/s: "
         f"{data['ceiling_ratio']:.2f} of the peer's. Ours: {ours['asker_rps'] / bound:.0%} of that ceiling.\n"
     )
     write_result("mixed", text, data)

@@ -129,7 +129,8 @@ def train(minutes: float, first_layer: int, seed: int, max_tokens: int, resume: 
     torch.manual_seed(seed)
     torch.set_num_threads(2)
     rng = random.Random(seed)
-    qa = answer_pairs(qa_questions("train"), rng)
+    questions = qa_questions("train")
+    qa = answer_pairs(questions, rng)
     claims = claim_pairs("train")
     examples = [(answer_text(q, s), True, 0, y) for q, s, y in qa] + [(claim_text(c, s), False, 1, y) for c, s, y in claims]
     rng.shuffle(examples)
@@ -171,7 +172,7 @@ def train(minutes: float, first_layer: int, seed: int, max_tokens: int, resume: 
     # run picks up where the shipped reader stopped, in whichever pass that was
     per_pass = len(batches)
     first_pass, offset = divmod(done, per_pass)
-    swaps = [(tokenizer.encode(answer_text(q, s), True, max_tokens), 0, y) for q, s, y in swap_pairs(qa_questions("train"), random.Random(seed))]
+    swaps = [(tokenizer.encode(answer_text(q, s), True, max_tokens), 0, y) for q, s, y in swap_pairs(questions, random.Random(seed))]
     swaps.sort(key=lambda e: len(e[0]))
     extra = [swaps[i : i + size] for i in range(0, len(swaps), size)]
     print(f"entity swaps from the second pass on: {len(swaps)} pairs")
