@@ -10,7 +10,8 @@
 
 Training is time-boxed: one pass at most per run as shipped (`make train`: 40 minutes, then 30 more with
 `--resume`). A longer `--resume` run goes on into further passes, each in a new order, and from the second pass
-on adds entity-swap negatives (`swap_pairs`); measured and not shipped (the README, "The reading model").
+on adds entity-swap negatives (`swap_pairs`); `--swaps-only` reads just those swaps beside as many seen batches,
+gently. Both were measured and not shipped (the README, "The reading model").
 
 Held out, by article (by id for the NLI sets), and never trained on: 15% of every set's articles, JNLI test,
 IndoNLI tests, and every SQuAD article that XQuAD (a benchmark) is built from. XNLI is non-commercial and
@@ -119,7 +120,9 @@ def claim_text(claim: str, source: str) -> str:
     return claim_input(claim, source)
 
 
-def train(minutes: float, first_layer: int, seed: int, max_tokens: int, resume: bool = False, limit: int | None = None) -> dict:
+def train(
+    minutes: float, first_layer: int, seed: int, max_tokens: int, resume: bool = False, limit: int | None = None, swaps_only: bool = False
+) -> dict:
     import numpy as np
     import torch
     from sourcerer.e5file import E5Image, apply_patch
@@ -178,10 +181,16 @@ def train(minutes: float, first_layer: int, seed: int, max_tokens: int, resume: 
     print(f"entity swaps from the second pass on: {len(swaps)} pairs")
     order = [_in_pass_order(batches, extra, seed, n) for n in range(first_pass, first_pass + 1 + int(minutes // 30) + 1)]
     batches = [b for one_pass in order for b in one_pass][offset:]
+    if swaps_only:  # the entity swaps, each beside a batch the reader has seen (so it keeps what it knew), gently
+        replay = random.Random(seed + 1).sample(order[0], len(extra))
+        batches = extra + replay
+        random.Random(seed + 2).shuffle(batches)
     matrices = [p for p in model.parameters() if p.requires_grad and p.dim() == 2]
     vectors = [p for p in model.parameters() if p.requires_grad and p.dim() == 1]
     encoder_params = matrices + vectors
     rates = (5e-5, 5e-4, 2e-3)  # matrices, biases and norms, heads
+    if swaps_only:
+        rates = tuple(r / 5 for r in rates)
     opt = torch.optim.AdamW(
         [{"params": matrices, "lr": rates[0]}, {"params": vectors, "lr": rates[1], "weight_decay": 0.0}, {"params": heads.parameters(), "lr": rates[2]}],
         weight_decay=0.01,
@@ -219,7 +228,8 @@ def train(minutes: float, first_layer: int, seed: int, max_tokens: int, resume: 
             print(f"step {step}/{total} seen {seen} loss {np.mean(losses[-50:]):.4f} {time.time() - started:.0f}s", flush=True)
         if time.time() > deadline:
             break
-    done += step + 1
+    if not swaps_only:  # the passes' bookmark: a swaps-only run reads batches off the passes' order
+        done += step + 1
     model.eval()
     patch = model.patch_from(image)
     (DATA / "reader.patch").write_bytes(patch)
@@ -244,6 +254,7 @@ def train(minutes: float, first_layer: int, seed: int, max_tokens: int, resume: 
             "runs": previous.get("trained_on", {}).get("runs", 0) + 1,
             "seconds": round(time.time() - started) + previous.get("trained_on", {}).get("seconds", 0),
             "final_loss": round(float(np.mean(losses[-100:])), 4),
+            "swaps_only_pairs_seen": (seen if swaps_only else 0) + previous.get("trained_on", {}).get("swaps_only_pairs_seen", 0),
         },
         "max_tokens": max_tokens,
         "engine_parity": round(parity, 5),
@@ -287,9 +298,10 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=128)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--resume", action="store_true", help="go on from the shipped reader with the batches it has not seen")
+    parser.add_argument("--swaps-only", action="store_true", help="with --resume: the entity swaps and as many seen batches, at a fifth of the rates")
     parser.add_argument("--limit", type=int, default=None, help="train on this many pairs only (a smoke run)")
     args = parser.parse_args()
-    train(args.minutes, args.first_layer, args.seed, args.max_tokens, args.resume, args.limit)
+    train(args.minutes, args.first_layer, args.seed, args.max_tokens, args.resume, args.limit, args.swaps_only)
 
 
 if __name__ == "__main__":
