@@ -8,14 +8,19 @@ not hold the answer (true, cited, and no answer: it must be refused). Both go th
 verify="strict")` with a fixed model reply, so the whole verification path runs: claim split, local judge,
 relevance.
 
-The check has two operating points, fitted on the `calibrate` half (`--write-operating-points`, run by `make
-train`): the least reader probability for the answer's best claim (keeping 95% of the right answers on its
-own), and how far a *rival* — a sentence of the sources the answer does not quote, of those the reader would
-read first — may read above it (the smallest margin that refuses at most 3% more of the right answers). The
-table of the calibration half shows the curve over that margin.
+Each answer mode has its own check, and each check two operating points, fitted on the `calibrate` half
+(`--write-operating-points`, run by `make train`): the least probability for the answer's best claim, and how far
+a *rival* — the sentence of the sources the answer does not quote that synthesis ranks first — may read above it.
 
-Peers in the same run: the same judge without the relevance check (what `faithful` meant before), and a raw
-e5 cosine between question and answer (the threshold that keeps 95% of the right answers on this set).
+* **reader on** (`SOURCERER_READER=on`): the reader reads the claims and the rival. The bar keeps 95% of the
+  right answers on its own; the margin is the smallest that refuses at most 3% more of them (`data/reader.json`).
+* **default** (no reader) and **lexical only** (`SOURCERER_EMBEDDER=none`): the sentence model's probabilities
+  for the sentences the answer quotes and for the rival (`data/answer_models.json`, per feature set). Both points
+  are chosen together: the pair that refuses the most irrelevant answers while keeping 95% of the right ones.
+
+The tables of the calibration half show each check's curve over the margin. Peers in the same run: the same
+judge without the relevance check (what `faithful` meant before), and a raw e5 cosine between question and
+answer (the threshold that keeps 95% of the right answers on this set).
 """
 
 from __future__ import annotations
@@ -26,9 +31,9 @@ import os
 import random
 from collections import defaultdict
 
-from sourcerer.verify import off_topic
+from sourcerer.verify import RelevanceReading
 
-from bench.common import table, use_bench_cache, write_result
+from bench.common import answer_mode, table, use_bench_cache, write_result
 from bench.datasets import half, overlap, qa_questions
 from bench.train.reader import DATA
 
@@ -81,17 +86,39 @@ def observe(item: dict, text: str) -> dict:
     }
 
 
-RIVAL_BUDGET = 0.03  # the share of right answers the rival check may refuse on top of the reader's bar
+RIVAL_BUDGET = 0.03  # the share of right answers the reader's rival check may refuse on top of its bar
+KEEP = 0.95  # the share of right answers a check must keep (the issue's target)
+MARGINS = [float("inf"), *[x / 4 for x in range(24, 3, -1)]]
+# mode -> the sentence model's feature set that decides its relevance (None: the reader does)
+CHECKS = {"bundled model": None, "bundled model, no reader": "semantic", "lexical only": "lexical"}
+LABELS = {"bundled model": "reader on", "bundled model, no reader": "default (sentence model)", "lexical only": "lexical only"}
 
 
-def fit_operating_point(per_lang: int) -> tuple[float, float, list[list]]:
-    """The relevance check's two operating points, on the `calibrate` half (the relevance figures come from the
-    other). First the reader's least probability for the best claim, alone: the bar that keeps 95% of the right
-    answers, as before the rival check (so nothing refused for reading as no answer is answered now). Then how
-    far (in logits) a sentence the answer does not quote may read above its best claim: the smallest margin
-    that refuses at most `RIVAL_BUDGET` more of the right answers. Fitted jointly instead, the bar fell from
-    0.049 to 0.035 to pay for the margin, which let plainly off-topic English answers through (the reader gives
-    the meal rule 0.036-0.041 for a hotfix or a company-car question); the README shows the curve."""
+def _observed(pairs: list[tuple[dict, dict]]) -> tuple[list[tuple[float, float | None]], list[tuple[float, float | None]]]:
+    right = [(r["relevance"], r["rival"]) for r, _ in pairs if r["relevance"] is not None]
+    wrong = [(w["relevance"], w["rival"]) for _, w in pairs if w["relevance"] is not None]
+    return right, wrong
+
+
+def _rates(right, wrong, bar: float, margin: float) -> tuple[float, float]:
+    def refused(p: float, rival: float | None) -> bool:
+        return RelevanceReading(p, rival, bar, margin).off_topic
+
+    kept = sum(1 for p, r in right if not refused(p, r)) / len(right)
+    return kept, sum(1 for p, r in wrong if refused(p, r)) / len(wrong)
+
+
+def _curve(right, wrong, bar: float) -> list[list]:
+    return [["no rival" if m == float("inf") else f"{m:.2f}", *(f"{x:.3f}" for x in _rates(right, wrong, bar, m))] for m in MARGINS]
+
+
+def fit_reader(per_lang: int) -> tuple[dict[str, float], list[list]]:
+    """The reader's two operating points, on the `calibrate` half. First its least probability for the best claim,
+    alone: the bar that keeps 95% of the right answers, as before the rival check (so nothing refused for reading
+    as no answer is answered now). Then the smallest margin that refuses at most `RIVAL_BUDGET` more of the right
+    answers. Fitted jointly instead, the bar fell from 0.049 to 0.035 to pay for the margin, which let plainly
+    off-topic English answers through (the reader gives the meal rule 0.036-0.041 for a hotfix or a company-car
+    question); the README shows the curve."""
     from sourcerer.reading import load_reader
 
     reader = load_reader()
@@ -99,64 +126,92 @@ def fit_operating_point(per_lang: int) -> tuple[float, float, list[list]]:
     shipped = dict(reader.operating_points)
     reader.operating_points.update({"relevance": 0.0, "relevance_margin": 1e9})  # observe, never refuse
     try:
-        seen = [(observe(item, item["right"]), observe(item, item["wrong"])) for item in items(per_lang, "calibrate")]
+        right, wrong = _observed([(observe(i, i["right"]), observe(i, i["wrong"])) for i in items(per_lang, "calibrate")])
     finally:
         reader.operating_points.clear()
         reader.operating_points.update(shipped)
-    right = [(r["relevance"], r["rival"]) for r, _ in seen if r["relevance"] is not None]
-    wrong = [(w["relevance"], w["rival"]) for _, w in seen if w["relevance"] is not None]
-    threshold = sorted(p for p, _ in right)[int(0.05 * len(right))]
-
-    def rates(m: float) -> tuple[float, float]:
-        kept = sum(1 for p, r in right if not off_topic(p, r, threshold, m)) / len(right)
-        return kept, sum(1 for p, r in wrong if off_topic(p, r, threshold, m)) / len(wrong)
-
-    alone = rates(1e9)[0]
-    curve, margin = [], 1e9
-    for m in [1e9, *[x / 4 for x in range(24, 3, -1)]]:
-        kept, refused = rates(m)
-        curve.append(["no rival" if m == 1e9 else f"{m:.2f}", f"{kept:.3f}", f"{refused:.3f}"])
-        if kept >= alone - RIVAL_BUDGET:
-            margin = m
-    return threshold, margin, curve
+    bar = sorted(p for p, _ in right)[int((1 - KEEP) * len(right))]
+    alone = _rates(right, wrong, bar, float("inf"))[0]
+    margin = min((m for m in MARGINS if _rates(right, wrong, bar, m)[0] >= alone - RIVAL_BUDGET), default=float("inf"))
+    return {"relevance": round(bar, 4), **({"relevance_margin": margin} if margin < float("inf") else {})}, _curve(right, wrong, bar)
 
 
-def run(per_lang: int, write_operating_points: bool = False, calibrate_per_lang: int = 40) -> dict:
-    use_bench_cache()
-    os.environ["SOURCERER_READER"] = "on"  # the relevance check is the reader's
+def fit_sentence_model(feature_set: str, per_lang: int) -> tuple[dict[str, float], list[list]]:
+    """The sentence model's operating points for one feature set, on the `calibrate` half: of every bar (a low
+    quantile of the right answers' probabilities) and margin, the pair that refuses the most irrelevant answers
+    while keeping `KEEP` of the right ones."""
+    from sourcerer.synthesis.answerability import load_answer_models
+
+    models = load_answer_models()[feature_set]
+    shipped = dict(models.relevance)
+    models.relevance = {"bar": 0.0, "margin": 1e9}  # observe, never refuse
+    try:
+        right, wrong = _observed([(observe(i, i["right"]), observe(i, i["wrong"])) for i in items(per_lang, "calibrate")])
+    finally:
+        models.relevance = shipped
+    lows = sorted(p for p, _ in right)
+    candidates = [(lows[int(q / 100 * len(lows))], m) for q in range(0, 6) for m in MARGINS]
+    scored = [(_rates(right, wrong, bar, m), bar, m) for bar, m in candidates]
+    feasible = [(refused, kept, bar, m) for (kept, refused), bar, m in scored if kept >= KEEP]
+    _, _, bar, margin = max(feasible, key=lambda x: (x[0], x[1]))
+    return {"bar": round(bar, 6), **({"margin": margin} if margin < float("inf") else {})}, _curve(right, wrong, bar)
+
+
+def write_operating_points(per_lang: int) -> dict[str, tuple[dict, list[list]]]:
+    """Fit every mode's check on the calibration half and store it where that mode reads it."""
     from sourcerer.reading import load_reader
-    from sourcerer.retrieval.embedders import local_embedder
+    from sourcerer.synthesis.answerability import MODELS_FILE, load_answer_models
 
-    calibration = []
-    if write_operating_points:
-        threshold, margin, calibration = fit_operating_point(calibrate_per_lang)
-        points = {"relevance": round(threshold, 4), **({"relevance_margin": margin} if margin < 1e9 else {})}
-        config = json.loads((DATA / "reader.json").read_text())
-        config["operating_points"] = {k: v for k, v in config.get("operating_points", {}).items() if k != "relevance_margin"} | points
-        (DATA / "reader.json").write_text(json.dumps(config, indent=1) + "\n")
-        reader = load_reader()
-        assert reader is not None
+    fitted: dict[str, tuple[dict, list[list]]] = {}
+    for mode, feature_set in CHECKS.items():
+        with answer_mode(mode):
+            fitted[mode] = fit_reader(per_lang) if feature_set is None else fit_sentence_model(feature_set, per_lang)
+    points, _ = fitted["bundled model"]
+    config = json.loads((DATA / "reader.json").read_text())
+    config["operating_points"] = {k: v for k, v in config.get("operating_points", {}).items() if k != "relevance_margin"} | points
+    (DATA / "reader.json").write_text(json.dumps(config, indent=1) + "\n")
+    reader = load_reader() if os.environ.get("SOURCERER_READER") else None
+    if reader is not None:
         reader.operating_points.pop("relevance_margin", None)
         reader.operating_points.update(points)
+    models_path = DATA / MODELS_FILE
+    shipped = json.loads(models_path.read_text())
+    for mode, feature_set in CHECKS.items():
+        if feature_set is not None:
+            shipped["models"][feature_set]["relevance"] = fitted[mode][0]
+            load_answer_models()[feature_set].relevance = dict(fitted[mode][0])
+    models_path.write_text(json.dumps(shipped, indent=1) + "\n")
+    return fitted
 
+
+def run(per_lang: int, write: bool = False, calibrate_per_lang: int = 40) -> dict:
+    use_bench_cache()
+    from sourcerer.retrieval.embedders import local_embedder
+
+    fitted = write_operating_points(calibrate_per_lang) if write else {}
     embedder = local_embedder()
     rows = items(per_lang)
-    results = []
-    for item in rows:
-        right, wrong = observe(item, item["right"]), observe(item, item["wrong"])
+    results = [{"lang": item["lang"]} for item in rows]
+    for mode in CHECKS:
+        with answer_mode(mode):
+            for item, result in zip(rows, results, strict=True):
+                right, wrong = observe(item, item["right"]), observe(item, item["wrong"])
+                result[mode] = {"kept_right": right["kept"], "refused_wrong": not wrong["kept"]}
+                if mode == "bundled model, no reader":
+                    result["judge_right"], result["judge_refused_wrong"] = right["judge_only"], not wrong["judge_only"]
+    for item, result in zip(rows, results, strict=True):
         q, (r, w) = embedder.embed([item["question"]], "query")[0], embedder.embed([item["right"], item["wrong"]], "passage")
-        results.append(
-            {"lang": item["lang"], "kept_right": right["kept"], "refused_wrong": not wrong["kept"], "judge_right": right["judge_only"],
-             "judge_refused_wrong": not wrong["judge_only"], "cos_right": float(q @ r), "cos_wrong": float(q @ w)}
-        )
+        result["cos_right"], result["cos_wrong"] = float(q @ r), float(q @ w)
     cos_right = sorted(r["cos_right"] for r in results)
     cut = cos_right[int(0.05 * len(cos_right))]
 
-    def share(key: str, subset: list[dict]) -> float:
-        return sum(1 for r in subset if r[key]) / max(1, len(subset))
+    def share(key: str, subset: list[dict], mode: str | None = None) -> float:
+        return sum(1 for r in subset if (r[mode] if mode else r)[key]) / max(1, len(subset))
 
     overall = [
-        ["sourcerer strict (judge + reader relevance, rival sentences)", len(results), share("kept_right", results), share("refused_wrong", results)],
+        [f"sourcerer strict, {LABELS[mode]}", len(results), share("kept_right", results, mode), share("refused_wrong", results, mode)]
+        for mode in CHECKS
+    ] + [
         ["judge alone (no relevance check)", len(results), share("judge_right", results), share("judge_refused_wrong", results)],
         [f"e5 cosine ≥ {cut:.3f} (keeps 95% right)", len(results), sum(1 for r in results if r["cos_right"] >= cut) / len(results),
          sum(1 for r in results if r["cos_wrong"] < cut) / len(results)],
@@ -164,29 +219,38 @@ def run(per_lang: int, write_operating_points: bool = False, calibrate_per_lang:
     per_lang = []
     for lang in sorted({r["lang"] for r in results}):
         subset = [r for r in results if r["lang"] == lang]
-        per_lang.append([lang, len(subset), share("kept_right", subset), share("refused_wrong", subset)])
+        per_lang.append([lang, len(subset), *(f"{share(k, subset, m):.3f}" for m in CHECKS for k in ("kept_right", "refused_wrong"))])
     text = table(
         f"Relevance — {len(results)} questions × (right answer, true but irrelevant sentence), {len(per_lang)} languages "
         "(targets: keep ≥ 0.95 of the right, refuse ≥ 0.90 of the irrelevant)",
         ["system", "items", "right kept", "irrelevant refused"],
         overall,
-    ) + "\n" + table("Relevance by language, sourcerer strict", ["lang", "items", "right kept", "irrelevant refused"], per_lang)
-    if calibration:
+    ) + "\n" + table(
+        "Relevance by language, strict verification (right kept / irrelevant refused, per mode)",
+        ["lang", "items", *(f"{LABELS[m]}: {k}" for m in CHECKS for k in ("kept", "refused"))],
+        per_lang,
+    )
+    for mode, (points, curve) in fitted.items():
         text += "\n" + table(
-            "The calibration half: how far a sentence the answer does not quote may read above its best claim (the reader's "
-            f"bar fixed at {threshold:.4f}; shipped margin {margin if margin < 1e9 else 'none'})",
+            f"The calibration half, {LABELS[mode]}: how far a sentence the answer does not quote may read above its best claim "
+            f"(shipped: {json.dumps(points)})",
             ["margin (logits)", "right kept", "irrelevant refused"],
-            calibration,
+            curve,
         )
+    strict = {
+        mode: {"right_kept": share("kept_right", results, mode), "irrelevant_refused": share("refused_wrong", results, mode)}
+        for mode in CHECKS
+    }
     data = {
         "overall": overall,
-        "strict": {"right_kept": share("kept_right", results), "irrelevant_refused": share("refused_wrong", results)},
+        "strict": strict["bundled model"],
+        "strict_default": strict["bundled model, no reader"],
+        "strict_lexical": strict["lexical only"],
         "by_language": per_lang,
         "items": len(results),
-        "calibration": calibration,
+        "calibration": {mode: {"points": points, "curve": curve} for mode, (points, curve) in fitted.items()},
     }
     write_result("relevance", text, data)
-    os.environ.pop("SOURCERER_READER", None)
     return data
 
 

@@ -180,7 +180,7 @@ def test_an_answer_far_below_a_sentence_it_does_not_quote_is_not_relevant():
     grows with the text's length; the margin is an operating point, and without one no rival decides."""
     from sourcerer.models import Faithfulness
     from sourcerer.reading import Reader
-    from sourcerer.verify import Claim, with_relevance
+    from sourcerer.verify import Claim, reader_relevance, with_relevance
 
     heads = {"weights": [0.0001] * 384, "bias": -3.0}
     config = {"heads": {"answer": heads, "claim": heads}, "operating_points": {"relevance": 0.01}}
@@ -188,14 +188,14 @@ def test_an_answer_far_below_a_sentence_it_does_not_quote_is_not_relevant():
     judged = Faithfulness(faithful=True, score=1.0)
     claims = [Claim(text="Shipping is free.", citations=[1])]
     rival = "Refunds are issued to the original payment method within five business days of the return."
-    alone = with_relevance(judged, "How long do refunds take?", claims, reader, [rival])
+    alone = with_relevance(judged, reader_relevance("How long do refunds take?", claims, reader, [rival]))
     assert alone.relevant is True and alone.faithful and alone.rival is None  # no margin: rivals are not read
     reader.operating_points["relevance_margin"] = 1.0
-    beaten = with_relevance(judged, "How long do refunds take?", claims, reader, [rival])
+    beaten = with_relevance(judged, reader_relevance("How long do refunds take?", claims, reader, [rival]))
     assert beaten.relevant is False and not beaten.faithful and beaten.rival > beaten.relevance
-    close = with_relevance(judged, "How long do refunds take?", claims, reader, ["Refunds take days."])
+    close = with_relevance(judged, reader_relevance("How long do refunds take?", claims, reader, ["Refunds take days."]))
     assert close.relevant is True and close.rival is not None
-    assert with_relevance(judged, "How long do refunds take?", claims, reader, []).relevant is True
+    assert with_relevance(judged, reader_relevance("How long do refunds take?", claims, reader, [])).relevant is True
 
 
 @reads
@@ -248,6 +248,61 @@ def test_strict_verification_refuses_an_answer_that_quotes_the_wrong_sentence(op
         if not kept:  # the meal rule clears the reader's bar on its own: the hotel rule it passed over refuses it
             assert answer.reason == "off_topic" and answer.faithfulness.relevance >= bar
             assert answer.faithfulness.rival > answer.faithfulness.relevance
+
+
+@reads
+@pytest.mark.parametrize("mode", ["default", "lexical"])
+def test_without_the_reader_strict_verification_still_refuses_the_wrong_sentence(openai, monkeypatch, mode):
+    """Where the reader is off (the default, or no model at all), the sentence model reads relevance: its
+    probability for the sentence the answer quotes against the best one it passes over, at the operating points
+    fitted per feature set (`bench/relevance.py`). The meal rule quoted for a hotel question is refused as
+    `off_topic`; the hotel rule is kept."""
+    from fakes import chat_completion, reply
+    from sourcerer import ask
+    from sourcerer.models import Passage
+
+    if mode == "lexical":
+        monkeypatch.setenv("SOURCERER_EMBEDDER", "none")
+    travel = Passage(text=" ".join(t["text"] for t in TRAVEL), source="Travel", score=1.0)
+    question = "How much is reimbursed for a hotel night?"
+    for quoted, kept in ((TRAVEL[1]["text"], False), (TRAVEL[2]["text"], True)):
+        openai.script((200, chat_completion(reply(f"{quoted} [1]", [1]))))
+        answer = ask(question, retriever=lambda q, k: [travel], verify="strict", judge="local")
+        assert answer.refused is not kept, (mode, quoted, answer.faithfulness)
+        f = answer.faithfulness
+        assert f.relevant is kept and f.rival is not None
+        if not kept:
+            assert answer.reason == "off_topic" and f.rival > f.relevance and f.unsupported == []
+
+
+def test_the_relevance_rule_reads_the_bar_and_the_rival():
+    from sourcerer.verify import RelevanceReading
+
+    assert not RelevanceReading(0.5, None, bar=0.1, margin=3.0).off_topic
+    assert RelevanceReading(0.05, None, bar=0.1, margin=3.0).off_topic  # under the bar
+    assert RelevanceReading(0.01, 0.99, bar=0.001, margin=3.0).off_topic  # logits -4.6 against 4.6: beaten
+    assert not RelevanceReading(0.4, 0.6, bar=0.001, margin=3.0).off_topic  # a close rival is no reason
+    assert not RelevanceReading(0.01, 0.99, bar=0.001, margin=float("inf")).off_topic  # no margin: rivals never decide
+
+
+def test_without_fitted_operating_points_the_sentence_model_checks_nothing(monkeypatch):
+    """A feature set whose relevance check was never fitted (`answer_models.json` without `relevance`) leaves the
+    verdict as the judge gave it, rather than refuse at a guessed bar."""
+    from sourcerer.models import Passage
+    from sourcerer.settings import get_settings
+    from sourcerer.synthesis.answerability import load_answer_models
+    from sourcerer.synthesis.chain import relevance_reading
+    from sourcerer.verify import Claim
+
+    monkeypatch.setenv("SOURCERER_EMBEDDER", "none")
+    travel = [Passage(text=" ".join(t["text"] for t in TRAVEL), source="Travel", score=1.0)]
+    claims = [Claim(text=TRAVEL[1]["text"], citations=[1])]
+    question = "How much is reimbursed for a hotel night?"
+    lexical = load_answer_models()["lexical"]
+    assert relevance_reading(question, travel, claims, get_settings(), None) is not None
+    monkeypatch.setattr(lexical, "relevance", {})
+    assert relevance_reading(question, travel, claims, get_settings(), None) is None
+    assert relevance_reading(question, travel, [], get_settings(), None) is None
 
 
 def test_without_the_reader_the_lexical_path_refuses_rather_than_answers_off_topic(monkeypatch):

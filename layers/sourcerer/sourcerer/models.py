@@ -164,14 +164,16 @@ class Faithfulness(BaseModel):
     judge: str = "local"
     claims: list[ClaimVerdict] = Field(default_factory=list)
     relevant: bool | None = Field(
-        default=None, description="the reading model finds that the answer answers the question (None: no reader ran)"
+        default=None,
+        description="the answer answers the question, as the reading model reads it (the sentence model where the reader "
+        "is off) (None: not read)",
     )
-    relevance: float | None = Field(default=None, ge=0.0, le=1.0, description="the reader's probability that it does")
+    relevance: float | None = Field(default=None, ge=0.0, le=1.0, description="that model's probability that it does")
     rival: float | None = Field(
         default=None,
         ge=0.0,
         le=1.0,
-        description="the reader's probability for the best sentence of the sources the answer does not quote: far above "
+        description="that model's probability for the best sentence of the sources the answer does not quote: far above "
         "`relevance`, the answer quotes the wrong sentence and is not relevant (None: not read)",
     )
     removed: list[ClaimVerdict] = Field(

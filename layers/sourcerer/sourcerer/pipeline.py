@@ -20,7 +20,7 @@ from sourcerer.retrieval.hybrid import hybrid_retriever
 from sourcerer.settings import get_settings
 from sourcerer.streaming import DraftGate, OnEvent, Stream, may_stream_early
 from sourcerer.structured import FieldAsker, json_schema, leaves
-from sourcerer.synthesis.chain import resolve_chain, rival_sentences, synthesize
+from sourcerer.synthesis.chain import relevance_reading, resolve_chain, synthesize
 from sourcerer.synthesis.providers import ChatProvider
 from sourcerer.text import passage_terms, terms
 from sourcerer.verify import (
@@ -270,15 +270,13 @@ async def aask(
             verdicts = apply_vetoes(verdicts, claims, grounded)
         judged = faithfulness_of(verdicts, chosen.name)
         reader = load_reader()
-        reads_rivals = reader is not None and reader.reads_rivals and bool(claims)  # no claims: nothing to compare
-        rivals = rival_sentences(query, grounded, quotes, settings) if reads_rivals else []
         if verify == "partial":
             # relevance is read on what the answer keeps: a supported claim must also answer the question
             kept = [c for c, v in zip(claims, verdicts, strict=True) if v.supported]
-            answer.faithfulness = with_relevance(judged, query, kept, reader, rivals)
+            answer.faithfulness = with_relevance(judged, relevance_reading(query, grounded, kept, settings, reader, draft.analysis))
             answer.faithfulness.removed = [v for v in verdicts if not v.supported]
         else:
-            answer.faithfulness = with_relevance(judged, query, claims, reader, rivals)
+            answer.faithfulness = with_relevance(judged, relevance_reading(query, grounded, claims, settings, reader, draft.analysis))
         clock.stage(
             "verify",
             started,

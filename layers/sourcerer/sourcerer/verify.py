@@ -142,9 +142,9 @@ def prune(answer: str, claims: Sequence[Claim], verdicts: Sequence[ClaimVerdict]
     return "".join(out)
 
 
-def _cited_sentences(answer: str, passages: Sequence[Passage]) -> Iterator[tuple[Claim, int, list[SourceSentence]]]:
-    """Each claim of a model's answer with each passage it cites (in range) and that passage's sentences."""
-    for claim in split_claims(answer):
+def _cited_sentences(claims: Sequence[Claim], passages: Sequence[Passage]) -> Iterator[tuple[Claim, int, list[SourceSentence]]]:
+    """Each claim with each passage it cites (in range) and that passage's sentences."""
+    for claim in claims:
         for number in claim.citations:
             if 1 <= number <= len(passages):
                 passage = passages[number - 1]
@@ -154,8 +154,13 @@ def _cited_sentences(answer: str, passages: Sequence[Passage]) -> Iterator[tuple
 def pick_quotes(answer: str, passages: Sequence[Passage]) -> dict[int, list[CharSpan]]:
     """For an answer written by a model: the sentences of each cited passage that support each claim citing it
     (the best-matching sentence, with its neighbour when the claim joins the two)."""
+    return claim_quotes(split_claims(answer), passages)
+
+
+def claim_quotes(claims: Sequence[Claim], passages: Sequence[Passage]) -> dict[int, list[CharSpan]]:
+    """`pick_quotes` for claims already split (the ones a partial answer keeps)."""
     quotes: dict[int, list[CharSpan]] = {}
-    for claim, number, sentences in _cited_sentences(answer, passages):
+    for claim, number, sentences in _cited_sentences(claims, passages):
         for sentence in supporting_sentences(claim.text, sentences):
             spans = quotes.setdefault(number, [])
             if all((s.start, s.end) != (sentence.start, sentence.end) for s in spans):
@@ -168,7 +173,7 @@ def leaning_on_instructions(answer: str, passages: Sequence[Passage]) -> set[int
     match) is a sentence that addresses the reader or the model: such a claim repeats an order, it is not
     supported, whatever else the passage says."""
     leaning: set[int] = set()
-    for claim, number, sentences in _cited_sentences(answer, passages):
+    for claim, number, sentences in _cited_sentences(split_claims(answer), passages):
         wanted = set(checked_terms(claim.text)) | digit_numbers(claim.text)
         if not wanted:
             continue
@@ -189,37 +194,54 @@ class Judge(Protocol):
     async def judge(self, claims: Sequence[Claim], passages: Sequence[Passage]) -> list[ClaimVerdict]: ...
 
 
-def with_relevance(
-    faithfulness: Faithfulness, question: str, claims: Sequence[Claim], reader: Reader | None, rivals: Sequence[str] = ()
-) -> Faithfulness:
-    """Whether the answer answers `question` (the standalone one, after a follow-up): the reading model reads
-    the question with each claim, and the answer is relevant when one of them answers it. A true sentence of
-    the sources that answers another question is faithful to them and still no answer.
+@dataclass(frozen=True)
+class RelevanceReading:
+    """Whether an answer answers its question, as one model reads it: its probability for the answer's best claim
+    (`relevance`), for the best sentence of the sources the answer does not quote (`rival`, None when not read),
+    and the model's two operating points: the least probability an answer needs (`bar`), and how far in logits
+    a rival may read above it (`margin`)."""
 
-    `rivals` are the sentences of the sources the answer does not quote that a reader would read first
-    (`synthesis.chain.rival_sentences`). An answer whose best claim the reader scores far below one of them
-    (by more than the `relevance_margin` operating point, in logits) quotes the wrong sentence: the sources hold
-    a better answer than the one given, so this one is not relevant either."""
-    if reader is None or not claims:
-        return faithfulness
-    relevance = max(reader.answers(question, [c.text for c in claims]))
-    rival = max(reader.answers(question, list(rivals)), default=None) if reader.reads_rivals else None
-    bar = reader.threshold("relevance", reader.threshold("answer"))
-    relevant = not off_topic(relevance, rival, bar, reader.threshold("relevance_margin", float("inf")))
-    return faithfulness.model_copy(
-        update={
-            "relevant": relevant,
-            "relevance": round(relevance, 4),
-            "rival": None if rival is None else round(rival, 4),
-            "faithful": faithfulness.faithful and relevant,
-        }
+    relevance: float
+    rival: float | None
+    bar: float
+    margin: float
+
+    @property
+    def off_topic(self) -> bool:
+        """The answer reads under the bar, or more than `margin` logits under a sentence it passed over: the
+        sources hold a better answer than the one given, so this one is not relevant, however true it is."""
+        beaten = self.rival is not None and logit(self.rival) - logit(self.relevance) > self.margin
+        return self.relevance < self.bar or beaten
+
+
+def reader_relevance(question: str, claims: Sequence[Claim], reader: Reader, rivals: Sequence[str] = ()) -> RelevanceReading | None:
+    """The reading model reads the question with each claim, and the answer is relevant when one of them answers
+    it. `rivals` are the sentences of the sources the answer does not quote that a reader would read first
+    (`synthesis.chain.relevance_reading`); they are read only at a fitted `relevance_margin`."""
+    if not claims:
+        return None
+    return RelevanceReading(
+        relevance=max(reader.answers(question, [c.text for c in claims])),
+        rival=max(reader.answers(question, list(rivals)), default=None) if reader.reads_rivals else None,
+        bar=reader.threshold("relevance", reader.threshold("answer")),
+        margin=reader.threshold("relevance_margin", float("inf")),
     )
 
 
-def off_topic(relevance: float, rival: float | None, bar: float, margin: float) -> bool:
-    """The relevance rule (`with_relevance`): the best claim reads under the reader's bar, or more than `margin`
-    logits under the best sentence the answer passed over."""
-    return relevance < bar or (rival is not None and logit(rival) - logit(relevance) > margin)
+def with_relevance(faithfulness: Faithfulness, reading: RelevanceReading | None) -> Faithfulness:
+    """The verdict with whether the answer answers the (standalone) question: a true sentence of the sources that
+    answers another question is faithful to them and still no answer. No reading: the verdict as it was."""
+    if reading is None:
+        return faithfulness
+    relevant = not reading.off_topic
+    return faithfulness.model_copy(
+        update={
+            "relevant": relevant,
+            "relevance": round(reading.relevance, 4),
+            "rival": None if reading.rival is None else round(reading.rival, 4),
+            "faithful": faithfulness.faithful and relevant,
+        }
+    )
 
 
 def faithfulness_of(verdicts: Sequence[ClaimVerdict], judge: str) -> Faithfulness:

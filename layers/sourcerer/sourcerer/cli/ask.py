@@ -77,7 +77,7 @@ def render(answer: Answer, *, question: str | None = None) -> str:
         f = answer.faithfulness
         lines.append(f"   verified by {f.judge} judge: faithful={f.faithful} score={f.score:.2f}")
         if f.relevant is not None:
-            lines.append(f"   answers the question: {'yes' if f.relevant else 'no'} (reader p={f.relevance:.2f})")
+            lines.append(f"   answers the question: {'yes' if f.relevant else 'no'} (p={f.relevance:.2f})")
         for claim in f.claims:
             mark = "✓" if claim.supported else "✗"
             lines.append(f"     {mark} {claim.claim} — {claim.why}")

@@ -129,6 +129,10 @@ class AnswerModels:
     trained_on: str = ""
     held_out: dict = field(default_factory=dict)
     second_ratio: float = 0.6  # a second sentence joins when its probability is this share of the best one's
+    # where the reader is off, strict verification's relevance check reads the sentence model: the least probability
+    # of the best sentence an answer quotes (`bar`), and how far in logits a sentence it passes over may read above
+    # it (`margin`), fitted by `bench/relevance.py --write-operating-points`; empty: not fitted, not checked
+    relevance: dict[str, float] = field(default_factory=dict)
 
 
 def sigmoid(x: float) -> float:
@@ -159,6 +163,7 @@ def load_answer_models() -> dict[str, AnswerModels]:
             trained_on=raw.get("trained_on", ""),
             held_out=entry.get("held_out", {}),
             second_ratio=float(entry.get("second_ratio", 0.6)),
+            relevance={k: float(v) for k, v in entry.get("relevance", {}).items()},
         )
         for name, entry in raw["models"].items()
     }

@@ -8,13 +8,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from sourcerer.errors import ConfigurationError, MalformedReply, ProviderError
-from sourcerer.models import CharSpan, Passage
-from sourcerer.reading import load_reader
+from sourcerer.models import Passage
+from sourcerer.reading import Reader, load_reader
 from sourcerer.retrieval.embedders import local_embedder
 from sourcerer.settings import Settings, get_settings
 from sourcerer.streaming import DraftGate
+from sourcerer.synthesis.answerability import load_answer_models
 from sourcerer.synthesis.draft import Draft, read_draft
-from sourcerer.synthesis.extractive import ExtractiveSettings, ExtractiveSynthesizer
+from sourcerer.synthesis.extractive import Analysis, ExtractiveSettings, ExtractiveSynthesizer
 from sourcerer.synthesis.prompt import build_messages
 from sourcerer.synthesis.providers import (
     ChatProvider,
@@ -24,6 +25,7 @@ from sourcerer.synthesis.providers import (
     json_object,
     make_provider,
 )
+from sourcerer.verify import Claim, RelevanceReading, claim_quotes, reader_relevance
 
 
 def resolve_chain(chat: Any, settings: Settings) -> tuple[list[ChatProvider], bool]:
@@ -76,14 +78,41 @@ def extractive_synthesizer(settings: Settings) -> ExtractiveSynthesizer:
     return ExtractiveSynthesizer(local_embedder(), chosen, reader=load_reader())
 
 
-def rival_sentences(question: str, passages: Sequence[Passage], quoted: dict[int, list[CharSpan]], settings: Settings) -> list[str]:
-    """The sentence of `passages` the reader would read first for `question` (the cheap model's best, as synthesis
-    ranks them) among those an answer does not quote (`quoted`: citation number -> spans): what the answer must not
-    fall far behind. One is enough: a second one refused no more on the relevance benchmark and costs another
-    read (`bench/relevance.py`). For an extractive answer it is a pair synthesis read, remembered by the reader."""
-    analysis = extractive_synthesizer(settings).analyse(question, passages)
+def relevance_reading(
+    question: str,
+    passages: Sequence[Passage],
+    claims: Sequence[Claim],
+    settings: Settings,
+    reader: Reader | None,
+    analysis: Analysis | None = None,
+) -> RelevanceReading | None:
+    """Whether `claims` (an answer's, or the ones a partial answer keeps) answer `question`, for strict
+    verification. The sentences they quote are set against the best one they do not quote, as synthesis ranks
+    them (an extractive answer hands over the `analysis` synthesis ran): the answer must not fall far behind it.
+
+    With the reader on, the reader reads the claims and that one rival (one is enough: a second refused no more
+    on the relevance benchmark and costs another read). Without it, the sentence model's own probabilities for
+    the quoted sentences and the rival decide, at the operating points fitted for its feature set; None where
+    none are fitted or no claim quotes a sentence."""
+    if not claims:
+        return None
+    quoted = claim_quotes(claims, passages)
     used = {(number - 1, span.start, span.end) for number, spans in quoted.items() for span in spans}
-    return [s.text for s in analysis.sentences if (s.passage, s.start, s.end) not in used][:1]
+    if analysis is None or analysis.question != question:
+        analysis = extractive_synthesizer(settings).analyse(question, passages)
+    given = [s for s in analysis.sentences if (s.passage, s.start, s.end) in used]
+    passed_over = [s for s in analysis.sentences if (s.passage, s.start, s.end) not in used]
+    if reader is not None:
+        return reader_relevance(question, claims, reader, [s.text for s in passed_over[:1]] if reader.reads_rivals else [])
+    point = load_answer_models()[analysis.feature_set].relevance
+    if "bar" not in point or not given:
+        return None
+    return RelevanceReading(
+        relevance=given[0].score,  # sentences come best first
+        rival=passed_over[0].score if passed_over else None,
+        bar=point["bar"],
+        margin=point.get("margin", float("inf")),
+    )
 
 
 async def synthesize(
@@ -128,4 +157,4 @@ async def synthesize(
     raise ProviderError("every chat provider failed and the extractive fallback is disabled: " + "; ".join(notes))
 
 
-__all__ = ["extractive_synthesizer", "resolve_chain", "rival_sentences", "synthesize"]
+__all__ = ["extractive_synthesizer", "relevance_reading", "resolve_chain", "synthesize"]

@@ -22,6 +22,7 @@ class Draft:
     usage: dict[str, float] = field(default_factory=dict)
     spans: dict[int, list[CharSpan]] = field(default_factory=dict)
     detail: dict[str, Any] = field(default_factory=dict)
+    analysis: Any = None  # the extractive synthesiser's `Analysis` (its ranked sentences), reused by verification
 
 
 def read_draft(data: dict[str, Any], provider: str) -> Draft:

@@ -154,6 +154,7 @@ class Analysis:
     """Everything the two decisions look at, for one question over its passages."""
 
     feature_set: str
+    question: str = ""
     sentences: list[ScoredSentence] = field(default_factory=list)
     passages: list[dict[str, float]] = field(default_factory=list)
     answer: dict[str, float] = field(default_factory=dict)
@@ -208,7 +209,7 @@ class ExtractiveSynthesizer:
                 else:
                     pool.append((pi, start, end, passage.text[start:end]))
         if not pool:
-            return Analysis(feature_set="lexical", set_aside=set_aside)
+            return Analysis(feature_set="lexical", question=question, set_aside=set_aside)
         q_terms = list(dict.fromkeys(terms(question)))
         q_set = set(q_terms)
         sent_terms = [set(passage_terms(text)) for *_, text in pool]
@@ -270,6 +271,7 @@ class ExtractiveSynthesizer:
         answer = answer_features([x.features for x in scored], logits, passage_rows, missing, len(q_terms))
         analysis = Analysis(
             feature_set=feature_set,
+            question=question,
             sentences=sorted(scored, key=lambda x: (-x.score, x.passage, x.start)),
             passages=passage_rows,
             answer=answer,
@@ -293,6 +295,7 @@ class ExtractiveSynthesizer:
     def synthesize(self, question: str, passages: Sequence[Passage]) -> Draft:
         analysis = self.analyse(question, passages)
         draft = self._answer(question, analysis)
+        draft.analysis = analysis  # verification's relevance check reads the same ranking
         if analysis.set_aside:  # in the trace: what was not considered as an answer, and why
             draft.detail["instructions_set_aside"] = analysis.set_aside
         return draft

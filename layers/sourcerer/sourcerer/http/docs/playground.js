@@ -315,7 +315,7 @@ function render(result) {
     card.appendChild(el("div", `Verified by ${judgeInWords(a.faithfulness.judge)}:`)); card.appendChild(list);
     if (a.faithfulness.removed && a.faithfulness.removed.length && !a.refused)
       card.appendChild(el("div", `${a.faithfulness.removed.length} unsupported claim(s) were removed; the rest is supported by its sources.`, "bad"));
-    if (a.faithfulness.relevant === false) card.appendChild(el("div", "The reading model finds that this does not answer the question.", "bad"));
+    if (a.faithfulness.relevant === false) card.appendChild(el("div", "This does not read as an answer to the question, or the sources hold a better one.", "bad"));
   }
   out.appendChild(card);
 }
