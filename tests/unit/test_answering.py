@@ -133,6 +133,8 @@ HISTORY = [
             "What is the adult dose of amoxicillin for children?",
         ),
         ("What about meals?", "What is the hotel limit per night?", "What is the meals?"),
+        # the article that agreed with the old topic goes with it
+        ("And for sale items?", "Within how many days can I return an item?", "Within how many days can I return sale items?"),
         ("and does it take long?", "What is the standard shipping time?", "and does it take long? standard shipping"),
         (
             "Et le remboursement, il arrive quand ?",
