@@ -40,8 +40,12 @@ def always_answer():
 
 
 def answerability(answer) -> float:
+    """The score the threshold curve moves along: the answerability, or 0 where a check that no threshold moves
+    refused (a question naming what no passage mentions, `synthesis.scope`)."""
     stage = answer.trace.stage("synthesize")
-    return float(stage.detail.get("answerability", 0.0)) if stage else 0.0
+    if not stage or stage.detail.get("decided_by") == "named scope":
+        return 0.0
+    return float(stage.detail.get("answerability", 0.0))
 
 
 def cited_right(answer, expected: str) -> bool:

@@ -31,6 +31,7 @@ from bench import (
     relevance,
     retrieval,
     scale,
+    scope,
     service,
     speed,
     streaming,
@@ -60,6 +61,7 @@ def main() -> None:
     refusal.run(50 if quick else 250)
     containment.run(100 if quick else 1190)
     faq.run()
+    scope.run(100 if quick else 400)
     multiturn.run()
     speed.run(5 if quick else 30)
     retrieval.run(30 if quick else None)

@@ -255,6 +255,20 @@ def test_follow_up_is_searched_as_its_standalone_rewrite(api):
     assert body["hits"][0]["source_uri"] == "returns.md"
 
 
+def test_a_question_naming_what_no_document_mentions_is_refused(api):
+    """The issue's example over HTTP: asked about Japan, the Europe/US allowance is no answer; about Europe it is."""
+    client, key, _ = api
+    headers, _ = key(tenant="travel", scopes=("travel",))
+    text = "# Travel\n\nThe daily meal allowance is 60 EUR in Europe and 75 USD in the United States.\n"
+    assert client.post("/v1/documents", headers=headers, json={"source_uri": "travel.md", "text": text}).status_code == 200
+    embedded(client, headers)
+    japan = client.post("/v1/answer", headers=headers, json={"q": "What is the meal allowance in Japan?"}).json()
+    assert japan["answer"]["refused"] is True and japan["answer"]["reason"] == "unsupported", japan["trace"]
+    assert {s["stage"]: s for s in japan["trace"]["stages"]}["synthesize"]["detail"]["named_scope"]["missing"] == ["Japan"]
+    europe = client.post("/v1/answer", headers=headers, json={"q": "What is the meal allowance in Europe?"}).json()
+    assert europe["answer"]["refused"] is False, europe["trace"]
+
+
 def test_answers_what_the_documents_plainly_say(api):
     client, key, _ = api
     headers, _ = key(tenant="plain", scopes=("plain",))

@@ -224,6 +224,19 @@ def test_ask_with_the_reader_never_answers_the_refunds_question_with_the_shippin
     assert data["refused"] or "Shipping Policy" not in [c["label"] for c in data["citations"]], data["answer"]
 
 
+def test_a_question_naming_what_no_passage_mentions_is_refused_with_the_name(tmp_path, capsys):
+    """The issue's example: the travel policy gives the allowance for Europe and the United States, not Japan."""
+    travel = tmp_path / "travel.jsonl"
+    travel.write_text(
+        json.dumps({"text": "The daily meal allowance is 60 EUR in Europe and 75 USD in the United States.", "source": "Travel"}) + "\n",
+        encoding="utf-8",
+    )
+    assert main(["ask", "What is the meal allowance in Japan?", "--passages", str(travel), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["refused"] and data["reason"] == "unsupported", data["answer"]
+    assert any("names Japan, which no passage mentions" in note for note in data["trace"]["notes"])
+
+
 def test_a_one_shot_ask_says_it_is_loading_the_model(capsys, seed_passages, tmp_path):
     """Never silent for seconds: the bundled model's load is announced on stderr (not with --json)."""
     import json as json_module

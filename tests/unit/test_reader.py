@@ -152,11 +152,19 @@ def test_a_question_about_nothing_in_the_sources_is_refused(reader_on):
 
 
 @reads
-@pytest.mark.xfail(strict=True, reason="known miss of the shipped reader: it reads the Europe/US allowance as answering the Japan question")
-def test_a_near_miss_entity_is_refused(reader_on):
+@pytest.mark.parametrize("reader", ["on", "off"])
+def test_a_near_miss_entity_is_refused(monkeypatch, reader):
+    """Both the reader and the sentence models read the Europe/US allowance as answering the Japan question; the
+    named-scope check refuses it: the question names Japan, no passage does, and the rule is about Europe and the
+    United States. Asked about Europe, the same rule answers."""
     from sourcerer import ask
 
-    assert ask("What is the meal allowance in Japan?", passages=TRAVEL).refused
+    monkeypatch.setenv("SOURCERER_READER", reader)
+    answer = ask("What is the meal allowance in Japan?", passages=TRAVEL)
+    assert answer.refused and answer.reason == "unsupported", answer.answer
+    assert answer.trace.stage("synthesize").detail["named_scope"]["missing"] == ["Japan"]
+    assert any("names Japan, which no passage mentions" in note for note in answer.trace.notes)
+    assert not ask("What is the meal allowance in Europe?", passages=TRAVEL).refused
 
 
 @reads

@@ -224,6 +224,11 @@ async def aask(
             "no reading model here (SOURCERER_EMBEDDER=none, or the local extra is not installed): the lexical model "
             "answers only what a passage states in the question's own words, and refuses the rest"
         )
+    if scope := draft.detail.get("named_scope"):
+        trace.notes.append(
+            f"the question names {', '.join(scope['missing'])}, which no passage mentions; the closest sentence is about "
+            f"{', '.join(scope['answer_names'])}, so it is no answer"
+        )
     clock.stage("synthesize", started, units=draft.usage, detail={"provider": draft.provider, **draft.detail})
     if not draft.provider.startswith("extractive"):
         draft.answer = as_plain_text(draft.answer)  # a model's markup and invisible controls never reach a client

@@ -21,7 +21,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from sourcerer.citations import strip_markers
 from sourcerer.injection import is_instruction, without_invisibles
@@ -32,6 +32,7 @@ from sourcerer.retrieval.keyword import idf as bm25_idf
 from sourcerer.settings import READER_SENTENCES
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
 from sourcerer.synthesis.draft import Draft
+from sourcerer.synthesis.scope import answer_scope
 from sourcerer.text import digit_numbers, normalize, passage_terms, terms
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
@@ -295,6 +296,10 @@ class ExtractiveSynthesizer:
     def synthesize(self, question: str, passages: Sequence[Passage]) -> Draft:
         analysis = self.analyse(question, passages)
         draft = self._answer(question, analysis)
+        mismatch = None if draft.refused else answer_scope(question, passages[: self.settings.max_passages], draft.spans)
+        if mismatch is not None:  # an answer about other names than the one asked for is none (`synthesis.scope`)
+            detail = {k: v for k, v in draft.detail.items() if k != "sentences"} | {"named_scope": asdict(mismatch)}
+            draft = _declined(self.name, {**detail, "decided_by": "named scope"})
         draft.analysis = analysis  # verification's relevance check reads the same ranking
         if analysis.set_aside:  # in the trace: what was not considered as an answer, and why
             draft.detail["instructions_set_aside"] = analysis.set_aside

@@ -1,0 +1,144 @@
+"""Named scope: a question that names something the sources never mention is not answered about something else.
+
+"What is the meal allowance in Japan?" over a travel policy that gives the allowance for Europe and the United
+States: every word but *Japan* is there, the sentence models read the Europe/US rule as the answer (0.95), and
+the answer would be true, cited, and about another country. The check is plain reading, not a score: the
+question names *Japan* (a capitalised word that does not open a sentence), no passage nor its title mentions it,
+and the sentence chosen as the answer is about other names (*Europe*, *United States*). Then the sources do not
+answer the question, and the extractive synthesiser refuses (`unsupported`), saying which name was missing.
+
+A name counts as mentioned when a passage holds any word of it by its first five letters ("Californian" by
+"California"), one edit away ("Zeria" by "Zeira", "ARPNET" by "ARPANET"), or as an acronym either way ("UMC" by
+"United Methodist Church", "United States" by "US"). Measured on XQuAD en with the gold paragraph among five
+(`bench/scope.py`): it refuses 0.3% of the answerable sets of held-out articles and 20% of the same-topic sets that
+do not hold the answer. Questions in German, where every noun is capitalised, and in scripts other than Latin are
+not checked.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from sourcerer.models import CharSpan, Passage
+
+_WORD = re.compile(r"[^\W\d_](?:[^\W_]|['’-])*", re.UNICODE)  # "Super_Bowl_50", a title, is two words
+# Letters of the scripts that write names with capitals the way the check reads them (Latin); a question with other
+# letters (Chinese, Arabic, Cyrillic...) is not checked: its names are often written in another script than the
+# sources' ("NFL" for 国家橄榄球联盟), and a Latin word inside it does not open a sentence even when it starts one.
+_NOT_LATIN = re.compile(r"[^\W\d_A-Za-z\u00c0-\u024f]")
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?:;])\s+")
+_OPENING_MARKS = "¿¡\"'“«‘( "
+_POSSESSIVE = re.compile(r"['’]s$")
+_ASKING = frozenset("who what when where which why how whom whose".split())
+# A question with these words is German: its nouns are capitalised, so a capital does not make a name.
+_GERMAN = frozenset(
+    "der die das den dem des ist sind wie was wer wann und für ich ein eine einen nicht mit gibt kann muss wird werden "
+    "bei zum zur vom".split()
+)
+_PREFIX = 5  # letters that identify a word's family: "Californian" and "California", "Japan" and "Japanese"
+
+
+@dataclass(frozen=True)
+class ScopeMismatch:
+    missing: list[str]  # names of the question that no passage mentions
+    answer_names: list[str]  # names of the chosen sentences that the question does not use ("United States")
+
+
+def name_runs(text: str) -> list[list[str]]:
+    """Runs of capitalised words that do not open a sentence: [["Graham", "Twigg"], ["Japan"], ["UMC"]]."""
+    return [
+        run
+        for sentence in _SENTENCE_BREAK.split(text)
+        for run in _runs(
+            _WORD.findall(sentence.lstrip(_OPENING_MARKS)),
+            lambda i, w: i > 0 and len(w) >= 2 and w[0].isupper() and w.casefold() not in _ASKING,
+        )
+    ]
+
+
+def _runs(words: list[str], keep: Callable[[int, str], bool]) -> list[list[str]]:
+    """The runs of consecutive `words` that `keep` (given each word's position) keeps."""
+    runs: list[list[str]] = []
+    current: list[str] = []
+    for i, word in enumerate(words):
+        if keep(i, word):
+            current.append(word)
+            continue
+        if current:
+            runs.append(current)
+        current = []
+    return runs + [current] if current else runs
+
+
+def missing_names(question: str, sources: Sequence[str]) -> list[str]:
+    """The names of `question` that no text of `sources` (passages and their titles) mentions; none for a German
+    question."""
+    if _NOT_LATIN.search(question) or any(w.casefold() in _GERMAN for w in _WORD.findall(question)):
+        return []
+    runs = name_runs(question)
+    if not runs:
+        return []
+    known = _Vocabulary(sources)
+    return [" ".join(run) for run in runs if not known.mentions(run)]
+
+
+def scope_mismatch(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """`missing_names` of the question, when the `answer` sentences are about other names; None when the question
+    names nothing missing, or the answer names nothing else (a missing name beside an answer that names nothing
+    is left to the answer models)."""
+    missing = missing_names(question, sources)
+    if not missing:
+        return None
+    asked = {_family(w) for w in _WORD.findall(question)}
+    others = [" ".join(run) for sentence in answer for run in name_runs(sentence) if any(_family(w) not in asked for w in run)]
+    if not others:
+        return None
+    return ScopeMismatch(missing=missing, answer_names=list(dict.fromkeys(others)))
+
+
+def answer_scope(question: str, passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> ScopeMismatch | None:
+    """`scope_mismatch` of an extractive answer: the sentences it quotes (`quoted`: citation number -> spans) over
+    `passages`, their titles and file names."""
+    sources = [t for p in passages for t in (p.text, p.source, p.source_uri or "")]
+    sentences = [passages[n - 1].text[s.start : s.end] for n, spans in quoted.items() for s in spans]
+    return scope_mismatch(question, sources, sentences)
+
+
+class _Vocabulary:
+    """The words of the sources, as `scope_mismatch` looks names up in them."""
+
+    def __init__(self, sources: Sequence[str]) -> None:
+        self.words = {w for text in sources for w in _WORD.findall(text)}
+        self.families = {_family(w) for w in self.words}
+        self.folded = {_POSSESSIVE.sub("", w.casefold()) for w in self.words if len(w) >= 4}
+        runs = [run for text in sources for run in _runs(_WORD.findall(text), lambda i, w: w[0].isupper())]
+        self.acronyms = {"".join(w[0] for w in run[i:j]) for run in runs for i in range(len(run)) for j in range(i + 2, len(run) + 1)}
+
+    def mentions(self, run: list[str]) -> bool:
+        for word in run:
+            if _family(word) in self.families or (word.isupper() and word in self.acronyms):
+                return True
+            if len(word) >= _PREFIX and any(_one_edit(_POSSESSIVE.sub("", word.casefold()), w) for w in self.folded):
+                return True
+        return len(run) > 1 and "".join(w[0] for w in run) in self.words  # "United States" written "US"
+
+
+def _family(word: str) -> str:
+    return _POSSESSIVE.sub("", word.casefold()).strip("'’-")[:_PREFIX]
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether `a` and `b` are one insertion, deletion, substitution or swap of neighbours apart (or equal)."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = 0
+    while i < len(a) and a[i] == b[i]:
+        i += 1
+    if len(a) < len(b):
+        return a[i:] == b[i + 1 :]
+    swapped = i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2 :] == b[i + 2 :]
+    return a[i + 1 :] == b[i + 1 :] or swapped

@@ -1,0 +1,63 @@
+"""The named-scope check: a question that names what no source mentions is not answered about other names."""
+
+import pytest
+from sourcerer import ask
+from sourcerer.synthesis.scope import missing_names, name_runs, scope_mismatch
+
+TRAVEL = "The daily meal allowance is 60 EUR in Europe and 75 USD in the United States."
+
+
+def test_names_are_capitalised_words_that_do_not_open_a_sentence():
+    assert name_runs("What is the meal allowance in Japan?") == [["Japan"]]
+    assert name_runs("Who said it? Graham Twigg did, at the UMC.") == [["Twigg"], ["UMC"]]
+    assert name_runs("¿Hacen envíos a Portugal?") == [["Portugal"]]
+    assert name_runs("What does Doctor Who do?") == [["Doctor"]]  # an asking word is never a name
+
+
+@pytest.mark.parametrize(
+    ("question", "source"),
+    [
+        ("Which Californian law applies?", "California passed the law in 2004."),  # the same family of words
+        ("When did Galor and Zeria publish?", "Galor and Zeira published in 1993."),  # one swap of letters away
+        ("When did ARPNET start?", "ARPANET started in 1969."),  # one letter away
+        ("What does the UMC oppose?", "The United Methodist Church opposes it."),  # an acronym of the sources' words
+        ("Who is an ally of the United States?", "Saudi Arabia is a US ally."),  # the sources' acronym of the name
+        ("What is ABC's logo?", "The ABC logo is a circle."),  # a possessive
+        ("How long is shipping to Canada?", "Canada: 7 days."),  # anywhere in the sources
+    ],
+)
+def test_a_name_the_sources_spell_otherwise_is_not_missing(question, source):
+    assert missing_names(question, [source]) == []
+
+
+def test_a_title_mentions_its_passage_subject():
+    assert missing_names("Who sang at Super Bowl 50?", ["Lady Gaga sang the anthem.", "Super Bowl 50"]) == []
+    assert missing_names("Who sang at Super Bowl 50?", ["Lady Gaga sang the anthem."]) == ["Super Bowl"]
+
+
+def test_german_questions_are_not_checked_since_every_noun_is_capitalised():
+    assert missing_names("Wie lange dauert der Expressversand?", ["Der Standardversand dauert drei Tage."]) == []
+
+
+def test_a_mismatch_needs_an_answer_about_other_names():
+    mismatch = scope_mismatch("What is the meal allowance in Japan?", [TRAVEL], [TRAVEL])
+    assert mismatch is not None and mismatch.missing == ["Japan"]
+    assert mismatch.answer_names == ["EUR", "Europe", "USD", "United States"]
+    # the answer names nothing else: left to the answer models
+    assert scope_mismatch("What is the meal allowance in Japan?", ["Meals are paid."], ["Meals are paid."]) is None
+    assert scope_mismatch("What is the meal allowance in Europe?", [TRAVEL], [TRAVEL]) is None
+
+
+@pytest.mark.parametrize("embedder", ["local", "none"])
+def test_the_issue_examples_are_refused_on_every_path(monkeypatch, embedder):
+    """FAQ-shaped near misses: the sources answer for other countries and plans."""
+    monkeypatch.setenv("SOURCERER_EMBEDDER", embedder)
+    shipping = [{"text": "Standard shipping takes 3 to 5 business days within the continental US.", "source": "Shipping"}]
+    plans = [{"text": "The Pro plan costs $49 per month per workspace and includes 10 seats.", "source": "Pricing"}]
+    for question, passages in (("How long does shipping to Canada take?", shipping), ("How much does the Enterprise plan cost?", plans)):
+        answer = ask(question, passages=passages)
+        assert answer.refused, (question, answer.answer)
+        stage = answer.trace.stage("synthesize")  # (the lexical path may refuse at retrieval already)
+        assert stage is None or stage.detail["decided_by"] in ("named scope", "lexical model"), answer.trace
+    if embedder == "local":  # (the lexical path refuses what it cannot read plainly, this too)
+        assert not ask("How much does the Pro plan cost?", passages=plans).refused
