@@ -61,3 +61,13 @@ def test_the_issue_examples_are_refused_on_every_path(monkeypatch, embedder):
         assert stage is None or stage.detail["decided_by"] in ("named scope", "lexical model"), answer.trace
     if embedder == "local":  # (the lexical path refuses what it cannot read plainly, this too)
         assert not ask("How much does the Pro plan cost?", passages=plans).refused
+
+
+def test_a_name_the_documents_never_spell_out_counts_when_their_title_says_it():
+    """The check's documented price, and its remedy: the company name in a title."""
+    text = "Refunds are issued to the original payment method via PayPal within 5 business days of receiving the return."
+    other = "Standard shipping takes 3 to 5 business days."
+    untitled = ask("How long do Acme refunds take?", passages=[{"text": text, "source": "Policy"}, {"text": other, "source": "Policy"}])
+    assert untitled.refused and any("names Acme" in note for note in untitled.trace.notes)
+    titled = ask("How long do Acme refunds take?", passages=[{"text": text, "source": "Acme policy"}, {"text": other, "source": "Acme policy"}])
+    assert not titled.refused and "PayPal" in titled.answer
