@@ -24,6 +24,7 @@ def test_names_are_capitalised_words_that_do_not_open_a_sentence():
         ("Who is an ally of the United States?", "Saudi Arabia is a US ally."),  # the sources' acronym of the name
         ("What is ABC's logo?", "The ABC logo is a circle."),  # a possessive
         ("How long is shipping to Canada?", "Canada: 7 days."),  # anywhere in the sources
+        ("How long do Acme refunds take?", "docs/acme-refunds.md"),  # a part of a hyphenated word (a file name)
     ],
 )
 def test_a_name_the_sources_spell_otherwise_is_not_missing(question, source):

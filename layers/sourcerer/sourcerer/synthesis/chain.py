@@ -103,7 +103,7 @@ def relevance_reading(
     given = [s for s in analysis.sentences if (s.passage, s.start, s.end) in used]
     passed_over = [s for s in analysis.sentences if (s.passage, s.start, s.end) not in used]
     if reader is not None:
-        return reader_relevance(question, claims, reader, [s.text for s in passed_over[:1]] if reader.reads_rivals else [])
+        return reader_relevance(question, claims, reader, [s.text for s in passed_over[:1]])
     point = load_answer_models()[analysis.feature_set].relevance
     if "bar" not in point or not given:
         return None

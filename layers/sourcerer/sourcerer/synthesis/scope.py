@@ -111,7 +111,8 @@ class _Vocabulary:
 
     def __init__(self, sources: Sequence[str]) -> None:
         self.words = {w for text in sources for w in _WORD.findall(text)}
-        self.families = {_family(w) for w in self.words}
+        # "acme-refunds.md" names Acme: a hyphenated word's parts count too
+        self.families = {_family(part) for w in self.words for part in {w, *re.split(r"[-‐]", w)} if part}
         self.folded = {_POSSESSIVE.sub("", w.casefold()) for w in self.words if len(w) >= 4}
         runs = [run for text in sources for run in _runs(_WORD.findall(text), lambda i, w: w[0].isupper())]
         self.acronyms = {"".join(w[0] for w in run[i:j]) for run in runs for i in range(len(run)) for j in range(i + 2, len(run) + 1)}
