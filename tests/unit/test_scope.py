@@ -38,6 +38,9 @@ def test_a_title_mentions_its_passage_subject():
 
 def test_german_questions_are_not_checked_since_every_noun_is_capitalised():
     assert missing_names("Wie lange dauert der Expressversand?", ["Der Standardversand dauert drei Tage."]) == []
+    assert missing_names("Was kostet die schnelle Lieferung?", ["Der Expressversand kostet 9 Euro."]) == []
+    # words German shares with English or French do not make a question German
+    assert missing_names("When was the Enterprise plan introduced, and did Pro die?", ["The Pro plan costs $49."]) == ["Enterprise"]
 
 
 def test_a_mismatch_needs_an_answer_about_other_names():
