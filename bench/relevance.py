@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 from collections import defaultdict
 
@@ -170,7 +169,8 @@ def write_operating_points(per_lang: int) -> dict[str, tuple[dict, list[list]]]:
     config = json.loads((DATA / "reader.json").read_text())
     config["operating_points"] = {k: v for k, v in config.get("operating_points", {}).items() if k != "relevance_margin"} | points
     (DATA / "reader.json").write_text(json.dumps(config, indent=1) + "\n")
-    reader = load_reader() if os.environ.get("SOURCERER_READER") else None
+    with answer_mode("bundled model"):  # the reader this process runs (cached) reads the new points too
+        reader = load_reader()
     if reader is not None:
         reader.operating_points.pop("relevance_margin", None)
         reader.operating_points.update(points)
