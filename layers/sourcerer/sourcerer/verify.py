@@ -214,12 +214,10 @@ class RelevanceReading:
         return self.relevance < self.bar or beaten
 
 
-def reader_relevance(question: str, claims: Sequence[Claim], reader: Reader, rivals: Sequence[str] = ()) -> RelevanceReading | None:
-    """The reading model reads the question with each claim, and the answer is relevant when one of them answers
-    it. `rivals` are the sentences of the sources the answer does not quote that a reader would read first
-    (`synthesis.chain.relevance_reading`); they are read only at a fitted `relevance_margin`."""
-    if not claims:
-        return None
+def reader_relevance(question: str, claims: Sequence[Claim], reader: Reader, rivals: Sequence[str] = ()) -> RelevanceReading:
+    """The reading model reads the question with each claim (at least one), and the answer is relevant when one of
+    them answers it. `rivals` are the sentences of the sources the answer does not quote that a reader would read
+    first (`synthesis.chain.relevance_reading`); they are read only at a fitted `relevance_margin`."""
     return RelevanceReading(
         relevance=max(reader.answers(question, [c.text for c in claims])),
         rival=max(reader.answers(question, list(rivals)), default=None) if reader.reads_rivals else None,

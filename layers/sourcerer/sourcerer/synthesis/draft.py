@@ -22,7 +22,9 @@ class Draft:
     usage: dict[str, float] = field(default_factory=dict)
     spans: dict[int, list[CharSpan]] = field(default_factory=dict)
     detail: dict[str, Any] = field(default_factory=dict)
-    analysis: Any = None  # the extractive synthesiser's `Analysis` (its ranked sentences), reused by verification
+    # the extractive synthesiser's `Analysis` (its ranked sentences), reused by verification; `Any`, since typing it
+    # would import the synthesiser here, a cycle
+    analysis: Any = None
 
 
 def read_draft(data: dict[str, Any], provider: str) -> Draft:

@@ -298,8 +298,8 @@ class ExtractiveSynthesizer:
         draft = self._answer(question, analysis)
         mismatch = None if draft.refused else answer_scope(question, passages[: self.settings.max_passages], draft.spans)
         if mismatch is not None:  # an answer about other names than the one asked for is none (`synthesis.scope`)
-            detail = {k: v for k, v in draft.detail.items() if k != "sentences"} | {"named_scope": asdict(mismatch)}
-            draft = _declined(self.name, {**detail, "decided_by": "named scope"})
+            kept = {k: v for k, v in draft.detail.items() if k != "sentences"}  # a refusal quotes no sentences
+            draft = _declined(self.name, kept | {"decided_by": "named scope", "named_scope": asdict(mismatch)})
         draft.analysis = analysis  # verification's relevance check reads the same ranking
         if analysis.set_aside:  # in the trace: what was not considered as an answer, and why
             draft.detail["instructions_set_aside"] = analysis.set_aside
