@@ -43,7 +43,7 @@ def _markdown(title: str, paragraphs: list[str]) -> str:
 
 def _reword(paragraph: str, rng: random.Random) -> tuple[str, str]:
     """(the paragraph with one sentence reworded, the original sentence)."""
-    from sourcerer.text import sentences
+    from sourcerer.sentences import sentences
 
     parts = sentences(paragraph)
     original = rng.choice(parts)

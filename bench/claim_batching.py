@@ -41,8 +41,8 @@ def run(n: int = 40) -> dict:
     use_bench_cache()
     from sourcerer.models import Passage
     from sourcerer.retrieval.embedders import CachedEmbedder, local_embedder
+    from sourcerer.sentences import sentences
     from sourcerer.support import ClaimSupport
-    from sourcerer.text import sentences
     from sourcerer.verify import Claim, LocalJudge
 
     engine = local_embedder()

@@ -27,7 +27,8 @@ def _passages(corpus: dict, gold: str, rng: random.Random) -> list[dict]:
 
 
 def _overlap_baseline(question: str, passages: list[dict]) -> str:
-    from sourcerer.text import sentences, terms
+    from sourcerer.sentences import sentences
+    from sourcerer.text import terms
 
     wanted = set(terms(question))
     best, best_n = "", -1

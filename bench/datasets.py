@@ -155,7 +155,7 @@ def xquad_held() -> tuple[set[str], set[str]]:
 
 
 def sentences(text: str) -> list[tuple[int, int, str]]:
-    from sourcerer.text import sentence_spans
+    from sourcerer.sentences import sentence_spans
 
     return [(a, b, text[a:b]) for a, b in sentence_spans(text) if text[a:b].strip()]
 

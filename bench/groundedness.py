@@ -42,7 +42,7 @@ class Replay:
 
 def marked(text: str) -> str:
     """`text` with a citation marker after its first sentence only."""
-    from sourcerer.text import sentence_spans
+    from sourcerer.sentences import sentence_spans
 
     spans = sentence_spans(text)
     if not spans:
@@ -53,7 +53,7 @@ def marked(text: str) -> str:
 
 def marked_all(text: str) -> str:
     """`text` with a citation marker after every sentence."""
-    from sourcerer.text import sentence_spans
+    from sourcerer.sentences import sentence_spans
 
     return " ".join(f"{text[a:b].strip()} [1]" for a, b in sentence_spans(text)) or f"{text} [1]"
 

@@ -22,7 +22,8 @@ from bench.datasets import read_jsonl, sample
 
 def mixed_summaries(n: int) -> list[tuple[str, list[str], list[bool]]]:
     """(document, sentences, which are right) for each held-out summary item that has a made-up sentence."""
-    from sourcerer.text import normalize, sentence_spans
+    from sourcerer.sentences import sentence_spans
+    from sourcerer.text import normalize
 
     rows = sample(read_jsonl(*sorted((EVAL / "halueval").glob("summarization_data.part-*.jsonl"))), n)
     rng = random.Random(29)

@@ -38,15 +38,38 @@ def test_ask_json_with_strict_verification(tmp_path, capsys):
     assert data["citations"][0]["label"] == "Shipping Policy"
 
 
-def test_ask_over_a_folder_one_passage_per_paragraph(tmp_path, capsys):
+def test_ask_over_a_folder_reads_it_as_ingest_does(tmp_path, capsys):
+    """A folder is parsed and chunked as `sourcerer ingest` would: a Markdown heading labels the text under it and
+    is never an answer of its own ("# Support policy" once answered "Is there a company car policy?"), a list
+    item is a sentence without its marker, and a file Sourcerer cannot read is named and left out."""
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "shipping.txt").write_text(f"{SHIPPING}\n\nWe ship from Ohio.\n", encoding="utf-8")
-    (folder / "returns.md").write_text(RETURNS, encoding="utf-8")
+    (folder / "support.md").write_text(
+        "# Support policy\n\n## Hours\n\nSupport is available by chat from 8 am to 8 pm, Monday to Friday.\n\n"
+        "## Returns\n\n- Unused items: 30 days\n- Sale items: final sale\n",
+        encoding="utf-8",
+    )
+    (folder / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n")
     main(["ask", "How long does standard shipping take?", "--passages", str(folder), "--json"])
-    data = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    data = json.loads(captured.out)
     assert data["citations"][0]["label"] == "shipping.txt"
-    assert data["citations"][0]["text"] == SHIPPING
+    assert data["answer"].startswith(SHIPPING) and data["citations"][0]["quote"].startswith(SHIPPING)
+    assert "logo.png left out: unsupported file type '.png'" in captured.err
+
+    main(["ask", "When is support available?", "--passages", str(folder), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["citations"][0]["label"] == "support.md › Support policy › Hours"
+    assert data["answer"].startswith("Support is available by chat") and "#" not in data["answer"]
+
+    main(["ask", "How long do I have to return unused items?", "--passages", str(folder), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["answer"].startswith("Unused items: 30 days. [1]"), data["answer"]
+
+    main(["ask", "Is there a company car policy?", "--passages", str(folder), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["refused"] is True, data["answer"]
 
 
 def test_a_refusal_prints_its_reason(tmp_path, capsys):

@@ -2,7 +2,8 @@
 
 import pytest
 from sourcerer import ask, keyword_retriever
-from sourcerer.text import normalize, sentences, terms
+from sourcerer.sentences import sentences
+from sourcerer.text import normalize, terms
 
 PASSAGES = [
     {"text": "القاهرة هي عاصمة جمهورية مصر العربية وأكبر مدنها.", "source": "مصر"},
@@ -81,7 +82,7 @@ def test_cited_answer_in_chinese_has_correct_marker_offsets():
 
 def test_an_ordinal_day_before_a_month_does_not_end_the_sentence():
     """Found by the FAQ benchmark: "bis zum 31. März" was cut after "31.", and the answer quoted half a rule."""
-    from sourcerer.text import sentences
+    from sourcerer.sentences import sentences
 
     text = "Resturlaub kann bis zum 31. März des Folgejahres genommen werden. Danach verfällt er. Wir haben 31. Das reicht."
     assert sentences(text) == [
@@ -96,13 +97,41 @@ def test_an_ordinal_day_before_a_month_does_not_end_the_sentence():
 
 def test_an_abbreviation_after_an_opening_bracket_does_not_end_the_sentence():
     """Found by the Arabic containment benchmark: "(c. 1455" cut a sentence, and the answer quoted its first half."""
-    from sourcerer.text import sentences
+    from sourcerer.sentences import sentences
 
     assert sentences("مثل جاك لوفيفر (c. 1455–1536) كان أستاذا بجامعة باريس. ثم غادر.") == [
         "مثل جاك لوفيفر (c. 1455–1536) كان أستاذا بجامعة باريس.",
         "ثم غادر.",
     ]
     assert sentences("See the results (e.g. the table). Then stop.") == ["See the results (e.g. the table).", "Then stop."]
+
+
+def test_headings_and_list_items_are_sentences_of_their_own():
+    """A Markdown heading is no part of the sentence under it, and a list item is a sentence without its marker:
+    "Steps:\n1." and "Open settings\n2." were once sentences, and "# Support policy" answered "Is there a company
+    car policy?". A heading asserts nothing, so it is neither an answer nor a claim to check."""
+    from sourcerer.sentences import is_heading, sentences
+    from sourcerer.verify import split_claims
+
+    text = "# Support policy\n## Hours\nSupport is open 8 to 8. Call us.\nSteps:\n1. Open settings\n2) Click Keys\n- Standard: 3-5 days\n* Express: 1 day"
+    assert sentences(text) == [
+        "# Support policy",
+        "## Hours",
+        "Support is open 8 to 8.",
+        "Call us.",
+        "Steps:",
+        "Open settings",
+        "Click Keys",
+        "Standard: 3-5 days",
+        "Express: 1 day",
+    ]
+    assert is_heading("## Hours") and not is_heading("#hashtag and more") and not is_heading("C# is a language.")
+    assert sentences("Pricing #1 is fair. We ship in 2. Days vary.") == ["Pricing #1 is fair.", "We ship in 2.", "Days vary."]
+    assert [c.text for c in split_claims("## Shipping\nStandard shipping takes 3 to 5 days. [1]")] == ["Standard shipping takes 3 to 5 days."]
+    passages = [{"text": "# Support policy", "source": "support.md"}, {"text": "## Hours\n\nSupport is open 8 am to 8 pm.", "source": "s.md"}]
+    assert ask("Is there a company car policy?", passages=passages, chat="extractive").refused
+    hours = ask("When is support open?", passages=passages, chat="extractive")
+    assert hours.answer == "Support is open 8 am to 8 pm. [1]" and hours.citations[0].label == "s.md"
 
 
 @pytest.mark.parametrize(

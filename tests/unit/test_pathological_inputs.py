@@ -12,6 +12,7 @@ import time
 import pytest
 from sourcerer.errors import UnsupportedDocument
 from sourcerer.ledger.sqlite import SQLiteLedger
+from sourcerer.sentences import sentence_spans
 from sourcerer.service.core import Service
 from sourcerer.service.schemas import DocumentRequest, SearchRequest
 from sourcerer.service.tenancy import new_key
@@ -19,7 +20,6 @@ from sourcerer.store.base import prepare
 from sourcerer.store.chunking import MAX_DOCUMENT_CHUNKS, MAX_PIECE_CHARS
 from sourcerer.store.models import Document
 from sourcerer.store.sqlite import SQLiteIndex
-from sourcerer.text import sentence_spans
 
 SHAPES = {
     "a Markdown heading with 20,000 spaces inside": ("a.md", "# a" + " " * 20_000 + "b\n\nThe body.\n"),
@@ -34,6 +34,10 @@ SHAPES = {
     "1 MB without a space": ("a.txt", "x" * 1_000_000),
     "a WebVTT line of 100,000 digits": ("a.vtt", "WEBVTT\n\n" + "1" * 100_000 + " --> x\n"),
     "100,000 unclosed HTML tags": ("a.html", "<" * 100_000),
+    "a heading line of 50,000 hashes": ("a.txt", "# " * 50_000 + "x\nThe body."),
+    "100,000 list markers on one line": ("a.txt", "- " * 100_000 + "x"),
+    "100,000 list items": ("a.txt", "\n".join(f"{i % 1000}. item {i}" for i in range(100_000))),
+    "100,000 Markdown headings": ("a.txt", "\n".join(f"## Heading {i}" for i in range(100_000))),
 }
 
 

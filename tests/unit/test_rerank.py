@@ -77,7 +77,7 @@ def test_the_reranker_is_chosen_by_configuration(monkeypatch):
 
 
 def passage(text, score, vectors=None):
-    from sourcerer.text import sentence_spans
+    from sourcerer.sentences import sentence_spans
 
     segments = [Segment(start=a, end=b) for a, b in sentence_spans(text)]
     return Passage(text=text, score=score, sentences=segments, vectors=vectors)

@@ -9,7 +9,7 @@ from typing import Any
 from urllib.parse import quote
 
 from sourcerer.models import CharSpan, Citation, Locator, Passage, merge_locators, receipt_of
-from sourcerer.text import sentence_spans
+from sourcerer.sentences import sentence_spans
 
 MARKER = re.compile(r"\[(\d+)\]")
 _GROUPED = re.compile(r"\[(\d+(?:\s*[,;]\s*\d+)+)\]")

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sourcerer.text import sentence_spans
+from sourcerer.sentences import sentence_spans
 
 
 def receipt_of(text: str) -> str:

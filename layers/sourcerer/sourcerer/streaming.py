@@ -29,7 +29,7 @@ from pydantic_core import from_json
 from sourcerer.citations import MARKER, enforce, inline_markers
 from sourcerer.injection import as_plain_text, is_instruction
 from sourcerer.models import Answer, Citation, Passage, TraceEntry
-from sourcerer.text import sentence_spans
+from sourcerer.sentences import sentence_spans
 from sourcerer.verify import pick_quotes
 
 OnEvent = Callable[[dict[str, Any]], None]

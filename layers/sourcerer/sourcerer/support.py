@@ -29,6 +29,7 @@ from importlib import resources
 
 from sourcerer.injection import is_instruction
 from sourcerer.retrieval.embedders import CachedEmbedder, caches, calibrated_similarities
+from sourcerer.sentences import sentence_spans
 from sourcerer.synthesis.answerability import LogisticModel
 from sourcerer.text import (
     NEGATIONS,
@@ -36,7 +37,6 @@ from sourcerer.text import (
     digit_numbers,
     normalize,
     numbers,
-    sentence_spans,
     stem,
     terms,
 )

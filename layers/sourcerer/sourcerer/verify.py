@@ -17,6 +17,7 @@ from sourcerer.injection import is_instruction
 from sourcerer.models import CharSpan, ClaimVerdict, Faithfulness, Passage
 from sourcerer.reading import Reader, load_reader
 from sourcerer.retrieval.embedders import CachedEmbedder, local_embedder, with_known
+from sourcerer.sentences import is_heading, sentence_spans
 from sourcerer.support import (
     ClaimSupport,
     SourceSentence,
@@ -29,7 +30,7 @@ from sourcerer.support import (
 from sourcerer.synthesis.answerability import logit
 from sourcerer.synthesis.prompt import JUDGE_PROMPT, render_sources
 from sourcerer.synthesis.providers import ChatProvider, ask_for_json, chat_chain_from_env
-from sourcerer.text import digit_numbers, sentence_spans
+from sourcerer.text import digit_numbers
 
 
 @dataclass
@@ -75,8 +76,9 @@ _ABOUT_THE_TEXT = re.compile(
 
 def is_assertion(text: str) -> bool:
     """Whether a sentence of an answer asserts something the sources could support: questions, greetings and
-    pleasantries, and sentences about the passage itself ("The passage discusses...") are not claims."""
-    if _QUESTION_END.search(text) or _ABOUT_THE_TEXT.match(text):
+    pleasantries, Markdown headings, and sentences about the passage itself ("The passage discusses...") are not
+    claims."""
+    if _QUESTION_END.search(text) or _ABOUT_THE_TEXT.match(text) or is_heading(text):
         return False
     return not (_CHIT_CHAT.match(text) and len(text.split()) <= 8)
 

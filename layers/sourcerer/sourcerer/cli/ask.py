@@ -9,22 +9,19 @@ from pathlib import Path
 from typing import Any
 
 from sourcerer.cli.common import groups, index_options, open_index_of, require_known_tenant, search_filter
-from sourcerer.errors import InvalidRequest, SourcererError
+from sourcerer.errors import InvalidRequest, SourcererError, UnsupportedDocument
 from sourcerer.models import Answer
+from sourcerer.store.chunking import chunk_pieces
+from sourcerer.store.folders import files_under, why_skip
+from sourcerer.store.parsers import parse
 
 
 def load_passages(path: str | Path) -> list[dict[str, Any]]:
-    """Passages from a `.jsonl` file of `{text, source}` objects, or a folder of text files (one passage per
-    paragraph, labelled with the file name)."""
+    """Passages from a `.jsonl` file of `{text, source}` objects, or a folder of documents read and chunked as
+    `sourcerer ingest` reads them (see `folder_passages`)."""
     path = Path(path)
     if path.is_dir():
-        passages = []
-        for file in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in {".txt", ".md", ""}):
-            text = file.read_text(encoding="utf-8", errors="replace")
-            for paragraph in text.split("\n\n"):
-                if paragraph.strip():
-                    passages.append({"text": " ".join(paragraph.split()), "source": file.name})
-        return passages
+        return folder_passages(path)
     if not path.exists():
         raise SourcererError(f"no such file or folder: {path}")
     passages = []
@@ -38,6 +35,25 @@ def load_passages(path: str | Path) -> list[dict[str, Any]]:
         if not isinstance(item, dict) or not isinstance(item.get("text"), str):
             raise SourcererError(f'{path}:{number}: each line must be an object with a "text" string')
         passages.append(item)
+    return passages
+
+
+def folder_passages(folder: Path) -> list[dict[str, Any]]:
+    """Every document under `folder` that `sourcerer ingest` would take, parsed and chunked the same way, so a
+    question over the folder meets the passages an index of it would hold: a Markdown heading labels the text
+    under it (`handbook.md › Refunds`) and is never a passage of its own. A file that cannot be read is named on
+    stderr and left out."""
+    passages = []
+    for file in files_under(folder):
+        try:
+            if why := why_skip(file, folder):
+                raise UnsupportedDocument(why)
+            parsed = parse(file.read_bytes(), file.name)
+        except UnsupportedDocument as exc:
+            print(f"sourcerer: {file} left out: {exc}", file=sys.stderr)
+            continue
+        for chunk in chunk_pieces(parsed.pieces, tenant="local", document_id=str(file)):
+            passages.append({"text": chunk.text, "source": chunk.label, "sentences": chunk.sentences})
     return passages
 
 
@@ -242,7 +258,7 @@ def register(sub: Any) -> None:
     ask_p.add_argument("question", help="the question to answer")
     source = ask_p.add_mutually_exclusive_group()
     source.add_argument(
-        "--passages", metavar="PATH", help=".jsonl of {text, source}, or a folder of text files (one passage per paragraph)"
+        "--passages", metavar="PATH", help=".jsonl of {text, source}, or a folder of documents, read and chunked as `sourcerer ingest` reads them"
     )
     source.add_argument("--endpoint", metavar="URL", help="a grounding endpoint")
     ask_p.add_argument("--k", type=int, default=5, help="passages to retrieve (default 5)")

@@ -15,9 +15,9 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from sourcerer.errors import UnsupportedDocument
+from sourcerer.sentences import sentence_spans
 from sourcerer.store.parsed import Parsed, Piece
 from sourcerer.store.pdf import parse_pdf
-from sourcerer.text import sentence_spans
 
 EXTENSIONS = {
     ".txt": "text/plain",
@@ -155,15 +155,15 @@ def _markdown(text: str, name: str) -> Parsed:
 
 
 def _strip_markdown(body: str) -> str:
-    """Drop link targets, emphasis and list markers but keep the line structure (line locators stay right)."""
-    return _LIST_MARKER.sub("", _EMPHASIS.sub(r"\2", _LINK.sub(r"\1", body)))
+    """Drop link targets and emphasis but keep the line structure (line locators stay right). List markers stay:
+    `sentence_spans` makes each item a sentence of its own, without its marker."""
+    return _EMPHASIS.sub(r"\2", _LINK.sub(r"\1", body))
 
 
 # Every open-ended run is bounded and stays on its line, so each pattern is linear in the text: an unclosed
 # `[` or `*` looks ahead a few hundred characters, not to the end of the document.
 _LINK = re.compile(r"!?\[([^\[\]\n]{0,300})\]\([^()\s]{0,2000}\)")
 _EMPHASIS = re.compile(r"(\*\*|__|\*|_|`)(\S(?:[^\n]{0,300}?\S)?)\1")
-_LIST_MARKER = re.compile(r"(?m)^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
 
 
 # --- HTML: main content, char spans into the extracted text ---------------------------------------------

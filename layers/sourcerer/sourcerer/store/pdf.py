@@ -10,8 +10,8 @@ import re
 import zlib
 
 from sourcerer.errors import PayloadTooLarge, UnsupportedDocument
+from sourcerer.sentences import sentence_spans
 from sourcerer.store.parsed import Parsed, Piece
-from sourcerer.text import sentence_spans
 
 # what PDF writers put in the Title field when nobody set one (reportlab: "untitled"): the file name says more
 PLACEHOLDER_TITLES = {"", "untitled", "untitled document", "anonymous", "(anonymous)", "document", "title"}

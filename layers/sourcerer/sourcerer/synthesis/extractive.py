@@ -5,7 +5,8 @@ share of the question's terms it holds), **answer type** (whether it holds a new
 question asks for: a number for "how many", a time for "when", a name or role for "who", in several
 languages), its passage's **context** and retrieval rank, and with the bundled e5 model the calibrated
 **similarity** of sentence and passage to the question. A learned sentence model ranks them; the best
-sentence answers and a second joins it when it scores close to the first.
+sentence answers and a second joins it when it scores close to the first. A Markdown heading is never a
+candidate: it says what its passage is about, so its words count for the passage's context instead.
 
 Whether to answer at all is a separate, learned decision (`synthesis.answerability`): the answerability model
 looks at the best sentence, its margin over the others, the question terms no passage holds, retrieval
@@ -29,6 +30,7 @@ from sourcerer.models import CharSpan, Passage
 from sourcerer.reading import Reader
 from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities, with_known
 from sourcerer.retrieval.keyword import idf as bm25_idf
+from sourcerer.sentences import is_heading
 from sourcerer.settings import READER_SENTENCES
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
 from sourcerer.synthesis.draft import Draft
@@ -202,13 +204,17 @@ class ExtractiveSynthesizer:
         s = self.settings
         passages = list(passages[: s.max_passages])
         pool: list[tuple[int, int, int, str]] = []
+        headings: list[set[str]] = [set() for _ in passages]  # a heading says what its passage is about
         set_aside = 0
         for pi, passage in enumerate(passages):
             for start, end in passage.sentence_offsets():
-                if is_instruction(passage.text[start:end]):  # text that addresses the model is never an answer
+                text = passage.text[start:end]
+                if is_instruction(text):  # text that addresses the model is never an answer
                     set_aside += 1
+                elif is_heading(text):  # a title asserts nothing: context for its passage, never the answer
+                    headings[pi].update(passage_terms(text))
                 else:
-                    pool.append((pi, start, end, passage.text[start:end]))
+                    pool.append((pi, start, end, text))
         if not pool:
             return Analysis(feature_set="lexical", question=question, set_aside=set_aside)
         q_terms = list(dict.fromkeys(terms(question)))
@@ -222,7 +228,7 @@ class ExtractiveSynthesizer:
 
         total = sum(idf(t) for t in q_terms) or 1.0
         terms_by_passage = [
-            set().union(*(st for (pi, *_), st in zip(pool, sent_terms, strict=True) if pi == i)) for i in range(len(passages))
+            headings[i].union(*(st for (pi, *_), st in zip(pool, sent_terms, strict=True) if pi == i)) for i in range(len(passages))
         ]
         everywhere = set().union(*terms_by_passage) if terms_by_passage else set()
         missing = sum(idf(t) for t in q_terms if t not in everywhere) / total if q_terms else 1.0
@@ -371,11 +377,7 @@ class ExtractiveSynthesizer:
             if len(chosen) >= self.settings.max_sentences:
                 break
             c = candidates[i]
-            if (
-                c.passage == chosen[0].passage
-                and read[i] >= 0.5
-                and normalize(c.text) not in {normalize(x.text) for x in chosen}
-            ):
+            if c.passage == chosen[0].passage and read[i] >= 0.5 and normalize(c.text) not in {normalize(x.text) for x in chosen}:
                 chosen.append(c)
         return self._draft(chosen, detail)
 
@@ -399,13 +401,8 @@ class ExtractiveSynthesizer:
 
 
 def _declined(provider: str, detail: dict) -> Draft:
-    return Draft(
-        answer="The sources do not contain an answer to this question.",
-        citations=[],
-        refused=True,
-        provider=provider,
-        detail=detail,
-    )
+    no_answer = "The sources do not contain an answer to this question."
+    return Draft(answer=no_answer, citations=[], refused=True, provider=provider, detail=detail)
 
 
 def as_quoted(sentence: str) -> str:
