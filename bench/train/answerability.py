@@ -30,6 +30,7 @@ bundled e5 model's similarities (`semantic`) and without (`lexical`). Fixed seed
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import time
@@ -161,11 +162,43 @@ def halueval_sets(n: int, seed: int) -> list[dict]:
     return items
 
 
+ADVERSARIAL_SETS = ("squad2_dev_half", "squad_es_v2", "persianqa")
+
+
+def adversarial_sets(per_set: int, seed: int) -> list[dict]:
+    """SQuAD 2.0-style questions from the reading model's training articles (`qa_questions("train")`: never the
+    held-out ones that `bench/reader_eval.py` and `bench/relevance.py` report on, nor XQuAD's paragraphs), in
+    English, Spanish and Persian: an adversarial unanswerable over the paragraph it was written against (on topic,
+    the same names, a near-miss fact: what the FAQ's unanswerable questions are) beside an answerable question over
+    its own paragraph, each with one other paragraph of the article where it has one. Answerability only (no answer
+    strings)."""
+    from bench.datasets import qa_questions
+
+    rng = random.Random(seed)
+    by_set: dict[str, list[dict]] = {}
+    for q in qa_questions("train"):
+        if q["set"] in ADVERSARIAL_SETS:
+            by_set.setdefault(q["set"], []).append(q)
+    items = []
+    for name, questions in sorted(by_set.items()):
+        for label, pool in ((1, [q for q in questions if q["answer"] is not None]), (0, [q for q in questions if q["adversarial"]])):
+            for q in rng.sample(pool, min(per_set // 2, len(pool))):
+                own = " ".join(q["sentences"])
+                passages = [{"text": own, "source": "own", "id": "own"}]
+                if q["others"]:  # PersianQA's articles are one paragraph each
+                    passages.append({"text": rng.choice(q["others"]), "source": "other", "id": "other"})
+                rng.shuffle(passages)
+                article = f"{name}/{hashlib.sha256(own.encode()).hexdigest()[:12]}"
+                kind = "adversarial_answerable" if label else "adversarial"
+                items.append({"lang": q["lang"], "article": article, "question": q["question"], "answers": [], "passages": passages, "gold": None, "kind": kind, "label": label})
+    return items
+
+
 def _short_sets(paragraph: str, answers: list[str], rng: random.Random) -> list[tuple[str, list[dict], int]]:
     """FAQ-shaped sets cut from the gold paragraph: one to three one-sentence passages, with the sentence that
     holds the answer (answerable) or with only its neighbours, none holding it (the fact is absent, the topic
     and the names are not)."""
-    from sourcerer.text import sentences
+    from sourcerer.sentences import sentences
 
     split = sentences(paragraph)
     gold = [s for s in split if contains_answer(s, answers)]
@@ -281,6 +314,7 @@ def train(feature_set: str, items: list[dict], validation: set[str]) -> tuple[di
         "auc_off_topic": roc_auc(scores["answerable"], scores["off_topic"]),
         "auc_short": roc_auc(scores["short_answerable"], scores["short_absent"]),
         "auc_nomiracl": roc_auc(scores.get("nomiracl_relevant", []), scores.get("nomiracl_non_relevant", [])),
+        "auc_adversarial": roc_auc(scores.get("adversarial_answerable", []), scores.get("adversarial", [])),
         "answered_contains_gold": sum(top_contains) / max(1, len(top_contains)),
         "second_ratio": second_ratio,
         "containment_by_second_ratio": {str(r): round(sum(v) / max(1, len(v)), 4) for r, v in contains_at.items()},
@@ -309,6 +343,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--halueval", type=int, default=1500, help="HaluEval QA items added to the training sets")
     parser.add_argument("--no-nomiracl", dest="nomiracl", action="store_false", help="leave out the NoMIRACL training half")
+    parser.add_argument("--adversarial", type=int, default=0, help="SQuAD 2.0-style questions per set (en, es, fa) added")
     args = parser.parse_args()
     use_bench_cache()
     held_out = held_out_articles()
@@ -317,6 +352,11 @@ def main() -> None:
     items = build_sets(set(training), args.seed)
     if args.nomiracl:
         extra = nomiracl_sets()
+        rng = random.Random(args.seed)
+        validation |= {item["article"] for item in extra if rng.random() < 0.2}
+        items += extra
+    if args.adversarial:
+        extra = adversarial_sets(args.adversarial, args.seed)
         rng = random.Random(args.seed)
         validation |= {item["article"] for item in extra if rng.random() < 0.2}
         items += extra
