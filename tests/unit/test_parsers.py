@@ -4,6 +4,7 @@ import io
 import json
 
 import pytest
+from sourcerer import ask
 from sourcerer.errors import UnsupportedDocument
 from sourcerer.store.base import prepare
 from sourcerer.store.chunking import ChunkSettings, chunk_pieces
@@ -145,14 +146,48 @@ def test_ingest_path_reports_every_file(tmp_path):
     assert [f.status for f in again.files if f.path.endswith("a.md")] == ["unchanged"]
 
 
-def test_headings_do_not_run_into_the_paragraph_under_them():
+def test_html_headings_label_the_text_under_them_and_are_never_pieces():
+    """As in Markdown: a heading is what the text under it is about, so it labels those chunks and is never a
+    sentence an answer could quote ("Pricing FAQ" once ran into the paragraph under it, then stood alone)."""
     from sourcerer.store.base import prepare
     from sourcerer.store.models import Document
 
     html = "<h1>Pricing FAQ</h1><p>The Pro plan costs 49 dollars a month.</p><h2>Refunds</h2><p>Refunds take 5 days.</p>"
-    chunk = prepare(Document(source_uri="faq.html", text=html, tenant="t")).chunks[0]
-    assert chunk.text == "Pricing FAQ\nThe Pro plan costs 49 dollars a month.\nRefunds\nRefunds take 5 days."
-    assert [chunk.text[start:end] for start, end in chunk.spans][:2] == ["Pricing FAQ", "The Pro plan costs 49 dollars a month."]
+    chunks = prepare(Document(source_uri="faq.html", text=html, tenant="t")).chunks
+    assert [(c.label, c.text) for c in chunks] == [
+        ("faq.html › Pricing FAQ", "The Pro plan costs 49 dollars a month."),
+        ("faq.html › Pricing FAQ › Refunds", "Refunds take 5 days."),
+    ]
+
+
+def test_table_rows_are_sentences_read_with_their_header():
+    """A row alone ("| Enterprise | $99 | 50 |") says nothing about what its cells are: each row of a Markdown or
+    HTML table becomes one sentence naming them, and the header row is no sentence. A row of another width than
+    the header, or a table without one, lists its cells; line numbers and character spans still point at the row."""
+    markdown = (
+        "# Pricing\n\n| Plan | Price per month | Seats |\n|:-----|----:|---|\n| Pro | $49 | 10 |\n"
+        "| Enterprise | $99 | |\n| Legacy | $5 | 1 | extra |\n\nAnnual plans get two months free.\n"
+    )
+    pieces = parse(markdown.encode(), "pricing.md").pieces
+    assert [(p.text, p.locator["start"]) for p in pieces] == [
+        ("Plan: Pro; Price per month: $49; Seats: 10.", 5),
+        ("Plan: Enterprise; Price per month: $99.", 6),
+        ("Legacy; $5; 1; extra.", 7),
+        ("Annual plans get two months free.", 9),
+    ]
+    html = (
+        "<title>Dosage</title><h1>Paracetamol</h1><table><thead><tr><th>Age</th><th>Maximum per day</th></tr></thead>"
+        "<tbody><tr><td>Adults<td>4000 mg<tr><td>Children <b>6 to 12</b></td><td>2000 mg</td></tr></tbody></table>"
+        "<table><tr><td>No</td><td>header</td></tr></table>"
+    )
+    parsed = parse(html.encode(), "dosage.html")
+    assert [(p.text, p.section) for p in parsed.pieces] == [
+        ("Age: Adults; Maximum per day: 4000 mg.", "Dosage › Paracetamol"),
+        ("Age: Children 6 to 12; Maximum per day: 2000 mg.", "Dosage › Paracetamol"),
+        ("No; header.", "Dosage › Paracetamol"),
+    ]
+    answer = ask("What is the most paracetamol a child may take in a day?", passages=[{"text": " ".join(p.text for p in parsed.pieces)}], chat="extractive")
+    assert not answer.refused and "Children 6 to 12; Maximum per day: 2000 mg" in answer.answer
 
 
 def _pdf_with_streams(*streams: bytes, filters: str = "/FlateDecode") -> bytes:

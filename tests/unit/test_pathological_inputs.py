@@ -38,6 +38,12 @@ SHAPES = {
     "100,000 list markers on one line": ("a.txt", "- " * 100_000 + "x"),
     "100,000 list items": ("a.txt", "\n".join(f"{i % 1000}. item {i}" for i in range(100_000))),
     "100,000 Markdown headings": ("a.txt", "\n".join(f"## Heading {i}" for i in range(100_000))),
+    "a Markdown table of 50,000 rows": ("a.md", "| a | b |\n|---|---|\n" + "| x | y |\n" * 50_000),
+    "a table rule of 100,000 cells": ("a.md", "| a |\n" + "|---" * 100_000 + "\n| x |\n"),
+    "100,000 pipes on one line": ("a.md", "|" * 100_000 + "\n|---|\n"),
+    "100,000 unclosed HTML table cells": ("a.html", "<table><tr>" + "<td>x" * 100_000),
+    "10,000 nested HTML tables": ("a.html", "<table><tr><td>" * 10_000 + "x"),
+    "100,000 HTML headings": ("a.html", "<h2>x</h2>" * 100_000),
 }
 
 

@@ -74,12 +74,16 @@ def chunk_pieces(pieces: list[Piece], *, tenant: str, document_id: str, settings
     size = 0
     for piece in bounded(pieces):
         crosses = current and piece.section != current[-1].section
-        too_big = current and size + _size(piece.text) > s.max_words
+        # words bound a window, and characters too: long runs with a few spaces ("| a | |---|---...") count as
+        # few words, and must not pile up into one chunk
+        too_big = current and (
+            size + _size(piece.text) > s.max_words or sum(len(p.text) for p in current) + len(piece.text) > MAX_PIECE_CHARS
+        )
         if crosses or too_big:
             windows.append(current)
             carry = [] if crosses else current[-s.overlap_pieces :] if s.overlap_pieces else []
             # never let the overlap alone fill a window
-            carry = carry if sum(_size(p.text) for p in carry) < s.max_words // 2 else []
+            carry = carry if sum(_size(p.text) for p in carry) < s.max_words // 2 and sum(len(p.text) for p in carry) < MAX_PIECE_CHARS // 2 else []
             current, size = list(carry), sum(_size(p.text) for p in carry)
         current.append(piece)
         size += _size(piece.text)

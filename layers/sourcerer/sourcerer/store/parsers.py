@@ -2,22 +2,24 @@
 
 A `Piece` is the smallest unit a chunk is built from (a sentence, a transcript cue) with its origin: line
 numbers for text and Markdown, a character span for HTML and JSON records, a page and word box for PDF, a
-time range for WebVTT and SRT. `section` marks boundaries chunks never cross (a Markdown heading, a PDF page,
-a JSON record); its label becomes the chunk label.
+time range for WebVTT and SRT. `section` marks boundaries chunks never cross (a Markdown or HTML heading, a PDF
+page, a JSON record); its label becomes the chunk label. HTML has its own module (`store.html`), and tables in
+Markdown and HTML are read row by row with their header (`store.tables`).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from html.parser import HTMLParser
 from pathlib import PurePosixPath
 from typing import Any
 
 from sourcerer.errors import UnsupportedDocument
 from sourcerer.sentences import sentence_spans
+from sourcerer.store.html import parse_html
 from sourcerer.store.parsed import Parsed, Piece
 from sourcerer.store.pdf import parse_pdf
+from sourcerer.store.tables import markdown_tables
 
 EXTENSIONS = {
     ".txt": "text/plain",
@@ -76,7 +78,7 @@ def parse(raw: bytes, source_uri: str, content_type: str | None = None) -> Parse
     if kind == "text/markdown":
         return _markdown(text, name)
     if kind == "text/html":
-        return _html(text, name)
+        return parse_html(text, name)
     if kind == "text/vtt":
         return Parsed(name, _cues(text, name, vtt=True))
     if kind == "application/x-subrip":
@@ -136,7 +138,7 @@ def _markdown(text: str, name: str) -> Parsed:
         body = "\n".join(block)
         if body.strip():
             label = " › ".join([name, *path])
-            pieces.extend(_line_pieces(_strip_markdown(body), block_start, label))
+            pieces.extend(_line_pieces(_strip_markdown(markdown_tables(body)), block_start, label))
 
     for number, line in enumerate(lines, start=1):
         if line.strip().startswith("```"):
@@ -164,94 +166,6 @@ def _strip_markdown(body: str) -> str:
 # `[` or `*` looks ahead a few hundred characters, not to the end of the document.
 _LINK = re.compile(r"!?\[([^\[\]\n]{0,300})\]\([^()\s]{0,2000}\)")
 _EMPHASIS = re.compile(r"(\*\*|__|\*|_|`)(\S(?:[^\n]{0,300}?\S)?)\1")
-
-
-# --- HTML: main content, char spans into the extracted text ---------------------------------------------
-
-_SKIP_TAGS = {"script", "style", "nav", "header", "footer", "aside", "noscript", "template", "svg", "form", "button"}
-_BLOCK_TAGS = {
-    "p",
-    "div",
-    "section",
-    "article",
-    "main",
-    "li",
-    "ul",
-    "ol",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "br",
-    "tr",
-    "table",
-    "blockquote",
-    "pre",
-    "dd",
-    "dt",
-}
-
-
-class _HTMLText(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.skip = 0
-        self.parts: list[str] = []
-        self.main_parts: list[str] | None = None
-        self.main_depth = 0
-        self.title = ""
-        self._in_title = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in _SKIP_TAGS or dict(attrs).get("role") in ("navigation", "banner", "contentinfo"):
-            self.skip += 1
-        if tag == "title":
-            self._in_title = True
-        if tag in ("main", "article") and self.main_parts is None:
-            self.main_parts, self.main_depth = [], 1
-        elif tag in ("main", "article") and self.main_depth:
-            self.main_depth += 1
-        if tag in _BLOCK_TAGS:
-            self._emit("\n\n")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in _SKIP_TAGS and self.skip:
-            self.skip -= 1
-        if tag == "title":
-            self._in_title = False
-        if tag in ("main", "article") and self.main_depth:
-            self.main_depth -= 1
-        if tag in _BLOCK_TAGS:
-            self._emit("\n\n")
-
-    def handle_data(self, data: str) -> None:
-        if self._in_title:
-            self.title += data
-            return
-        if not self.skip:
-            self._emit(data)
-
-    def _emit(self, text: str) -> None:
-        self.parts.append(text)
-        if self.main_parts is not None and self.main_depth:
-            self.main_parts.append(text)
-
-
-def _html(text: str, name: str) -> Parsed:
-    parser = _HTMLText()
-    parser.feed(text)
-    parser.close()
-    chosen = parser.main_parts if parser.main_parts else parser.parts
-    extracted = re.sub(r"[ \t\r\f\v]+", " ", "".join(chosen))
-    extracted = re.sub(r"\s*\n\s*\n\s*", "\n\n", extracted).strip()
-    title = " ".join(parser.title.split()) or name
-    pieces = [
-        Piece(extracted[s:e].replace("\n", " "), {"kind": "char_span", "start": s, "end": e}, title)
-        for s, e in sentence_spans(extracted)
-    ]
-    return Parsed(title, pieces)
 
 
 # --- transcripts: WebVTT and SRT cues with time ranges ---------------------------------------------------
