@@ -307,3 +307,29 @@ def test_an_answer_right_after_a_small_ingest_embeds_the_backlog_once_and_keeps_
     passages = index.retriever(tenant="local")("How long does a failover cutover take?")
     assert passages and not any(p["pending"] for p in passages) and passages[0]["vectors"]
     assert index.pending_embeddings() == 0
+
+
+FAQ_DOCUMENT = [
+    {
+        "text": "How long do refunds take?\nRefunds are issued within five business days.\n\n¿Puedo devolver artículos rebajados?\n"
+        "Los artículos rebajados no admiten devolución.",
+        "source": "faq.txt",
+    }
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "quote"),
+    [
+        ("How long do refunds take?", "Refunds are issued within five business days."),
+        ("¿Puedo devolver artículos rebajados?", "Los artículos rebajados no admiten devolución."),
+    ],
+)
+def test_an_faq_documents_own_question_is_context_never_the_answer(question, quote):
+    """An FAQ's question matches the user's best of all its sentences, and asserts nothing: it was quoted as the
+    answer's first sentence ("How long do refunds take? [1] Refunds are issued ..."). It now counts as context for
+    its passage, and the answer is the statement under it."""
+    answer = ask(question, passages=FAQ_DOCUMENT, chat="extractive")
+    assert not answer.refused
+    assert answer.answer == f"{quote} [1]"
+    assert "?" not in answer.citations[0].quote

@@ -42,6 +42,14 @@ _HEADING_LINE = re.compile(r"(?m)^[ \t]{0,3}#{1,6}[ \t]+[^\n]*\S")
 _LIST_MARKER = re.compile(r"(?m)^[ \t]{0,8}(?:[-*+•]|(\d{1,3})[.)])[ \t]+(?=\S)")
 
 
+_QUESTION_END = re.compile(r"[?？؟]\W*$")
+
+
+def is_question(sentence: str) -> bool:
+    """Whether a sentence asks rather than states: an FAQ's own question, or a question in an answer."""
+    return _QUESTION_END.search(sentence) is not None
+
+
 def is_heading(sentence: str) -> bool:
     """Whether a sentence is a Markdown heading: a title over the text below it, which asserts nothing and
     answers nothing ("# Support policy" is no answer to "Is there a company car policy?")."""

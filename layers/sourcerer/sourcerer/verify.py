@@ -17,7 +17,7 @@ from sourcerer.injection import is_instruction
 from sourcerer.models import CharSpan, ClaimVerdict, Faithfulness, Passage
 from sourcerer.reading import Reader, load_reader
 from sourcerer.retrieval.embedders import CachedEmbedder, local_embedder, with_known
-from sourcerer.sentences import is_heading, sentence_spans
+from sourcerer.sentences import is_heading, is_question, sentence_spans
 from sourcerer.support import (
     ClaimSupport,
     SourceSentence,
@@ -59,7 +59,6 @@ def without_gaps(answer: str) -> str:
     return GAP.sub(lambda m: " " * len(m.group()), answer)
 
 
-_QUESTION_END = re.compile(r"[?？؟]\W*$")
 _CHIT_CHAT = re.compile(
     r"^\W*(?:hi|hello|hey|thanks?(?: you)?|you'?re welcome|sure|of course|certainly|great question|good question|"
     r"(?:i )?hope (?:this|that|it) helps|let me know|feel free|glad to help|happy to help|bonjour|merci|hola|gracias|"
@@ -78,7 +77,7 @@ def is_assertion(text: str) -> bool:
     """Whether a sentence of an answer asserts something the sources could support: questions, greetings and
     pleasantries, Markdown headings, and sentences about the passage itself ("The passage discusses...") are not
     claims."""
-    if _QUESTION_END.search(text) or _ABOUT_THE_TEXT.match(text) or is_heading(text):
+    if is_question(text) or _ABOUT_THE_TEXT.match(text) or is_heading(text):
         return False
     return not (_CHIT_CHAT.match(text) and len(text.split()) <= 8)
 
