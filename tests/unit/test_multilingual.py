@@ -134,6 +134,31 @@ def test_headings_and_list_items_are_sentences_of_their_own():
     assert hours.answer == "Support is open 8 am to 8 pm. [1]" and hours.citations[0].label == "s.md"
 
 
+def test_short_lines_of_plain_text_are_sentences_and_a_title_is_no_answer():
+    """Plain text keeps its facts one to a line ("Refund window: 30 days"), and its titles on a line of their own
+    ("Refunds" over the rule): each is a sentence, where they once ran into the next line. A title, like a Markdown
+    heading, is context and never the answer ("Refunds. [1] Refunds are issued ..."). Prose wrapped at a usual
+    width, or a line that continues, stays one sentence."""
+    from sourcerer.sentences import is_title, sentence_spans, sentences
+
+    assert sentences("Refund window: 30 days\nShipping: 3 to 5 days\nSupport hours: 8 am to 8 pm") == [
+        "Refund window: 30 days",
+        "Shipping: 3 to 5 days",
+        "Support hours: 8 am to 8 pm",
+    ]
+    wrapped = (
+        "This policy applies to every employee of the company who travels for work,\nincluding contractors hired "
+        "through Acme. It also covers trips within the\nUnited States and abroad. A short line\nthat goes on."
+    )
+    assert len(sentences(wrapped)) == 3
+    text = "Refunds\nRefunds are issued within 5 business days.\nPlans\nPro: $49 per month"
+    titles = [text[a:b] for a, b in sentence_spans(text) if is_title(text, a, b)]
+    assert titles == ["Refunds", "Plans"]
+    passages = [{"text": text, "source": "policy.txt"}]
+    assert ask("How long do refunds take?", passages=passages, chat="extractive").answer == "Refunds are issued within 5 business days. [1]"
+    assert ask("How much is the Pro plan?", passages=passages, chat="extractive").answer == "Pro: $49 per month. [1]"
+
+
 @pytest.mark.parametrize(
     "text",
     [

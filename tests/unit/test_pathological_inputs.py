@@ -44,6 +44,8 @@ SHAPES = {
     "100,000 unclosed HTML table cells": ("a.html", "<table><tr>" + "<td>x" * 100_000),
     "10,000 nested HTML tables": ("a.html", "<table><tr><td>" * 10_000 + "x"),
     "100,000 HTML headings": ("a.html", "<h2>x</h2>" * 100_000),
+    "200,000 short lines": ("a.txt", "Title\n" * 200_000),
+    "a 1 MB line then short lines": ("a.txt", "x " * 500_000 + "\nA\nB\nC"),
 }
 
 

@@ -56,6 +56,44 @@ def is_heading(sentence: str) -> bool:
     return "\n" not in sentence.strip() and _HEADING_LINE.fullmatch(sentence.strip()) is not None
 
 
+SHORT_LINE = 60  # characters: a title or a "Refund window: 30 days" line, not a line of prose wrapped at 72-80
+_CONTINUES = tuple(",;-–—/&(")
+
+
+def _short_line_ends(text: str) -> list[int]:
+    """Where a short line without a final stop ends and a capitalised line starts: a title over its text or one
+    line of a list of facts ("Refund window: 30 days" / "Shipping: 3 to 5 days"), each a sentence of its own. A
+    line of prose wrapped at a usual width is longer, and a line that continues (a comma, a dash) is left alone.
+    Each line is looked at once and only its last `SHORT_LINE` characters, so the work is linear."""
+    ends = []
+    for newline in re.finditer(r"\n(?=[ \t]*\S)", text):
+        at = newline.start()
+        line_start = text.rfind("\n", max(0, at - SHORT_LINE - 1), at) + 1  # 0: the text's first line, or a long one
+        line = text[line_start:at].strip()
+        if not line or len(line) > SHORT_LINE or (line_start == 0 and at > SHORT_LINE + 1):
+            continue
+        following = _NEXT_CHAR.match(text, at)
+        nxt = following.group(1) if following else ""
+        if line.endswith(_CONTINUES) or line[-1] in ".!?…。！？؟:" or not (nxt.isupper() or nxt.isdigit()):
+            continue
+        ends.append(at)
+    return ends
+
+
+def is_title(text: str, start: int, end: int) -> bool:
+    """Whether the sentence `text[start:end]` is a plain-text title: a whole short line without a stop, a digit or
+    a colon, over a capitalised line ("Refunds" over "Refunds are issued within 5 days."). Like a Markdown
+    heading it says what the text under it is about, and is neither an answer nor a claim. A line of facts
+    ("Enterprise: $99 per month") is none."""
+    line = text[start:end]
+    if len(line) > SHORT_LINE or "\n" in line or any(c.isdigit() for c in line) or ":" in line:
+        return False
+    if line[-1:] in ".!?…。！？؟" or line.endswith(_CONTINUES) or (start and text[start - 1] != "\n"):
+        return False
+    following = _NEXT_CHAR.match(text, end)
+    return bool(following) and text[end : following.start(1)].count("\n") == 1 and following.group(1).isupper()
+
+
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """Split `text` into sentences; returns `[start, end)` spans with surrounding whitespace trimmed.
 
@@ -89,6 +127,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         boundaries.append(para.start())
     for heading in _HEADING_LINE.finditer(text):
         boundaries.extend((heading.start(), heading.end()))
+    boundaries.extend(_short_line_ends(text))
     for end in sorted(set(boundaries)):
         if end <= start:
             continue

@@ -17,7 +17,7 @@ from sourcerer.injection import is_instruction
 from sourcerer.models import CharSpan, ClaimVerdict, Faithfulness, Passage
 from sourcerer.reading import Reader, load_reader
 from sourcerer.retrieval.embedders import CachedEmbedder, local_embedder, with_known
-from sourcerer.sentences import is_heading, is_question, sentence_spans
+from sourcerer.sentences import is_heading, is_question, is_title, sentence_spans
 from sourcerer.support import (
     ClaimSupport,
     SourceSentence,
@@ -96,6 +96,8 @@ def split_claims(answer: str) -> list[Claim]:
     for paragraph_no, (p_start, p_end) in enumerate(zip(breaks, ends, strict=True)):
         paragraph = answer[p_start:p_end]
         for start, end in sentence_spans(paragraph):
+            if is_title(paragraph, start, end):
+                continue  # "Refunds" over the answer's first line: a title, no claim
             piece, at = paragraph[start:end], p_start + start
             leading = re.match(r"^(\s*\[\d+\])+", piece)
             if leading and raw and raw[-1][2] == paragraph_no:

@@ -30,7 +30,7 @@ from sourcerer.models import CharSpan, Passage
 from sourcerer.reading import Reader
 from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities, with_known
 from sourcerer.retrieval.keyword import idf as bm25_idf
-from sourcerer.sentences import is_heading, is_question
+from sourcerer.sentences import is_heading, is_question, is_title
 from sourcerer.settings import READER_SENTENCES
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
 from sourcerer.synthesis.draft import Draft
@@ -211,7 +211,7 @@ class ExtractiveSynthesizer:
                 text = passage.text[start:end]
                 if is_instruction(text):  # text that addresses the model is never an answer
                     set_aside += 1
-                elif is_heading(text) or is_question(text):  # a title or an FAQ's own question asserts nothing:
+                elif is_heading(text) or is_title(passage.text, start, end) or is_question(text):  # a title or an FAQ's question asserts nothing:
                     headings[pi].update(passage_terms(text))  # context for its passage, never the answer
                 else:
                     pool.append((pi, start, end, text))
