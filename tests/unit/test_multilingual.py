@@ -157,6 +157,10 @@ def test_short_lines_of_plain_text_are_sentences_and_a_title_is_no_answer():
     passages = [{"text": text, "source": "policy.txt"}]
     assert ask("How long do refunds take?", passages=passages, chat="extractive").answer == "Refunds are issued within 5 business days. [1]"
     assert ask("How much is the Pro plan?", passages=passages, chat="extractive").answer == "Pro: $49 per month. [1]"
+    # a bold paragraph over its text reads the same once its markup is gone; a fact written without a stop is no title
+    assert is_title("Refunds\n\nRefunds take 5 days.", 0, 7)
+    facts = [{"text": "Free shipping on all orders\n\nReturns are accepted within 30 days."}]
+    assert ask("Is shipping free?", passages=facts, chat="extractive").answer == "Free shipping on all orders. [1]"
 
 
 @pytest.mark.parametrize(

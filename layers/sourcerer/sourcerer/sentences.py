@@ -57,6 +57,7 @@ def is_heading(sentence: str) -> bool:
 
 
 SHORT_LINE = 60  # characters: a title or a "Refund window: 30 days" line, not a line of prose wrapped at 72-80
+TITLE_WORDS = 4  # "Parental leave policy" is a title; "Free shipping on all orders" a fact written without a stop
 _CONTINUES = tuple(",;-–—/&(")
 
 
@@ -81,17 +82,18 @@ def _short_line_ends(text: str) -> list[int]:
 
 
 def is_title(text: str, start: int, end: int) -> bool:
-    """Whether the sentence `text[start:end]` is a plain-text title: a whole short line without a stop, a digit or
-    a colon, over a capitalised line ("Refunds" over "Refunds are issued within 5 days."). Like a Markdown
+    """Whether the sentence `text[start:end]` is a plain-text title: a whole line of at most four words without a
+    stop, a digit or a colon, over a capitalised line or paragraph ("Refunds" over "Refunds are issued within 5 days."; a bold
+    paragraph in HTML or Markdown reads the same once its markup is gone). Like a Markdown
     heading it says what the text under it is about, and is neither an answer nor a claim. A line of facts
     ("Enterprise: $99 per month") is none."""
     line = text[start:end]
-    if len(line) > SHORT_LINE or "\n" in line or any(c.isdigit() for c in line) or ":" in line:
+    if len(line.split()) > TITLE_WORDS or "\n" in line or any(c.isdigit() for c in line) or ":" in line:
         return False
     if line[-1:] in ".!?…。！？؟" or line.endswith(_CONTINUES) or (start and text[start - 1] != "\n"):
         return False
     following = _NEXT_CHAR.match(text, end)
-    return bool(following) and text[end : following.start(1)].count("\n") == 1 and following.group(1).isupper()
+    return bool(following) and text[end : following.start(1)].count("\n") in (1, 2) and following.group(1).isupper()
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:
