@@ -258,3 +258,20 @@ def test_pdf_headings_are_labels_not_the_start_of_a_sentence():
     assert y1 < 345 and y0 > 325  # the cited line only: not the heading at 700 nor the space between
     chunks = _chunks("benefits.pdf", buffer.getvalue())
     assert all(not c.text.startswith(("Benefits guide", "Parental leave")) for c in chunks)
+
+
+def test_a_csv_file_is_read_row_by_row_under_its_column_names():
+    """A spreadsheet export is a table: each row one sentence under the first row's names, located by its lines
+    (a quoted cell may span two). A European export's semicolons are read as such; a broken file is refused
+    with the line and the reason."""
+    plans = 'Plan,Price per month,Seats\nPro,$49,10\n"Enterprise, annual","$99\nbilled yearly",50\n'
+    assert [(p.text, p.locator) for p in parse(plans.encode(), "plans.csv").pieces] == [
+        ("Plan: Pro; Price per month: $49; Seats: 10.", {"kind": "lines", "start": 2, "end": 2}),
+        ("Plan: Enterprise, annual; Price per month: $99 billed yearly; Seats: 50.", {"kind": "lines", "start": 3, "end": 4}),
+    ]
+    assert [p.text for p in parse("Tarif;Prix\nPro;49 €\n".encode(), "tarifs.csv").pieces] == ["Tarif: Pro; Prix: 49 €."]
+    assert [p.text for p in parse(b"Plan\tSeats\nPro\t10\n", "plans.tsv").pieces] == ["Plan: Pro; Seats: 10."]
+    with pytest.raises(UnsupportedDocument, match="not readable as CSV"):
+        parse(b'a,b\n"' + b"x" * 200_000 + b'",1\n', "huge.csv")
+    answer = ask("How many seats does the Pro plan include?", passages=[{"text": p.text} for p in parse(plans.encode(), "plans.csv").pieces], chat="extractive")
+    assert answer.answer == "Plan: Pro; Price per month: $49; Seats: 10. [1]"

@@ -46,6 +46,9 @@ SHAPES = {
     "100,000 HTML headings": ("a.html", "<h2>x</h2>" * 100_000),
     "200,000 short lines": ("a.txt", "Title\n" * 200_000),
     "a 1 MB line then short lines": ("a.txt", "x " * 500_000 + "\nA\nB\nC"),
+    "a CSV of 100,000 rows": ("a.csv", "a,b,c\n" + "1,2,3\n" * 100_000),
+    "a CSV row of 100,000 cells": ("a.csv", "a\n" + "x," * 100_000 + "\n"),
+    "a CSV quote that never closes": ("a.csv", 'a,b\n"' + "x " * 50_000),
 }
 
 

@@ -43,9 +43,11 @@ ContentType = Literal[
     "application/pdf",
     "application/x-ndjson",
     "application/x-subrip",
+    "text/csv",
     "text/html",
     "text/markdown",
     "text/plain",
+    "text/tab-separated-values",
     "text/vtt",
 ]
 

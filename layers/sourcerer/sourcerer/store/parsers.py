@@ -1,7 +1,7 @@
 """Parsers: bytes in, text pieces out, each piece knowing where it came from in the original.
 
 A `Piece` is the smallest unit a chunk is built from (a sentence, a transcript cue) with its origin: line
-numbers for text and Markdown, a character span for HTML and JSON records, a page and word box for PDF, a
+numbers for text, Markdown and CSV, a character span for HTML and JSON records, a page and word box for PDF, a
 time range for WebVTT and SRT. `section` marks boundaries chunks never cross (a Markdown or HTML heading, a PDF
 page, a JSON record); its label becomes the chunk label. HTML has its own module (`store.html`), and tables in
 Markdown and HTML are read row by row with their header (`store.tables`).
@@ -19,7 +19,7 @@ from sourcerer.sentences import sentence_spans
 from sourcerer.store.html import parse_html
 from sourcerer.store.parsed import Parsed, Piece
 from sourcerer.store.pdf import parse_pdf
-from sourcerer.store.tables import markdown_tables
+from sourcerer.store.tables import markdown_tables, table_rows
 
 EXTENSIONS = {
     ".txt": "text/plain",
@@ -34,10 +34,12 @@ EXTENSIONS = {
     ".json": "application/json",
     ".jsonl": "application/x-ndjson",
     ".ndjson": "application/x-ndjson",
+    ".csv": "text/csv",
+    ".tsv": "text/tab-separated-values",
 }
 
 
-READABLE = ".txt, .md, .html, .pdf, .vtt, .srt, .json and .jsonl"
+READABLE = ".txt, .md, .html, .pdf, .vtt, .srt, .json, .jsonl, .csv and .tsv"
 _BINARY = {b"\x89PNG": "a PNG image", b"\xff\xd8\xff": "a JPEG image", b"GIF8": "a GIF image", b"PK\x03\x04": "a ZIP archive (or a Word/Excel file)"}
 
 
@@ -87,6 +89,8 @@ def parse(raw: bytes, source_uri: str, content_type: str | None = None) -> Parse
         return _json(text, name, lines=False)
     if kind == "application/x-ndjson":
         return _json(text, name, lines=True)
+    if kind in ("text/csv", "text/tab-separated-values"):
+        return Parsed(name, table_rows(text, name, tabs=kind == "text/tab-separated-values"))
     raise UnsupportedDocument(f"unsupported content type {kind!r}")
 
 

@@ -1,4 +1,4 @@
-"""Tables as sentences: each row of a Markdown or HTML table is read with its header.
+"""Tables as sentences: each row of a Markdown or HTML table, or of a CSV file, is read with its header.
 
 A pricing or dosage table is where a policy keeps its facts, and a row alone ("| Enterprise | $99 | 50 |") says
 nothing about what its cells are. So a row becomes one sentence that names them, "Plan: Enterprise; Price per
@@ -9,7 +9,12 @@ header, or a table without one, lists its cells.
 
 from __future__ import annotations
 
+import csv
+import io
 import re
+
+from sourcerer.errors import UnsupportedDocument
+from sourcerer.store.parsed import Piece
 
 # The rule under a Markdown table's header: "|---|:---:|". Each cell starts at a pipe, so the match is linear.
 _RULE = re.compile(r"[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)*\|?[ \t]*")
@@ -48,3 +53,33 @@ def markdown_tables(body: str) -> str:
             lines[at] = f"- {sentence}" if sentence else ""
             at += 1
     return "\n".join(lines)
+
+
+def table_rows(text: str, name: str, *, tabs: bool) -> list[Piece]:
+    """A CSV (or, with `tabs`, TSV) file's rows as sentences under its first row, each located by its lines. A
+    CSV's delimiter is read from its first lines (a comma, or the semicolon of a European spreadsheet)."""
+    delimiter = "\t"
+    if not tabs:
+        try:
+            delimiter = csv.Sniffer().sniff(text[:4096], delimiters=",;|\t").delimiter
+        except csv.Error:
+            delimiter = ","
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+    header: list[str] = []
+    pieces = []
+    first_line = 1
+    try:
+        for row in reader:
+            lines = {"kind": "lines", "start": first_line, "end": reader.line_num}
+            first_line = reader.line_num + 1
+            if not any(cell.strip() for cell in row):
+                continue
+            if not header:
+                header = row
+                continue
+            sentence = row_sentence(header, row)
+            if sentence:
+                pieces.append(Piece(sentence, lines, name))
+    except csv.Error as exc:
+        raise UnsupportedDocument(f"not readable as {'TSV' if tabs else 'CSV'} (line {reader.line_num}): {exc}") from exc
+    return pieces
