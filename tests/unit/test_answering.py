@@ -333,3 +333,12 @@ def test_an_faq_documents_own_question_is_context_never_the_answer(question, quo
     assert not answer.refused
     assert answer.answer == f"{quote} [1]"
     assert "?" not in answer.citations[0].quote
+
+
+def test_an_faq_answer_label_is_not_part_of_the_answer():
+    """"Q: ...? / A: ..." documents: the question is context and the label "A:" is dropped from what the answer
+    shows, while the citation still quotes the source sentence as it stands."""
+    passages = [{"text": "Q: How long does shipping take?\nA: Standard shipping takes 3 to 5 business days.", "source": "faq.txt"}]
+    answer = ask("How long does shipping take?", passages=passages, chat="extractive", verify="strict")
+    assert answer.answer == "Standard shipping takes 3 to 5 business days. [1]"
+    assert answer.faithfulness.faithful and answer.citations[0].quote == "A: Standard shipping takes 3 to 5 business days."

@@ -406,10 +406,13 @@ def _declined(provider: str, detail: dict) -> Draft:
 
 
 def as_quoted(sentence: str) -> str:
-    """A source sentence as it may appear in an answer: citation markers of its own (`[2]` in a paper) would
-    read as ours and point at another source, and invisible control characters could reorder what is shown;
-    both are dropped. The quote spans still point at the sentence as stored."""
-    return strip_markers(without_invisibles(sentence))
+    """A source sentence as it may appear in an answer: its own citation markers (`[2]` in a paper: they would read
+    as ours), invisible control characters (they could reorder what is shown) and an FAQ's answer label ("A:
+    Refunds take 5 days") are dropped. The quote spans still point at the sentence as stored."""
+    return _ANSWER_LABEL.sub("", strip_markers(without_invisibles(sentence)), count=1)
+
+
+_ANSWER_LABEL = re.compile(r"^\s*(?:A|Answer|R|Réponse|Respuesta|Resposta|Antwort)\s?[:：]\s+(?=\S)")
 
 
 def _ensure_stop(text: str) -> str:
