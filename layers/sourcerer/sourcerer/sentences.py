@@ -3,7 +3,10 @@
 One splitter for every job that needs sentences: ingest stores each chunk's sentences (a citation points at
 one), the extractive synthesiser ranks them, the judge splits an answer into claims, and a stream shows an
 answer sentence by sentence. It knows Latin stops (not after an abbreviation, an initial or inside a number),
-CJK, Arabic and Devanagari stops, paragraph breaks, list items and Markdown headings.
+CJK, Arabic and Devanagari stops, paragraph breaks, list items, Markdown headings and short lines of plain text.
+
+It also says which sentences state nothing, so that none is an answer or a claim: a heading, a plain-text
+title and a question (`states_nothing`).
 """
 
 from __future__ import annotations
@@ -83,10 +86,10 @@ def _short_line_ends(text: str) -> list[int]:
 
 def is_title(text: str, start: int, end: int) -> bool:
     """Whether the sentence `text[start:end]` is a plain-text title: a whole line of at most four words without a
-    stop, a digit or a colon, over a capitalised line or paragraph ("Refunds" over "Refunds are issued within 5 days."; a bold
-    paragraph in HTML or Markdown reads the same once its markup is gone). Like a Markdown
-    heading it says what the text under it is about, and is neither an answer nor a claim. A line of facts
-    ("Enterprise: $99 per month") is none."""
+    stop, a digit or a colon, over a capitalised line or paragraph ("Refunds" over "Refunds are issued within 5
+    days."; a bold paragraph in HTML or Markdown reads the same once its markup is gone). Like a Markdown heading
+    it says what the text under it is about, and is neither an answer nor a claim. A line of facts ("Enterprise:
+    $99 per month") is none."""
     line = text[start:end]
     if len(line.split()) > TITLE_WORDS or "\n" in line or any(c.isdigit() for c in line) or ":" in line:
         return False
@@ -96,12 +99,19 @@ def is_title(text: str, start: int, end: int) -> bool:
     return bool(following) and text[end : following.start(1)].count("\n") in (1, 2) and following.group(1).isupper()
 
 
+def states_nothing(text: str, start: int, end: int) -> bool:
+    """Whether the sentence `text[start:end]` is a heading, a plain-text title or a question: what its passage is
+    about, never an answer or a claim."""
+    sentence = text[start:end]
+    return is_heading(sentence) or is_question(sentence) or is_title(text, start, end)
+
+
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """Split `text` into sentences; returns `[start, end)` spans with surrounding whitespace trimmed.
 
     Handles Latin punctuation (not after a known abbreviation, an initial or inside a number), CJK full stops
-    (no space needed), Arabic and Devanagari stops, paragraph breaks, list items, and Markdown heading lines (a
-    heading is a sentence of its own, not the start of the sentence under it).
+    (no space needed), Arabic and Devanagari stops, paragraph breaks, list items, Markdown heading lines (a
+    heading is a sentence of its own, not the start of the sentence under it) and short lines (`_short_line_ends`).
     """
     # Linear in the text: each stop looks at a bounded window around it, never at everything before or after.
     spans: list[tuple[int, int]] = []

@@ -17,7 +17,7 @@ from sourcerer.injection import is_instruction
 from sourcerer.models import CharSpan, ClaimVerdict, Faithfulness, Passage
 from sourcerer.reading import Reader, load_reader
 from sourcerer.retrieval.embedders import CachedEmbedder, local_embedder, with_known
-from sourcerer.sentences import is_heading, is_question, is_title, sentence_spans
+from sourcerer.sentences import is_heading, is_question, sentence_spans, states_nothing
 from sourcerer.support import (
     ClaimSupport,
     SourceSentence,
@@ -74,10 +74,10 @@ _ABOUT_THE_TEXT = re.compile(
 
 
 def is_assertion(text: str) -> bool:
-    """Whether a sentence of an answer asserts something the sources could support: questions, greetings and
-    pleasantries, Markdown headings, and sentences about the passage itself ("The passage discusses...") are not
-    claims."""
-    if is_question(text) or _ABOUT_THE_TEXT.match(text) or is_heading(text):
+    """Whether a sentence of an answer asserts something the sources could support: questions, headings,
+    greetings and pleasantries, and sentences about the passage itself ("The passage discusses...") are not
+    claims (nor is a title, which only its place in the answer tells: `sentences.states_nothing`)."""
+    if is_question(text) or is_heading(text) or _ABOUT_THE_TEXT.match(text):
         return False
     return not (_CHIT_CHAT.match(text) and len(text.split()) <= 8)
 
@@ -90,14 +90,12 @@ def split_claims(answer: str) -> list[Claim]:
     the end), else none — and an uncited claim is unsupported. A partial answer's gaps are no claims.
     """
     answer = without_gaps(split_grouped_markers(answer))
-    raw: list[list[Any]] = []  # [text, markers, paragraph, start, end]
+    raw: list[list[Any]] = []  # [text, markers, paragraph, start, end, states nothing]
     breaks = [0, *(m.end() for m in re.finditer(r"\n\s*\n", answer))]
     ends = [*(m.start() for m in re.finditer(r"\n\s*\n", answer)), len(answer)]
     for paragraph_no, (p_start, p_end) in enumerate(zip(breaks, ends, strict=True)):
         paragraph = answer[p_start:p_end]
         for start, end in sentence_spans(paragraph):
-            if is_title(paragraph, start, end):
-                continue  # "Refunds" over the answer's first line: a title, no claim
             piece, at = paragraph[start:end], p_start + start
             leading = re.match(r"^(\s*\[\d+\])+", piece)
             if leading and raw and raw[-1][2] == paragraph_no:
@@ -105,6 +103,8 @@ def split_claims(answer: str) -> list[Claim]:
                 raw[-1][1].extend(int(n) for n in re.findall(r"\d+", leading.group()))
                 raw[-1][4] = at + leading.end()
                 piece, at = piece[leading.end() :], at + leading.end()
+            # a heading, a title ("Refunds" over the answer's first line) or a question states nothing to check
+            nothing = states_nothing(paragraph, at - p_start, end)
             markers = [int(m.group(1)) for m in MARKER.finditer(piece)]
             text = strip_markers(piece)
             if not re.search(r"\w", text):
@@ -113,11 +113,11 @@ def split_claims(answer: str) -> list[Claim]:
                     raw[-1][4] = at + len(piece.rstrip())
                 continue
             lead = len(piece) - len(piece.lstrip())
-            raw.append([text, markers, paragraph_no, at + lead, at + len(piece.rstrip())])
+            raw.append([text, markers, paragraph_no, at + lead, at + len(piece.rstrip()), nothing])
     claims = []
-    for i, (text, markers, paragraph_no, start, end) in enumerate(raw):
-        if not is_assertion(text):
-            continue  # a question, a pleasantry or a sentence about the passage asserts nothing to check
+    for i, (text, markers, paragraph_no, start, end, nothing) in enumerate(raw):
+        if nothing or not is_assertion(text):
+            continue  # a pleasantry or a sentence about the passage asserts nothing to check either
         if not markers:
             later = next((m for t, m, p, *_ in raw[i + 1 :] if m and p == paragraph_no), [])
             markers = list(later)

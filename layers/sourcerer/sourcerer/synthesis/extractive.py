@@ -5,8 +5,8 @@ share of the question's terms it holds), **answer type** (whether it holds a new
 question asks for: a number for "how many", a time for "when", a name or role for "who", in several
 languages), its passage's **context** and retrieval rank, and with the bundled e5 model the calibrated
 **similarity** of sentence and passage to the question. A learned sentence model ranks them; the best
-sentence answers and a second joins it when it scores close to the first. A Markdown heading or a question (an
-FAQ's own) is never a candidate: it says what its passage is about, so its words count for the passage's context.
+sentence answers and a second joins it when it scores close to the first. A heading, a plain-text title or a
+question (an FAQ's own) is never a candidate: its words count for its passage's context (`states_nothing`).
 
 Whether to answer at all is a separate, learned decision (`synthesis.answerability`): the answerability model
 looks at the best sentence, its margin over the others, the question terms no passage holds, retrieval
@@ -30,7 +30,7 @@ from sourcerer.models import CharSpan, Passage
 from sourcerer.reading import Reader
 from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities, with_known
 from sourcerer.retrieval.keyword import idf as bm25_idf
-from sourcerer.sentences import is_heading, is_question, is_title
+from sourcerer.sentences import states_nothing
 from sourcerer.settings import READER_SENTENCES
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
 from sourcerer.synthesis.draft import Draft
@@ -211,7 +211,7 @@ class ExtractiveSynthesizer:
                 text = passage.text[start:end]
                 if is_instruction(text):  # text that addresses the model is never an answer
                     set_aside += 1
-                elif is_heading(text) or is_title(passage.text, start, end) or is_question(text):  # a title or an FAQ's question asserts nothing:
+                elif states_nothing(passage.text, start, end):  # a heading, a title, an FAQ's own question
                     headings[pi].update(passage_terms(text))  # context for its passage, never the answer
                 else:
                     pool.append((pi, start, end, text))
