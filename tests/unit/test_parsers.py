@@ -186,6 +186,8 @@ def test_table_rows_are_sentences_read_with_their_header():
         ("Age: Children 6 to 12; Maximum per day: 2000 mg.", "Dosage › Paracetamol"),
         ("No; header.", "Dosage › Paracetamol"),
     ]
+    in_head = "<table><thead><tr><td>Plan</td><td>Price</td></tr></thead><tr><td>Pro</td><td>$49</td></tr></table>"
+    assert [p.text for p in parse(in_head.encode(), "plans.html").pieces] == ["Plan: Pro; Price: $49."]  # <thead> names them
     answer = ask("What is the most paracetamol a child may take in a day?", passages=[{"text": " ".join(p.text for p in parsed.pieces)}], chat="extractive")
     assert not answer.refused and "Children 6 to 12; Maximum per day: 2000 mg" in answer.answer
 

@@ -38,6 +38,7 @@ class _HTMLText(HTMLParser):
         self._header: list[str] = []
         self._row: list[tuple[str, bool]] | None = None  # (cell text, is a header cell)
         self._cell: tuple[list[str], bool] | None = None
+        self._in_head = False  # inside <thead>: its row names the columns, whatever its cells are
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in _SKIP_TAGS or dict(attrs).get("role") in ("navigation", "banner", "contentinfo"):
@@ -52,6 +53,8 @@ class _HTMLText(HTMLParser):
             self._tables += 1
             if self._tables == 1:
                 self._header, self._row = [], None
+        if self._tables == 1 and tag == "thead":
+            self._in_head = True
         if self._tables == 1 and tag == "tr":
             self._end_row()
             self._row = []
@@ -76,8 +79,9 @@ class _HTMLText(HTMLParser):
         if self._tables == 1 and tag in ("td", "th"):
             self._end_cell()
             return
-        if self._tables == 1 and tag in ("tr", "table"):
+        if self._tables == 1 and tag in ("tr", "table", "thead"):
             self._end_row()
+            self._in_head = self._in_head and tag == "tr"
         if tag == "table" and self._tables:
             self._tables -= 1
         if tag in _HEADINGS and self._heading is not None:
@@ -113,7 +117,7 @@ class _HTMLText(HTMLParser):
         if not row:
             return
         cells = [text for text, _ in row]
-        if not self._header and all(is_header for _, is_header in row):
+        if not self._header and (self._in_head or all(is_header for _, is_header in row)):
             self._header = cells
             return
         sentence = row_sentence(self._header, cells)
