@@ -277,3 +277,18 @@ def test_a_csv_file_is_read_row_by_row_under_its_column_names():
         parse(b'a,b\n"' + b"x" * 200_000 + b'",1\n', "huge.csv")
     answer = ask("How many seats does the Pro plan include?", passages=[{"text": p.text} for p in parse(plans.encode(), "plans.csv").pieces], chat="extractive")
     assert answer.answer == "Plan: Pro; Price per month: $49; Seats: 10. [1]"
+
+
+def test_setext_headings_rules_and_front_matter_are_not_text():
+    """Markdown written the older way: an underlined title is a heading (it labels what is under it), a rule
+    between paragraphs ("---", "***") is no sentence, and a static site's YAML front matter is metadata. None of
+    them reaches a chunk; line numbers still point at the source."""
+    md = (
+        "---\ntitle: Help\nlayout: page\n---\n\nHelp center\n===========\n\nRefunds\n-------\n\n"
+        "Refunds take 5 business days.\n\n---\n\nShipping\n--------\nShipping takes 3 days.\n***\nThe end.\n"
+    )
+    assert [(p.text, p.section, p.locator["start"]) for p in parse(md.encode(), "help.md").pieces] == [
+        ("Refunds take 5 business days.", "help.md › Help center › Refunds", 12),
+        ("Shipping takes 3 days.", "help.md › Help center › Shipping", 18),
+        ("The end.", "help.md › Help center › Shipping", 20),
+    ]

@@ -49,6 +49,9 @@ SHAPES = {
     "a CSV of 100,000 rows": ("a.csv", "a,b,c\n" + "1,2,3\n" * 100_000),
     "a CSV row of 100,000 cells": ("a.csv", "a\n" + "x," * 100_000 + "\n"),
     "a CSV quote that never closes": ("a.csv", 'a,b\n"' + "x " * 50_000),
+    "200,000 Setext underlines": ("a.md", "Title\n===\n" * 100_000),
+    "front matter that never closes": ("a.md", "---\n" + "key: value\n" * 100_000),
+    "a rule of 100,000 stars": ("a.md", "* " * 100_000 + "\ntext"),
 }
 
 

@@ -114,6 +114,8 @@ def _text_pieces(text: str, name: str) -> list[Piece]:
 
 
 _HEADING = re.compile(r"(#{1,6})[ \t]+(\S.*)")
+_SETEXT = re.compile(r"[ ]{0,3}(=+|-+)[ \t]*")  # the line under a heading, Setext style
+_RULE_LINE = re.compile(r"[ ]{0,3}(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})")
 
 
 def _heading(line: str) -> tuple[int, str] | None:
@@ -130,8 +132,13 @@ def _heading(line: str) -> tuple[int, str] | None:
 
 
 def _markdown(text: str, name: str) -> Parsed:
-    """Sections split at headings; each chunk is labelled with its heading path (`file.md › A › B`)."""
+    """Sections split at headings (`# A` or Setext's underlined "A"); each chunk is labelled with its heading path
+    (`file.md › A › B`)."""
     lines = text.split("\n")
+    if lines[0].strip() == "---":  # YAML front matter (a static site's page): metadata, not text
+        close = next((i for i in range(1, min(len(lines), 200)) if lines[i].strip() in ("---", "...")), None)
+        if close is not None:
+            lines[: close + 1] = [""] * (close + 1)
     path: list[str] = []
     pieces: list[Piece] = []
     block: list[str] = []
@@ -148,13 +155,16 @@ def _markdown(text: str, name: str) -> Parsed:
         if line.strip().startswith("```"):
             in_fence = not in_fence
         heading = None if in_fence else _heading(line)
+        underline = None if in_fence else _SETEXT.fullmatch(line)
+        if underline and block and block[-1].strip() and "|" not in block[-1]:  # "Refunds" over "=======" or "-------"
+            heading = (1 if underline.group(1)[0] == "=" else 2, block.pop().strip())
         if heading:
             flush(number - 1)
             level, title = heading
             path = path[: level - 1] + [title]
             block, block_start = [], number + 1
-        else:
-            block.append(line)
+        else:  # a rule between paragraphs ("---", "***") is no text; its line stays, so line numbers hold
+            block.append("" if not in_fence and _RULE_LINE.fullmatch(line) else line)
     flush(len(lines))
     title = next((p for p in path[:1]), name)
     return Parsed(title if pieces else name, pieces)
