@@ -292,3 +292,23 @@ def test_setext_headings_rules_and_front_matter_are_not_text():
         ("Shipping takes 3 days.", "help.md › Help center › Shipping", 18),
         ("The end.", "help.md › Help center › Shipping", 20),
     ]
+
+
+def test_a_definition_list_is_read_term_by_term():
+    """<dl> holds facts as name and value ("Refund window" / "30 days"): each <dd> is one sentence under its <dt>
+    (end tags are optional in HTML), while a <dt> that asks a question (an FAQ written as a list) stays a sentence
+    of its own, context for the answer under it."""
+    html = (
+        "<dl><dt>Refund window<dd>30 days<dt>Shipping</dt><dd>3 to 5 <b>business</b> days</dd><dd>Free over $50</dd>"
+        "<dt>How do I cancel?</dt><dd>Open Settings and click Cancel.</dd></dl><p>After.</p>"
+    )
+    assert [p.text for p in parse(html.encode(), "terms.html").pieces] == [
+        "Refund window: 30 days.",
+        "Shipping: 3 to 5 business days.",
+        "Shipping: Free over $50.",
+        "How do I cancel?",
+        "Open Settings and click Cancel.",
+        "After.",
+    ]
+    passages = [{"text": " ".join(p.text for p in parse(html.encode(), "terms.html").pieces)}]
+    assert ask("How do I cancel?", passages=passages, chat="extractive").answer == "Open Settings and click Cancel. [1]"

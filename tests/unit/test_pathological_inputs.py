@@ -52,6 +52,7 @@ SHAPES = {
     "200,000 Setext underlines": ("a.md", "Title\n===\n" * 100_000),
     "front matter that never closes": ("a.md", "---\n" + "key: value\n" * 100_000),
     "a rule of 100,000 stars": ("a.md", "* " * 100_000 + "\ntext"),
+    "100,000 unclosed definition terms": ("a.html", "<dl>" + "<dt>term<dd>value" * 100_000),
 }
 
 

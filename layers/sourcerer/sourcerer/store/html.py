@@ -3,7 +3,8 @@
 Scripts, styles, navigation, headers and footers are left out, and `<main>` or `<article>` is the content where
 the page has one. A heading (`<h1>`–`<h6>`) is what the text under it is about, as in Markdown: it labels the
 chunks under it (`Refunds › Annual plans`) and is never a piece of its own, which an answer could quote or a
-question match alone. A table's rows are read with its header row (`sourcerer.store.tables`).
+question match alone. A table's rows are read with its header row (`sourcerer.store.tables`), and a definition
+list's `<dd>` with its `<dt>`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-from sourcerer.sentences import is_heading, sentence_spans
+from sourcerer.sentences import is_heading, is_question, sentence_spans
 from sourcerer.store.parsed import Parsed, Piece
 from sourcerer.store.tables import row_sentence
 
@@ -39,6 +40,8 @@ class _HTMLText(HTMLParser):
         self._row: list[tuple[str, bool]] | None = None  # (cell text, is a header cell)
         self._cell: tuple[list[str], bool] | None = None
         self._in_head = False  # inside <thead>: its row names the columns, whatever its cells are
+        self._term = ""  # the last <dt> of a definition list: the name its <dd> is read under
+        self._definition: tuple[str, list[str]] | None = None  # ("dt" or "dd", its text so far)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in _SKIP_TAGS or dict(attrs).get("role") in ("navigation", "banner", "contentinfo"):
@@ -64,6 +67,10 @@ class _HTMLText(HTMLParser):
                 self._row = []
             self._cell = ([], tag == "th")
             return
+        if tag in ("dt", "dd") and self._cell is None and self._heading is None:
+            if self._definition is not None:  # "<dt>A<dd>B": the end tags are optional
+                self._end_definition()
+            self._definition = (tag, [])
         if tag in _HEADINGS and self._cell is None:
             self._heading = (_HEADINGS[tag], [])
         if tag in _BLOCK_TAGS:
@@ -84,6 +91,8 @@ class _HTMLText(HTMLParser):
             self._in_head = self._in_head and tag == "tr"
         if tag == "table" and self._tables:
             self._tables -= 1
+        if tag in ("dt", "dd", "dl") and self._definition is not None:
+            self._end_definition()
         if tag in _HEADINGS and self._heading is not None:
             level, words = self._heading
             self._heading = None
@@ -102,8 +111,25 @@ class _HTMLText(HTMLParser):
             self._cell[0].append(data)
         elif self._heading is not None:
             self._heading[1].append(data)
+        elif self._definition is not None:
+            self._definition[1].append(data)
         else:
             self._emit(data)
+
+    def _end_definition(self) -> None:
+        """A <dd> is read under its <dt> ("Refund window: 30 days."), as a table row under its header; a <dt> that
+        asks a question (an FAQ written as a list) stays a sentence of its own, and its <dd> the answer under it."""
+        assert self._definition is not None
+        tag, words = self._definition
+        self._definition = None
+        text = " ".join("".join(words).split())
+        if tag == "dt":
+            self._term = text
+            if text and is_question(text):
+                self._emit(f"\n\n{text}\n\n")
+        elif text:
+            named = self._term and not is_question(self._term)
+            self._emit(f"\n\n{row_sentence([self._term], [text]) if named else text}\n\n")
 
     def _end_cell(self) -> None:
         if self._cell is not None and self._row is not None:
