@@ -342,3 +342,24 @@ def test_an_faq_answer_label_is_not_part_of_the_answer():
     answer = ask("How long does shipping take?", passages=passages, chat="extractive", verify="strict")
     assert answer.answer == "Standard shipping takes 3 to 5 business days. [1]"
     assert answer.faithfulness.faithful and answer.citations[0].quote == "A: Standard shipping takes 3 to 5 business days."
+
+
+def test_an_faq_answer_is_found_and_scoped_by_the_question_heading_over_it(tmp_path):
+    """In a Markdown FAQ the question is the heading and the answer under it often does not repeat its words
+    ("Yes, for a flat fee of $15."). The heading opens its chunk, so a search finds the answer by the question's
+    words and the answer is read as being about Canada: it answers "Do you ship to Canada?", never "Do you ship to
+    Mexico?", and never quotes the heading itself."""
+    from sourcerer.store.sqlite import SQLiteIndex
+
+    index = SQLiteIndex(tmp_path / "index.db", embedder=None)
+    faq = (
+        "# Shipping FAQ\n\n## Do you ship to Canada?\n\nYes, for a flat fee of $15.\n\n"
+        "## How long do refunds take?\n\nRefunds reach your card within 5 business days.\n"
+    )
+    index.ingest_document({"source_uri": "faq.md", "text": faq})
+    retriever = index.retriever(tenant="local")
+    canada = ask("Do you ship to Canada?", retriever=retriever, chat="extractive")
+    assert not canada.refused and canada.answer == "Yes, for a flat fee of $15. [1]"
+    assert canada.citations[0].locator.model_dump() == {"kind": "lines", "start": 5, "end": 5}
+    mexico = ask("Do you ship to Mexico?", retriever=retriever, chat="extractive", min_score=0)
+    assert mexico.refused and not mexico.citations, mexico.answer

@@ -22,7 +22,9 @@ def test_markdown_keeps_heading_path_and_line_numbers():
     chunks = _chunks("docs/guide.md", md)
     assert [c.label for c in chunks] == ["guide.md › Guide", "guide.md › Guide › Setup"]
     setup = chunks[1]
-    assert setup.text.startswith("Install the tool. Then run it.")
+    # its heading opens the chunk so a search finds it by its words; no sentence (nothing an answer quotes) holds it
+    assert setup.text.startswith("Setup\nInstall the tool. Then run it.")
+    assert setup.text[setup.sentences[0]["start"] :].startswith("Install the tool.")
     assert (setup.locator["kind"], setup.locator["start"]) == ("lines", 7)
     assert md.split("\n")[setup.locator["start"] - 1].startswith("Install")
 
@@ -155,9 +157,11 @@ def test_html_headings_label_the_text_under_them_and_are_never_pieces():
     html = "<h1>Pricing FAQ</h1><p>The Pro plan costs 49 dollars a month.</p><h2>Refunds</h2><p>Refunds take 5 days.</p>"
     chunks = prepare(Document(source_uri="faq.html", text=html, tenant="t")).chunks
     assert [(c.label, c.text) for c in chunks] == [
-        ("faq.html › Pricing FAQ", "The Pro plan costs 49 dollars a month."),
-        ("faq.html › Pricing FAQ › Refunds", "Refunds take 5 days."),
+        ("faq.html › Pricing FAQ", "Pricing FAQ\nThe Pro plan costs 49 dollars a month."),
+        ("faq.html › Pricing FAQ › Refunds", "Refunds\nRefunds take 5 days."),
     ]
+    # the heading opens its chunk (searched) but no sentence holds it (never quoted)
+    assert [c.text[c.sentences[0]["start"] :] for c in chunks] == ["The Pro plan costs 49 dollars a month.", "Refunds take 5 days."]
 
 
 def test_table_rows_are_sentences_read_with_their_header():
@@ -259,7 +263,9 @@ def test_pdf_headings_are_labels_not_the_start_of_a_sentence():
     x0, y0, x1, y1 = parsed.pieces[1].locator["box"]
     assert y1 < 345 and y0 > 325  # the cited line only: not the heading at 700 nor the space between
     chunks = _chunks("benefits.pdf", buffer.getvalue())
-    assert all(not c.text.startswith(("Benefits guide", "Parental leave")) for c in chunks)
+    # each chunk opens with the heading over it (searched), and its first sentence is its own (quoted)
+    assert [c.text.split("\n")[0] for c in chunks] == ["Benefits guide 2026", "Parental leave"]
+    assert all(not c.text[c.sentences[0]["start"] :].startswith(("Benefits guide", "Parental leave")) for c in chunks)
 
 
 def test_a_csv_file_is_read_row_by_row_under_its_column_names():

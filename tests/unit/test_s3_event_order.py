@@ -105,7 +105,7 @@ def test_any_order_of_delivery_ends_with_the_index_equal_to_the_bucket(s3, tmp_p
         if expected is None:
             assert documents == [] and chunks == [], f"{scenario}: order {n} left a deleted object searchable"
         else:
-            wanted = expected.decode().split("\n\n")[1].strip()
+            wanted = "Runbook\n" + expected.decode().split("\n\n")[1].strip()  # the chunk opens with its heading
             assert len(documents) == 1 and [c.text for c in chunks] == [wanted], f"{scenario}: order {n}"
         index.close()
 
@@ -143,7 +143,7 @@ def test_a_race_with_a_newer_event_re_applies_the_current_state(s3, tmp_path):
     handle_record(events[0], service=Service(index=index, ledger=ledger, reranker=None), s3=bucket)
     assert bucket.reads == 2
     assert [c.text for c in index.search("failover", tenant="acme", k=5, mode="keyword")] == [
-        "The failover cutover took 17 seconds."
+        "Runbook\nThe failover cutover took 17 seconds."
     ]
 
 

@@ -75,3 +75,26 @@ def test_a_name_the_documents_never_spell_out_counts_when_their_title_says_it():
     assert untitled.refused and any("names Acme" in note for note in untitled.trace.notes)
     titled = ask("How long do Acme refunds take?", passages=[{"text": text, "source": "Acme policy"}, {"text": other, "source": "Acme policy"}])
     assert not titled.refused and "PayPal" in titled.answer
+
+
+def test_the_heading_over_a_quoted_sentence_says_what_it_is_about():
+    """"Yes, for a flat fee of $15." names nothing; the heading it stands under ("Do you ship to Canada?", the text
+    its indexed chunk opens with, or a question sentence before it in a passage split now) does. So it is no
+    answer to "Do you ship to Mexico?", while "Do you ship to Canada?" has nothing missing."""
+    from sourcerer.models import CharSpan, Passage
+    from sourcerer.store.base import prepare
+    from sourcerer.store.models import Document
+    from sourcerer.synthesis.scope import answer_scope, heading_over
+
+    faq = "# Shipping FAQ\n\n## Do you ship to Canada?\n\nYes, for a flat fee of $15.\nOrders leave within a day.\n"
+    chunk = next(c for c in prepare(Document(source_uri="faq.md", text=faq, tenant="t")).chunks if "$15" in c.text)
+    indexed = Passage(text=chunk.text, sentences=chunk.sentences)
+    split_now = Passage(text="Do you ship to Canada? Yes, for a flat fee of $15. Orders leave within a day.")
+    for passage in (indexed, split_now):
+        start = passage.text.index("Yes")
+        quoted = {1: [CharSpan(start=start, end=passage.text.index("$15.") + 4)]}
+        assert heading_over(passage, start).strip() == "Do you ship to Canada?"
+        assert heading_over(passage, passage.text.index("Orders")).strip() == "Do you ship to Canada?"
+        mismatch = answer_scope("Do you ship to Mexico?", [passage], quoted)
+        assert mismatch is not None and mismatch.missing == ["Mexico"] and mismatch.answer_names == ["Canada"]
+        assert answer_scope("Do you ship to Canada?", [passage], quoted) is None

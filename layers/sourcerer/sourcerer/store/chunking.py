@@ -12,6 +12,7 @@ from sourcerer.store.parsed import Piece
 
 _CJK_END = tuple("。！？」』，、")
 MAX_PIECE_CHARS = 2000  # a longer "sentence" (text without stops, a minified blob) is cut into pieces this long
+MAX_HEADING_CHARS = 200  # a heading opens each chunk under it; a longer one is cut (a heading is a line, not a page)
 MAX_DOCUMENT_CHUNKS = 10_000  # about 10 MB of prose; a bigger file is refused with the reason, never half-written
 
 
@@ -40,6 +41,15 @@ def _join(texts: list[str]) -> str:
     return out
 
 
+def _heading_line(heading: str) -> str:
+    """The line a chunk opens with: its heading, spaces collapsed, at most `MAX_HEADING_CHARS` (cut at a space)."""
+    heading = " ".join(heading.split())
+    if len(heading) > MAX_HEADING_CHARS:
+        cut = heading.rfind(" ", 0, MAX_HEADING_CHARS)
+        heading = heading[: cut if cut > 0 else MAX_HEADING_CHARS]
+    return f"{heading}\n" if heading else ""
+
+
 _SENTENCE_END = (".", "!", "?", ":", ";", ",", "…", ")", '"', "'", "»", "”")
 
 
@@ -61,7 +71,7 @@ def bounded(pieces: list[Piece]) -> Iterator[Piece]:
                 locator = {**locator, "start": locator["start"] + start, "end": locator["start"] + end}
             part = piece.text[start:end].strip()
             if part:
-                yield Piece(part, locator, piece.section)
+                yield Piece(part, locator, piece.section, piece.heading)
             start = end
 
 
@@ -95,8 +105,11 @@ def chunk_pieces(pieces: list[Piece], *, tenant: str, document_id: str, settings
         raise UnsupportedDocument(f"too large: more than {MAX_DOCUMENT_CHUNKS:,} chunks; split it into several documents")
     chunks = []
     for position, window in enumerate(windows):
-        text = _join([p.text for p in window])
-        sentences, offset = [], 0
+        # the heading over a window opens its text, so a search finds "Do you ship to Canada?" over "Yes, for a
+        # flat fee." by its words; no sentence points at it, so no answer quotes it
+        heading = _heading_line(window[0].heading)
+        text = heading + _join([p.text for p in window])
+        sentences, offset = [], len(heading)
         for piece in window:  # where each piece sits in the joined text, so a citation can point at one
             start = text.index(piece.text, offset)
             sentences.append({"start": start, "end": start + len(piece.text), "locator": piece.locator})

@@ -173,5 +173,6 @@ def parse_html(text: str, name: str) -> Parsed:
             path = path[: level - 1] + [sentence.lstrip("#").strip()]
             continue
         section = " › ".join([title, *(p for p in path if p != title)])
-        pieces.append(Piece(sentence.replace("\n", " "), {"kind": "char_span", "start": s, "end": e}, section))
+        heading = path[-1] if path else ""
+        pieces.append(Piece(sentence.replace("\n", " "), {"kind": "char_span", "start": s, "end": e}, section, heading))
     return Parsed(title, pieces)

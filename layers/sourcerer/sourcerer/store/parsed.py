@@ -11,6 +11,7 @@ class Piece:
     text: str
     locator: dict[str, Any]
     section: str
+    heading: str = ""  # the heading right over it (Markdown, HTML): its chunk's first line, searched, never cited
 
 
 @dataclass

@@ -97,7 +97,7 @@ def parse(raw: bytes, source_uri: str, content_type: str | None = None) -> Parse
 # --- plain text and Markdown: line locators -----------------------------------------------------------
 
 
-def _line_pieces(text: str, first_line: int, section: str) -> list[Piece]:
+def _line_pieces(text: str, first_line: int, section: str, heading: str = "") -> list[Piece]:
     """Sentences of `text` (which starts at line `first_line`), each with its [start, end] lines."""
     pieces = []
     counted, line = 0, first_line  # newlines are counted once, moving forward, never again from the start
@@ -105,7 +105,7 @@ def _line_pieces(text: str, first_line: int, section: str) -> list[Piece]:
         line += text.count("\n", counted, start)
         line_end = line + text.count("\n", start, end)
         counted = start
-        pieces.append(Piece(" ".join(text[start:end].split()), {"kind": "lines", "start": line, "end": line_end}, section))
+        pieces.append(Piece(" ".join(text[start:end].split()), {"kind": "lines", "start": line, "end": line_end}, section, heading))
     return pieces
 
 
@@ -149,7 +149,7 @@ def _markdown(text: str, name: str) -> Parsed:
         body = "\n".join(block)
         if body.strip():
             label = " › ".join([name, *path])
-            pieces.extend(_line_pieces(_strip_markdown(markdown_tables(body)), block_start, label))
+            pieces.extend(_line_pieces(_strip_markdown(markdown_tables(body)), block_start, label, path[-1] if path else ""))
 
     for number, line in enumerate(lines, start=1):
         if line.strip().startswith("```"):

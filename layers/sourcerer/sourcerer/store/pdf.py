@@ -109,7 +109,7 @@ def _sections(lines: list[list[dict]], body: float) -> list[tuple[tuple[float, s
     return out
 
 
-def _sentences(words: list[dict], height: float, number: int, label: str) -> list[Piece]:
+def _sentences(words: list[dict], height: float, number: int, label: str, heading: str) -> list[Piece]:
     """The sentences of a run of words, each with the box of the words it covers (PDF points, origin at the
     bottom left, as PDF viewers expect)."""
     text, spans = "", []
@@ -131,7 +131,7 @@ def _sentences(words: list[dict], height: float, number: int, label: str) -> lis
             if covered
             else None
         )
-        pieces.append(Piece(text[start:end], {"kind": "page", "page": number, "box": box}, label))
+        pieces.append(Piece(text[start:end], {"kind": "page", "page": number, "box": box}, label, heading))
     return pieces
 
 
@@ -161,7 +161,7 @@ def parse_pdf(raw: bytes, name: str) -> Parsed:
                         continue
                     # a heading that repeats the document's title adds nothing to the label
                     label = " › ".join([f"{title} p.{number}", *(h[1] for h in path if h[1].casefold() != title.casefold())])
-                    pieces.extend(_sentences(section, height, number, label))
+                    pieces.extend(_sentences(section, height, number, label, path[-1][1] if path else ""))
     except UnsupportedDocument:
         raise
     except Exception as exc:  # noqa: BLE001 - pdfminer raises many types for a broken file

@@ -207,7 +207,10 @@ class ExtractiveSynthesizer:
         headings: list[set[str]] = [set() for _ in passages]  # a heading says what its passage is about
         set_aside = 0
         for pi, passage in enumerate(passages):
-            for start, end in passage.sentence_offsets():
+            offsets = passage.sentence_offsets()
+            if offsets and offsets[0][0] > 0:  # an indexed chunk opens with its heading, which no sentence holds
+                headings[pi].update(passage_terms(passage.text[: offsets[0][0]]))
+            for start, end in offsets:
                 text = passage.text[start:end]
                 if is_instruction(text):  # text that addresses the model is never an answer
                     set_aside += 1
@@ -331,12 +334,9 @@ class ExtractiveSynthesizer:
         for candidate in ranked[1:]:  # a second sentence continues the first one's passage and topic
             if len(chosen) >= self.settings.max_sentences:
                 break
-            if (
-                candidate.passage == ranked[0].passage
-                and candidate.features["coverage"] > 0
-                and candidate.score >= second_ratio * ranked[0].score
-                and normalize(candidate.text) not in {normalize(c.text) for c in chosen}
-            ):
+            same_topic = candidate.passage == ranked[0].passage and candidate.features["coverage"] > 0
+            close = candidate.score >= second_ratio * ranked[0].score
+            if same_topic and close and normalize(candidate.text) not in {normalize(c.text) for c in chosen}:
                 chosen.append(candidate)
         return self._draft(chosen, detail)
 

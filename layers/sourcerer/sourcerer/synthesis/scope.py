@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sourcerer.models import CharSpan, Passage
+from sourcerer.sentences import states_nothing
 
 _WORD = re.compile(r"[^\W\d_](?:[^\W_]|['’-])*", re.UNICODE)  # "Super_Bowl_50", a title, is two words
 # Letters of the scripts that write names with capitals the way the check reads them (Latin); a question with other
@@ -110,11 +111,26 @@ def scope_mismatch(question: str, sources: Sequence[str], answer: Sequence[str])
 
 
 def answer_scope(question: str, passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> ScopeMismatch | None:
-    """`scope_mismatch` of an extractive answer: the sentences it quotes (`quoted`: citation number -> spans) over
-    `passages`, their titles and file names."""
+    """`scope_mismatch` of an extractive answer: the sentences it quotes (`quoted`: citation number -> spans), with
+    the heading each stands under, over `passages`, their titles and file names. "Yes, for a flat fee." under "Do
+    you ship to Canada?" is about Canada, and no answer to "Do you ship to Mexico?"."""
     sources = [t for p in passages for t in (p.text, p.source, p.source_uri or "")]
-    sentences = [passages[n - 1].text[s.start : s.end] for n, spans in quoted.items() for s in spans]
+    quotes = [(passages[n - 1], s.start, s.end) for n, spans in quoted.items() for s in spans]
+    sentences = [p.text[start:end] for p, start, end in quotes] + [heading_over(p, start) for p, start, _ in quotes]
     return scope_mismatch(question, sources, sentences)
+
+
+def heading_over(passage: Passage, start: int) -> str:
+    """The heading the sentence at `start` stands under: the text an indexed chunk opens with before its first
+    sentence (`store.chunking`), or the last heading, title or question before it in the passage."""
+    offsets = passage.sentence_offsets()
+    over = passage.text[: offsets[0][0]] if offsets else ""
+    for s, e in offsets:
+        if s >= start:
+            break
+        if states_nothing(passage.text, s, e):
+            over = passage.text[s:e]
+    return over
 
 
 class _Vocabulary:
