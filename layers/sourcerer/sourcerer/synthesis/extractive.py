@@ -14,6 +14,9 @@ scores and agreement between passages. Under its operating point the synthesiser
 refused as `unsupported` — an honest "not in the sources" rather than the least-bad sentence. Without the
 embedding model (`SOURCERER_EMBEDDER=none`, or the `local` extra not installed) the lexical models run, trained
 for that feature set; the trace's `features` says which ran.
+
+Why it is long: the features, the two decisions and the answer's shape read the same scored sentences; apart,
+each would re-derive them.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from sourcerer.models import CharSpan, Passage
 from sourcerer.reading import Reader
 from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities, with_known
 from sourcerer.retrieval.keyword import idf as bm25_idf
-from sourcerer.sentences import states_nothing
+from sourcerer.sentences import row_cells, states_nothing
 from sourcerer.settings import READER_SENTENCES
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
 from sourcerer.synthesis.draft import Draft
@@ -266,7 +269,8 @@ class ExtractiveSynthesizer:
                 "context": passage_rows[pi]["context"],
                 "passage_rank": 1.0 / (1 + pi),
                 "retrieval": passage_rows[pi]["retrieval"],
-                "first": 1.0 if pi != previous_passage else 0.0,
+                # a passage's lead sentence; a table's first row is none (the order of rows says nothing)
+                "first": 1.0 if pi != previous_passage and row_cells(text) is None else 0.0,
                 "log_length": math.log1p(len(sent_terms[i])),
             }
             previous_passage = pi
@@ -330,11 +334,11 @@ class ExtractiveSynthesizer:
         second_ratio = self.settings.second_ratio
         if second_ratio is None:
             second_ratio = self.models[analysis.feature_set].second_ratio
-        chosen = [ranked[0]]
+        chosen, asked = [ranked[0]], set(terms(question))
         for candidate in ranked[1:]:  # a second sentence continues the first one's passage and topic
             if len(chosen) >= self.settings.max_sentences:
                 break
-            same_topic = candidate.passage == ranked[0].passage and candidate.features["coverage"] > 0
+            same_topic = candidate.passage == ranked[0].passage and candidate.features["coverage"] > 0 and not _another_row(candidate, asked)
             close = candidate.score >= second_ratio * ranked[0].score
             if same_topic and close and normalize(candidate.text) not in {normalize(c.text) for c in chosen}:
                 chosen.append(candidate)
@@ -377,7 +381,8 @@ class ExtractiveSynthesizer:
             if len(chosen) >= self.settings.max_sentences:
                 break
             c = candidates[i]
-            if c.passage == chosen[0].passage and read[i] >= 0.5 and normalize(c.text) not in {normalize(x.text) for x in chosen}:
+            said = {normalize(x.text) for x in chosen}
+            if c.passage == chosen[0].passage and read[i] >= 0.5 and not _another_row(c, set(terms(question))) and normalize(c.text) not in said:
                 chosen.append(c)
         return self._draft(chosen, detail)
 
@@ -398,6 +403,14 @@ class ExtractiveSynthesizer:
             spans=quotes,
             detail={**detail, "sentences": len(chosen)},
         )
+
+
+def _another_row(sentence: ScoredSentence, asked: set[str]) -> bool:
+    """A table row whose cells hold no word of the question (by its first five letters: "child" is in "Children 6
+    to 12"): its column names are in every row of its table, so "Plan: Starter; Price per month: $19." shares
+    "plan" with a question on the Pro plan and says nothing of it."""
+    cells = row_cells(sentence.text)
+    return cells is not None and not {t[:5] for t in asked} & {t[:5] for t in passage_terms(cells)}
 
 
 def _declined(provider: str, detail: dict) -> Draft:
