@@ -363,3 +363,22 @@ def test_an_faq_answer_is_found_and_scoped_by_the_question_heading_over_it(tmp_p
     assert canada.citations[0].locator.model_dump() == {"kind": "lines", "start": 5, "end": 5}
     mexico = ask("Do you ship to Mexico?", retriever=retriever, chat="extractive", min_score=0)
     assert mexico.refused and not mexico.citations, mexico.answer
+
+
+def test_a_question_about_a_list_gets_the_list_and_a_question_about_an_item_the_item(tmp_path):
+    """Under "What to bring on your first day" the items are short lines once their markers are gone: none is a
+    title (they once were, and only the last item could be an answer). "What should I bring?" names the heading,
+    not an item, so the answer is the whole list; "Do I need ID?" names one item, so the answer is that item."""
+    from sourcerer.store.sqlite import SQLiteIndex
+
+    index = SQLiteIndex(tmp_path / "index.db", embedder=None)
+    guide = (
+        "# Onboarding\n\n## What to bring on your first day\n\n- A government-issued photo ID\n- Your signed offer letter\n"
+        "- Bank details for payroll\n\n## Working hours\n\nCore hours are 10:00 to 16:00.\n"
+    )
+    index.ingest_document({"source_uri": "onboarding.md", "text": guide})
+    for passages in ({"retriever": index.retriever(tenant="local")}, {"passages": [{"text": guide, "source": "onboarding.md"}]}):
+        whole = ask("What should I bring on my first day?", chat="extractive", min_score=0, **passages)
+        assert whole.answer == "A government-issued photo ID. [1] Your signed offer letter. [1] Bank details for payroll. [1]"
+        one = ask("Do I need a photo ID on my first day?", chat="extractive", min_score=0, **passages)
+        assert one.answer == "A government-issued photo ID. [1]"

@@ -159,6 +159,9 @@ def test_short_lines_of_plain_text_are_sentences_and_a_title_is_no_answer():
     assert ask("How much is the Pro plan?", passages=passages, chat="extractive").answer == "Pro: $49 per month. [1]"
     # a bold paragraph over its text reads the same once its markup is gone; a fact written without a stop is no title
     assert is_title("Refunds\n\nRefunds take 5 days.", 0, 7)
+    # the lines of a list whose markers are gone (as in an indexed chunk) are items, not titles over each other
+    items = "What to bring\nA photo ID\nYour signed offer letter\nBank details"
+    assert not any(is_title(items, a, b) for a, b in sentence_spans(items))
     facts = [{"text": "Free shipping on all orders\n\nReturns are accepted within 30 days."}]
     assert ask("Is shipping free?", passages=facts, chat="extractive").answer == "Free shipping on all orders. [1]"
 

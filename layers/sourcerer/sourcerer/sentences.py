@@ -95,8 +95,32 @@ def is_title(text: str, start: int, end: int) -> bool:
         return False
     if line[-1:] in ".!?…。！？؟" or line.endswith(_CONTINUES) or (start and text[start - 1] != "\n"):
         return False
+    before, after = _neighbour_lines(text, start, end)
+    if _bare(before) or (_bare(after) and ":" not in after):
+        return False  # a line of a list ("A photo ID" / "Your signed offer letter", markers gone), not its title
     following = _NEXT_CHAR.match(text, end)
     return bool(following) and text[end : following.start(1)].count("\n") in (1, 2) and following.group(1).isupper()
+
+
+def _neighbour_lines(text: str, start: int, end: int) -> tuple[str, str]:
+    """The lines right before and after the line `text[start:end]` (one line break away, not across a blank line;
+    "" where there is none), each read only when it is at most `SHORT_LINE` characters long (bounded work)."""
+    before = after = ""
+    if start > 1 and text[start - 1] == "\n" and text[start - 2] != "\n":
+        found = text.rfind("\n", max(0, start - SHORT_LINE - 2), start - 1)
+        if found >= 0 or start - 1 <= SHORT_LINE:
+            before = text[found + 1 : start - 1]
+    if text[end : end + 1] == "\n" and text[end + 1 : end + 2] not in ("", "\n"):
+        found = text.find("\n", end + 1, end + SHORT_LINE + 2)
+        if found >= 0 or len(text) - end - 1 <= SHORT_LINE:
+            after = text[end + 1 : found if found >= 0 else len(text)]
+    return before, after
+
+
+def _bare(line: str) -> bool:
+    """A short line that ends without a stop: a list item once its marker is gone, or the heading over a list."""
+    line = line.strip()
+    return 0 < len(line) <= SHORT_LINE and line[-1] not in ".!?…。！？؟:"
 
 
 def states_nothing(text: str, start: int, end: int) -> bool:
@@ -179,3 +203,25 @@ def _column_name(name: str) -> bool:
 
 def _balanced(cell: str) -> bool:
     return cell.count("(") == cell.count(")") and cell.count("[") == cell.count("]")
+
+
+def list_run(text: str, offsets: list[tuple[int, int]], index: int) -> list[int]:
+    """The sentences (indices into `offsets`, in order) of the list that sentence `index` of `text` is a line of:
+    short lines without a stop, one line break apart (a list's items once their markers are gone, or with them),
+    or `[index]` alone when it is no such line."""
+
+    def item(i: int) -> bool:
+        return _bare(text[offsets[i][0] : offsets[i][1]])
+
+    def adjacent(i: int) -> bool:  # sentence i and i + 1 are one line break apart, a list marker at most between
+        gap = text[offsets[i][1] : offsets[i + 1][0]]
+        return gap.count("\n") == 1 and not gap.strip(" \t\r\n-*+•0123456789.)")
+
+    if not item(index):
+        return [index]
+    first = last = index
+    while first > 0 and item(first - 1) and adjacent(first - 1):
+        first -= 1
+    while last + 1 < len(offsets) and item(last + 1) and adjacent(last):
+        last += 1
+    return list(range(first, last + 1))

@@ -33,7 +33,7 @@ from sourcerer.models import CharSpan, Passage
 from sourcerer.reading import Reader
 from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities, with_known
 from sourcerer.retrieval.keyword import idf as bm25_idf
-from sourcerer.sentences import row_cells, states_nothing
+from sourcerer.sentences import list_run, row_cells, states_nothing
 from sourcerer.settings import READER_SENTENCES
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
 from sourcerer.synthesis.draft import Draft
@@ -166,12 +166,14 @@ class Analysis:
     answer: dict[str, float] = field(default_factory=dict)
     answerability: float = 0.0
     set_aside: int = 0  # sentences that address the reader or the model: never candidates
+    texts: list[str] = field(default_factory=list)  # the passages' texts, as the sentences' offsets read them
 
 
 @dataclass
 class ExtractiveSettings:
     max_passages: int = 5
     max_sentences: int = 2
+    max_list_items: int = 10  # a list the question asks for whole is quoted whole up to this long, else its best line
     read: int = READER_SENTENCES  # sentences the reading model reads, the cheap model's best first
     second_ratio: float | None = None  # a second sentence joins at this share of the best one's probability (None: the model's)
     min_answerability: float | None = None  # None: the shipped model's operating point (`ask()` passes SOURCERER_MIN_ANSWERABILITY)
@@ -291,6 +293,7 @@ class ExtractiveSynthesizer:
             answer=answer,
             answerability=model.answerability.probability(answer),
             set_aside=set_aside,
+            texts=[p.text for p in passages],
         )
         return analysis
 
@@ -334,6 +337,9 @@ class ExtractiveSynthesizer:
         second_ratio = self.settings.second_ratio
         if second_ratio is None:
             second_ratio = self.models[analysis.feature_set].second_ratio
+        listed = self._whole_list(ranked[0], analysis)
+        if len(listed) > 1:
+            return self._draft(listed, detail)
         chosen, asked = [ranked[0]], set(terms(question))
         for candidate in ranked[1:]:  # a second sentence continues the first one's passage and topic
             if len(chosen) >= self.settings.max_sentences:
@@ -376,8 +382,8 @@ class ExtractiveSynthesizer:
         }
         if probability < threshold:
             return _declined(self.name, detail)
-        chosen = [candidates[order[0]]]
-        for i in order[1:]:  # a second sentence of the same passage that the reader also finds answering
+        chosen = self._whole_list(candidates[order[0]], analysis)
+        for i in order[1:] if len(chosen) == 1 else []:  # a second sentence of the same passage that the reader also finds answering
             if len(chosen) >= self.settings.max_sentences:
                 break
             c = candidates[i]
@@ -385,6 +391,17 @@ class ExtractiveSynthesizer:
             if c.passage == chosen[0].passage and read[i] >= 0.5 and not _another_row(c, set(terms(question))) and normalize(c.text) not in said:
                 chosen.append(c)
         return self._draft(chosen, detail)
+
+    def _whole_list(self, best: ScoredSentence, analysis: Analysis) -> list[ScoredSentence]:
+        """The lines of the list `best` is one of, when the question asks for the list: "What should I bring on my
+        first day?" over the items under "What to bring on your first day" holds no word of any item and all of
+        the heading's. A question that names an item ("Do I need ID?") gets that item; a list longer than
+        `max_list_items`, its best line."""
+        if best.features["coverage"] > 0 or best.features["context"] == 0:
+            return [best]
+        same = sorted((s for s in analysis.sentences if s.passage == best.passage), key=lambda s: s.start)
+        run = list_run(analysis.texts[best.passage], [(s.start, s.end) for s in same], same.index(best))
+        return [same[i] for i in run] if len(run) <= self.settings.max_list_items else [best]
 
     def _draft(self, chosen: list[ScoredSentence], detail: dict) -> Draft:
         # Keep source order within a passage so two sentences read naturally.
