@@ -338,7 +338,7 @@ class ExtractiveSynthesizer:
         if second_ratio is None:
             second_ratio = self.models[analysis.feature_set].second_ratio
         listed = self._whole_list(ranked[0], analysis)
-        if len(listed) > 1:
+        if len(listed) > 1:  # a list the question asks for whole
             return self._draft(listed, detail)
         chosen, asked = [ranked[0]], set(terms(question))
         for candidate in ranked[1:]:  # a second sentence continues the first one's passage and topic
@@ -383,12 +383,14 @@ class ExtractiveSynthesizer:
         if probability < threshold:
             return _declined(self.name, detail)
         chosen = self._whole_list(candidates[order[0]], analysis)
-        for i in order[1:] if len(chosen) == 1 else []:  # a second sentence of the same passage that the reader also finds answering
+        if len(chosen) > 1:  # a list the question asks for whole
+            return self._draft(chosen, detail)
+        asked = set(terms(question))
+        for i in order[1:]:  # a second sentence of the same passage that the reader also finds answering
             if len(chosen) >= self.settings.max_sentences:
                 break
             c = candidates[i]
-            said = {normalize(x.text) for x in chosen}
-            if c.passage == chosen[0].passage and read[i] >= 0.5 and not _another_row(c, set(terms(question))) and normalize(c.text) not in said:
+            if c.passage == chosen[0].passage and read[i] >= 0.5 and not _another_row(c, asked) and normalize(c.text) not in {normalize(x.text) for x in chosen}:
                 chosen.append(c)
         return self._draft(chosen, detail)
 
