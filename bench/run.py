@@ -35,6 +35,7 @@ from bench import (
     service,
     speed,
     streaming,
+    structured,
     verification,
 )
 from bench.common import RESULTS, ROOT, table
@@ -61,6 +62,7 @@ def main() -> None:
     refusal.run(50 if quick else 250)
     containment.run(100 if quick else 1190)
     faq.run()
+    structured.run()
     scope.run(100 if quick else 400)
     multiturn.run()
     speed.run(5 if quick else 30)

@@ -344,8 +344,8 @@ def test_a_row_sentence_is_told_from_prose_by_its_short_names_and_closed_cells()
     from sourcerer.sentences import row_cells
     from sourcerer.store.tables import row_sentence
 
-    assert row_cells(row_sentence(["Plan", "Price per month", "Seats"], ["Pro", "$49", "10"])) == "Pro $49 10"
-    assert row_cells(row_sentence(["id", "price"], ["7", "49"])) == "7 49"
+    assert row_cells(row_sentence(["Plan", "Price per month", "Seats"], ["Pro", "$49", "10"])) == ["Pro", "$49", "10"]
+    assert row_cells(row_sentence(["id", "price"], ["7", "49"])) == ["7", "49"]
     for prose in (
         "The Amazon rainforest (Portuguese: Floresta Amazônica; Spanish: Selva Amazónica) covers most of the basin.",
         "The office is in City Hall; it has jurisdiction over all five boroughs: Manhattan, Brooklyn and Queens.",

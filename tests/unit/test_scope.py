@@ -98,3 +98,15 @@ def test_the_heading_over_a_quoted_sentence_says_what_it_is_about():
         mismatch = answer_scope("Do you ship to Mexico?", [passage], quoted)
         assert mismatch is not None and mismatch.missing == ["Mexico"] and mismatch.answer_names == ["Canada"]
         assert answer_scope("Do you ship to Canada?", [passage], quoted) is None
+
+
+def test_a_table_row_names_what_its_cells_name():
+    """Every cell of a row opens after its column's name, so its capitalised words are names although they stand
+    first: "Plan: Equipo; …" is about Equipo, and no answer to a question on the Premium plan the table lacks."""
+    from sourcerer.synthesis.scope import scope_mismatch
+
+    row = "Plan: Equipo; Precio mensual: 39 €; Usuarios: 15; Soporte: Correo y chat."
+    sources = ["Plan: Básico; Precio mensual: 12 €. " + row]
+    mismatch = scope_mismatch("¿Cuánto cuesta el plan Premium?", sources, [row])
+    assert mismatch is not None and mismatch.missing == ["Premium"] and "Equipo" in mismatch.answer_names
+    assert scope_mismatch("¿Cuánto cuesta el plan Equipo?", sources, [row]) is None

@@ -186,15 +186,15 @@ def sentences(text: str) -> list[str]:
     return [text[s:e] for s, e in sentence_spans(text)]
 
 
-def row_cells(sentence: str) -> str | None:
-    """The cells of a table row as `store.tables` writes it ("Plan: Pro; Price: $49." -> "Pro $49"), or None for
-    any other sentence (a row without column names lists its cells and is read as any sentence)."""
+def row_cells(sentence: str) -> list[str] | None:
+    """The cells of a table row as `store.tables` writes it ("Plan: Pro; Price: $49." -> ["Pro", "$49"]), or None
+    for any other sentence (a row without column names lists its cells and is read as any sentence)."""
     pairs = [part.split(": ", 1) for part in sentence.rstrip(".").split("; ")]
     # a column's name is a short label and a cell closes what it opens: "The Amazon rainforest (Portuguese:
     # Floresta…; Spanish: Selva…)" and "… City Hall; it has jurisdiction over …: Manhattan, …" are prose
     if len(pairs) < 2 or not all(len(pair) == 2 and _column_name(pair[0]) and _balanced(pair[1]) for pair in pairs):
         return None
-    return " ".join(cell for _, cell in pairs)
+    return [cell for _, cell in pairs]
 
 
 def _column_name(name: str) -> bool:

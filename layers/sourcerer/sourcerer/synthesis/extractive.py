@@ -429,7 +429,7 @@ def _another_row(sentence: ScoredSentence, asked: set[str]) -> bool:
     to 12"): its column names are in every row of its table, so "Plan: Starter; Price per month: $19." shares
     "plan" with a question on the Pro plan and says nothing of it."""
     cells = row_cells(sentence.text)
-    return cells is not None and not {t[:5] for t in asked} & {t[:5] for t in passage_terms(cells)}
+    return cells is not None and not {t[:5] for t in asked} & {t[:5] for t in passage_terms(" ".join(cells))}
 
 
 def _declined(provider: str, detail: dict) -> Draft:

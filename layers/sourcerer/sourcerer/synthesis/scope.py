@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sourcerer.models import CharSpan, Passage
-from sourcerer.sentences import states_nothing
+from sourcerer.sentences import row_cells, states_nothing
 
 _WORD = re.compile(r"[^\W\d_](?:[^\W_]|['’-])*", re.UNICODE)  # "Super_Bowl_50", a title, is two words
 # Letters of the scripts that write names with capitals the way the check reads them (Latin); a question with other
@@ -104,10 +104,19 @@ def scope_mismatch(question: str, sources: Sequence[str], answer: Sequence[str])
     if not missing:
         return None
     asked = {_family(w) for w in _WORD.findall(question)}
-    others = [" ".join(run) for sentence in answer for run in name_runs(sentence) if any(_family(w) not in asked for w in run)]
+    others = [" ".join(run) for sentence in answer for run in _answer_names(sentence) if any(_family(w) not in asked for w in run)]
     if not others:
         return None
     return ScopeMismatch(missing=missing, answer_names=list(dict.fromkeys(others)))
+
+
+def _answer_names(sentence: str) -> list[list[str]]:
+    """`name_runs` of an answer sentence; in a table row, the capitalised words of every cell, the first one too
+    (each cell opens after its column's name: "Plan: Equipo; Support: Email")."""
+    cells = row_cells(sentence)
+    if cells is None:
+        return name_runs(sentence)
+    return [run for cell in cells for run in _runs(_WORD.findall(cell), lambda _, w: len(w) >= 2 and w[0].isupper())]
 
 
 def answer_scope(question: str, passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> ScopeMismatch | None:
