@@ -166,7 +166,7 @@ class Analysis:
     answer: dict[str, float] = field(default_factory=dict)
     answerability: float = 0.0
     set_aside: int = 0  # sentences that address the reader or the model: never candidates
-    texts: list[str] = field(default_factory=list)  # the passages' texts, as the sentences' offsets read them
+    sources: list[Passage] = field(default_factory=list)  # the passages the sentences' offsets point into
 
 
 @dataclass
@@ -293,7 +293,7 @@ class ExtractiveSynthesizer:
             answer=answer,
             answerability=model.answerability.probability(answer),
             set_aside=set_aside,
-            texts=[p.text for p in passages],
+            sources=passages,
         )
         return analysis
 
@@ -358,7 +358,9 @@ class ExtractiveSynthesizer:
         model one that plainly says the asked-for fact in them."""
         assert self.reader is not None
         candidates = analysis.sentences[: self.settings.read]
-        read = self.reader.answers(question, [c.text for c in candidates])
+        # each sentence with the heading it stands under: "Yes, for a flat fee." answers under "Do you ship to Canada?"
+        headed = [_under_heading(analysis.sources[c.passage], c) for c in candidates]
+        read = self.reader.answers(question, headed)
         decision = self.reader.decision
         combined = [logit(p) + self.reader.sentence_mix * logit(c.score) for c, p in zip(candidates, read, strict=True)]
         order = sorted(range(len(candidates)), key=lambda i: -combined[i])
@@ -402,7 +404,7 @@ class ExtractiveSynthesizer:
         if best.features["coverage"] > 0 or best.features["context"] == 0:
             return [best]
         same = sorted((s for s in analysis.sentences if s.passage == best.passage), key=lambda s: s.start)
-        run = list_run(analysis.texts[best.passage], [(s.start, s.end) for s in same], same.index(best))
+        run = list_run(analysis.sources[best.passage].text, [(s.start, s.end) for s in same], same.index(best))
         return [same[i] for i in run] if len(run) <= self.settings.max_list_items else [best]
 
     def _draft(self, chosen: list[ScoredSentence], detail: dict) -> Draft:
@@ -422,6 +424,15 @@ class ExtractiveSynthesizer:
             spans=quotes,
             detail={**detail, "sentences": len(chosen)},
         )
+
+
+def _under_heading(passage: Passage, sentence: ScoredSentence) -> str:
+    """The sentence as the reader reads it: after the heading its indexed chunk opens with (`store.chunking`), so
+    "Yes, for a flat fee of $15." reads under "Do you ship to Canada?". A passage without stored sentences (one
+    split now: the benchmark sets, `ask(passages=...)`) is read as it was, a sentence alone."""
+    first = passage.sentences[0].start if passage.sentences else 0
+    heading = passage.text[:first].strip()
+    return f"{heading}\n{sentence.text}" if heading else sentence.text
 
 
 def _another_row(sentence: ScoredSentence, asked: set[str]) -> bool:
