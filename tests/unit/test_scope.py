@@ -110,3 +110,15 @@ def test_a_table_row_names_what_its_cells_name():
     mismatch = scope_mismatch("¿Cuánto cuesta el plan Premium?", sources, [row])
     assert mismatch is not None and mismatch.missing == ["Premium"] and "Equipo" in mismatch.answer_names
     assert scope_mismatch("¿Cuánto cuesta el plan Equipo?", sources, [row]) is None
+
+
+def test_a_title_case_heading_names_nothing():
+    """"Travel Policy" capitalises for style: an answer under it is about no name, so a question naming what the
+    sources lack (the Berlin offsite) is left to the answer models, as an answer without a heading is."""
+    from sourcerer.models import CharSpan, Passage
+    from sourcerer.synthesis.scope import answer_scope
+
+    passage = Passage(text="Travel Policy\nBook flights through the company travel portal.")
+    start = passage.text.index("Book")
+    quoted = {1: [CharSpan(start=start, end=len(passage.text))]}
+    assert answer_scope("How do I book flights for the Berlin offsite?", [passage], quoted) is None

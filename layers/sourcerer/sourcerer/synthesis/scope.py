@@ -125,8 +125,19 @@ def answer_scope(question: str, passages: Sequence[Passage], quoted: dict[int, l
     you ship to Canada?" is about Canada, and no answer to "Do you ship to Mexico?"."""
     sources = [t for p in passages for t in (p.text, p.source, p.source_uri or "")]
     quotes = [(passages[n - 1], s.start, s.end) for n, spans in quoted.items() for s in spans]
-    sentences = [p.text[start:end] for p, start, end in quotes] + [heading_over(p, start) for p, start, _ in quotes]
-    return scope_mismatch(question, sources, sentences)
+    headings = [heading_over(p, start) for p, start, _ in quotes]
+    # a Title Case heading ("Travel Policy") capitalises for style, not names: it says nothing of Berlin
+    named = [h for h in headings if not _title_case(h)]
+    return scope_mismatch(question, sources, [p.text[start:end] for p, start, end in quotes] + named)
+
+
+def _title_case(text: str) -> bool:
+    """More than half the longer words after the first capitalised, in a heading that asks nothing (a question is
+    written as a sentence: "Livrez-vous en Belgique ?" names Belgique)."""
+    if text.rstrip().endswith(("?", "？", "؟")):
+        return False
+    longer = [w for w in _WORD.findall(text)[1:] if len(w) >= 4]  # "in", "of", "to" stay small in Title Case
+    return 2 * sum(1 for w in longer if w[0].isupper()) > len(longer) > 0
 
 
 def heading_over(passage: Passage, start: int) -> str:
