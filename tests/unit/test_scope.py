@@ -118,7 +118,8 @@ def test_a_title_case_heading_names_nothing():
     from sourcerer.models import CharSpan, Passage
     from sourcerer.synthesis.scope import answer_scope
 
-    passage = Passage(text="Travel Policy\nBook flights through the company travel portal.")
-    start = passage.text.index("Book")
-    quoted = {1: [CharSpan(start=start, end=len(passage.text))]}
-    assert answer_scope("How do I book flights for the Berlin offsite?", [passage], quoted) is None
+    for heading in ("Travel Policy", "Travel FAQ"):
+        passage = Passage(text=f"{heading}\nBook flights through the company travel portal.")
+        start = passage.text.index("Book")
+        quoted = {1: [CharSpan(start=start, end=len(passage.text))]}
+        assert answer_scope("How do I book flights for the Berlin offsite?", [passage], quoted) is None, heading

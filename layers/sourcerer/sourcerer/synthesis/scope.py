@@ -132,11 +132,11 @@ def answer_scope(question: str, passages: Sequence[Passage], quoted: dict[int, l
 
 
 def _title_case(text: str) -> bool:
-    """More than half the longer words after the first capitalised, in a heading that asks nothing (a question is
-    written as a sentence: "Livrez-vous en Belgique ?" names Belgique)."""
+    """More than half the words of three letters or more after the first capitalised ("Shipping FAQ" too), in a
+    heading that asks nothing (a question is written as a sentence: "Livrez-vous en Belgique ?" names Belgique)."""
     if text.rstrip().endswith(("?", "？", "؟")):
         return False
-    longer = [w for w in _WORD.findall(text)[1:] if len(w) >= 4]  # "in", "of", "to" stay small in Title Case
+    longer = [w for w in _WORD.findall(text)[1:] if len(w) >= 3]  # "in", "of", "to" stay small in Title Case
     return 2 * sum(1 for w in longer if w[0].isupper()) > len(longer) > 0
 
 
