@@ -386,3 +386,34 @@ def test_entity_swaps_name_what_the_paragraph_never_mentions():
     for question, sentence, label in pairs:
         assert label == 0 and sentence == meal
         assert question.startswith("What is the meal allowance in Place") and "Europe" not in question
+
+
+def test_strict_verification_reads_a_claim_under_the_heading_of_the_chunk_it_cites(monkeypatch):
+    """Synthesis reads "Yes, for a flat fee of $15." under the heading its chunk opens with; the relevance check
+    reads the claim the same way, or it would judge a different text than the one that was answered."""
+    from sourcerer.models import Passage, Segment
+    from sourcerer.settings import get_settings
+    from sourcerer.synthesis.chain import relevance_reading
+    from sourcerer.verify import Claim
+
+    class RecordingReader:
+        reads_rivals = False
+
+        def __init__(self):
+            self.read: list[str] = []
+
+        def answers(self, question, sentences):
+            self.read += list(sentences)
+            return [0.9 for _ in sentences]
+
+        def threshold(self, name, default=0.5):
+            return default
+
+    monkeypatch.setenv("SOURCERER_EMBEDDER", "none")
+    text = "Do you ship to Canada?\nYes, for a flat fee of $15."
+    indexed = Passage(text=text, sentences=[Segment(start=23, end=len(text))], score=1.0)
+    assert indexed.heading == "Do you ship to Canada?" and Passage(text=text).heading == ""
+    reader = RecordingReader()
+    claims = [Claim(text="Yes, for a flat fee of $15.", citations=[1])]
+    reading = relevance_reading("Do you ship to Canada?", [indexed], claims, get_settings(), reader)
+    assert reading is not None and reader.read == ["Do you ship to Canada?\nYes, for a flat fee of $15."]

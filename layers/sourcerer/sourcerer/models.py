@@ -106,6 +106,12 @@ class Passage(BaseModel):
             return [(seg.start, seg.end) for seg in self.sentences]
         return sentence_spans(self.text)
 
+    @property
+    def heading(self) -> str:
+        """The heading an indexed chunk opens with, before its first sentence (`store.chunking`): what the passage
+        is about, no sentence of it. "" for a passage without stored sentences."""
+        return self.text[: self.sentences[0].start].strip() if self.sentences else ""
+
     @classmethod
     def coerce(cls, item: Any) -> Passage:
         """Accept a `Passage`, a mapping with at least `text`, or a plain string."""

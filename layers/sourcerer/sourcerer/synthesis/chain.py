@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from sourcerer.errors import ConfigurationError, MalformedReply, ProviderError
@@ -102,8 +103,8 @@ def relevance_reading(
         analysis = extractive_synthesizer(settings).analyse(question, passages)
     given = [s for s in analysis.sentences if (s.passage, s.start, s.end) in used]
     passed_over = [s for s in analysis.sentences if (s.passage, s.start, s.end) not in used]
-    if reader is not None:
-        return reader_relevance(question, claims, reader, [s.text for s in passed_over[:1]])
+    if reader is not None:  # each claim read under the heading of the chunk it cites, as synthesis read it
+        return reader_relevance(question, [_under_heading(c, passages) for c in claims], reader, [s.text for s in passed_over[:1]])
     point = load_answer_models()[analysis.feature_set].relevance
     if "bar" not in point or not given:
         return None
@@ -113,6 +114,11 @@ def relevance_reading(
         bar=point["bar"],
         margin=point.get("margin", float("inf")),
     )
+
+
+def _under_heading(claim: Claim, passages: Sequence[Passage]) -> Claim:
+    cited = [passages[n - 1].heading for n in claim.citations[:1] if 0 < n <= len(passages)]
+    return replace(claim, text=f"{cited[0]}\n{claim.text}") if cited and cited[0] else claim
 
 
 async def synthesize(

@@ -212,10 +212,8 @@ class ExtractiveSynthesizer:
         headings: list[set[str]] = [set() for _ in passages]  # a heading says what its passage is about
         set_aside = 0
         for pi, passage in enumerate(passages):
-            offsets = passage.sentence_offsets()
-            if offsets and offsets[0][0] > 0:  # an indexed chunk opens with its heading, which no sentence holds
-                headings[pi].update(passage_terms(passage.text[: offsets[0][0]]))
-            for start, end in offsets:
+            headings[pi].update(passage_terms(passage.heading))  # an indexed chunk opens with it; no sentence holds it
+            for start, end in passage.sentence_offsets():
                 text = passage.text[start:end]
                 if is_instruction(text):  # text that addresses the model is never an answer
                     set_aside += 1
@@ -430,9 +428,7 @@ def _under_heading(passage: Passage, sentence: ScoredSentence) -> str:
     """The sentence as the reader reads it: after the heading its indexed chunk opens with (`store.chunking`), so
     "Yes, for a flat fee of $15." reads under "Do you ship to Canada?". A passage without stored sentences (one
     split now: the benchmark sets, `ask(passages=...)`) is read as it was, a sentence alone."""
-    first = passage.sentences[0].start if passage.sentences else 0
-    heading = passage.text[:first].strip()
-    return f"{heading}\n{sentence.text}" if heading else sentence.text
+    return f"{passage.heading}\n{sentence.text}" if passage.heading else sentence.text
 
 
 def _another_row(sentence: ScoredSentence, asked: set[str]) -> bool:

@@ -143,9 +143,8 @@ def _title_case(text: str) -> bool:
 def heading_over(passage: Passage, start: int) -> str:
     """The heading the sentence at `start` stands under: the text an indexed chunk opens with before its first
     sentence (`store.chunking`), or the last heading, title or question before it in the passage."""
-    offsets = passage.sentence_offsets()
-    over = passage.text[: offsets[0][0]] if offsets else ""
-    for s, e in offsets:
+    over = passage.heading
+    for s, e in passage.sentence_offsets():
         if s >= start:
             break
         if states_nothing(passage.text, s, e):
