@@ -36,8 +36,10 @@ def _documents() -> dict[str, list[str]]:
     return dict(articles)
 
 
-def _markdown(title: str, paragraphs: list[str]) -> str:
-    sections = [f"## Part {i + 1}\n\n{p}" for i, p in enumerate(paragraphs)]
+def _markdown(title: str, paragraphs: list[str], intro: str | None = None) -> str:
+    # a section added on top comes with its own heading: the sections under it keep theirs (each chunk opens with
+    # its heading, so renumbering them would change every chunk's text, not only add one)
+    sections = ([f"## About this page\n\n{intro}"] if intro else []) + [f"## Part {i + 1}\n\n{p}" for i, p in enumerate(paragraphs)]
     return f"# {title.replace('_', ' ')}\n\n" + "\n\n".join(sections) + "\n"
 
 
@@ -154,7 +156,7 @@ def run(n: int) -> dict:
     for title in prepended:
         intro = f"This page collects notes about {title.replace('_', ' ')} for readers new to the subject."
         service.ingest(
-            ctx, None, DocumentRequest(source_uri=f"{title}.md", text=_markdown(title, [intro, *documents[title]]))
+            ctx, None, DocumentRequest(source_uri=f"{title}.md", text=_markdown(title, documents[title], intro))
         ).model_dump(mode="json")
 
     truth = {}

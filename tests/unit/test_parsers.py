@@ -353,3 +353,24 @@ def test_a_row_sentence_is_told_from_prose_by_its_short_names_and_closed_cells()
         "Legacy; $5; 1; extra.",
     ):
         assert row_cells(prose) is None, prose
+
+
+def test_an_faq_export_in_json_reads_each_answer_under_its_question():
+    """{"question", "answer"} records, as help-centre tools export them: the answer is the text, the question its
+    heading (the chunk's first line, searched, never quoted) and its label; a record's title heads it the same
+    way, an id only labels it."""
+    from sourcerer.store.base import prepare
+    from sourcerer.store.models import Document
+
+    faq = json.dumps(
+        [
+            {"id": "q1", "question": "Do you ship to Canada?", "answer": "Yes, for a flat fee of $15."},
+            {"id": "q2", "text": "Refunds take 5 business days."},
+        ]
+    )
+    chunks = prepare(Document(source_uri="faq.json", text=faq, tenant="t")).chunks
+    assert [(c.label, c.text) for c in chunks] == [
+        ("faq.json › Do you ship to Canada?", "Do you ship to Canada?\nYes, for a flat fee of $15."),
+        ("faq.json › q2", "Refunds take 5 business days."),
+    ]
+    assert chunks[0].text[chunks[0].sentences[0]["start"] :] == "Yes, for a flat fee of $15."

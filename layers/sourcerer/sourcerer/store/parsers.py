@@ -214,7 +214,7 @@ def _cues(text: str, name: str, *, vtt: bool) -> list[Piece]:
 
 # --- JSON and JSONL records -------------------------------------------------------------------------
 
-TEXT_FIELDS = ("text", "content", "body", "passage")
+TEXT_FIELDS = ("text", "content", "body", "passage", "answer")  # "answer": an FAQ export's {"question", "answer"}
 
 
 def _loads(text: str, what: str) -> Any:
@@ -226,13 +226,16 @@ def _loads(text: str, what: str) -> Any:
         raise UnsupportedDocument(f"{what}: nested too deeply") from exc
 
 
-def _record_text(record: Any) -> tuple[str, str | None] | None:
+def _record_text(record: Any) -> tuple[str, str | None, str] | None:
+    """A record's text, its label (title, question, name or id) and its heading: a title or an FAQ's question, the
+    line its chunks open with as a Markdown heading's (an id is a label, no words to search)."""
     if not isinstance(record, dict):
         return None
     for field in TEXT_FIELDS:
         if isinstance(record.get(field), str) and record[field].strip():
-            title = record.get("title") or record.get("name") or record.get("id")
-            return record[field], str(title) if title is not None else None
+            heading = next((record[k] for k in ("title", "question") if isinstance(record.get(k), str) and record[k].strip()), "")
+            title = heading or record.get("name") or record.get("id")
+            return record[field], str(title) if title is not None else None, heading
     return None
 
 
@@ -251,11 +254,11 @@ def _json(text: str, name: str, *, lines: bool) -> Parsed:
         found = _record_text(record)
         if not found:
             continue
-        body, title = found
+        body, title, heading = found
         section = f"{name} › {title}" if title else f"{name} #{number}"
         for s, e in sentence_spans(body):
             locator = {"kind": "lines", "start": number, "end": number} if lines else {"kind": "char_span", "start": s, "end": e}
-            pieces.append(Piece(body[s:e], locator, section))
+            pieces.append(Piece(body[s:e], locator, section, heading))
     if not pieces:
         raise UnsupportedDocument(f"no record with a text field ({', '.join(TEXT_FIELDS)})")
     return Parsed(name, pieces)
