@@ -117,8 +117,9 @@ def relevance_reading(
 
 
 def _under_heading(claim: Claim, passages: Sequence[Passage]) -> Claim:
-    cited = [passages[n - 1].heading for n in claim.citations[:1] if 0 < n <= len(passages)]
-    return replace(claim, text=f"{cited[0]}\n{claim.text}") if cited and cited[0] else claim
+    """The claim as read after the heading of the chunk it cites first (`Passage.under_heading`)."""
+    cited = [passages[n - 1] for n in claim.citations[:1] if 0 < n <= len(passages)]
+    return replace(claim, text=cited[0].under_heading(claim.text)) if cited else claim
 
 
 async def synthesize(

@@ -356,8 +356,9 @@ class ExtractiveSynthesizer:
         model one that plainly says the asked-for fact in them."""
         assert self.reader is not None
         candidates = analysis.sentences[: self.settings.read]
-        # each sentence with the heading it stands under: "Yes, for a flat fee." answers under "Do you ship to Canada?"
-        headed = [_under_heading(analysis.sources[c.passage], c) for c in candidates]
+        # each sentence after the heading its indexed chunk opens with: "Yes, for a flat fee." answers under "Do you
+        # ship to Canada?"; a passage split now (the benchmark sets, `ask(passages=...)`) has none and reads as before
+        headed = [analysis.sources[c.passage].under_heading(c.text) for c in candidates]
         read = self.reader.answers(question, headed)
         decision = self.reader.decision
         combined = [logit(p) + self.reader.sentence_mix * logit(c.score) for c, p in zip(candidates, read, strict=True)]
@@ -422,13 +423,6 @@ class ExtractiveSynthesizer:
             spans=quotes,
             detail={**detail, "sentences": len(chosen)},
         )
-
-
-def _under_heading(passage: Passage, sentence: ScoredSentence) -> str:
-    """The sentence as the reader reads it: after the heading its indexed chunk opens with (`store.chunking`), so
-    "Yes, for a flat fee of $15." reads under "Do you ship to Canada?". A passage without stored sentences (one
-    split now: the benchmark sets, `ask(passages=...)`) is read as it was, a sentence alone."""
-    return f"{passage.heading}\n{sentence.text}" if passage.heading else sentence.text
 
 
 def _another_row(sentence: ScoredSentence, asked: set[str]) -> bool:
