@@ -382,3 +382,19 @@ def test_a_question_about_a_list_gets_the_list_and_a_question_about_an_item_the_
         assert whole.answer == "A government-issued photo ID. [1] Your signed offer letter. [1] Bank details for payroll. [1]"
         one = ask("Do I need a photo ID on my first day?", chat="extractive", min_score=0, **passages)
         assert one.answer == "A government-issued photo ID. [1]"
+
+
+def test_strict_verification_reads_an_answer_with_the_heading_it_answers_under():
+    """"Yes, for a flat fee of $15." answers "Do you ship to Canada?" only under that heading: the relevance check
+    reads the sentence with it, as synthesis did, and keeps the answer (it once refused it as off topic, p = 0.01);
+    a whole list under "What to bring on your first day" likewise."""
+    from sourcerer.store.base import prepare
+    from sourcerer.store.models import Document
+
+    faq = "# Help centre\n\n## Do you ship to Canada?\n\nYes, for a flat fee of $15. Delivery takes 5 to 8 business days.\n"
+    guide = "# Onboarding\n\n## What to bring on your first day\n\n- A photo ID\n- Your signed offer letter\n- Bank details for payroll\n"
+    for name, text, question in (("faq.md", faq, "Do you ship to Canada?"), ("guide.md", guide, "What should I bring on my first day?")):
+        chunks = prepare(Document(source_uri=name, text=text, tenant="t")).chunks
+        passages = [{"text": c.text, "source": c.label, "sentences": c.sentences} for c in chunks]
+        answer = ask(question, passages=passages, chat="extractive", verify="strict", judge="local")
+        assert not answer.refused and answer.faithfulness.relevant, (question, answer.answer)

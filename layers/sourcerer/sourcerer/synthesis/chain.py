@@ -108,9 +108,9 @@ def relevance_reading(
     point = load_answer_models()[analysis.feature_set].relevance
     if "bar" not in point or not given:
         return None
-    return RelevanceReading(
-        relevance=given[0].score,  # sentences come best first
-        rival=passed_over[0].score if passed_over else None,
+    return RelevanceReading(  # each sentence read with its chunk's heading, as the reader reads it
+        relevance=max(s.under_heading for s in given),
+        rival=max((s.under_heading for s in passed_over), default=None),
         bar=point["bar"],
         margin=point.get("margin", float("inf")),
     )

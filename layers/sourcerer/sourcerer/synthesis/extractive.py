@@ -153,6 +153,13 @@ class ScoredSentence:
     text: str
     features: dict[str, float]
     score: float  # the sentence model's probability that this sentence answers
+    # the same, with its chunk's heading read as part of it ("Yes, for a flat fee." under "Do you ship to Canada?"),
+    # for the relevance check (`synthesis.chain.relevance_reading`); None where no heading adds a question word
+    headed: float | None = None
+
+    @property
+    def under_heading(self) -> float:
+        return self.score if self.headed is None else self.headed
 
 
 @dataclass
@@ -224,6 +231,7 @@ class ExtractiveSynthesizer:
         if not pool:
             return Analysis(feature_set="lexical", question=question, set_aside=set_aside)
         q_terms = list(dict.fromkeys(terms(question)))
+        heading_terms = [set(passage_terms(p.heading)) for p in passages]
         q_set = set(q_terms)
         sent_terms = [set(passage_terms(text)) for *_, text in pool]
         doc_freq = Counter(t for st in sent_terms for t in st)
@@ -281,7 +289,12 @@ class ExtractiveSynthesizer:
                 features["type_similarity"] = t_score * sentence_cos[i]
             logit = model.sentence.logit(features)
             logits.append(logit)
-            scored.append(ScoredSentence(pi, start, end, text, features, sigmoid(logit)))
+            headed = None
+            if (heading_terms[pi] - sent_terms[i]) & q_set:  # the heading holds question words the sentence does not
+                read = sum(idf(t) for t in q_terms if t in sent_terms[i] | heading_terms[pi]) / total
+                more = {"coverage": read, "coverage_squared": read * read, "type_coverage": t_score * read}
+                headed = sigmoid(model.sentence.logit(features | more))
+            scored.append(ScoredSentence(pi, start, end, text, features, sigmoid(logit), headed))
         answer = answer_features([x.features for x in scored], logits, passage_rows, missing, len(q_terms))
         analysis = Analysis(
             feature_set=feature_set,
