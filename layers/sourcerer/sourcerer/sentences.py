@@ -62,6 +62,7 @@ def is_heading(sentence: str) -> bool:
 SHORT_LINE = 60  # characters: a title or a "Refund window: 30 days" line, not a line of prose wrapped at 72-80
 TITLE_WORDS = 4  # "Parental leave policy" is a title; "Free shipping on all orders" a fact written without a stop
 _CONTINUES = tuple(",;-–—/&(")
+_STOPS = ".!?…。！？؟"  # a line ending in one of these ends a sentence of its own: no title, no list item
 
 
 def _short_line_ends(text: str) -> list[int]:
@@ -78,7 +79,7 @@ def _short_line_ends(text: str) -> list[int]:
             continue
         following = _NEXT_CHAR.match(text, at)
         nxt = following.group(1) if following else ""
-        if line.endswith(_CONTINUES) or line[-1] in ".!?…。！？؟:" or not (nxt.isupper() or nxt.isdigit()):
+        if line.endswith(_CONTINUES) or line[-1] in _STOPS + ":" or not (nxt.isupper() or nxt.isdigit()):
             continue
         ends.append(at)
     return ends
@@ -93,7 +94,7 @@ def is_title(text: str, start: int, end: int) -> bool:
     line = text[start:end]
     if len(line.split()) > TITLE_WORDS or "\n" in line or any(c.isdigit() for c in line) or ":" in line:
         return False
-    if line[-1:] in ".!?…。！？؟" or line.endswith(_CONTINUES) or (start and text[start - 1] != "\n"):
+    if line[-1:] in _STOPS or line.endswith(_CONTINUES) or (start and text[start - 1] != "\n"):
         return False
     before, after = _neighbour_lines(text, start, end)
     if _bare(before) or (_bare(after) and ":" not in after):
@@ -120,7 +121,7 @@ def _neighbour_lines(text: str, start: int, end: int) -> tuple[str, str]:
 def _bare(line: str) -> bool:
     """A short line that ends without a stop: a list item once its marker is gone, or the heading over a list."""
     line = line.strip()
-    return 0 < len(line) <= SHORT_LINE and line[-1] not in ".!?…。！？؟:"
+    return 0 < len(line) <= SHORT_LINE and line[-1] not in _STOPS + ":"
 
 
 def states_nothing(text: str, start: int, end: int) -> bool:
@@ -186,10 +187,15 @@ def sentences(text: str) -> list[str]:
     return [text[s:e] for s, e in sentence_spans(text)]
 
 
+# How a table row is written as a sentence (`store.tables.row_sentence`) and read back (`row_cells`):
+# "Plan: Pro; Price: $49."
+CELL_SEPARATOR, NAME_SEPARATOR = "; ", ": "
+
+
 def row_cells(sentence: str) -> list[str] | None:
     """The cells of a table row as `store.tables` writes it ("Plan: Pro; Price: $49." -> ["Pro", "$49"]), or None
     for any other sentence (a row without column names lists its cells and is read as any sentence)."""
-    pairs = [part.split(": ", 1) for part in sentence.rstrip(".").split("; ")]
+    pairs = [part.split(NAME_SEPARATOR, 1) for part in sentence.rstrip(".").split(CELL_SEPARATOR)]
     # a column's name is a short label and a cell closes what it opens: "The Amazon rainforest (Portuguese:
     # Floresta…; Spanish: Selva…)" and "… City Hall; it has jurisdiction over …: Manhattan, …" are prose
     if len(pairs) < 2 or not all(len(pair) == 2 and _column_name(pair[0]) and _balanced(pair[1]) for pair in pairs):

@@ -14,6 +14,7 @@ import io
 import re
 
 from sourcerer.errors import UnsupportedDocument
+from sourcerer.sentences import CELL_SEPARATOR, NAME_SEPARATOR
 from sourcerer.store.parsed import Piece
 
 # The rule under a Markdown table's header: "|---|:---:|". Each cell starts at a pipe, so the match is linear.
@@ -24,8 +25,8 @@ def row_sentence(header: list[str], cells: list[str]) -> str:
     """A row as a sentence: each cell after its column's name where the header gives one, empty cells left out."""
     cells = [" ".join(c.split()) for c in cells]
     names = [" ".join(h.split()) for h in header] if len(header) == len(cells) else [""] * len(cells)
-    parts = [f"{name}: {cell}" if name else cell for name, cell in zip(names, cells, strict=True) if cell]
-    text = "; ".join(parts)
+    parts = [f"{name}{NAME_SEPARATOR}{cell}" if name else cell for name, cell in zip(names, cells, strict=True) if cell]
+    text = CELL_SEPARATOR.join(parts)
     return text if not text or text.endswith((".", "!", "?")) else text + "."
 
 

@@ -216,10 +216,11 @@ class ExtractiveSynthesizer:
         s = self.settings
         passages = list(passages[: s.max_passages])
         pool: list[tuple[int, int, int, str]] = []
-        headings: list[set[str]] = [set() for _ in passages]  # a heading says what its passage is about
+        heading_terms = [set(passage_terms(p.heading)) for p in passages]  # the heading an indexed chunk opens with
+        # what a passage is about: that heading, and any heading, title or question among its sentences
+        headings = [set(words) for words in heading_terms]
         set_aside = 0
         for pi, passage in enumerate(passages):
-            headings[pi].update(passage_terms(passage.heading))  # an indexed chunk opens with it; no sentence holds it
             for start, end in passage.sentence_offsets():
                 text = passage.text[start:end]
                 if is_instruction(text):  # text that addresses the model is never an answer
@@ -231,7 +232,6 @@ class ExtractiveSynthesizer:
         if not pool:
             return Analysis(feature_set="lexical", question=question, set_aside=set_aside)
         q_terms = list(dict.fromkeys(terms(question)))
-        heading_terms = [set(passage_terms(p.heading)) for p in passages]
         q_set = set(q_terms)
         sent_terms = [set(passage_terms(text)) for *_, text in pool]
         doc_freq = Counter(t for st in sent_terms for t in st)
