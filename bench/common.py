@@ -97,10 +97,9 @@ def serve_env(home: Path) -> dict[str, str]:
     }
 
 
-def start_serve(env: dict[str, str], log: Path | None = None, own_group: bool = False) -> tuple[subprocess.Popen, str]:
+def start_serve(env: dict[str, str], log: Path | None = None) -> tuple[subprocess.Popen, str]:
     """`sourcerer serve --port 0` under `env` (its stderr to `log`, a file: a pipe nobody reads would fill and
-    stall the server); returns the process and its URL once it listens. `own_group`: the server and its workers
-    form a process group of their own, which a benchmark can pause and resume as one (`os.killpg`)."""
+    stall the server); returns the process and its URL once it listens."""
     stderr = open(log, "a") if log is not None else subprocess.DEVNULL  # noqa: SIM115 - lives as long as the server
     server = subprocess.Popen(
         [sys.executable, "-m", "sourcerer.cli", "serve", "--port", "0", "--no-admin-key"],
@@ -108,7 +107,6 @@ def start_serve(env: dict[str, str], log: Path | None = None, own_group: bool = 
         stderr=stderr,
         text=True,
         env=env,
-        start_new_session=own_group,
     )
     line = server.stdout.readline()  # type: ignore[union-attr]
     match = re.search(r"http://127\.0\.0\.1:\d+", line)

@@ -56,14 +56,19 @@ def _server(embedder: str | None, corpus: list[dict]) -> tuple[object, str, str,
     env = {**serve_env(home), "SOURCERER_ANSWER_CACHE": "false"}
     if embedder is None:
         env["SOURCERER_EMBEDDER"] = "none"
-    server, url = start_serve(env, home / "server.log", own_group=True)
+    server, url = start_serve(env, home / "server.log")
     return server, url, key, home
 
 
 def _pause(server, paused: bool) -> None:
     """Stop (or resume) a server with its workers and their threads, so that it does nothing, its background
-    embedder included, while the other server takes its round."""
-    os.killpg(server.pid, signal.SIGSTOP if paused else signal.SIGCONT)  # type: ignore[attr-defined]
+    embedder included, while the other server takes its round. The server stays in the bench's session: a
+    session of its own would be a scheduling group of its own, and change how the cores are shared with the
+    clients."""
+    pid = server.pid  # type: ignore[attr-defined]
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    for each in [pid, *map(int, children)] if paused else [*map(int, children), pid]:
+        os.kill(each, signal.SIGSTOP if paused else signal.SIGCONT)
 
 
 @dataclass
