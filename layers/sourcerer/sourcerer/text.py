@@ -276,6 +276,15 @@ def passage_terms(text: str) -> tuple[str, ...]:
     return tuple(terms(text))
 
 
+# the first letters that tell a word's family past its endings: "Californian" and "California", "child" and
+# "children", "Japan" and "Japanese" (named scope, and a table row's cells against the question)
+FAMILY_LETTERS = 5
+
+
+def family(word: str) -> str:
+    return word[:FAMILY_LETTERS]
+
+
 # --- facts a claim must not invent ------------------------------------------------------------------
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")

@@ -38,7 +38,7 @@ from sourcerer.settings import READER_SENTENCES
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
 from sourcerer.synthesis.draft import Draft
 from sourcerer.synthesis.scope import answer_scope
-from sourcerer.text import digit_numbers, normalize, passage_terms, terms
+from sourcerer.text import digit_numbers, family, normalize, passage_terms, terms
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
 _CLOCK = re.compile(r"\b\d{1,2}[:h]\d{2}\b")
@@ -443,7 +443,7 @@ def _another_row(sentence: ScoredSentence, asked: set[str]) -> bool:
     to 12"): its column names are in every row of its table, so "Plan: Starter; Price per month: $19." shares
     "plan" with a question on the Pro plan and says nothing of it."""
     cells = row_cells(sentence.text)
-    return cells is not None and not {t[:5] for t in asked} & {t[:5] for t in passage_terms(" ".join(cells))}
+    return cells is not None and not {family(t) for t in asked} & {family(t) for t in passage_terms(" ".join(cells))}
 
 
 def _declined(provider: str, detail: dict) -> Draft:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from sourcerer.models import CharSpan, Passage
 from sourcerer.sentences import row_cells, states_nothing
+from sourcerer.text import FAMILY_LETTERS, family
 
 _WORD = re.compile(r"[^\W\d_](?:[^\W_]|['’-])*", re.UNICODE)  # "Super_Bowl_50", a title, is two words
 # Letters of the scripts that write names with capitals the way the check reads them (Latin); a question with other
@@ -44,7 +45,6 @@ _OTHER = frozenset(
     "le la les des un une et est sont que qui quoi quand comment pour avec dans el los las del y es son qué cuándo "
     "cómo para con por en o".split()
 )
-_PREFIX = 5  # letters that identify a word's family: "Californian" and "California", "Japan" and "Japanese"
 
 
 @dataclass(frozen=True)
@@ -167,13 +167,13 @@ class _Vocabulary:
         for word in run:
             if _family(word) in self.families or (word.isupper() and word in self.acronyms):
                 return True
-            if len(word) >= _PREFIX and any(_one_edit(_POSSESSIVE.sub("", word.casefold()), w) for w in self.folded):
+            if len(word) >= FAMILY_LETTERS and any(_one_edit(_POSSESSIVE.sub("", word.casefold()), w) for w in self.folded):
                 return True
         return len(run) > 1 and "".join(w[0] for w in run) in self.words  # "United States" written "US"
 
 
 def _family(word: str) -> str:
-    return _POSSESSIVE.sub("", word.casefold()).strip("'’-")[:_PREFIX]
+    return family(_POSSESSIVE.sub("", word.casefold()).strip("'’-"))
 
 
 def _one_edit(a: str, b: str) -> bool:
