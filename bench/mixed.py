@@ -269,7 +269,7 @@ def run(seconds: float = 60, corpus_size: int = 100) -> dict:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--seconds", type=float, default=60, help=f"seconds of load per server, in {ROUNDS} rounds taken in turns")
     parser.add_argument("--corpus", type=int, default=100, help="SciFact abstracts indexed before the load")
     args = parser.parse_args()
     run(args.seconds, args.corpus)
