@@ -2,8 +2,9 @@
 
 One splitter for every job that needs sentences: ingest stores each chunk's sentences (a citation points at
 one), the extractive synthesiser ranks them, the judge splits an answer into claims, and a stream shows an
-answer sentence by sentence. It knows Latin stops (not after an abbreviation, an initial or inside a number),
-CJK, Arabic and Devanagari stops, paragraph breaks, list items, Markdown headings and short lines of plain text.
+answer sentence by sentence. It knows Latin stops (not after an abbreviation, an initial or inside a number, nor
+a "?" or "!" inside a quoted title, a doubtful date or a link), CJK, Arabic and Devanagari stops, paragraph
+breaks, list items, Markdown headings and short lines of plain text.
 
 It also says which sentences state nothing, so that none is an answer or a claim: a heading, a plain-text
 title and a question (`states_nothing`).
@@ -36,6 +37,8 @@ _ORDINAL_MONTH = re.compile(
 )
 _WORD_WINDOW = 40  # longer than any abbreviation: the word before a stop is found within this many characters
 _NEXT_CHAR = re.compile(r"[ \t\r\n\f\v]{0,200}(\S)")
+# Chinese, Japanese and Korean letters: a sentence may start right after an ASCII "?" or "!" with no space
+_CJK_LETTER = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
 # A Markdown (ATX) heading line: "## Refunds". Bounded runs on one line, so matching stays linear.
@@ -148,6 +151,15 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         end = match.end()
         if match.start() in enumerators:
             continue
+        if match.group()[0] in "?!":
+            # a title in quotes ('"Which Way Is Up?" starring Richard Pryor'), a doubtful date ("(1903–1942?),") or a
+            # name ("Yahoo!'s") goes on: a lowercase word after the closing quote or bracket, or text glued to the
+            # stop that is not CJK. A question left open ("Is it free? yes") still ends where it asks.
+            following = _NEXT_CHAR.match(text, end)
+            quoted = match.group()[-1] in "\"'”’)]" and following is not None and following.group(1).islower()
+            glued = end < len(text) and not text[end].isspace() and not _CJK_LETTER.match(text, end)
+            if quoted or glued:
+                continue
         if match.group()[0] == ".":
             before = text[max(0, match.start() - _WORD_WINDOW) : match.start()].split()
             last = before[-1].casefold().rstrip(".").lstrip("([{\"'“‘«") if before else ""  # "(c. 1455" as "c."
