@@ -241,6 +241,10 @@ class ExtractiveSynthesizer:
             return bm25_idf(n, doc_freq.get(t, 0))
 
         total = sum(idf(t) for t in q_terms) or 1.0
+
+        def share(words: set[str]) -> float:  # IDF-weighted share of the question's terms among `words`
+            return sum(idf(t) for t in q_terms if t in words) / total
+
         terms_by_passage = [
             headings[i].union(*(st for (pi, *_), st in zip(pool, sent_terms, strict=True) if pi == i)) for i in range(len(passages))
         ]
@@ -251,7 +255,7 @@ class ExtractiveSynthesizer:
         passage_rows = []
         for i, passage in enumerate(passages):
             row = {
-                "context": sum(idf(t) for t in q_terms if t in terms_by_passage[i]) / total,
+                "context": share(terms_by_passage[i]),
                 # the rarest question term the passage lacks: "the Enterprise plan" over a passage on the Pro plan
                 "missing_peak": max((idf(t) for t in q_terms if t not in terms_by_passage[i]), default=0.0) / total,
                 "retrieval": float(passage.score) if passage.score is not None else 0.0,
@@ -264,7 +268,7 @@ class ExtractiveSynthesizer:
         scored, logits = [], []
         previous_passage = -1
         for i, (pi, start, end, text) in enumerate(pool):
-            coverage = sum(idf(t) for t in q_terms if t in sent_terms[i]) / total
+            coverage = share(sent_terms[i])
             t_score = type_match(kind, text, question)
             features = {
                 "passage": float(pi),
@@ -291,7 +295,7 @@ class ExtractiveSynthesizer:
             logits.append(logit)
             headed = None
             if (heading_terms[pi] - sent_terms[i]) & q_set:  # the heading holds question words the sentence does not
-                read = sum(idf(t) for t in q_terms if t in sent_terms[i] | heading_terms[pi]) / total
+                read = share(sent_terms[i] | heading_terms[pi])
                 more = {"coverage": read, "coverage_squared": read * read, "type_coverage": t_score * read}
                 headed = sigmoid(model.sentence.logit(features | more))
             scored.append(ScoredSentence(pi, start, end, text, features, sigmoid(logit), headed))
