@@ -188,6 +188,7 @@ def qa_questions(split: str) -> list[dict]:
                 out.append(
                     {
                         "set": name,
+                        "id": r["id"],
                         "lang": r["lang"],
                         "question": r["question"],
                         "sentences": [s for *_, s in split_sentences],

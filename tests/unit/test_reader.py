@@ -388,6 +388,29 @@ def test_entity_swaps_name_what_the_paragraph_never_mentions():
         assert question.startswith("What is the meal allowance in Place") and "Europe" not in question
 
 
+def test_cross_lingual_pairs_read_a_question_against_a_translation_of_its_paragraph():
+    """`bench/train/reader.cross_lingual_pairs`: an MLQA question is paired with the answer sentence of another
+    language's version of the same question (a positive) and with a sentence of that paragraph without the answer
+    (a negative); a question asked in one language only, or of another set, gives none."""
+    import random
+
+    from bench.train.reader import cross_lingual_pairs
+
+    en = {"set": "mlqa_dev", "id": "q1", "lang": "en", "question": "When was the bridge built?", "answers": ["1890"],
+          "sentences": ["The bridge was built in 1890.", "It is red."], "answer": 0}
+    de = {"set": "mlqa_dev", "id": "q1", "lang": "de", "question": "Wann wurde die Brücke gebaut?", "answers": ["1890"],
+          "sentences": ["Sie ist rot.", "Die Brücke wurde 1890 gebaut."], "answer": 1}
+    alone = {**en, "id": "q2"}
+    other_set = {**de, "set": "piaf", "id": "q1"}
+    pairs = cross_lingual_pairs([en, de, alone, other_set], random.Random(0))
+    assert sorted(pairs) == sorted([
+        ("When was the bridge built?", "Die Brücke wurde 1890 gebaut.", 1),
+        ("When was the bridge built?", "Sie ist rot.", 0),
+        ("Wann wurde die Brücke gebaut?", "The bridge was built in 1890.", 1),
+        ("Wann wurde die Brücke gebaut?", "It is red.", 0),
+    ])
+
+
 def test_strict_verification_reads_a_claim_under_the_heading_of_the_chunk_it_cites(monkeypatch):
     """Synthesis reads "Yes, for a flat fee of $15." under the heading its chunk opens with; the relevance check
     reads the claim the same way, or it would judge a different text than the one that was answered."""
