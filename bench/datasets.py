@@ -160,11 +160,52 @@ def sentences(text: str) -> list[tuple[int, int, str]]:
     return [(a, b, text[a:b]) for a, b in sentence_spans(text) if text[a:b].strip()]
 
 
+# SQuAD-es v2 is SQuAD 2.0's development set machine-translated; these of its articles are in
+# `squad2_dev_half` too, in English (the rest of it is not staged).
+SQUAD_ES_ENGLISH_TITLES = {
+    "Normandos": "Normans",
+    "Complejidad computacional _ teoría": "Computational_complexity_theory",
+    "Hugonotes": "Huguenot",
+    "Motor": "Steam_engine",
+    "1973: Crisis del petróleo": "1973_oil_crisis",
+    "Ley Europea": "European_Union_law",
+    "Conmutación de paquetes": "Packet_switching",
+    "Universidad": "Harvard_University",
+    "Dinastía Yuan": "Yuan_dynasty",
+    "Sistema inmune": "Immune_system",
+    "Parlamento escocés": "Scottish_Parliament",
+    "El islamismo": "Islamism",
+    "Imperialismo": "Imperialism",
+    "Varsovia": "Warsaw",
+    "Guerra franco-india": "French_and_Indian_War",
+    "Fuerza": "Force",
+}
+
+
+def _translation_key(name: str, row: dict) -> str | None:
+    """What a row shares with its translations in other sets or languages: an MLQA question's id (MLQA asks each
+    question in several languages, one id), a SQuAD 2.0 article's English title; None where no translation is
+    staged."""
+    if name == "mlqa_dev":
+        return f"mlqa/{row['id']}"
+    if name == "squad2_dev_half":
+        return f"squad/{row['title']}"
+    if name == "squad_es_v2" and row["title"] in SQUAD_ES_ENGLISH_TITLES:
+        return f"squad/{SQUAD_ES_ENGLISH_TITLES[row['title']]}"
+    return None
+
+
 def qa_questions(split: str) -> list[dict]:
     """Questions of the QA sets in `split` ('train' or 'held_out'), each with its paragraph's sentences, the
-    index of the answer sentence (None: unanswerable) and the article's other paragraphs."""
+    index of the answer sentence (None: unanswerable) and the article's other paragraphs.
+
+    The split is by article title within each set and language, so a held-out question can have a translation in
+    training (MLQA's other languages, SQuAD-es against SQuAD 2.0): `translation_trained` marks it, and the
+    reading model's held-out figures leave it out (the README, "The reading model")."""
     banned_ids, banned_paragraphs = xquad_held()
     out = []
+    by_set: dict[str, dict[str, list[dict]]] = {}
+    trained: set[str] = set()  # translation keys of the training rows, across sets and languages
     for name in QA_SETS:
         by_article: dict[str, list[dict]] = defaultdict(list)
         every = rows(name)
@@ -173,6 +214,11 @@ def qa_questions(split: str) -> list[dict]:
             if r["context"] in banned or " ".join(r["context"].split())[:80] in banned_paragraphs:
                 continue
             by_article[f"{name}/{r.get('lang')}/{r['title']}"].append(r)
+        by_set[name] = by_article
+        for article, items in by_article.items():
+            if not held_out(article):
+                trained.update(k for r in items if (k := _translation_key(name, r)))
+    for name, by_article in by_set.items():
         for article, items in by_article.items():
             if held_out(article) != (split == "held_out"):
                 continue
@@ -197,6 +243,7 @@ def qa_questions(split: str) -> list[dict]:
                         "plausible": [a for a in r.get("plausible_answers", []) or [] if a],
                         "others": [c for c in contexts if c != r["context"]],
                         "adversarial": not r["answerable"],
+                        "translation_trained": split == "held_out" and _translation_key(name, r) in trained,
                     }
                 )
     return out

@@ -87,9 +87,11 @@ def main() -> None:
 OPS = {">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b}
 
 
-def _figures(data: Any, path: list[str], prefix: tuple[str, ...] = ()) -> list[tuple[str, float]]:
+def _figures(data: Any, path: list[str], prefix: tuple[str, ...] = ()) -> list[tuple[str, float | None]]:
     """The figures at `path` in a result's JSON, named by the keys a `*` stood for."""
     if not path:
+        if data is None and prefix:  # a language, set... the benchmark lists without a figure
+            return [(" / ".join(prefix), None)]
         return [(" / ".join(prefix), float(data))] if isinstance(data, (int, float)) else []
     head, rest = path[0], path[1:]
     if head == "*":
@@ -107,13 +109,17 @@ def check() -> int:
         found = _figures(data, t["path"])
         if t.get("over"):
             base = dict(_figures(data, t["over"]))
-            found = [(name, value / base[""]) for name, value in found if base.get("")]
+            found = [(name, None if value is None else value / base[""]) for name, value in found if base.get("")]
         run = data.get("run") or {}
         stamp = f"{run['commit']}, {run['date'][:10]}" if run else "unstamped (an older run)"
         if not found:
             rows.append([t["issue"], t["what"], f"{t['op']} {t['target']}", "no figure", "—", stamp])
             unmet += 1
         for name, value in found:
+            if value is None:
+                rows.append([t["issue"], f"{t['what']} ({name})", f"{t['op']} {t['target']}", "no figure", "—", stamp])
+                unmet += 1
+                continue
             met = OPS[t["op"]](value, t["target"])
             unmet += not met
             label = f"{t['what']} ({name})" if name else t["what"]

@@ -411,6 +411,30 @@ def test_cross_lingual_pairs_read_a_question_against_a_translation_of_its_paragr
     ])
 
 
+def test_a_question_and_its_translations_share_a_key_so_a_held_out_one_is_known_to_be_trained_on():
+    """`bench.datasets._translation_key`: MLQA's versions of one question share its id, and a SQuAD-es article the
+    English SQuAD 2.0 half also holds shares its English title; sets with no staged translation have no key.
+    `qa_questions` marks a held-out question whose key a training question has (`translation_trained`), and the
+    reader's held-out figures leave it out."""
+    from bench.datasets import _translation_key
+
+    en = _translation_key("mlqa_dev", {"id": "a1", "lang": "en", "title": "Bridge"})
+    de = _translation_key("mlqa_dev", {"id": "a1", "lang": "de", "title": "Brücke"})
+    assert en == de and en != _translation_key("mlqa_dev", {"id": "a2", "lang": "de", "title": "Brücke"})
+    assert _translation_key("squad_es_v2", {"id": "x", "title": "Varsovia"}) == _translation_key("squad2_dev_half", {"id": "y", "title": "Warsaw"})
+    assert _translation_key("squad_es_v2", {"id": "x", "title": "Oxígeno"}) is None  # not in the English half
+    assert _translation_key("piaf", {"id": "z", "title": "Paris"}) is None
+
+
+def test_the_target_check_lists_a_language_the_benchmark_has_no_figure_for():
+    """A language whose held-out questions all had a translation trained on has no figure (None): the target check
+    lists it as "no figure" rather than dropping it."""
+    from bench.run import _figures
+
+    data = {"answerability": {"ar": {"auc": 0.905}, "de": {"auc": None}}}
+    assert _figures(data, ["answerability", "*", "auc"]) == [("ar", 0.905), ("de", None)]
+
+
 def test_strict_verification_reads_a_claim_under_the_heading_of_the_chunk_it_cites(monkeypatch):
     """Synthesis reads "Yes, for a flat fee of $15." under the heading its chunk opens with; the relevance check
     reads the claim the same way, or it would judge a different text than the one that was answered."""
