@@ -195,16 +195,46 @@ def _translation_key(name: str, row: dict) -> str | None:
     return None
 
 
-def qa_questions(split: str) -> list[dict]:
-    """Questions of the QA sets in `split` ('train' or 'held_out'), each with its paragraph's sentences, the
-    index of the answer sentence (None: unanswerable) and the article's other paragraphs.
+READER_CONFIG = Path(__file__).resolve().parent.parent / "layers" / "sourcerer" / "sourcerer" / "data" / "reader.json"
+# How the QA sets' articles are held out: "title", by each article's title in its own set and language (the
+# shipped reader's, where a question's translations can fall on either side), or "english-article", by the
+# English article a translation shares (MLQA's versions of a question; SQuAD-es and SQuAD 2.0), so every
+# translation of a held-out question is held out too.
+SPLITS = ("title", "english-article")
 
-    The split is by article title within each set and language, so a held-out question can have a translation in
-    training (MLQA's other languages, SQuAD-es against SQuAD 2.0): `translation_trained` marks it, and the
-    reading model's held-out figures leave it out (the README, "The reading model")."""
+
+def reader_split() -> str:
+    """The split the shipped reader was trained on (`data/reader.json`; "title" for readers that do not say)."""
+    return json.loads(READER_CONFIG.read_text(encoding="utf-8")).get("split", "title") if READER_CONFIG.exists() else "title"
+
+
+def _english_article(name: str, row: dict, english_titles: dict[str, str]) -> str | None:
+    """The English article a row's translations share, or None where no translation is staged."""
+    if name == "mlqa_dev" and row["id"] in english_titles:
+        return f"mlqa/{english_titles[row['id']]}"
+    if name == "squad2_dev_half":
+        return f"squad/{row['title']}"
+    if name == "squad_es_v2" and row["title"] in SQUAD_ES_ENGLISH_TITLES:
+        return f"squad/{SQUAD_ES_ENGLISH_TITLES[row['title']]}"
+    return None
+
+
+def qa_questions(split: str, by: str | None = None) -> list[dict]:
+    """Questions of the QA sets in `split` ('train' or 'held_out'), each with its paragraph's sentences, the
+    index of the answer sentence (None: unanswerable) and the article's other paragraphs; `by` is one of `SPLITS`
+    (default: the shipped reader's).
+
+    Split by title, a held-out question can have a translation in training (MLQA's other languages, SQuAD-es
+    against SQuAD 2.0): `translation_trained` marks it, and the reading model's held-out figures leave it out (the
+    README, "The reading model"). Split by English article, none has."""
+    by = by or reader_split()
+    if by not in SPLITS:
+        raise ValueError(f"unknown split {by!r}: one of {', '.join(SPLITS)}")
     banned_ids, banned_paragraphs = xquad_held()
+    english_titles = {r["id"]: r["title"] for r in rows("mlqa_dev") if r["lang"] == "en"} if by == "english-article" else {}
     out = []
     by_set: dict[str, dict[str, list[dict]]] = {}
+    side: dict[str, bool] = {}  # article (set, language, title) -> held out
     trained: set[str] = set()  # translation keys of the training rows, across sets and languages
     for name in QA_SETS:
         by_article: dict[str, list[dict]] = defaultdict(list)
@@ -213,14 +243,20 @@ def qa_questions(split: str) -> list[dict]:
         for r in every:
             if r["context"] in banned or " ".join(r["context"].split())[:80] in banned_paragraphs:
                 continue
-            by_article[f"{name}/{r.get('lang')}/{r['title']}"].append(r)
+            article = f"{name}/{r.get('lang')}/{r['title']}"  # the paragraphs a question's negatives come from
+            by_article[article].append(r)
+            if by == "title":
+                side[article] = held_out(article)
+            elif article not in side:
+                shared = _english_article(name, r, english_titles)
+                side[article] = held_out(shared or article)
         by_set[name] = by_article
         for article, items in by_article.items():
-            if not held_out(article):
+            if not side[article]:
                 trained.update(k for r in items if (k := _translation_key(name, r)))
     for name, by_article in by_set.items():
         for article, items in by_article.items():
-            if held_out(article) != (split == "held_out"):
+            if side[article] != (split == "held_out"):
                 continue
             contexts = list(dict.fromkeys(r["context"] for r in items))
             for r in items:

@@ -426,6 +426,32 @@ def test_a_question_and_its_translations_share_a_key_so_a_held_out_one_is_known_
     assert _translation_key("piaf", {"id": "z", "title": "Paris"}) is None
 
 
+def test_split_by_english_article_keeps_every_translation_of_a_question_on_one_side(tmp_path, monkeypatch):
+    """`bench.datasets`: split by English article, MLQA's versions of one question (one id, a title per language)
+    and a SQuAD-es article with its SQuAD 2.0 original hash alike, so all are held out or none; a set with no
+    staged translation keeps its own article. The split a reader was trained on is in its `reader.json` ("title"
+    for one that does not say), and an unknown split is an error."""
+    import json
+
+    import bench.datasets as datasets
+
+    english = {"a1": "Bridge"}
+    de = datasets._english_article("mlqa_dev", {"id": "a1", "lang": "de", "title": "Brücke"}, english)
+    en = datasets._english_article("mlqa_dev", {"id": "a1", "lang": "en", "title": "Bridge"}, english)
+    assert de == en == "mlqa/Bridge"
+    assert datasets._english_article("squad_es_v2", {"title": "Fuerza"}, english) == datasets._english_article("squad2_dev_half", {"title": "Force"}, english)
+    assert datasets._english_article("piaf", {"id": "z", "title": "Paris"}, english) is None
+
+    config = tmp_path / "reader.json"
+    monkeypatch.setattr(datasets, "READER_CONFIG", config)
+    config.write_text(json.dumps({"heads": {}}))
+    assert datasets.reader_split() == "title"
+    config.write_text(json.dumps({"split": "english-article"}))
+    assert datasets.reader_split() == "english-article"
+    with pytest.raises(ValueError, match="unknown split"):
+        datasets.qa_questions("train", by="by-moon-phase")
+
+
 def test_the_target_check_lists_a_language_the_benchmark_has_no_figure_for():
     """A language whose held-out questions all had a translation trained on has no figure (None): the target check
     lists it as "no figure" rather than dropping it."""
