@@ -182,19 +182,6 @@ SQUAD_ES_ENGLISH_TITLES = {
 }
 
 
-def _translation_key(name: str, row: dict) -> str | None:
-    """What a row shares with its translations in other sets or languages: an MLQA question's id (MLQA asks each
-    question in several languages, one id), a SQuAD 2.0 article's English title; None where no translation is
-    staged."""
-    if name == "mlqa_dev":
-        return f"mlqa/{row['id']}"
-    if name == "squad2_dev_half":
-        return f"squad/{row['title']}"
-    if name == "squad_es_v2" and row["title"] in SQUAD_ES_ENGLISH_TITLES:
-        return f"squad/{SQUAD_ES_ENGLISH_TITLES[row['title']]}"
-    return None
-
-
 READER_CONFIG = Path(__file__).resolve().parent.parent / "layers" / "sourcerer" / "sourcerer" / "data" / "reader.json"
 # How the QA sets' articles are held out: "title", by each article's title in its own set and language (the
 # shipped reader's, where a question's translations can fall on either side), or "english-article", by the
@@ -209,7 +196,9 @@ def reader_split() -> str:
 
 
 def _english_article(name: str, row: dict, english_titles: dict[str, str]) -> str | None:
-    """The English article a row's translations share, or None where no translation is staged."""
+    """The English article a row shares with its translations in other languages or sets (`english_titles`: MLQA
+    id -> the English version's title; MLQA asks each question in several languages, under a title in each), or
+    None where no translation is staged."""
     if name == "mlqa_dev" and row["id"] in english_titles:
         return f"mlqa/{english_titles[row['id']]}"
     if name == "squad2_dev_half":
@@ -231,11 +220,11 @@ def qa_questions(split: str, by: str | None = None) -> list[dict]:
     if by not in SPLITS:
         raise ValueError(f"unknown split {by!r}: one of {', '.join(SPLITS)}")
     banned_ids, banned_paragraphs = xquad_held()
-    english_titles = {r["id"]: r["title"] for r in rows("mlqa_dev") if r["lang"] == "en"} if by == "english-article" else {}
+    english_titles = {r["id"]: r["title"] for r in rows("mlqa_dev") if r["lang"] == "en"}
     out = []
     by_set: dict[str, dict[str, list[dict]]] = {}
     side: dict[str, bool] = {}  # article (set, language, title) -> held out
-    trained: set[str] = set()  # translation keys of the training rows, across sets and languages
+    trained: set[str] = set()  # the English articles of the training rows, across sets and languages
     for name in QA_SETS:
         by_article: dict[str, list[dict]] = defaultdict(list)
         every = rows(name)
@@ -253,7 +242,7 @@ def qa_questions(split: str, by: str | None = None) -> list[dict]:
         by_set[name] = by_article
         for article, items in by_article.items():
             if not side[article]:
-                trained.update(k for r in items if (k := _translation_key(name, r)))
+                trained.update(k for r in items if (k := _english_article(name, r, english_titles)))
     for name, by_article in by_set.items():
         for article, items in by_article.items():
             if side[article] != (split == "held_out"):
@@ -279,7 +268,7 @@ def qa_questions(split: str, by: str | None = None) -> list[dict]:
                         "plausible": [a for a in r.get("plausible_answers", []) or [] if a],
                         "others": [c for c in contexts if c != r["context"]],
                         "adversarial": not r["answerable"],
-                        "translation_trained": split == "held_out" and _translation_key(name, r) in trained,
+                        "translation_trained": split == "held_out" and _english_article(name, r, english_titles) in trained,
                     }
                 )
     return out

@@ -411,25 +411,11 @@ def test_cross_lingual_pairs_read_a_question_against_a_translation_of_its_paragr
     ])
 
 
-def test_a_question_and_its_translations_share_a_key_so_a_held_out_one_is_known_to_be_trained_on():
-    """`bench.datasets._translation_key`: MLQA's versions of one question share its id, and a SQuAD-es article the
-    English SQuAD 2.0 half also holds shares its English title; sets with no staged translation have no key.
-    `qa_questions` marks a held-out question whose key a training question has (`translation_trained`), and the
-    reader's held-out figures leave it out."""
-    from bench.datasets import _translation_key
-
-    en = _translation_key("mlqa_dev", {"id": "a1", "lang": "en", "title": "Bridge"})
-    de = _translation_key("mlqa_dev", {"id": "a1", "lang": "de", "title": "Brücke"})
-    assert en == de and en != _translation_key("mlqa_dev", {"id": "a2", "lang": "de", "title": "Brücke"})
-    assert _translation_key("squad_es_v2", {"id": "x", "title": "Varsovia"}) == _translation_key("squad2_dev_half", {"id": "y", "title": "Warsaw"})
-    assert _translation_key("squad_es_v2", {"id": "x", "title": "Oxígeno"}) is None  # not in the English half
-    assert _translation_key("piaf", {"id": "z", "title": "Paris"}) is None
-
-
 def test_split_by_english_article_keeps_every_translation_of_a_question_on_one_side(tmp_path, monkeypatch):
     """`bench.datasets`: split by English article, MLQA's versions of one question (one id, a title per language)
     and a SQuAD-es article with its SQuAD 2.0 original hash alike, so all are held out or none; a set with no
-    staged translation keeps its own article. The split a reader was trained on is in its `reader.json` ("title"
+    staged translation keeps its own article. Split by title, `qa_questions` marks a held-out question whose
+    English article a training question shares (`translation_trained`), and the reader's held-out figures leave it out. The split a reader was trained on is in its `reader.json` ("title"
     for one that does not say), and an unknown split is an error."""
     import json
 
