@@ -168,8 +168,9 @@ def run(per_set: int, claims_per_set: int, write_operating_points: bool, budget_
     # verification's relevance check: keep at least 95% of the right answers (gold sentences, calibration half)
     gold = sorted(r["gold"] for r in calib if "gold" in r)
     relevance = gold[int(0.05 * len(gold))] if gold else threshold
-    # held out means no translation of the question was trained on either (`qa_questions`): a language whose
-    # held-out questions all have one (en, es: SQuAD-es translates SQuAD 2.0; de, hi, vi: MLQA) has no figure here
+    # held out means no translation of the question was trained on either (`qa_questions`): under the title split a
+    # language whose held-out questions all have one (en, es: SQuAD-es translates SQuAD 2.0; de, hi, vi: MLQA) has no
+    # figure here; under the English-article split none has
     clean = [r for r in report if not r["translation_trained"]]
     enough = {lang for lang in {r["lang"] for r in clean} if sum(1 for r in clean if r["lang"] == lang and "positive" in r) >= MIN_QUESTIONS}
     lines, figures = answerability_tables([r for r in clean if r["lang"] in enough], threshold)
