@@ -39,7 +39,7 @@ def cases(per_set: int) -> list[dict]:
     out = []
     for key in sorted(by_set):
         for q in random.Random(3).sample(by_set[key], min(per_set, len(by_set[key]))):
-            base = {"lang": q["lang"], "half": half(q), "question": q["question"]}
+            base = {"lang": q["lang"], "half": half(q), "question": q["question"], "translation_trained": q["translation_trained"]}
             if q["answer"] is None:
                 out.append({**base, "text": " ".join(q["sentences"]), "label": 0, "gold": None})
                 continue
@@ -59,7 +59,7 @@ def observe(case: dict, synthesizer, reader, retrieve) -> dict:
     read = reader.answers(case["question"], [c.text for c in candidates]) if candidates else []
     ordered = sorted(read, reverse=True)
     return {
-        **{k: case[k] for k in ("lang", "half", "label")},
+        **{k: case[k] for k in ("lang", "half", "label", "translation_trained")},
         "reader_best": logit(ordered[0]) if ordered else -10.0,
         "reader_margin": ordered[0] - ordered[1] if len(ordered) > 1 else ordered[0] if ordered else 0.0,
         "answerability": logit(analysis.answerability),
@@ -143,7 +143,22 @@ def run(per_set: int, write: bool) -> dict:
          "answered right: reader alone", "refused: reader alone", "answered right: previous models", "refused: previous models"],
         lines,
     )
-    data = {"decision": model.to_json(), "sentence_mix": mix, "report": figures, "reader_alone": reader_figures, "previous": old_figures}
+    # the reader trained on a translation of most held-out questions of some languages (`qa_questions`): the rest
+    untranslated = [r for r in report if not r["translation_trained"]]
+    clean = {
+        name: by_language(untranslated, m, t, x)
+        for name, (m, t, x) in {"decision": (model, threshold, mix), "reader_alone": (reader_only, t_reader, 0.0), "previous": (old_only, t_old, 1e6)}.items()
+    }
+    text += "\n" + table(
+        f"The same, on the {len(untranslated)} cases of questions no translation of which the reader trained on",
+        ["lang", "answerable", "unanswerable", "answered right: decision", "refused: decision",
+         "answered right: reader alone", "refused: reader alone", "answered right: previous models", "refused: previous models"],
+        [[lang, f["answerable"], f["unanswerable"], f["answered_right"], f["refused"],
+          clean["reader_alone"][lang]["answered_right"], clean["reader_alone"][lang]["refused"],
+          clean["previous"][lang]["answered_right"], clean["previous"][lang]["refused"]] for lang, f in clean["decision"].items()],
+    )
+    data = {"decision": model.to_json(), "sentence_mix": mix, "report": figures, "reader_alone": reader_figures, "previous": old_figures,
+            "report_untranslated": clean}
     write_result("reader_decision", text, data)
     if write:
         path = DATA / "reader.json"
