@@ -106,32 +106,27 @@ def test_an_abbreviation_after_an_opening_bracket_does_not_end_the_sentence():
     assert sentences("See the results (e.g. the table). Then stop.") == ["See the results (e.g. the table).", "Then stop."]
 
 
-def test_a_question_mark_inside_a_title_a_date_or_a_link_does_not_end_the_sentence():
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('The song "Do You Really Want It?" explores personal change. It was a hit.',
+         ['The song "Do You Really Want It?" explores personal change.', "It was a hit."]),
+        ("Arnold Deutsch (1903–1942?), a spy, was born in Vienna. He studied there.",
+         ["Arnold Deutsch (1903–1942?), a spy, was born in Vienna.", "He studied there."]),
+        ("Open https://example.com/help?topic=refunds for details. Yahoo!'s page is older.",
+         ["Open https://example.com/help?topic=refunds for details.", "Yahoo!'s page is older."]),
+        ("Do you ship to Canada? Yes, for a flat fee. Is it free? yes.", ["Do you ship to Canada?", "Yes, for a flat fee.", "Is it free?", "yes."]),
+        ('She said "Go!" Then she left.', ['She said "Go!"', "Then she left."]),
+        ("你好?我是学生。", ["你好?", "我是学生。"]),
+    ],
+)
+def test_a_question_mark_inside_a_title_a_date_or_a_link_does_not_end_the_sentence(text, expected):
     """Found in NoMIRACL and HaluEval: 'The song "Do You Really Want It?"' was cut off the sentence it names, and
     read as a question it stated nothing, so the sentence was never an answer; "(1903–1942?)," and a link's
     "?id=" cut sentences too. A question that ends where it asks still ends there, in Chinese without a space."""
     from sourcerer.sentences import sentences
 
-    assert sentences('The song "Do You Really Want It?" explores personal change. It was a hit.') == [
-        'The song "Do You Really Want It?" explores personal change.',
-        "It was a hit.",
-    ]
-    assert sentences("Arnold Deutsch (1903–1942?), a spy, was born in Vienna. He studied there.") == [
-        "Arnold Deutsch (1903–1942?), a spy, was born in Vienna.",
-        "He studied there.",
-    ]
-    assert sentences("Open https://example.com/help?topic=refunds for details. Yahoo!'s page is older.") == [
-        "Open https://example.com/help?topic=refunds for details.",
-        "Yahoo!'s page is older.",
-    ]
-    assert sentences("Do you ship to Canada? Yes, for a flat fee. Is it free? yes.") == [
-        "Do you ship to Canada?",
-        "Yes, for a flat fee.",
-        "Is it free?",
-        "yes.",
-    ]
-    assert sentences('She said "Go!" Then she left.') == ['She said "Go!"', "Then she left."]
-    assert sentences("你好?我是学生。") == ["你好?", "我是学生。"]
+    assert sentences(text) == expected
 
 
 def test_headings_and_list_items_are_sentences_of_their_own():

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 
+from sourcerer.text import CJK_LETTER
+
 _ABBREVIATIONS = frozenset(
     "mr mrs ms dr prof sr jr st vs etc e.g i.e no nos fig figs al approx dept est inc ltd co corp jan feb mar "
     "apr jun jul aug sep sept oct nov dec u.s u.k mt ft gen col lt sgt rev hon op cf ca".split()
@@ -37,8 +39,6 @@ _ORDINAL_MONTH = re.compile(
 )
 _WORD_WINDOW = 40  # longer than any abbreviation: the word before a stop is found within this many characters
 _NEXT_CHAR = re.compile(r"[ \t\r\n\f\v]{0,200}(\S)")
-# Chinese, Japanese and Korean letters: a sentence may start right after an ASCII "?" or "!" with no space
-_CJK_LETTER = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
 # A Markdown (ATX) heading line: "## Refunds". Bounded runs on one line, so matching stays linear.
@@ -157,7 +157,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
             # stop that is not CJK. A question left open ("Is it free? yes") still ends where it asks.
             following = _NEXT_CHAR.match(text, end)
             quoted = match.group()[-1] in "\"'”’)]" and following is not None and following.group(1).islower()
-            glued = end < len(text) and not text[end].isspace() and not _CJK_LETTER.match(text, end)
+            glued = end < len(text) and not text[end].isspace() and not CJK_LETTER.match(text, end)
             if quoted or glued:
                 continue
         if match.group()[0] == ".":

@@ -60,6 +60,7 @@ _CJK = (
     "\uac00-\ud7af\u1100-\u11ff\u3130-\u318f"  # hangul
     "\u31f0-\u31ff\uff66-\uff9f"
 )
+CJK_LETTER = re.compile(f"[{_CJK}]")  # a letter of a script written without spaces between words
 _SEA = "\u0e00-\u0e7f\u0e80-\u0eff\u1780-\u17ff\u1000-\u109f"  # thai, lao, khmer, myanmar
 _TOKEN = re.compile(
     rf"(?P<cjk>[{_CJK}]+)|(?P<sea>[{_SEA}]+)|(?P<num>\d+(?:[.,:]\d+)*)|(?P<word>[^\W\d_{_CJK}{_SEA}]+(?:['’][^\W\d_]+)?)"
