@@ -26,7 +26,7 @@ from typing import Any
 from sourcerer.errors import InvalidRequest, MalformedReply
 from sourcerer.synthesis.prompt import REWRITE_PROMPT
 from sourcerer.synthesis.providers import ChatProvider, ask_for_json
-from sourcerer.text import normalize, terms
+from sourcerer.text import CJK_LETTER, normalize, terms
 
 _WORD = re.compile(r"[\w'’-]+", re.UNICODE)
 
@@ -47,7 +47,6 @@ _ARTICLE = re.compile(
     r"^(?:the|a|an|my|your|our|les?|la|l'|des?|du|der|die|das|dem|den|el|los|las|o|os|as)\s+|^l'", re.IGNORECASE
 )
 _INDEFINITE = re.compile(r"\b(?:a|an)\s+$", re.IGNORECASE)
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _CJK_INTENT = re.compile("多长时间|多久|多少钱|多少|什么时候|何时|哪里|在哪|谁|怎么|如何|需要|是否|可以|几天|费用")
 _PRONOUNS = frozenset(
     "it they them this that these those its their il elle ils elles ce cela ca es sie er das ello ellos esto eso".split()
@@ -185,7 +184,7 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
     frame = [w for w in words if w in _FRAME]
     is_new_topic = bool(remainder) and shift is not None and len(words) <= 5 and not frame
     is_new_topic = is_new_topic and not any(w in _PRONOUNS for w in words)
-    if is_new_topic and _CJK.search(previous):
+    if is_new_topic and CJK_LETTER.search(previous):
         # no spaces to find the old topic by: the new topic plus the previous question's frame words
         return Rewrite(" ".join([remainder, *_CJK_INTENT.findall(previous)]), _new_terms(remainder, previous))
     if is_new_topic:
