@@ -149,14 +149,15 @@ def run(per_set: int, write: bool) -> dict:
         name: by_language(untranslated, m, t, x)
         for name, (m, t, x) in {"decision": (model, threshold, mix), "reader_alone": (reader_only, t_reader, 0.0), "previous": (old_only, t_old, 1e6)}.items()
     }
-    text += "\n" + table(
-        f"The same, on the {len(untranslated)} cases of questions no translation of which the reader trained on",
-        ["lang", "answerable", "unanswerable", "answered right: decision", "refused: decision",
-         "answered right: reader alone", "refused: reader alone", "answered right: previous models", "refused: previous models"],
-        [[lang, f["answerable"], f["unanswerable"], f["answered_right"], f["refused"],
-          clean["reader_alone"][lang]["answered_right"], clean["reader_alone"][lang]["refused"],
-          clean["previous"][lang]["answered_right"], clean["previous"][lang]["refused"]] for lang, f in clean["decision"].items()],
-    )
+    if len(untranslated) < len(report):  # else the table would repeat the one above
+        text += "\n" + table(
+            f"The same, on the {len(untranslated)} cases of questions no translation of which the reader trained on",
+            ["lang", "answerable", "unanswerable", "answered right: decision", "refused: decision",
+             "answered right: reader alone", "refused: reader alone", "answered right: previous models", "refused: previous models"],
+            [[lang, f["answerable"], f["unanswerable"], f["answered_right"], f["refused"],
+              clean["reader_alone"][lang]["answered_right"], clean["reader_alone"][lang]["refused"],
+              clean["previous"][lang]["answered_right"], clean["previous"][lang]["refused"]] for lang, f in clean["decision"].items()],
+        )
     data = {"decision": model.to_json(), "sentence_mix": mix, "report": figures, "reader_alone": reader_figures, "previous": old_figures,
             "report_untranslated": clean}
     write_result("reader_decision", text, data)
