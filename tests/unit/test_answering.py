@@ -180,6 +180,35 @@ def test_an_entity_swap_is_answered_about_the_new_entity_not_the_old_one(follow_
     assert any("the follow-up asks about express" in note for note in answer.trace.notes)
 
 
+def test_an_adjective_the_previous_intent_shares_is_still_the_new_topic():
+    """"long" frames "How long...?", but in "And on long flights?" it is the topic: the short-flight rule, which
+    never says long, is no answer to it (it was given, cited, before)."""
+    history = [{"role": "user", "text": "What class can I fly on short flights?"}]
+    assert rewrite_follow_up("And on long flights?", history).focus == ("long",)
+    passages = [{"text": "Economy class is mandatory for flights under six hours.", "source": "short flights"}]
+    answer = ask("And on long flights?", passages=passages, history=history)
+    assert answer.refused and answer.reason == "unsupported", answer.answer
+
+
+def test_a_word_the_previous_answer_said_is_not_what_the_follow_up_swaps_in():
+    """"and for international orders?" after an answer costing "$14 per order" asks about international: a
+    passage need not say "orders" to answer it, and must say "international"."""
+    history = [
+        {"role": "user", "text": "How long does express shipping take?"},
+        {"role": "assistant", "text": "Express shipping arrives in 1 to 2 business days and costs $14 per order. [1]"},
+    ]
+    assert rewrite_follow_up("and for international orders?", history).focus == ("internat",)
+    # with nothing said before, both words are new and both must be named
+    assert rewrite_follow_up("and for international orders?", history[:1]).focus == ("internat", "order")
+    passages = [
+        {"text": "Express shipping arrives in 1 to 2 business days and costs $14 per order.", "source": "express"},
+        {"text": "We ship internationally to 40 countries; international delivery takes 7 to 14 business days.", "source": "international"},
+    ]
+    answer = ask("and for international orders?", passages=passages, history=history)
+    assert not answer.refused, answer.trace
+    assert [c.label for c in answer.citations] == ["international"], answer.answer
+
+
 def test_an_entity_no_passage_names_is_refused_not_answered_about_another():
     answer = ask("And overnight shipping?", passages=POLICIES, history=EXPRESS_HISTORY)
     assert answer.refused and answer.reason == "unsupported", answer.answer

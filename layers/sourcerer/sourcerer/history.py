@@ -177,6 +177,7 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
     # The previous question may itself have been a follow-up: read it as it was understood.
     last = user_turns[-1]
     previous = standalone_query(history[last]["text"].strip(), history[:last])
+    said = " ".join(t["text"] for t in history[last + 1 :] if t["role"] == "assistant")
     folded = normalize(question.strip())
     shift = _TOPIC_SHIFT.match(folded)
     remainder = _TRAILING.sub("", folded[shift.end() :] if shift else folded).strip(" ,")
@@ -186,7 +187,7 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
     is_new_topic = is_new_topic and not any(w in _PRONOUNS for w in words)
     if is_new_topic and CJK_LETTER.search(previous):
         # no spaces to find the old topic by: the new topic plus the previous question's frame words
-        return Rewrite(" ".join([remainder, *_CJK_INTENT.findall(previous)]), _new_terms(remainder, previous))
+        return Rewrite(" ".join([remainder, *_CJK_INTENT.findall(previous)]), _new_terms(remainder, previous, said))
     if is_new_topic:
         new_topic = _TRAILING.sub("", _strip_opener(question.strip(), shift.group() if shift else "")).strip(" ,") or remainder
         new_topic = _ARTICLE.sub("", new_topic) or new_topic  # the previous question keeps its own article
@@ -196,7 +197,7 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
         )
         if preposition and not any(_word_before(previous, r) == preposition for r in _runs(previous)):
             preposition = None  # "and for express?" after "How long does shipping take?": a new subject
-        return Rewrite(_swap_topic(previous, new_topic, preposition), _new_terms(new_topic, previous))
+        return Rewrite(_swap_topic(previous, new_topic, preposition), _new_terms(new_topic, previous, said))
     # Same topic, new intent ("and does it take long?"): add the previous topic when the follow-up names none.
     if len(_content_words(question)) >= 2:
         return Rewrite(question)
@@ -205,11 +206,16 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
     return Rewrite(f"{question} {' '.join(dict.fromkeys(extra))}".strip() if extra else question)
 
 
-def _new_terms(topic: str, previous: str) -> tuple[str, ...]:
-    """The topic's index terms that the previous question lacks, frame words left out ("express" of "express
-    shipping" after "How long does standard shipping take?")."""
+def _new_terms(topic: str, previous: str, said: str = "") -> tuple[str, ...]:
+    """The topic's index terms that the previous question lacks ("express" of "express shipping" after "How long
+    does standard shipping take?"), question words left out. An adjective the previous question's intent shares
+    is the topic's all the same ("long" of "And on long flights?" after "What class can I fly on short flights?").
+    Of several, those the previous answer already `said` are left out too, one at least kept: "and for
+    international orders?" after an answer costing "$14 per order" asks about international, not orders."""
     before = set(terms(previous))
-    return tuple(dict.fromkeys(t for t in terms(topic) if t not in before and t not in _INTENT))
+    new = list(dict.fromkeys(t for t in terms(topic) if t not in before and t not in _FRAME))
+    unsaid = [t for t in new if t not in set(terms(said))]
+    return tuple(unsaid or new)
 
 
 def _strip_opener(original: str, opener: str) -> str:
