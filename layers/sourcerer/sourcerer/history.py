@@ -214,7 +214,8 @@ def _new_terms(topic: str, previous: str, said: str = "") -> tuple[str, ...]:
     international orders?" after an answer costing "$14 per order" asks about international, not orders."""
     before = set(terms(previous))
     new = list(dict.fromkeys(t for t in terms(topic) if t not in before and t not in _FRAME))
-    unsaid = [t for t in new if t not in set(terms(said))]
+    already = set(terms(said))
+    unsaid = [t for t in new if t not in already]
     return tuple(unsaid or new)
 
 
