@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,6 +82,33 @@ class answer_mode:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+@dataclass(frozen=True)
+class ServerCPU:
+    total: float  # user + system CPU seconds of a process and all its descendants (gunicorn's master and workers)
+    background: float  # the part of it spent by threads running below normal priority (the background embedder)
+
+
+def server_cpu_seconds(pid: int) -> ServerCPU:
+    """What a server has spent on the CPU so far. A thread's share is read from its own stat line, where its nice
+    value is too: a thread that lowered its priority (nice > 0) works in the background."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = background = 0.0
+    todo = [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime: every thread's, the ended ones too
+            for task in Path(f"/proc/{current}/task").iterdir():
+                thread = (task / "stat").read_text().rsplit(")", 1)[1].split()
+                if int(thread[16]) > 0:  # nice
+                    background += (int(thread[11]) + int(thread[12])) / tick
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return ServerCPU(total, background)
 
 
 def serve_env(home: Path) -> dict[str, str]:

@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import EVAL, ROOT, serve_env, start_serve, table, use_bench_cache, write_result
+from bench.common import EVAL, ROOT, serve_env, server_cpu_seconds, start_serve, table, use_bench_cache, write_result
 from bench.datasets import read_jsonl
 from bench.metrics import percentile
 
@@ -79,22 +79,6 @@ def _load(url: str, route: str, bodies: list[dict], headers: dict, clients: int)
         list(pool.map(worker, range(clients)))
     elapsed = time.perf_counter() - started
     return len(latencies) / elapsed, latencies, errors
-
-
-def _tree_cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a process and all its descendants (gunicorn's master and workers)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total, todo = 0.0, [pid]
-    while todo:
-        current = todo.pop()
-        try:
-            fields = Path(f"/proc/{current}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / tick
-            for task in Path(f"/proc/{current}/task").iterdir():
-                todo += [int(c) for c in (task / "children").read_text().split()]
-        except (FileNotFoundError, ProcessLookupError):
-            continue
-    return total
 
 
 def _first_request(function: str, event: dict, env: dict) -> dict:
@@ -164,11 +148,11 @@ def run(corpus_limit: int | None = DEFAULT_CORPUS) -> dict:
             httpx.post(f"{url}/v1/search", headers=headers, json=body, timeout=120)
         for route, bodies in (("/v1/search", search_bodies), ("/v1/answer", answer_bodies)):
             for clients in CONCURRENCY:
-                load_before, cpu_before = os.getloadavg()[0], _tree_cpu_seconds(server.pid)
+                load_before, cpu_before = os.getloadavg()[0], server_cpu_seconds(server.pid).total
                 # a question embedded in an earlier cell is cached: each cell asks its own variant of each
                 cell = bodies if clients == CONCURRENCY[0] else [{**b, "q": f"{b['q']} (cell {clients})"} for b in bodies]
                 rps, latencies, errors = _load(url, route, cell, headers, clients)
-                cpu_per_request = (_tree_cpu_seconds(server.pid) - cpu_before) / max(1, len(latencies))
+                cpu_per_request = (server_cpu_seconds(server.pid).total - cpu_before) / max(1, len(latencies))
                 ceiling = cores / cpu_per_request if cpu_per_request else float("nan")
                 p = [percentile(latencies, q) for q in (50, 95, 99)]
                 rows.append(

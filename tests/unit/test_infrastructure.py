@@ -157,3 +157,34 @@ def test_the_mixed_load_ceiling_adds_one_embedding_per_new_question_to_the_peers
     assert ceiling(200, 40, 1.0, cores=2) == pytest.approx(40.0)
     assert ceiling(200, 40, 0.2, cores=2) == pytest.approx(2000 / 18)
     assert ceiling(200, 40, 0.0, cores=2) == pytest.approx(200.0)
+    assert ceiling(200, 40, 0.2, cores=2, background_share=0.25) == pytest.approx(0.75 * 2000 / 18)  # a quarter of the cores embed
+
+
+def test_a_servers_cpu_is_split_into_its_background_threads_by_their_nice_value():
+    """`bench.common.server_cpu_seconds` reads every thread of a process tree; a thread that lowered its priority
+    (as the background embedder does) counts as background, and the main thread's work does not."""
+    import subprocess
+    import sys
+
+    from bench.common import server_cpu_seconds
+
+    busy = (
+        "import os, threading, time\n"
+        "def spin(seconds):\n"
+        "    while time.thread_time() < seconds: pass\n"
+        "def background(done):\n"
+        "    os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)\n"
+        "    spin(0.3); done.set(); time.sleep(60)\n"
+        "done = threading.Event()\n"
+        "threading.Thread(target=background, args=(done,), daemon=True).start()\n"
+        "spin(0.3); done.wait(); print('done', flush=True); time.sleep(60)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", busy], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "done"
+        cpu = server_cpu_seconds(child.pid)
+    finally:
+        child.kill()
+        child.wait()
+    assert cpu.total >= 0.55  # both threads' 0.3 s
+    assert 0.25 <= cpu.background <= 0.45  # the niced thread's alone
