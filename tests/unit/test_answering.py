@@ -190,6 +190,24 @@ def test_an_adjective_the_previous_intent_shares_is_still_the_new_topic():
     assert answer.refused and answer.reason == "unsupported", answer.answer
 
 
+def test_a_passage_that_says_the_comparative_names_the_new_topic():
+    """"flights longer than six hours" names long (the stemmer keeps "longer" apart): that passage stays a
+    candidate for "And on long flights?", and only the short-flight rule is set aside."""
+    from sourcerer.text import names, terms
+
+    assert names("long", terms("flights longer than six hours")) and names("big", terms("bigger rooms"))
+    assert names(terms("early")[0], terms("the earlier deadline")) and names("lang", terms("länger als sechs Stunden"))
+    assert not names(terms("international")[0], terms("internal orders")) and not names("express", terms("expressway"))
+    history = [{"role": "user", "text": "What class can I fly on short flights?"}]
+    passages = [
+        {"text": "Economy class is mandatory for flights under six hours.", "source": "Travel"},
+        {"text": "Premium economy is allowed for flights longer than six hours.", "source": "Travel"},
+    ]
+    answer = ask("And on long flights?", passages=passages, history=history)
+    assert any("the follow-up asks about long: 1 passage(s) that never name it set aside" in n for n in answer.trace.notes)
+    assert answer.refused or answer.citations[0].quote.startswith("Premium economy"), answer.answer
+
+
 def test_a_word_the_previous_answer_said_is_not_what_the_follow_up_swaps_in():
     """"and for international orders?" after an answer costing "$14 per order" asks about international: a
     passage need not say "orders" to answer it, and must say "international"."""

@@ -22,7 +22,7 @@ from sourcerer.streaming import DraftGate, OnEvent, Stream, may_stream_early
 from sourcerer.structured import FieldAsker, json_schema, leaves
 from sourcerer.synthesis.chain import relevance_reading, resolve_chain, synthesize
 from sourcerer.synthesis.providers import ChatProvider
-from sourcerer.text import passage_terms, terms
+from sourcerer.text import names, passage_terms, terms
 from sourcerer.verify import (
     Judge,
     LocalJudge,
@@ -201,7 +201,7 @@ async def aask(
         # "And express shipping?": a passage that never names express (nor has it in its title) answers about
         # something else, however many words it shares (the standard shipping rule), so it is no candidate.
         # (Kept instead as the runner-up an answer must beat, it made the multi-turn benchmark worse in every mode.)
-        naming = [h for h in grounded if set(focus) <= set(passage_terms(h.text)) | set(terms(h.source or ""))]
+        naming = [h for h in grounded if all(names(f, {*passage_terms(h.text), *terms(h.source or "")}) for f in focus)]
         if len(naming) < len(grounded):
             trace.notes.append(
                 f"the follow-up asks about {' '.join(focus)}: {len(grounded) - len(naming)} passage(s) that never name it set aside"

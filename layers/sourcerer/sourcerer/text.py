@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from functools import lru_cache
 
 # Bumped whenever the terms of some text change; indexes store terms, so a new version re-tokenises what it
@@ -284,6 +285,23 @@ FAMILY_LETTERS = 5
 
 def family(word: str) -> str:
     return word[:FAMILY_LETTERS]
+
+
+# what a comparative or superlative adds to its adjective ("long" -> "longer", "late" -> "latest", "big" ->
+# "bigger", "early" -> "earlier", "lang" -> "länger"): the stemmer keeps them apart
+_COMPARATIVE_ENDINGS = ("er", "est", "r", "st")
+
+
+def _comparatives(term: str) -> set[str]:
+    bases = {term, term + term[-1:]} | ({term[:-1] + "i"} if term.endswith("y") else set())
+    return {base + ending for base in bases for ending in _COMPARATIVE_ENDINGS}
+
+
+def names(term: str, available: Iterable[str]) -> bool:
+    """Whether a text whose index terms are `available` names `term`: the term itself or its comparative ("flights
+    longer than six hours" names long). Stricter than a family: "internal" does not name "international"."""
+    have = set(available)
+    return term in have or bool(_comparatives(term) & have)
 
 
 # --- facts a claim must not invent ------------------------------------------------------------------
