@@ -78,6 +78,26 @@ def test_postings_rank_exactly_as_fts5_unpruned_within_the_callers_filter(index,
     assert served and not other & {unit for unit, _ in served}  # never another tenant's chunk
 
 
+def test_the_chunks_a_vector_search_found_are_scored_as_fts5_scores_them(index, monkeypatch):
+    """Hybrid search scores the keyword side of the chunks only the vector search found (`only`): the postings
+    give each the BM25 that FTS5 gives it (chunks holding no query term left out), without ranking every chunk."""
+    from sourcerer.store.sqlite import visibility_sql
+
+    ready(index)
+    chunks = [r[0] for r in index._db().execute("SELECT id FROM chunks")]  # every tenant's: the filter still holds
+    for question, scope in ((q, scope) for q in QUESTIONS for scope in (None, "acme/public")):
+        where, args = visibility_sql("acme", scope, None, None)
+        trace: dict = {}
+        served = index._keyword(question, where, args, len(chunks), trace, only=chunks)  # type: ignore[arg-type]
+        assert trace["keyword_path"] == "postings" and (served or scope)
+        index._terms_state = "off"
+        try:
+            stored = index._keyword(question, where, args, len(chunks), {}, only=chunks)  # type: ignore[arg-type]
+        finally:
+            index._terms_state = "ready"
+        assert served == pytest.approx(stored, rel=1e-6), (question, scope)
+
+
 def test_postings_follow_every_write_through_the_change_log(index, monkeypatch):
     ready(index)
     index.ingest_document(Document(tenant="acme", source_uri="faq/new.md", text="Islands get shipping in ten days."))

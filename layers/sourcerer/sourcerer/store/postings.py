@@ -195,27 +195,30 @@ class TermIndex:
             return rows[0], tf[0]
         return (np.concatenate(rows), np.concatenate(tf)) if rows else (np.zeros(0, np.int32), np.zeros(0, np.float32))
 
+    def _term(self, token: str, documents: int, size: int) -> tuple[np.ndarray, np.ndarray, float]:
+        """A query term's postings among the first `size` rows, and its IDF. Its document frequency is counted
+        from its live postings, as FTS5's vocabulary table has it, without a scan of that table."""
+        term = self.vocabulary.get(token)
+        rows, tf = self._term_postings(term) if term is not None else (np.zeros(0, np.int32), np.zeros(0, np.float32))
+        term_idf = idf(documents, int(np.count_nonzero(self.alive[: self.size][rows])))
+        if len(rows) and rows[-1] >= size:  # rows ascend: base, then frozen delta, then delta
+            inside = rows < size
+            rows, tf = rows[inside], tf[inside]
+        return rows, tf, term_idf
+
     def search(self, tokens: list[str], documents: int, avg_len: float, visible: np.ndarray, limit: int) -> dict[int, float]:
         """The `limit` best visible chunks by BM25 over `tokens` in an index of `documents` chunks (chunk id ->
-        score normalised by the sum of the query's IDFs, as `SQLiteIndex._keyword` scores FTS5's candidates).
-        Each term's document frequency is counted from its live postings, as FTS5's vocabulary table has it,
-        without a scan of that table."""
+        score normalised by the sum of the query's IDFs, as `SQLiteIndex._keyword` scores FTS5's candidates)."""
         ceiling = 0.0
         with self.lock:
             size = min(self.size, len(visible))  # rows appended after `visible` was made are not searched yet
             scores = np.zeros(size, dtype=np.float32)
             norm = length_norm(self.length[:size], avg_len)  # BM25's length part, per row
-            alive = self.alive[: self.size]
             for token in tokens:
-                term = self.vocabulary.get(token)
-                rows, tf = self._term_postings(term) if term is not None else (np.zeros(0, np.int32), np.zeros(0, np.float32))
-                term_idf = idf(documents, int(np.count_nonzero(alive[rows])))
+                rows, tf, term_idf = self._term(token, documents, size)
                 ceiling += term_idf  # a term no chunk holds still counts, at its highest IDF
-                if len(rows) and rows[-1] >= size:  # rows ascend: base, then frozen delta, then delta
-                    inside = rows < size
-                    rows, tf = rows[inside], tf[inside]
                 scores[rows] += term_weight(term_idf, tf, norm[rows])  # a term's rows are distinct
-            scores *= visible[:size] & alive[:size]
+            scores *= visible[:size] & self.alive[:size]
             ids = self.ids
         ceiling = ceiling or 1.0
         candidates = np.flatnonzero(scores > 0)
@@ -225,3 +228,27 @@ class TermIndex:
         # every chunk tied with the limit-th is returned: the caller breaks ties by unit id, as OpenSearch does
         ranked = sorted(((int(ids[row]), float(scores[row])) for row in candidates), key=lambda kv: (-kv[1], kv[0]))
         return {chunk: min(1.0, score / ceiling) for chunk, score in ranked}
+
+    def score(
+        self, tokens: list[str], documents: int, avg_len: float, visible: np.ndarray, chunks: Iterable[int]
+    ) -> dict[int, float]:
+        """BM25 of the given visible chunks alone, scored and normalised as `search` scores them (those holding
+        no query term left out): the keyword side of the chunks the vector search found, without ranking every
+        chunk again."""
+        ceiling = 0.0
+        with self.lock:
+            size = min(self.size, len(visible))
+            wanted = np.array(sorted({self.row_of[c] for c in chunks if self.row_of.get(c, size) < size}), dtype=np.int64)
+            wanted = wanted[visible[wanted] & self.alive[wanted]]
+            scores = np.zeros(len(wanted), dtype=np.float32)
+            norm = length_norm(self.length[wanted], avg_len)
+            for token in tokens:
+                rows, tf, term_idf = self._term(token, documents, size)
+                ceiling += term_idf
+                at = np.searchsorted(wanted, rows)  # where each posting's row would sit among the wanted rows
+                hit = at < len(wanted)
+                hit[hit] = wanted[at[hit]] == rows[hit]
+                scores[at[hit]] += term_weight(term_idf, tf[hit], norm[at[hit]])
+            ids = self.ids[wanted]
+        ceiling = ceiling or 1.0
+        return {int(chunk): min(1.0, float(score) / ceiling) for chunk, score in zip(ids, scores, strict=True) if score > 0}

@@ -642,10 +642,13 @@ class SQLiteIndex:
         with self._lock:
             total, total_terms = self._corpus_stats(db)
             avg_len = (total_terms / total) if total else 1.0
-            in_memory = self._term_index() if only is None else None
+            in_memory = self._term_index()
             if in_memory is not None:  # exact BM25 over every term, no FTS5 ranking (see store/postings.py)
                 trace["keyword_path"] = "postings"
-                return in_memory.search(tokens, total, avg_len, self._visible(in_memory, where, args), limit)
+                visible = self._visible(in_memory, where, args)
+                if only is not None:  # the chunks the vector search found: their scores alone
+                    return in_memory.score(tokens, total, avg_len, visible, only)
+                return in_memory.search(tokens, total, avg_len, visible, limit)
             counts = dict(
                 db.execute(f"SELECT term, doc FROM chunks_vocab WHERE term IN ({','.join('?' * len(tokens))})", tokens).fetchall()
             )
