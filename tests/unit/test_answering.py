@@ -180,6 +180,28 @@ def test_an_entity_swap_is_answered_about_the_new_entity_not_the_old_one(follow_
     assert any("the follow-up asks about express" in note for note in answer.trace.notes)
 
 
+def test_a_standalone_question_is_answered_about_the_kind_it_asks_for():
+    """"How long does express shipping take?" over the README's policies: the words tie between the standard and
+    the express rules, and the standard one (which says how long) was the answer, cited. A sentence whose subject
+    swaps the question's word for another ("standard shipping") while a sentence near it keeps it ("express
+    shipping") is about another kind; strict verification keeps the express answer (the standard rule is no
+    better answer to beat)."""
+    from sourcerer.synthesis.scope import other_kind, word_pairs
+
+    assert word_pairs("How long does express shipping take?") == {("express", "ship"), ("ship", "take")}
+    standard, express = POLICIES[0]["text"], POLICIES[1]["text"]
+    assert other_kind("How long does express shipping take?", standard, express) == "express"
+    assert other_kind("How long does standard shipping take?", standard, express) is None
+    # a later phrase of a sentence is not what it is about: "... for the high speed engine inventor"
+    later = "Early versions were in use by 1851, but the best indicator was developed for the high speed engine inventor."
+    assert other_kind("Who developed the steam engine indicator?", later, "The steam engine indicator traces pressure.") is None
+    for verify in (False, "strict"):
+        answer = ask("How long does express shipping take?", passages=POLICIES, verify=verify)
+        assert not answer.refused and answer.citations[0].quote.startswith("Express shipping arrives"), answer.answer
+        assert answer.trace.stage("synthesize").detail["other_kind_set_aside"] == ["express"]
+    assert ask("How long does standard shipping take?", passages=POLICIES).citations[0].quote.startswith("Standard shipping")
+
+
 def test_an_adjective_the_previous_intent_shares_is_still_the_new_topic():
     """"long" frames "How long...?", but in "And on long flights?" it is the topic: the short-flight rule, which
     never says long, is no answer to it (it was given, cited, before)."""

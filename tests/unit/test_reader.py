@@ -283,6 +283,26 @@ def test_without_the_reader_strict_verification_still_refuses_the_wrong_sentence
             assert answer.reason == "off_topic" and f.rival > f.relevance and f.unsupported == []
 
 
+@pytest.mark.parametrize("reader", ["on", "off"])
+def test_a_quote_about_another_kind_than_the_one_asked_is_off_topic(openai, monkeypatch, reader):
+    """An LLM quoting the standard shipping rule for "How long does express shipping take?" quotes a true sentence
+    about another kind of shipping, while the sources hold the express rule: strict verification refuses it as
+    `off_topic`, with the reader or without; and with the reader on, the extractive answer is never the standard
+    rule (the reader read it 0.51 against the express rule's 0.13, and it was the answer)."""
+    from fakes import chat_completion, reply
+    from sourcerer import ask
+
+    monkeypatch.setenv("SOURCERER_READER", reader)
+    question = "How long does express shipping take?"
+    openai.script((200, chat_completion(reply(f"{POLICIES[0]['text']} [1]", [1]))))
+    answer = ask(question, passages=POLICIES, verify="strict", judge="local")
+    assert answer.refused and answer.reason == "off_topic", answer.faithfulness
+    assert answer.faithfulness.relevant is False and answer.faithfulness.unsupported == []
+    monkeypatch.delenv("SOURCERER_API_KEY")
+    extractive = ask(question, passages=POLICIES, chat="extractive")
+    assert extractive.refused or extractive.citations[0].quote.startswith("Express"), extractive.answer
+
+
 def test_the_relevance_rule_reads_the_bar_and_the_rival():
     from sourcerer.verify import RelevanceReading
 

@@ -102,10 +102,14 @@ def relevance_reading(
     if analysis is None or analysis.question != question:
         analysis = extractive_synthesizer(settings).analyse(question, passages)
     given = [s for s in analysis.sentences if (s.passage, s.start, s.end) in used]
-    passed_over = [s for s in analysis.sentences if (s.passage, s.start, s.end) not in used]
+    # a sentence about another kind than the one asked is no better answer to beat (`extractive.asked_kind_first`)
+    passed_over = [s for s in analysis.sentences if (s.passage, s.start, s.end) not in used and s.other_kind is None]
+    point = load_answer_models()[analysis.feature_set].relevance
+    if given and all(s.other_kind for s in given):  # it quotes only such sentences: true, and about something else
+        bar = reader.threshold("relevance", reader.threshold("answer")) if reader is not None else point.get("bar")
+        return None if bar is None else RelevanceReading(relevance=0.0, rival=None, bar=bar, margin=float("inf"))
     if reader is not None:  # each claim read under the heading of the chunk it cites, as synthesis read it
         return reader_relevance(question, [_under_heading(c, passages) for c in claims], reader, [s.text for s in passed_over[:1]])
-    point = load_answer_models()[analysis.feature_set].relevance
     if "bar" not in point or not given:
         return None
     return RelevanceReading(  # each sentence read with its chunk's heading, as the reader reads it

@@ -17,13 +17,14 @@ not checked.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sourcerer.models import CharSpan, Passage
 from sourcerer.sentences import row_cells, states_nothing
-from sourcerer.text import FAMILY_LETTERS, family
+from sourcerer.text import FAMILY_LETTERS, family, terms
 
 _WORD = re.compile(r"[^\W\d_](?:[^\W_]|['’-])*", re.UNICODE)  # "Super_Bowl_50", a title, is two words
 # Letters of the scripts that write names with capitals the way the check reads them (Latin); a question with other
@@ -129,6 +130,42 @@ def answer_scope(question: str, passages: Sequence[Passage], quoted: dict[int, l
     # a Title Case heading ("Travel Policy") capitalises for style, not names: it says nothing of Berlin
     named = [h for h in headings if not _title_case(h)]
     return scope_mismatch(question, sources, [p.text[start:end] for p, start, end in quotes] + named)
+
+
+# --- the asked kind ------------------------------------------------------------------------------------------------
+
+_CLAUSE = re.compile(r"[^\w\s'’-]+")  # punctuation ends a run of adjacent words
+SUBJECT_WORDS = 4
+
+
+def word_pairs(text: str) -> set[tuple[str, str]]:
+    """Adjacent index terms, in order, with no other word nor punctuation between them: ("express", "ship") in
+    "Express shipping arrives...", none across "take to" ("to" is no index term)."""
+    pairs = set()
+    for clause in _CLAUSE.split(text):
+        words = [terms(w) for w in clause.split()]
+        pairs.update((a[0], b[0]) for a, b in itertools.pairwise(words) if len(a) == len(b) == 1 and a != b)
+    return pairs
+
+
+def other_kind(question: str, sentence: str, rival: str) -> str | None:
+    """The word of the question that `sentence` swaps for another when `rival` keeps it: "How long does express
+    shipping take?" asks with the pair "express shipping"; "Standard shipping takes 3 to 5 business days" holds
+    "shipping" after "standard", a word the question never uses, and no "express", while "Express shipping arrives
+    the next business day" holds the pair itself. Then the first is about another kind of shipping, and "express"
+    is returned. Questions in other scripts than Latin are not checked (Arabic puts the kind after the thing, and
+    Chinese and Japanese are indexed in character pairs)."""
+    if _NOT_LATIN.search(question):
+        return None
+    asked = set(terms(question))
+    # what the sentence is about: its subject, in its first words ("Standard shipping takes..."); a later phrase
+    # ("... developed for the high speed engine inventor") says something else of it
+    subject = word_pairs(" ".join(sentence.split()[:SUBJECT_WORDS]))
+    held, rival_pairs = set(terms(sentence)), word_pairs(rival)
+    for kind, head in word_pairs(question):
+        if kind not in held and (kind, head) in rival_pairs and any(h == head and k not in asked for k, h in subject):
+            return kind
+    return None
 
 
 def _title_case(text: str) -> bool:
