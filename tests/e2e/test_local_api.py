@@ -250,6 +250,10 @@ def test_follow_up_is_searched_as_its_standalone_rewrite(api):
     assert swap["answer"]["refused"] is False, swap["trace"]
     assert [c["quote"] for c in swap["answer"]["citations"]] == [express]  # never the standard shipping rule
     assert {s["stage"]: s for s in swap["trace"]["stages"]}["rewrite"]["detail"]["focus"] == ["express"]
+    # asked on its own, with strict verification: the express rule, not the standard one (another kind of shipping)
+    alone = client.post("/v1/answer", headers=headers, json={"q": "How long does express shipping take?", "verify": "strict"}).json()
+    assert alone["answer"]["refused"] is False, alone["trace"]
+    assert [c["quote"] for c in alone["answer"]["citations"]] == [express]
     assert stages["retrieve"]["detail"]["query"] == "How long does returns take?"
     assert stages["retrieve"]["detail"]["mode"] == "hybrid"  # the index's own trace: the real search ran here
     assert body["hits"][0]["source_uri"] == "returns.md"

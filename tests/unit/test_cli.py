@@ -150,6 +150,18 @@ def test_an_entity_swap_follow_up_is_answered_about_the_new_entity(tmp_path, cap
     assert data["citations"][0]["quote"].startswith("Express shipping arrives the next business day")
 
 
+def test_a_standalone_question_is_answered_about_the_kind_it_asks_for(capsys):
+    """"How long does express shipping take?" over the README's policies quotes the express rule, not the standard
+    one that shares as many of its words (`synthesis.scope.other_kind`)."""
+    from pathlib import Path
+
+    policies = Path(__file__).parents[2] / "examples" / "policies.jsonl"
+    code = main(["ask", "How long does express shipping take?", "--passages", str(policies), "--verify", "strict", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["refused"] is False, data
+    assert [c["quote"] for c in data["citations"]] == ["Express shipping arrives the next business day when ordered before 2 pm."]
+
+
 def test_bad_history_file_is_a_clear_error(tmp_path, capsys):
     history = tmp_path / "h.json"
     history.write_text('[{"role": "robot", "text": "hi"}]', encoding="utf-8")
