@@ -13,6 +13,10 @@ A name counts as mentioned when a passage holds any word of it by its first five
 (`bench/scope.py`): it refuses 0.3% of the answerable sets of held-out articles and 26% of the same-topic sets that
 do not hold the answer. Questions in German, where every noun is capitalised, and in scripts other than Latin are
 not checked.
+
+The **asked kind** (`other_kind`) is the same reading for the words that say which kind of a thing is asked about:
+"How long does express shipping take?" is not answered with "Standard shipping takes 3 to 5 business days" when
+the sources also say "Express shipping arrives the next business day" (`extractive.asked_kind_first`).
 """
 
 from __future__ import annotations
