@@ -273,6 +273,25 @@ def test_a_question_naming_what_no_document_mentions_is_refused(api):
     assert europe["answer"]["refused"] is False, europe["trace"]
 
 
+def test_a_question_asking_for_a_phone_number_gets_one_or_a_refusal(api):
+    """Over HTTP: asked for the emergency line's number, the sentence that only says Enterprise customers can call
+    it is no answer (`asked value`); once the handbook gives the number, that sentence answers."""
+    client, key, _ = api
+    headers, _ = key(tenant="phones", scopes=("phones",))
+    text = "# Support\n\nEnterprise customers can call the emergency line around the clock.\n"
+    assert client.post("/v1/documents", headers=headers, json={"source_uri": "support.md", "text": text}).status_code == 200
+    embedded(client, headers)
+    body = {"q": "What is the phone number of the emergency line?"}
+    refused = client.post("/v1/answer", headers=headers, json=body).json()
+    assert refused["answer"]["refused"] is True and refused["answer"]["reason"] == "unsupported", refused["trace"]
+    assert {s["stage"]: s for s in refused["trace"]["stages"]}["synthesize"]["detail"]["missing_value"] == "phone"
+    numbered = text.replace("around the clock.", "around the clock on +1 800 555 0199.")
+    assert client.post("/v1/documents", headers=headers, json={"source_uri": "support.md", "text": numbered}).status_code == 200
+    embedded(client, headers)
+    answered = client.post("/v1/answer", headers=headers, json=body).json()
+    assert answered["answer"]["refused"] is False and "+1 800 555 0199" in answered["answer"]["text"], answered["trace"]
+
+
 def test_answers_what_the_documents_plainly_say(api):
     client, key, _ = api
     headers, _ = key(tenant="plain", scopes=("plain",))

@@ -202,6 +202,48 @@ def test_a_standalone_question_is_answered_about_the_kind_it_asks_for():
     assert ask("How long does standard shipping take?", passages=POLICIES).citations[0].quote.startswith("Standard shipping")
 
 
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("What is the phone number of the emergency line?", "phone"),
+        ("Which number should I call for support?", "phone"),
+        ("¿Cuál es el número de la línea de emergencia?", "phone"),
+        ("Quel est le numéro de téléphone du support ?", "phone"),
+        ("Wie lautet die Telefonnummer des Supports?", "phone"),
+        ("ما رقم هاتف خدمة العملاء؟", "phone"),
+        ("紧急热线的电话号码是多少？", "phone"),
+        ("What is the support email address?", "email"),
+        ("What is the URL of the portal?", "url"),
+        # asking about the value, not for it
+        ("How do I update my phone number?", None),
+        ("Can I change my email address?", None),
+        ("What happens to my email address when I leave?", None),
+        ("What ratings website did Silent Hill get an 86/100 score on?", None),
+        ("How many days of leave do I get?", None),
+    ],
+)
+def test_the_contact_value_a_question_asks_for(question, kind):
+    from sourcerer.synthesis.scope import asked_value
+
+    assert asked_value(question) == kind
+
+
+def test_a_question_asking_for_a_phone_number_is_not_answered_without_one():
+    """"What is the phone number of the emergency line?" over a support policy that says Enterprise customers can
+    call the emergency line around the clock: the sentence shares the question's words and holds no number to
+    call, so it is no answer (`decided_by: asked value`, with a note). Given the number, it answers."""
+    policy = "Our support desk is open Monday to Friday from 8:00 to 20:00 CET. Enterprise customers can call the emergency line around the clock."
+    question = "What is the phone number of the emergency line?"
+    answer = ask(question, passages=[{"text": policy, "source": "Support"}])
+    assert answer.refused and answer.reason == "unsupported", answer.answer
+    detail = answer.trace.stage("synthesize").detail
+    assert detail["decided_by"] == "asked value" and detail["missing_value"] == "phone"
+    assert any("asks for a phone number, and the closest sentences hold none" in n for n in answer.trace.notes)
+    numbered = policy.replace("around the clock.", "around the clock on +49 30 1234 5678.")
+    answered = ask(question, passages=[{"text": numbered, "source": "Support"}])
+    assert not answered.refused and "+49 30 1234 5678" in answered.answer, answered.trace
+
+
 def test_an_adjective_the_previous_intent_shares_is_still_the_new_topic():
     """"long" frames "How long...?", but in "And on long flights?" it is the topic: the short-flight rule, which
     never says long, is no answer to it (it was given, cited, before)."""

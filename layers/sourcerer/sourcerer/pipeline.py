@@ -22,6 +22,7 @@ from sourcerer.streaming import DraftGate, OnEvent, Stream, may_stream_early
 from sourcerer.structured import FieldAsker, json_schema, leaves
 from sourcerer.synthesis.chain import relevance_reading, resolve_chain, synthesize
 from sourcerer.synthesis.providers import ChatProvider
+from sourcerer.synthesis.scope import VALUE_WORDS
 from sourcerer.text import names, passage_terms, terms
 from sourcerer.verify import (
     Judge,
@@ -229,6 +230,8 @@ async def aask(
             f"the question names {', '.join(scope['missing'])}, which no passage mentions; the closest sentence is about "
             f"{', '.join(scope['answer_names'])}, so it is no answer"
         )
+    if value := draft.detail.get("missing_value"):
+        trace.notes.append(f"the question asks for {VALUE_WORDS[value]}, and the closest sentences hold none, so they are no answer")
     clock.stage("synthesize", started, units=draft.usage, detail={"provider": draft.provider, **draft.detail})
     if not draft.provider.startswith("extractive"):
         draft.answer = as_plain_text(draft.answer)  # a model's markup and invisible controls never reach a client

@@ -37,7 +37,7 @@ from sourcerer.sentences import list_run, row_cells, states_nothing
 from sourcerer.settings import READER_SENTENCES
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
 from sourcerer.synthesis.draft import Draft
-from sourcerer.synthesis.scope import answer_scope, other_kind
+from sourcerer.synthesis.scope import answer_scope, missing_value, other_kind
 from sourcerer.text import digit_numbers, family, normalize, passage_terms, terms
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
@@ -334,6 +334,10 @@ class ExtractiveSynthesizer:
         if mismatch is not None:  # an answer about other names than the one asked for is none (`synthesis.scope`)
             kept = {k: v for k, v in draft.detail.items() if k != "sentences"}  # a refusal quotes no sentences
             draft = _declined(self.name, kept | {"decided_by": "named scope", "named_scope": asdict(mismatch)})
+        value = None if draft.refused else missing_value(question, passages[: self.settings.max_passages], draft.spans)
+        if value is not None:  # asked for a phone number, an answer without one is none (`synthesis.scope`)
+            kept = {k: v for k, v in draft.detail.items() if k != "sentences"}
+            draft = _declined(self.name, kept | {"decided_by": "asked value", "missing_value": value})
         draft.analysis = analysis  # verification's relevance check reads the same ranking
         if analysis.set_aside:  # in the trace: what was not considered as an answer, and why
             draft.detail["instructions_set_aside"] = analysis.set_aside

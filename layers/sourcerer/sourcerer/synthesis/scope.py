@@ -16,7 +16,8 @@ not checked.
 
 The **asked kind** (`other_kind`) is the same reading for the words that say which kind of a thing is asked about:
 "How long does express shipping take?" is not answered with "Standard shipping takes 3 to 5 business days" when
-the sources also say "Express shipping arrives the next business day" (`extractive.asked_kind_first`).
+the sources also say "Express shipping arrives the next business day" (`extractive.asked_kind_first`). The **asked value** (`missing_value`): a question asking what a phone number,
+e-mail address or website is gets no answer from sentences that hold none.
 """
 
 from __future__ import annotations
@@ -170,6 +171,62 @@ def other_kind(question: str, sentence: str, rival: str) -> str | None:
         if kind not in held and (kind, head) in rival_pairs and any(h == head and k not in asked for k, h in subject):
             return kind
     return None
+
+
+# --- the asked value ------------------------------------------------------------------------------------------------
+
+# A question that asks *what* a contact value is ("What is the phone number of the emergency line?", "Quelle est
+# l'adresse e-mail du support ?", "客服电话号码是多少？"): the value is a string of a known shape, and a sentence
+# without one ("Enterprise customers can call the emergency line around the clock") is no answer, however many
+# words it shares. The asking word must come within a few words before the value's name, so "What happens if I
+# change my email address?" and "How do I update my phone number?" ask for no value.
+_ASKING_WHAT = r"(?:\bwhat(?!\W+(?:happens|happened|if|about)\b)|\bwhich|\bquel(?:le)?s?|\bcu[aá]l(?:es)?|\bqu[eé]|\bwelche[rsnm]?|\bwie lautet|\bwie ist|ما|ماهو)"
+_NEAR = r"(?:\W+\w+){0,4}?\W+"  # up to four words between the asking word and the value's name
+_VALUE_NAMES = {
+    "phone": r"(?:(?:phone|telephone|hotline|fax|mobile|contact) number|number (?:should|do|can|to|may) (?:i |we |you )?call|number (?:of|for|to call)\b.{0,30}\b(?:line|hotline|desk|support|office)"
+    r"|num[eé]ro de (?:t[eé]l[eé]phone|portable|fax)|telefonnummer|rufnummer|n[uú]mero de (?:tel[eé]fono|fax|la l[ií]nea)"
+    r"|رقم (?:هاتف|الهاتف|الجوال|التواصل))",
+    "email": r"(?:e-?mail address|adresse (?:e-?mail|mail|[eé]lectronique)|e-mail-adresse|correo electr[oó]nico|direcci[oó]n de correo"
+    r"|البريد الإلكتروني)",
+    # "What ratings website ...?" asks for a site's name, not its address: only an address asks for one
+    "url": r"(?:\burl\b|web ?site address|web address|adresse (?:du site|web)|direcci[oó]n web|webadresse|عنوان الموقع)",
+}
+VALUE_WORDS = {"phone": "a phone number", "email": "an e-mail address", "url": "a web address"}
+_ASKED_VALUE = {kind: re.compile(_ASKING_WHAT + _NEAR + name, re.IGNORECASE) for kind, name in _VALUE_NAMES.items()}
+_ASKED_VALUE_CJK = {  # no spaces: the value's name, then what is asked ("客服电话号码是多少？")
+    "phone": re.compile("(?:电话号码|电话|热线号码|联系电话)(?:是多少|是什么|多少)"),
+    "email": re.compile("(?:邮箱|电子邮件|邮件地址)(?:地址)?(?:是多少|是什么|是哪个)"),
+    "url": re.compile("(?:网址|网站地址)(?:是多少|是什么|是哪个)"),
+}
+_VALUE_SHAPES = {
+    "phone": re.compile(r"\+?\(?\d[\d ().\-/]{5,}\d"),
+    "email": re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+    "url": re.compile(r"https?://\S+|\bwww\.\S+|\b[\w-]+\.(?:com|org|net|io|co|app|dev|de|fr|es|uk|eu)\b", re.IGNORECASE),
+}
+
+
+def asked_value(question: str) -> str | None:
+    """The kind of contact value a question asks for ("phone", "email", "url"), or None."""
+    for kind, pattern in _ASKED_VALUE.items():
+        if pattern.search(question) or _ASKED_VALUE_CJK[kind].search(question):
+            return kind
+    return None
+
+
+def holds_value(kind: str, text: str) -> bool:
+    """Whether `text` holds a value of that shape: a phone number has seven digits or more."""
+    return any(sum(c.isdigit() for c in m.group()) >= 7 or kind != "phone" for m in _VALUE_SHAPES[kind].finditer(text))
+
+
+def missing_value(question: str, passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> str | None:
+    """The kind of value the question asks for, when the sentences an extractive answer quotes hold none (nor the
+    headings they stand under); None when it asks for none or the answer holds one."""
+    kind = asked_value(question)
+    if kind is None:
+        return None
+    quotes = [(passages[n - 1], s.start, s.end) for n, spans in quoted.items() for s in spans]
+    texts = [p.text[start:end] for p, start, end in quotes] + [heading_over(p, start) for p, start, _ in quotes]
+    return None if any(holds_value(kind, t) for t in texts) else kind
 
 
 def _title_case(text: str) -> bool:
