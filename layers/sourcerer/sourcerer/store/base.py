@@ -271,15 +271,21 @@ def synthesis_texts(text: str, spans: Iterable[tuple[int, int]]) -> list[str]:
     return [text] + [text[start:end] for start, end in spans]
 
 
-def synthesis_vectors(embedder: Any, chunks: list[Chunk]) -> list[bytes | None]:
+def synthesis_vectors(embedder: Any, chunks: list[Chunk], own: Any) -> list[bytes | None]:
     """Per chunk, the packed vectors of `synthesis_texts`, computed at ingest in one batch so that answering
-    never runs the model on a passage (see `sourcerer.retrieval.embedders.KnownVectors`)."""
+    never runs the model on a passage (see `sourcerer.retrieval.embedders.KnownVectors`). The chunk's own vector
+    is the one retrieval stored (`own`, its `embedding_text`: the text, headed by the title where it lacks it):
+    embedding the text a second time without the title cost a third of ingest's model time for the same
+    meaning (`bench/results/ingest.md`). Only the sentences are embedded here."""
     if embedder is None or not chunks:
         return [None] * len(chunks)
-    per_chunk = [synthesis_texts(c.text, c.spans) for c in chunks]
+    per_chunk = [synthesis_texts(c.text, c.spans)[1:] for c in chunks]
     row = {t: i for i, t in enumerate(dict.fromkeys(t for texts in per_chunk for t in texts))}
-    packed = np.asarray(embedder.embed(list(row), "passage"), dtype=PACKED)  # converted once, then rows picked
-    return [packed[[row[t] for t in texts]].tobytes() for texts in per_chunk]
+    packed = np.asarray(embedder.embed(list(row), "passage") if row else np.zeros((0, 1)), dtype=PACKED)
+    return [
+        np.vstack([np.asarray(vector, dtype=PACKED)[None, :], *([packed[[row[t] for t in texts]]] if texts else [])]).tobytes()
+        for vector, texts in zip(own, per_chunk, strict=True)
+    ]
 
 
 def deferred_vectors(embedder: Any, stored: list[tuple[str, list[Any], str]]) -> tuple[np.ndarray, list[bytes | None]]:
@@ -289,7 +295,7 @@ def deferred_vectors(embedder: Any, stored: list[tuple[str, list[Any], str]]) ->
         SimpleNamespace(text=text, spans=[(int(seg["start"]), int(seg["end"])) for seg in segments]) for text, segments, _ in stored
     ]
     vectors = embedder.embed([embedding_text(c, title) for c, (_, _, title) in zip(chunks, stored, strict=True)], "passage")  # type: ignore[arg-type]
-    return vectors, synthesis_vectors(embedder, chunks)  # type: ignore[arg-type]
+    return vectors, synthesis_vectors(embedder, chunks, vectors)  # type: ignore[arg-type]
 
 
 def as_document(doc: Document | Mapping[str, Any]) -> Document:
@@ -508,7 +514,7 @@ def _batch_vectors(embedder: Any, documents: list[Prepared]) -> tuple[list[np.nd
     if embedder is None or not documents:
         return [None] * len(documents), [[None] * n for n in counts]
     flat = embedder.embed([embedding_text(c, p.title) for p in documents for c in p.chunks], "passage")
-    synthesis = synthesis_vectors(embedder, [c for p in documents for c in p.chunks])
+    synthesis = synthesis_vectors(embedder, [c for p in documents for c in p.chunks], flat)
     bounds = np.cumsum([0, *counts])
     return (
         [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)],
