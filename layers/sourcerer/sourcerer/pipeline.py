@@ -202,7 +202,11 @@ async def aask(
         # "And express shipping?": a passage that never names express (nor has it in its title) answers about
         # something else, however many words it shares (the standard shipping rule), so it is no candidate.
         # (Kept instead as the runner-up an answer must beat, it made the multi-turn benchmark worse in every mode.)
-        naming = [h for h in grounded if all(names(f, {*passage_terms(h.text), *terms(h.source or "")}) for f in focus)]
+        def names_focus(hit: Passage) -> bool:
+            held = {*passage_terms(hit.text), *terms(hit.source or "")}
+            return all(names(f, held) for f in focus)
+
+        naming = [h for h in grounded if names_focus(h)]
         if len(naming) < len(grounded):
             trace.notes.append(
                 f"the follow-up asks about {' '.join(focus)}: {len(grounded) - len(naming)} passage(s) that never name it set aside"

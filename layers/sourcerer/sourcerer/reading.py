@@ -128,6 +128,12 @@ class Reader:
         return np.vstack(rows)
 
 
+def relevance_bar(reader: Reader) -> float:
+    """The least probability the reader must give an answer's best claim for the answer to answer the question
+    (its `relevance` operating point, else its `answer` one)."""
+    return reader.threshold("relevance", reader.threshold("answer"))
+
+
 def reader_config() -> dict:
     return json.loads(resources.files("sourcerer").joinpath("data", "reader.json").read_text(encoding="utf-8"))
 

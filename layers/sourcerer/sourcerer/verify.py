@@ -15,7 +15,7 @@ from sourcerer.citations import MARKER, split_grouped_markers, strip_markers
 from sourcerer.errors import ConfigurationError, MalformedReply
 from sourcerer.injection import is_instruction
 from sourcerer.models import CharSpan, ClaimVerdict, Faithfulness, Passage
-from sourcerer.reading import Reader, load_reader
+from sourcerer.reading import Reader, load_reader, relevance_bar
 from sourcerer.retrieval.embedders import CachedEmbedder, local_embedder, with_known
 from sourcerer.sentences import is_heading, is_question, sentence_spans, states_nothing
 from sourcerer.support import (
@@ -224,7 +224,7 @@ def reader_relevance(question: str, claims: Sequence[Claim], reader: Reader, riv
     return RelevanceReading(
         relevance=max(reader.answers(question, [c.text for c in claims])),
         rival=max(reader.answers(question, list(rivals)), default=None) if reader.reads_rivals else None,
-        bar=reader.threshold("relevance", reader.threshold("answer")),
+        bar=relevance_bar(reader),
         margin=reader.threshold("relevance_margin", float("inf")),
     )
 

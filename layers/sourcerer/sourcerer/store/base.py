@@ -281,10 +281,10 @@ def synthesis_vectors(embedder: Any, chunks: list[Chunk], own: Any) -> list[byte
         return [None] * len(chunks)
     per_chunk = [synthesis_texts(c.text, c.spans)[1:] for c in chunks]
     row = {t: i for i, t in enumerate(dict.fromkeys(t for texts in per_chunk for t in texts))}
-    packed = np.asarray(embedder.embed(list(row), "passage") if row else np.zeros((0, 1)), dtype=PACKED)
+    chunk_rows = np.asarray(own, dtype=PACKED)
+    packed = np.asarray(embedder.embed(list(row), "passage"), dtype=PACKED) if row else chunk_rows[:0]  # converted once
     return [
-        np.vstack([np.asarray(vector, dtype=PACKED)[None, :], *([packed[[row[t] for t in texts]]] if texts else [])]).tobytes()
-        for vector, texts in zip(own, per_chunk, strict=True)
+        np.vstack([chunk_rows[i : i + 1], packed[[row[t] for t in texts]]]).tobytes() for i, texts in enumerate(per_chunk)
     ]
 
 

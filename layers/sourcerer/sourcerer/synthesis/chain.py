@@ -10,7 +10,7 @@ from typing import Any
 
 from sourcerer.errors import ConfigurationError, MalformedReply, ProviderError
 from sourcerer.models import Passage
-from sourcerer.reading import Reader, load_reader
+from sourcerer.reading import Reader, load_reader, relevance_bar
 from sourcerer.retrieval.embedders import local_embedder
 from sourcerer.settings import Settings, get_settings
 from sourcerer.streaming import DraftGate
@@ -106,7 +106,7 @@ def relevance_reading(
     passed_over = [s for s in analysis.sentences if (s.passage, s.start, s.end) not in used and s.other_kind is None]
     point = load_answer_models()[analysis.feature_set].relevance
     if given and all(s.other_kind for s in given):  # it quotes only such sentences: true, and about something else
-        bar = reader.threshold("relevance", reader.threshold("answer")) if reader is not None else point.get("bar")
+        bar = relevance_bar(reader) if reader is not None else point.get("bar")
         return None if bar is None else RelevanceReading(relevance=0.0, rival=None, bar=bar, margin=float("inf"))
     if reader is not None:  # each claim read under the heading of the chunk it cites, as synthesis read it
         return reader_relevance(question, [_under_heading(c, passages) for c in claims], reader, [s.text for s in passed_over[:1]])

@@ -130,11 +130,16 @@ def answer_scope(question: str, passages: Sequence[Passage], quoted: dict[int, l
     the heading each stands under, over `passages`, their titles and file names. "Yes, for a flat fee." under "Do
     you ship to Canada?" is about Canada, and no answer to "Do you ship to Mexico?"."""
     sources = [t for p in passages for t in (p.text, p.source, p.source_uri or "")]
-    quotes = [(passages[n - 1], s.start, s.end) for n, spans in quoted.items() for s in spans]
-    headings = [heading_over(p, start) for p, start, _ in quotes]
+    sentences, headings = _quoted(passages, quoted)
     # a Title Case heading ("Travel Policy") capitalises for style, not names: it says nothing of Berlin
-    named = [h for h in headings if not _title_case(h)]
-    return scope_mismatch(question, sources, [p.text[start:end] for p, start, end in quotes] + named)
+    return scope_mismatch(question, sources, sentences + [h for h in headings if not _title_case(h)])
+
+
+def _quoted(passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> tuple[list[str], list[str]]:
+    """The sentences an extractive answer quotes (`quoted`: citation number -> spans), and the heading each
+    stands under."""
+    quotes = [(passages[n - 1], s.start, s.end) for n, spans in quoted.items() for s in spans]
+    return [p.text[start:end] for p, start, end in quotes], [heading_over(p, start) for p, start, _ in quotes]
 
 
 # --- the asked kind ------------------------------------------------------------------------------------------------
@@ -215,7 +220,7 @@ def asked_value(question: str) -> str | None:
 
 def holds_value(kind: str, text: str) -> bool:
     """Whether `text` holds a value of that shape: a phone number has seven digits or more."""
-    return any(sum(c.isdigit() for c in m.group()) >= 7 or kind != "phone" for m in _VALUE_SHAPES[kind].finditer(text))
+    return any(kind != "phone" or sum(c.isdigit() for c in m.group()) >= 7 for m in _VALUE_SHAPES[kind].finditer(text))
 
 
 def missing_value(question: str, passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> str | None:
@@ -224,9 +229,8 @@ def missing_value(question: str, passages: Sequence[Passage], quoted: dict[int, 
     kind = asked_value(question)
     if kind is None:
         return None
-    quotes = [(passages[n - 1], s.start, s.end) for n, spans in quoted.items() for s in spans]
-    texts = [p.text[start:end] for p, start, end in quotes] + [heading_over(p, start) for p, start, _ in quotes]
-    return None if any(holds_value(kind, t) for t in texts) else kind
+    sentences, headings = _quoted(passages, quoted)
+    return None if any(holds_value(kind, t) for t in sentences + headings) else kind
 
 
 def _title_case(text: str) -> bool:
