@@ -1,5 +1,8 @@
-"""Multi-turn benchmark (`bench/data/multiturn.jsonl`): 46 conversations of 2–3 turns over small knowledge bases
-(six of them entity swaps: "And express shipping?", "and for ibuprofen?"; `bench/data/multiturn_kb.json`: shop, SaaS, engineering, HR, travel, medicine, French HR and shop, German).
+"""Multi-turn benchmark (`bench/data/multiturn.jsonl`): 61 conversations of 2–3 turns over small knowledge bases
+(six of them entity swaps: "And express shipping?", "and for ibuprofen?"; fifteen, `intent-*`, written to test
+that a rewrite keeps the question's intent before the rule was changed to: "What is the maximum daily dose of
+paracetamol?" + "And ibuprofen?"; `bench/data/multiturn_kb.json`: shop, SaaS, engineering, HR, travel, medicine,
+French HR and shop, German).
 
 Each turn is asked with the conversation so far as `history` (the previous answers included), no LLM. A
 follow-up counts when it is answered and cites the passage it is about. Peer in the same run: the previous

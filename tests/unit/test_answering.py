@@ -133,6 +133,17 @@ HISTORY = [
             "What is the adult dose of amoxicillin for children?",
         ),
         ("What about meals?", "What is the hotel limit per night?", "What is the meals?"),
+        # the topic is what the attribute is of, and the verbs stay with the intent
+        ("And ibuprofen?", "What is the maximum daily dose of paracetamol?", "What is the maximum daily dose of ibuprofen?"),
+        ("Et pour les employés ?", "Quelle est la durée de la période d'essai des cadres ?", "Quelle est la durée de la période d'essai des employés ?"),
+        ("And backups?", "How long are audit logs retained?", "How long are backups retained?"),
+        ("What about the Pro plan?", "How many seats does the Team plan include?", "How many seats does the Pro plan include?"),
+        ("And hotfixes?", "Who must review database migrations?", "Who must review hotfixes?"),
+        ("What about gift cards?", "Within how many days can I return sale items?", "Within how many days can I return gift cards?"),
+        ("And gift cards?", "Can sale items be refunded?", "Can gift cards be refunded?"),  # "Can" is followed by its subject
+        ("What about vacation?", "How far in advance must parental leave be requested?", "How far in advance must vacation be requested?"),
+        ("Und die Weiterbildung?", "An wie vielen Tagen ist Homeoffice erlaubt?", "An wie vielen Tagen ist Weiterbildung erlaubt?"),
+        ("What about taxis?", "Can I rent a car on a business trip?", "Can I rent taxis?"),
         # the article that agreed with the old topic goes with it
         ("And for sale items?", "Within how many days can I return an item?", "Within how many days can I return sale items?"),
         ("and does it take long?", "What is the standard shipping time?", "and does it take long? standard shipping"),

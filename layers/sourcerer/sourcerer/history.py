@@ -7,7 +7,11 @@ rule, in two shapes of follow-up:
   previous question is kept and its topic — the last run of content words that are not the question's frame
   ("how long ... take", "combien ... dure") — is swapped for the new one: "How long does shipping take?" +
   "And what about returns?" -> "How long does returns take?". Appending the old topic's words instead would
-  pull retrieval back to the old topic.
+  pull retrieval back to the old topic. Which run is the topic: one that shares a word with the new one ("the
+  Pro plan" -> "the Team plan"), else what an attribute is *of* ("the maximum daily dose of paracetamol" + "And
+  ibuprofen?" -> "... of ibuprofen?"), else the first. The verbs a run carries stay with the intent: a
+  participle that ends it ("How long are audit logs retained?" + "And backups?" -> "How long are backups
+  retained?") and a verb after a modal and its subject ("Who must review ...", "Can I return ...").
 * **the same topic, a new intent** ("And does it take long?", "Who approves them?"): the follow-up is kept
   and the previous topic's words are added.
 
@@ -57,10 +61,14 @@ _INTENT = frozenset(
 how long much many often when who whom where which what why take takes took taking last lasts cost costs price
 happen happens happened allowed allow permitted required require requires need needs needed get gets work works
 mean means approve approves approved handle handles do does did make makes is are was were can could should must
-will would has have had the a an be there time times date day days
+will would has have had the a an be there time times date day days seconds minutes hours weeks months years
+far soon fast advance ahead
 combien quand qui ou comment quel quelle quels quelles temps dure durent coute coutent faut peut doit est sont
+jours semaines mois ans heures minutes autorise autorisee autorises autorisees permis permise requis requise
 wie lange viel viele wann wer wo welche welcher dauert kostet braucht muss kann ist sind
+tag tage tagen wochen monate monaten jahre jahren stunden minuten erlaubt gestattet erforderlich
 cuanto cuanta cuantos cuantas cuando quien donde como cual tarda dura cuesta puede debe es son
+dias semanas meses anos horas minutos permitido permitida autorizado autorizada obligatorio
 quanto quanta quando quem onde como qual demora custa
 كم متي اين كيف من ما هل تستغرق يستغرق تكلف يكلف
 """.split()
@@ -76,11 +84,25 @@ quando onde qual
 _FUNCTION = frozenset(
     """
 of for to in on at by with from about per each every into the a an and or de la le les des du d l pour et en un une au aux sur avec par
-my your our their his her its
-der die das den dem des ein eine einer fur mit von zu im am bei und el los las del al para con por y en un una o
+my your our their his her its within before after during without since until between under over via
+dans sous avant apres pendant depuis entre sans chez vers
+der die das den dem des ein eine einer fur mit von zu im am bei und innerhalb vor nach wahrend seit bis ohne zwischen
+el los las del al para con por y en un una o dentro antes despues durante desde hasta sin bajo hacia
 do da dos das no na para com e o a
 """.split()
 )
+# The words that tie an attribute to what it is of: "the maximum daily dose OF paracetamol", "le délai DE
+# remboursement", "la période d'essai DES cadres". What follows is the thing the question is about.
+_OF = frozenset("of de des du del von vom di".split())
+# Verbs a question's topic run can carry: a participle that ends it ("How long are audit logs RETAINED?"), and a
+# base verb after a modal or "do" with its subject ("Who must REVIEW ...", "Can I RETURN ...").
+_PARTICIPLES = frozenset(
+    "taken kept given paid sent held made done seen shown known sold bought written built spent chosen found left".split()
+)
+_MODALS = frozenset("can could must should may might will would shall do does did".split())
+_SUBJECTS = frozenset("i we you they he she one".split())
+_ASKING_WHO = frozenset("who wer qui quien".split())
+_ARTICLES = frozenset("the a an la le les l der die das dem den el los las un une uno una ein eine".split())
 
 
 def validate_history(history: Sequence[dict] | None) -> list[dict]:
@@ -121,14 +143,50 @@ def _content_words(text: str) -> list[str]:
     return [w for w in normalize(text).split() if w.strip("?？!.,;:") not in _INTENT and terms(w)]
 
 
+def _is_participle(word: str) -> bool:
+    folded = normalize(word)
+    return folded in _PARTICIPLES or (len(folded) > 4 and folded.endswith("ed") and not folded.endswith("eed"))
+
+
+def _after_modal(question: str, run: list[re.Match[str]]) -> bool:
+    """Whether a run opens right after a modal and its subject ("can I return", "who must review"): its first
+    word is then a verb. Elsewhere a noun follows ("How long must parental leave ...", "Can sale items ...")."""
+    before = [normalize(w) for w in _WORD.findall(question[: run[0].start()])]
+    if len(before) < 2 or before[-2] not in _MODALS:
+        return len(before) == 2 and before[0] in _ASKING_WHO and before[1] in _MODALS
+    return before[-1] in _SUBJECTS
+
+
+def _owner_word(question: str, run: list[re.Match[str]]) -> str | None:
+    """The word before a run, articles skipped but not "de" or "des" ("la durée de la période", "des cadres")."""
+    words = [normalize(w) for w in _WORD.findall(question[: run[0].start()])]
+    while words and words[-1] in _ARTICLES:
+        words.pop()
+    return words[-1] if words else None
+
+
+def _topic_words(question: str, run: list[re.Match[str]]) -> list[re.Match[str]]:
+    """A content run without the verbs it carries (see `_PARTICIPLES`): the words a new topic replaces. A run that
+    is only a verb ("rent" in "Can I rent a car?") has none."""
+    words = list(run)
+    if words and _after_modal(question, words):
+        words = words[1:]
+    last_word_of_question = run[-1].end() == len(question.rstrip(" ?？!.。؟"))
+    does = any(normalize(w) in ("do", "does", "did") for w in _WORD.findall(question[: run[0].start()]))
+    if words and (_is_participle(words[-1].group()) or (does and last_word_of_question)):
+        words = words[:-1]  # "How long are audit logs retained?", "How many seats does the Team plan include?"
+    return words
+
+
 def _swap_topic(previous: str, new_topic: str, preposition: str | None = None) -> str:
     """Put `new_topic` where the previous question's topic was (see `standalone_query`)."""
-    runs = _runs(previous)
+    runs = [topic for run in _runs(previous) if (topic := _topic_words(previous, run))]
     if not runs:
         return f"{previous} {new_topic}"
     new_terms = set(terms(new_topic))
     sharing = [r for r in runs if new_terms & set(terms(previous[r[0].start() : r[-1].end()]))]
     first_word = preposition or normalize(new_topic).split()[0]
+    owners = [r for r in runs if _owner_word(previous, r) in _OF]
     if sharing:  # "the Pro plan" -> "the Team plan": the run with a word in common is the topic
         replaced = [sharing[0]]
     elif first_word in _FUNCTION:  # "and for children?", "and of ibuprofen?": a qualifier
@@ -138,9 +196,11 @@ def _swap_topic(previous: str, new_topic: str, preposition: str | None = None) -
         replaced = after[-1:]
         if preposition is None and " " in new_topic:
             new_topic = new_topic.split(None, 1)[1]
-    else:  # a new subject: it takes the first content run's place; the others go, with the words that tie them
-        # (a verb after "I" goes too: "Can I rent a car?" + "What about taxis?" asks nothing about renting taxis;
-        # kept, it cost the reader one follow-up of the multi-turn benchmark)
+    elif owners:  # "What is the maximum daily dose of paracetamol?" + "And ibuprofen?": the dose of ibuprofen
+        replaced = owners[-1:]
+    else:  # a new subject takes the first content run's place; what a function word ties to the old one goes
+        # with it ("Can I rent a car on a business trip?" + "What about taxis?" -> "Can I rent taxis?"), while a
+        # run of its own stays ("How many vacation days do new employees get?" + "And parental leave?")
         replaced = runs
     out, cursor = [], 0
     for n, run in enumerate(replaced):
