@@ -198,9 +198,10 @@ def _swap_topic(previous: str, new_topic: str, preposition: str | None = None) -
             new_topic = new_topic.split(None, 1)[1]
     elif owners:  # "What is the maximum daily dose of paracetamol?" + "And ibuprofen?": the dose of ibuprofen
         replaced = owners[-1:]
-    else:  # a new subject takes the first content run's place; what a function word ties to the old one goes
-        # with it ("Can I rent a car on a business trip?" + "What about taxis?" -> "Can I rent taxis?"), while a
-        # run of its own stays ("How many vacation days do new employees get?" + "And parental leave?")
+    else:  # a new subject takes the first content run's place; the others go, with the words that tie them, and
+        # a verb stays ("Can I rent a car on a business trip?" + "What about taxis?" -> "Can I rent taxis?"). Kept,
+        # the other runs pull retrieval back: "How many parental leave days do new employees get?" finds the
+        # vacation rule for new employees (the reader and the lexical path each lost that follow-up)
         replaced = runs
     out, cursor = [], 0
     for n, run in enumerate(replaced):
