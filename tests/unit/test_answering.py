@@ -132,7 +132,10 @@ HISTORY = [
             "What is the adult dose of amoxicillin?",
             "What is the adult dose of amoxicillin for children?",
         ),
-        ("What about meals?", "What is the hotel limit per night?", "What is the meals?"),
+        # what is asked of the old topic stays with the new one
+        ("What about meals?", "What is the hotel limit per night?", "What is the meals limit?"),
+        ("What about webhooks?", "What is the API rate limit?", "What is the webhooks rate limit?"),
+        ("And the notice period?", "How long is the probation period?", "How long is the notice period?"),
         # the topic is what the attribute is of, and the verbs stay with the intent
         ("And ibuprofen?", "What is the maximum daily dose of paracetamol?", "What is the maximum daily dose of ibuprofen?"),
         ("Et pour les employés ?", "Quelle est la durée de la période d'essai des cadres ?", "Quelle est la durée de la période d'essai des employés ?"),

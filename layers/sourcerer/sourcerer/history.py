@@ -99,6 +99,17 @@ _OF = frozenset("of de des du del von vom di".split())
 _PARTICIPLES = frozenset(
     "taken kept given paid sent held made done seen shown known sold bought written built spent chosen found left".split()
 )
+# Nouns that name what is asked of a thing, not the thing: "the API rate LIMIT", "the daily meal ALLOWANCE". At the
+# end of a topic run they stay when the thing is swapped ("What about webhooks?" -> "What is the webhooks rate limit?").
+_ATTRIBUTES = frozenset(
+    """
+limit limits allowance dose dosage budget price prices cost fee fees rate deadline duration period policy amount
+maximum minimum age size length number percentage discount penalty
+limite plafond prix tarif montant dosis dose budget delai duree frais taux
+grenze preis kosten betrag budget frist dauer gebuhr
+limite precio coste costo importe presupuesto plazo duracion tarifa tasa
+""".split()
+)
 _MODALS = frozenset("can could must should may might will would shall do does did".split())
 _SUBJECTS = frozenset("i we you they he she one".split())
 _ASKING_WHO = frozenset("who wer qui quien".split())
@@ -178,6 +189,14 @@ def _topic_words(question: str, run: list[re.Match[str]]) -> list[re.Match[str]]
     return words
 
 
+def _thing(run: list[re.Match[str]]) -> list[re.Match[str]]:
+    """A topic run without the attribute nouns that end it: "API" of "the API rate limit"."""
+    words = list(run)
+    while len(words) > 1 and normalize(words[-1].group()) in _ATTRIBUTES:
+        words = words[:-1]
+    return words
+
+
 def _swap_topic(previous: str, new_topic: str, preposition: str | None = None) -> str:
     """Put `new_topic` where the previous question's topic was (see `standalone_query`)."""
     runs = [topic for run in _runs(previous) if (topic := _topic_words(previous, run))]
@@ -197,12 +216,14 @@ def _swap_topic(previous: str, new_topic: str, preposition: str | None = None) -
         if preposition is None and " " in new_topic:
             new_topic = new_topic.split(None, 1)[1]
     elif owners:  # "What is the maximum daily dose of paracetamol?" + "And ibuprofen?": the dose of ibuprofen
-        replaced = owners[-1:]
+        replaced = [_thing(owners[-1])]
     else:  # a new subject takes the first content run's place; the others go, with the words that tie them, and
         # a verb stays ("Can I rent a car on a business trip?" + "What about taxis?" -> "Can I rent taxis?"). Kept,
         # the other runs pull retrieval back: "How many parental leave days do new employees get?" finds the
-        # vacation rule for new employees (the reader and the lexical path each lost that follow-up)
-        replaced = runs
+        # vacation rule for new employees (the reader and the lexical path each lost that follow-up). What is
+        # asked of the old topic stays: "What is the API rate limit?" + "What about webhooks?" -> "What is the
+        # webhooks rate limit?"
+        replaced = [_thing(runs[0]), *runs[1:]]
     out, cursor = [], 0
     for n, run in enumerate(replaced):
         start = run[0].start()
