@@ -273,23 +273,43 @@ def test_a_question_naming_what_no_document_mentions_is_refused(api):
     assert europe["answer"]["refused"] is False, europe["trace"]
 
 
-def test_a_question_asking_for_a_phone_number_gets_one_or_a_refusal(api):
-    """Over HTTP: asked for the emergency line's number, the sentence that only says Enterprise customers can call
-    it is no answer (`asked value`); once the handbook gives the number, that sentence answers."""
+@pytest.mark.parametrize(
+    ("tenant", "text", "question", "kind", "stated"),
+    [
+        # the emergency line's number, asked of a sentence that only says Enterprise customers can call it
+        (
+            "phones",
+            "# Support\n\nEnterprise customers can call the emergency line around the clock.\n",
+            "What is the phone number of the emergency line?",
+            "phone",
+            "Call the emergency line on +1 800 555 0199.",
+        ),
+        # the on-call bonus, asked (in French) of the rule on how fast a page must be answered
+        (
+            "bonus",
+            "# Astreinte\n\nL'ingénieur d'astreinte doit répondre à une alerte en moins de 15 minutes.\n",
+            "Quelle prime reçoit l'ingénieur d'astreinte ?",
+            "money",
+            "L'ingénieur d'astreinte reçoit une prime de 150 euros par semaine.",
+        ),
+    ],
+)
+def test_a_question_asking_for_a_value_gets_one_or_a_refusal(api, tenant, text, question, kind, stated):
+    """Over HTTP: a sentence without the value asked for (a phone number, an amount of money) is no answer
+    (`asked value`); once the handbook states the value, that sentence answers."""
     client, key, _ = api
-    headers, _ = key(tenant="phones", scopes=("phones",))
-    text = "# Support\n\nEnterprise customers can call the emergency line around the clock.\n"
-    assert client.post("/v1/documents", headers=headers, json={"source_uri": "support.md", "text": text}).status_code == 200
+    headers, _ = key(tenant=tenant, scopes=(tenant,))
+    assert client.post("/v1/documents", headers=headers, json={"source_uri": "handbook.md", "text": text}).status_code == 200
     embedded(client, headers)
-    body = {"q": "What is the phone number of the emergency line?"}
+    body = {"q": question}
     refused = client.post("/v1/answer", headers=headers, json=body).json()
     assert refused["answer"]["refused"] is True and refused["answer"]["reason"] == "unsupported", refused["trace"]
-    assert {s["stage"]: s for s in refused["trace"]["stages"]}["synthesize"]["detail"]["missing_value"] == "phone"
-    numbered = text.replace("around the clock.", "around the clock on +1 800 555 0199.")
-    assert client.post("/v1/documents", headers=headers, json={"source_uri": "support.md", "text": numbered}).status_code == 200
+    assert {s["stage"]: s for s in refused["trace"]["stages"]}["synthesize"]["detail"]["missing_value"] == kind
+    stating = text + "\n" + stated + "\n"
+    assert client.post("/v1/documents", headers=headers, json={"source_uri": "handbook.md", "text": stating}).status_code == 200
     embedded(client, headers)
     answered = client.post("/v1/answer", headers=headers, json=body).json()
-    assert answered["answer"]["refused"] is False and "+1 800 555 0199" in answered["answer"]["text"], answered["trace"]
+    assert answered["answer"]["refused"] is False and stated in answered["answer"]["text"], answered["trace"]
 
 
 def test_answers_what_the_documents_plainly_say(api):

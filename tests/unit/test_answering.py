@@ -228,6 +228,16 @@ def test_a_standalone_question_is_answered_about_the_kind_it_asks_for():
         ("紧急热线的电话号码是多少？", "phone"),
         ("What is the support email address?", "email"),
         ("What is the URL of the portal?", "url"),
+        # what something costs or pays: an amount of money answers it
+        ("How much does express shipping cost?", "money"),
+        ("How much extra pay do on-call engineers receive?", "money"),
+        ("Quelle prime reçoit l'ingénieur d'astreinte ?", "money"),
+        ("Wie hoch ist die Zulage für Rufbereitschaft?", "money"),
+        ("¿Cuánto se cobra por estar de guardia?", "money"),
+        ("كم يحصل مهندس المناوبة من بدل إضافي؟", "money"),
+        ("值班有多少补贴？", "money"),
+        ("How much paracetamol can I take in a day?", None),
+        ("Quel prix obtient le vainqueur ?", None),  # a prize, not a price
         # asking about the value, not for it
         ("How do I update my phone number?", None),
         ("Can I change my email address?", None),
@@ -256,6 +266,21 @@ def test_a_question_asking_for_a_phone_number_is_not_answered_without_one():
     numbered = policy.replace("around the clock.", "around the clock on +49 30 1234 5678.")
     answered = ask(question, passages=[{"text": numbered, "source": "Support"}])
     assert not answered.refused and "+49 30 1234 5678" in answered.answer, answered.trace
+
+
+def test_a_question_asking_what_something_costs_is_not_answered_without_an_amount():
+    """"How much does express shipping cost?" over the policies: the express rule says when it arrives, not what it
+    costs, so it is no answer (it was quoted before). Given the price, it answers; "free" answers too."""
+    question = "How much does express shipping cost?"
+    answer = ask(question, passages=POLICIES)
+    assert answer.refused and answer.reason == "unsupported", answer.answer
+    assert answer.trace.stage("synthesize").detail["missing_value"] == "money"
+    assert any("asks for an amount of money, and the closest sentences hold none" in n for n in answer.trace.notes)
+    priced = [*POLICIES, {"text": "Express shipping costs $14 per order.", "source": "Shipping Policy"}]
+    answered = ask(question, passages=priced)
+    assert not answered.refused and "$14" in answered.answer, answered.trace
+    free = [*POLICIES, {"text": "Express shipping is free on orders over $50.", "source": "Shipping Policy"}]
+    assert not ask(question, passages=free).refused
 
 
 def test_an_adjective_the_previous_intent_shares_is_still_the_new_topic():

@@ -162,6 +162,18 @@ def test_a_standalone_question_is_answered_about_the_kind_it_asks_for(capsys):
     assert [c["quote"] for c in data["citations"]] == ["Express shipping arrives the next business day when ordered before 2 pm."]
 
 
+def test_a_question_about_a_price_the_sources_never_state_is_refused(capsys):
+    """"How much does express shipping cost?" over the README's policies: the express rule says when it arrives and
+    no price, so the CLI refuses rather than quote it (`synthesis.scope`, the asked value)."""
+    from pathlib import Path
+
+    policies = Path(__file__).parents[2] / "examples" / "policies.jsonl"
+    code = main(["ask", "How much does express shipping cost?", "--passages", str(policies), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["refused"] is True and data["reason"] == "unsupported", data
+    assert data["citations"] == []
+
+
 def test_bad_history_file_is_a_clear_error(tmp_path, capsys):
     history = tmp_path / "h.json"
     history.write_text('[{"role": "robot", "text": "hi"}]', encoding="utf-8")

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from sourcerer.models import CharSpan, Passage
 from sourcerer.sentences import row_cells, states_nothing
-from sourcerer.text import FAMILY_LETTERS, family, terms
+from sourcerer.text import FAMILY_LETTERS, family, normalize, terms
 
 _WORD = re.compile(r"[^\W\d_](?:[^\W_]|['’-])*", re.UNICODE)  # "Super_Bowl_50", a title, is two words
 # Letters of the scripts that write names with capitals the way the check reads them (Latin); a question with other
@@ -196,7 +196,7 @@ _VALUE_NAMES = {
     # "What ratings website ...?" asks for a site's name, not its address: only an address asks for one
     "url": r"(?:\burl\b|web ?site address|web address|adresse (?:du site|web)|direcci[oó]n web|webadresse|عنوان الموقع)",
 }
-VALUE_WORDS = {"phone": "a phone number", "email": "an e-mail address", "url": "a web address"}
+VALUE_WORDS = {"phone": "a phone number", "email": "an e-mail address", "url": "a web address", "money": "an amount of money"}
 _ASKED_VALUE = {kind: re.compile(_ASKING_WHAT + _NEAR + name, re.IGNORECASE) for kind, name in _VALUE_NAMES.items()}
 _ASKED_VALUE_CJK = {  # no spaces: the value's name, then what is asked ("客服电话号码是多少？")
     "phone": re.compile("(?:电话号码|电话|热线号码|联系电话)(?:是多少|是什么|多少)"),
@@ -210,16 +210,46 @@ _VALUE_SHAPES = {
 }
 
 
+# A question that asks what something costs or pays ("How much does express shipping cost?", "Quelle prime reçoit
+# l'ingénieur d'astreinte ?", "Wie hoch ist die Zulage für Rufbereitschaft?", "值班有多少补贴？") is answered by an
+# amount of money, or by "free"; "Express shipping arrives the next business day" and "The on-call engineer must
+# acknowledge a page within 15 minutes" are no answer to it. Read on folded text (accents and Arabic letter forms).
+_ASKED_MONEY = re.compile(
+    r"\bhow much\b(?:\s+\w+){0,6}?\s+(?:cost|costs|pay|paid|charge|charged|price|fee|fees|earn|earns|earned|spend|spent|"
+    r"worth|salary|reimburs\w*)\b|\bhow much (?:extra )?(?:pay|money)\b|\bhow expensive\b|"
+    r"\bwhat (?:is|are|was|were) the (?:\w+ )?(?:price|cost|fee|fees|salary|bonus|budget|stipend)\b|"
+    r"\bcombien (?:coute\w*|paie|paye|gagne|facture)\b|\bcombien d'argent\b|\bquelle prime\b|"
+    r"\bquel(?:le)? est (?:le|la) (?:prix|tarif|montant|cout|prime|salaire|indemnite|budget)\b|"
+    r"\bwas kosten?\b|\bwie teuer\b|\bwie viel (?:kostet|kosten|bezahl\w*|zahl\w*|verdien\w*|geld)\b|"
+    r"\bwie hoch (?:ist|sind) (?:die|der|das) (?:\w+ )?(?:zulage|preis|gebuhr\w*|pramie|gehalt|kosten|pauschale|vergutung)\b|"
+    r"\bcuanto (?:cuesta|cuestan|pago|pagan|se paga|se cobra|cobra\w*|gana\w*|vale\w*|dinero)\b|"
+    r"\bcual es el (?:precio|coste|costo|importe|salario|presupuesto)\b|"
+    r"كم سعر|كم تكلفه|كم ثمن|كم يكلف|كم تكلف|كم بدل|كم راتب|كم رسوم|ما سعر|ما تكلفه|ما رسوم|ما هو سعر|ما هي تكلفه|من بدل|"
+    r"多少钱|什么价|价格是多少|费用是多少|多少费用|多少补贴|补贴多少|工资多少|多付多少"
+)
+# an amount (a currency's sign or name, or a sum too large to be anything else), a share of one ("covered at 60%
+# by the employer") or what costs nothing
+_MONEY = re.compile(
+    r"[$€£¥₹%٪]|\bper ?cent\b|\bpour ?cent\b|\bprozent\b|\bpor ?ciento\b|\b(?:usd|eur|gbp|chf|dkk|sek|dollars?|euros?|pounds?|cents?|pence|yen|yuan|francs?|riyals?|dirhams?|"
+    r"rupees?|pesos?|sterling|lira|lire|pfund|kronen?|coronas?|couronnes?|đong|marks?|guineas?|shillings?|"
+    r"millions?|milliards?|billions?|millones|millonen)\b|\bfree\b|\bgratuit\w*|\bkostenlos\w*|\bgratis\b|"
+    r"\bno charge\b|\bsans frais\b|\bsin coste\b|\bnothing\b|\brien\b|\bnichts\b|\bnada\b|"
+    r"دولار|يورو|ريال|درهم|جنيه|دينار|ليره|مجانا|مجاني|元|块钱|美元|欧元|英镑|日元|免费|不收费"
+)
+
+
 def asked_value(question: str) -> str | None:
-    """The kind of contact value a question asks for ("phone", "email", "url"), or None."""
+    """The kind of value a question asks for ("phone", "email", "url", "money"), or None."""
     for kind, pattern in _ASKED_VALUE.items():
         if pattern.search(question) or _ASKED_VALUE_CJK[kind].search(question):
             return kind
-    return None
+    return "money" if _ASKED_MONEY.search(normalize(question)) else None
 
 
 def holds_value(kind: str, text: str) -> bool:
     """Whether `text` holds a value of that shape: a phone number has seven digits or more."""
+    if kind == "money":
+        return bool(_MONEY.search(normalize(text)))
     return any(kind != "phone" or sum(c.isdigit() for c in m.group()) >= 7 for m in _VALUE_SHAPES[kind].finditer(text))
 
 
