@@ -147,6 +147,9 @@ HISTORY = [
         ("What about vacation?", "How far in advance must parental leave be requested?", "How far in advance must vacation be requested?"),
         ("Und die Weiterbildung?", "An wie vielen Tagen ist Homeoffice erlaubt?", "An wie vielen Tagen ist Weiterbildung erlaubt?"),
         ("What about taxis?", "Can I rent a car on a business trip?", "Can I rent taxis?"),
+        ("And paracetamol?", "Is ibuprofen safe during pregnancy?", "Is paracetamol safe?"),  # "safe" asks, with the verb
+        ("And on Saturdays?", "When does the store open on Sundays?", "When does the store open on Saturdays?"),
+        ("¿Y la devolución?", "¿Cuánto cuesta el envío urgente?", "¿Cuánto cuesta el devolución?"),  # "¿" opens it
         # the article that agreed with the old topic goes with it
         ("And for sale items?", "Within how many days can I return an item?", "Within how many days can I return sale items?"),
         ("and does it take long?", "What is the standard shipping time?", "and does it take long? standard shipping"),

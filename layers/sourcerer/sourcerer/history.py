@@ -62,13 +62,14 @@ how long much many often when who whom where which what why take takes took taki
 happen happens happened allowed allow permitted required require requires need needs needed get gets work works
 mean means approve approves approved handle handles do does did make makes is are was were can could should must
 will would has have had the a an be there time times date day days seconds minutes hours weeks months years
-far soon fast advance ahead
+far soon fast advance ahead safe available mandatory necessary possible eligible valid open closed
 combien quand qui ou comment quel quelle quels quelles temps dure durent coute coutent faut peut doit est sont
 jours semaines mois ans heures minutes autorise autorisee autorises autorisees permis permise requis requise
+disponible obligatoire necessaire
 wie lange viel viele wann wer wo welche welcher dauert kostet braucht muss kann ist sind
-tag tage tagen wochen monate monaten jahre jahren stunden minuten erlaubt gestattet erforderlich
+tag tage tagen wochen monate monaten jahre jahren stunden minuten erlaubt gestattet erforderlich sicher verfugbar notwendig
 cuanto cuanta cuantos cuantas cuando quien donde como cual tarda dura cuesta puede debe es son
-dias semanas meses anos horas minutos permitido permitida autorizado autorizada obligatorio
+dias semanas meses anos horas minutos permitido permitida autorizado autorizada obligatorio seguro segura necesario
 quanto quanta quando quem onde como qual demora custa
 كم متي اين كيف من ما هل تستغرق يستغرق تكلف يكلف
 """.split()
@@ -184,7 +185,7 @@ def _topic_words(question: str, run: list[re.Match[str]]) -> list[re.Match[str]]
         words = words[1:]
     last_word_of_question = run[-1].end() == len(question.rstrip(" ?？!.。؟"))
     does = any(normalize(w) in ("do", "does", "did") for w in _WORD.findall(question[: run[0].start()]))
-    if words and (_is_participle(words[-1].group()) or (does and last_word_of_question)):
+    if words and (_is_participle(words[-1].group()) or (does and last_word_of_question and len(words) > 1)):
         words = words[:-1]  # "How long are audit logs retained?", "How many seats does the Team plan include?"
     return words
 
@@ -220,9 +221,10 @@ def _swap_topic(previous: str, new_topic: str, preposition: str | None = None) -
     else:  # a new subject takes the first content run's place; the others go, with the words that tie them, and
         # a verb stays ("Can I rent a car on a business trip?" + "What about taxis?" -> "Can I rent taxis?"). Kept,
         # the other runs pull retrieval back: "How many parental leave days do new employees get?" finds the
-        # vacation rule for new employees (the reader and the lexical path each lost that follow-up). What is
-        # asked of the old topic stays: "What is the API rate limit?" + "What about webhooks?" -> "What is the
-        # webhooks rate limit?"
+        # vacation rule for new employees (the reader and the lexical path each lost that follow-up); keeping
+        # only the circumstances ("... on a business trip", "... during pregnancy") lost one follow-up by default
+        # and two with the reader. What is asked of the old topic stays: "What is the API rate limit?" + "What
+        # about webhooks?" -> "What is the webhooks rate limit?"
         replaced = [_thing(runs[0]), *runs[1:]]
     out, cursor = [], 0
     for n, run in enumerate(replaced):
@@ -260,7 +262,8 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
     last = user_turns[-1]
     previous = standalone_query(history[last]["text"].strip(), history[:last])
     said = " ".join(t["text"] for t in history[last + 1 :] if t["role"] == "assistant")
-    folded = normalize(question.strip())
+    question = question.strip().lstrip("¿¡ ")  # "¿Y la devolución?" opens like "Y la devolución?"
+    folded = normalize(question)
     shift = _TOPIC_SHIFT.match(folded)
     remainder = _TRAILING.sub("", folded[shift.end() :] if shift else folded).strip(" ,")
     words = remainder.split()
