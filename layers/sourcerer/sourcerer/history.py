@@ -106,9 +106,9 @@ _ATTRIBUTES = frozenset(
     """
 limit limits allowance dose dosage budget price prices cost fee fees rate deadline duration period policy amount
 maximum minimum age size length number percentage discount penalty
-limite plafond prix tarif montant dosis dose budget delai duree frais taux
+limite plafond prix tarif montant dose budget delai duree frais taux
 grenze preis kosten betrag budget frist dauer gebuhr
-limite precio coste costo importe presupuesto plazo duracion tarifa tasa
+limite precio coste costo importe presupuesto plazo duracion tarifa tasa dosis
 """.split()
 )
 _MODALS = frozenset("can could must should may might will would shall do does did".split())
