@@ -17,7 +17,7 @@ not checked.
 The **asked kind** (`other_kind`) is the same reading for the words that say which kind of a thing is asked about:
 "How long does express shipping take?" is not answered with "Standard shipping takes 3 to 5 business days" when
 the sources also say "Express shipping arrives the next business day" (`extractive.asked_kind_first`). The **asked value** (`missing_value`): a question asking what a phone number,
-e-mail address or website is gets no answer from sentences that hold none.
+e-mail address or website is, or what something costs or pays, gets no answer from sentences that hold none.
 """
 
 from __future__ import annotations
