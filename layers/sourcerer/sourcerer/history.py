@@ -143,9 +143,13 @@ def _runs(question: str) -> list[list[re.Match[str]]]:
     return runs
 
 
+def _words_before(question: str, run: list[re.Match[str]]) -> list[str]:
+    return [normalize(w) for w in _WORD.findall(question[: run[0].start()])]
+
+
 def _word_before(question: str, run: list[re.Match[str]]) -> str | None:
     """The word that introduces a run, articles skipped: "for" in "for the API"."""
-    words = [normalize(w) for w in _WORD.findall(question[: run[0].start()])]
+    words = _words_before(question, run)
     while words and _ARTICLE.match(words[-1] + " "):
         words.pop()
     return words[-1] if words else None
@@ -163,7 +167,7 @@ def _is_participle(word: str) -> bool:
 def _after_modal(question: str, run: list[re.Match[str]]) -> bool:
     """Whether a run opens right after a modal and its subject ("can I return", "who must review"): its first
     word is then a verb. Elsewhere a noun follows ("How long must parental leave ...", "Can sale items ...")."""
-    before = [normalize(w) for w in _WORD.findall(question[: run[0].start()])]
+    before = _words_before(question, run)
     if len(before) < 2 or before[-2] not in _MODALS:
         return len(before) == 2 and before[0] in _ASKING_WHO and before[1] in _MODALS
     return before[-1] in _SUBJECTS
@@ -171,7 +175,7 @@ def _after_modal(question: str, run: list[re.Match[str]]) -> bool:
 
 def _owner_word(question: str, run: list[re.Match[str]]) -> str | None:
     """The word before a run, articles skipped but not "de" or "des" ("la durée de la période", "des cadres")."""
-    words = [normalize(w) for w in _WORD.findall(question[: run[0].start()])]
+    words = _words_before(question, run)
     while words and words[-1] in _ARTICLES:
         words.pop()
     return words[-1] if words else None
@@ -184,7 +188,7 @@ def _topic_words(question: str, run: list[re.Match[str]]) -> list[re.Match[str]]
     if words and _after_modal(question, words):
         words = words[1:]
     last_word_of_question = run[-1].end() == len(question.rstrip(" ?？!.。؟"))
-    does = any(normalize(w) in ("do", "does", "did") for w in _WORD.findall(question[: run[0].start()]))
+    does = bool({"do", "does", "did"} & set(_words_before(question, run)))
     if words and (_is_participle(words[-1].group()) or (does and last_word_of_question and len(words) > 1)):
         words = words[:-1]  # "How long are audit logs retained?", "How many seats does the Team plan include?"
     return words
@@ -206,7 +210,6 @@ def _swap_topic(previous: str, new_topic: str, preposition: str | None = None) -
     new_terms = set(terms(new_topic))
     sharing = [r for r in runs if new_terms & set(terms(previous[r[0].start() : r[-1].end()]))]
     first_word = preposition or normalize(new_topic).split()[0]
-    owners = [r for r in runs if _owner_word(previous, r) in _OF]
     if sharing:  # "the Pro plan" -> "the Team plan": the run with a word in common is the topic
         replaced = [sharing[0]]
     elif first_word in _FUNCTION:  # "and for children?", "and of ibuprofen?": a qualifier
@@ -216,7 +219,8 @@ def _swap_topic(previous: str, new_topic: str, preposition: str | None = None) -
         replaced = after[-1:]
         if preposition is None and " " in new_topic:
             new_topic = new_topic.split(None, 1)[1]
-    elif owners:  # "What is the maximum daily dose of paracetamol?" + "And ibuprofen?": the dose of ibuprofen
+    elif owners := [r for r in runs if _owner_word(previous, r) in _OF]:  # "What is the maximum daily dose of
+        # paracetamol?" + "And ibuprofen?": the dose of ibuprofen
         replaced = [_thing(owners[-1])]
     else:  # a new subject takes the first content run's place; the others go, with the words that tie them, and
         # a verb stays ("Can I rent a car on a business trip?" + "What about taxis?" -> "Can I rent taxis?"). Kept,

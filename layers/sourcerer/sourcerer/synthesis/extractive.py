@@ -330,14 +330,17 @@ class ExtractiveSynthesizer:
     def synthesize(self, question: str, passages: Sequence[Passage]) -> Draft:
         analysis = self.analyse(question, passages)
         draft = self._answer(question, analysis)
-        mismatch = None if draft.refused else answer_scope(question, passages[: self.settings.max_passages], draft.spans)
-        if mismatch is not None:  # an answer about other names than the one asked for is none (`synthesis.scope`)
-            kept = {k: v for k, v in draft.detail.items() if k != "sentences"}  # a refusal quotes no sentences
-            draft = _declined(self.name, kept | {"decided_by": "named scope", "named_scope": asdict(mismatch)})
-        value = None if draft.refused else missing_value(question, passages[: self.settings.max_passages], draft.spans)
-        if value is not None:  # asked for a phone number, an answer without one is none (`synthesis.scope`)
-            kept = {k: v for k, v in draft.detail.items() if k != "sentences"}
-            draft = _declined(self.name, kept | {"decided_by": "asked value", "missing_value": value})
+        if not draft.refused:  # plain reading no threshold moves (`synthesis.scope`): an answer about other names
+            # than the one asked for is none, nor one without the value asked for (a phone number, an amount)
+            read = passages[: self.settings.max_passages]
+            refusal = None
+            if (mismatch := answer_scope(question, read, draft.spans)) is not None:
+                refusal = {"decided_by": "named scope", "named_scope": asdict(mismatch)}
+            elif (value := missing_value(question, read, draft.spans)) is not None:
+                refusal = {"decided_by": "asked value", "missing_value": value}
+            if refusal is not None:
+                kept = {k: v for k, v in draft.detail.items() if k != "sentences"}  # a refusal quotes no sentences
+                draft = _declined(self.name, kept | refusal)
         draft.analysis = analysis  # verification's relevance check reads the same ranking
         if analysis.set_aside:  # in the trace: what was not considered as an answer, and why
             draft.detail["instructions_set_aside"] = analysis.set_aside
