@@ -37,7 +37,7 @@ bench: $(STAMP)  ## benchmarks on ../shared/eval; tables in bench/results/
 train: $(STAMP)  ## retrain the reader, answer, claim-support and reranking models on ../shared/eval; prints held-out figures
 	@$(BIN)/python -c "import torch" 2>/dev/null || (echo "sourcerer: installing torch for training only (large; once)" && $(BIN)/pip install --quiet "torch>=2.2")
 	# the shipped reader: the pairs tokenised into a bundle, 2308 batches of 128 (94 s on one H200 GPU, about
-	# four hours on 2 cores; a GPU machine needs only the bundle and this repository), then installed
+	# three hours on 2 cores; a GPU machine needs only the bundle and this repository), then installed
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.train.reader_train --write-bundle bench/.cache/reader-bundle --cross-sources 6
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.train.reader_train --train bench/.cache/reader-bundle --out bench/.cache/reader-runs --configs upper-layers --steps 2308
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.train.reader_train --install bench/.cache/reader-runs/upper-layers

@@ -14,7 +14,7 @@ that has torch (and a GPU) but neither the data sets nor the engine:
    after checking that the engine computes what training computed (`engine_parity`).
 
 The shipped reader is `upper-layers` on a bundle with `--cross-sources 6`, for 2308 batches (`--steps 2308`:
-the same schedule on any machine): 94 seconds on one H200, about four hours on 2 cores. torch is a training
+the same schedule on any machine): 94 seconds on one H200, about three hours on 2 cores. torch is a training
 dependency only.
 """
 
