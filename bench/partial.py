@@ -16,7 +16,7 @@ import asyncio
 import random
 import time
 
-from bench.common import EVAL, table, use_bench_cache, write_result
+from bench.common import EVAL, answer_mode, table, use_bench_cache, write_result
 from bench.datasets import read_jsonl, sample
 
 
@@ -93,7 +93,8 @@ def run(n_summaries: int = 300, n_qa: int = 2000) -> dict:
     use_bench_cache()
     from sourcerer.verify import LocalJudge, local_judge
 
-    judges = {"bundled models (with the reader)": local_judge(), "lexical only": LocalJudge(None)}
+    with answer_mode("bundled model"):  # the reader is opt-in: this judge reads with it switched on
+        judges = {"bundled models (with the reader)": local_judge(), "lexical only": LocalJudge(None)}
     sets = {"summaries": mixed_summaries(n_summaries), "QA": mixed_qa(n_qa)}
     rows, curve_rows, data = [], [], {"n": {k: len(v) for k, v in sets.items()}, "systems": {}, "curve": {}}
     for set_name, items in sets.items():

@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import EVAL, table, use_bench_cache, write_result
+from bench.common import EVAL, answer_mode, table, use_bench_cache, write_result
 from bench.datasets import read_jsonl, sample
 
 
@@ -45,7 +45,9 @@ def run(n: int, n_summaries: int = 300) -> dict:
     }
     from sourcerer.verify import local_judge
 
-    judge, without_reader, lexical = local_judge(), LocalJudge(local_embedder()), LocalJudge(None)
+    with answer_mode("bundled model"):  # the reader is opt-in: this row reads with it switched on
+        judge = local_judge()
+    without_reader, lexical = LocalJudge(local_embedder()), LocalJudge(None)
 
     def every_word(claim, source):
         have = set(terms(source))
