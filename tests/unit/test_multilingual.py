@@ -106,6 +106,25 @@ def test_an_abbreviation_after_an_opening_bracket_does_not_end_the_sentence():
     assert sentences("See the results (e.g. the table). Then stop.") == ["See the results (e.g. the table).", "Then stop."]
 
 
+def test_text_written_without_capitals_still_splits_into_sentences():
+    """Found by the consistency benchmark: a lowercased summary ("... championship . the young lions ...") was one
+    claim, so the judge weighed three facts as one. In cased text a lowercase word after a stop still continues."""
+    from sourcerer.sentences import sentences
+    from sourcerer.verify import split_claims
+
+    lowercase = "the squad was named on monday . the young lions are champions. it costs approx. five pounds, e.g. for kits."
+    assert sentences(lowercase) == [
+        "the squad was named on monday .",
+        "the young lions are champions.",
+        "it costs approx. five pounds, e.g. for kits.",
+    ]
+    assert [c.text for c in split_claims("refunds take 5 days [1]. returns are free [2].")] == [
+        "refunds take 5 days.",
+        "returns are free.",
+    ]
+    assert sentences("Prices rose approx. five percent. then fell.") == ["Prices rose approx. five percent. then fell."]
+
+
 @pytest.mark.parametrize(
     ("text", "expected"),
     [

@@ -144,6 +144,9 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     # Linear in the text: each stop looks at a bounded window around it, never at everything before or after.
     spans: list[tuple[int, int]] = []
     start = 0
+    # In text written without capitals (a lowercased transcript or summary, a chat message) a lowercase word after a
+    # stop starts the next sentence; in cased text it means the stop ends an abbreviation ("approx. five").
+    uncased = text == text.lower()
     items = list(_LIST_MARKER.finditer(text))
     boundaries: list[int] = [item.start() for item in items]
     enumerators = {item.end(1) for item in items if item.group(1)}  # where the stop of "2." stands
@@ -169,7 +172,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
                 continue
             # "No. 5", decimals are excluded by requiring whitespace after the stop already
             following = _NEXT_CHAR.match(text, end)
-            if following and following.group(1).islower():
+            if following and following.group(1).islower() and not uncased:
                 continue
         boundaries.append(end)
     for para in re.finditer(r"\n\s*\n", text):
