@@ -72,6 +72,21 @@ def test_ask_over_a_folder_reads_it_as_ingest_does(tmp_path, capsys):
     assert data["refused"] is True, data["answer"]
 
 
+def test_ask_over_one_document_reads_it_as_ingest_does(tmp_path, capsys):
+    """`--passages notes.txt` once failed as "not valid JSON": a file that is not .jsonl is one document. Notes
+    written without capitals still answer with one sentence, not the whole paragraph."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("meeting notes. the launch moves to march 3. sara owns the pricing page.\n", encoding="utf-8")
+    assert main(["ask", "who owns the pricing page?", "--passages", str(notes), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["answer"] == "sara owns the pricing page. [1]" and data["citations"][0]["label"] == "notes.txt"
+
+    unknown = tmp_path / "notes.xyz"
+    unknown.write_text("text", encoding="utf-8")
+    assert main(["ask", "Anything?", "--passages", str(unknown)]) == 2
+    assert "notes.xyz: unsupported file type '.xyz'" in capsys.readouterr().err
+
+
 def test_a_refusal_prints_its_reason(tmp_path, capsys):
     main(["ask", "Do you offer a lifetime warranty?", "--passages", str(_jsonl(tmp_path))])
     assert "REFUSED (not_in_sources)" in capsys.readouterr().out

@@ -17,13 +17,17 @@ from sourcerer.store.parsers import parse
 
 
 def load_passages(path: str | Path) -> list[dict[str, Any]]:
-    """Passages from a `.jsonl` file of `{text, source}` objects, or a folder of documents read and chunked as
-    `sourcerer ingest` reads them (see `folder_passages`)."""
+    """Passages from a `.jsonl` file of `{text, source}` objects, or from a document or a folder of documents,
+    read and chunked as `sourcerer ingest` reads them (see `folder_passages`)."""
     path = Path(path)
     if path.is_dir():
         return folder_passages(path)
     if not path.exists():
         raise SourcererError(f"no such file or folder: {path}")
+    if path.suffix.lower() != ".jsonl":  # notes.txt, a handbook's .md, a PDF: one document
+        if why := why_skip(path, path):
+            raise UnsupportedDocument(f"{path}: {why}")
+        return document_passages(path)
     passages = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
@@ -48,13 +52,19 @@ def folder_passages(folder: Path) -> list[dict[str, Any]]:
         try:
             if why := why_skip(file, folder):
                 raise UnsupportedDocument(why)
-            parsed = parse(file.read_bytes(), file.name)
+            passages += document_passages(file)
         except UnsupportedDocument as exc:
             print(f"sourcerer: {file} left out: {exc}", file=sys.stderr)
-            continue
-        for chunk in chunk_pieces(parsed.pieces, tenant="local", document_id=str(file)):
-            passages.append({"text": chunk.text, "source": chunk.label, "sentences": chunk.sentences})
     return passages
+
+
+def document_passages(file: Path) -> list[dict[str, Any]]:
+    """One document's chunks as passages, labelled as an index labels them."""
+    parsed = parse(file.read_bytes(), file.name)
+    return [
+        {"text": chunk.text, "source": chunk.label, "sentences": chunk.sentences}
+        for chunk in chunk_pieces(parsed.pieces, tenant="local", document_id=str(file))
+    ]
 
 
 def load_schema(path: str) -> dict[str, Any]:
@@ -258,7 +268,7 @@ def register(sub: Any) -> None:
     ask_p.add_argument("question", help="the question to answer")
     source = ask_p.add_mutually_exclusive_group()
     source.add_argument(
-        "--passages", metavar="PATH", help=".jsonl of {text, source}, or a folder of documents, read and chunked as `sourcerer ingest` reads them"
+        "--passages", metavar="PATH", help=".jsonl of {text, source}, or a document or folder of documents, read and chunked as `sourcerer ingest` reads them"
     )
     source.add_argument("--endpoint", metavar="URL", help="a grounding endpoint")
     ask_p.add_argument("--k", type=int, default=5, help="passages to retrieve (default 5)")
