@@ -33,6 +33,44 @@ def test_plain_text_lines():
     chunks = _chunks("notes.txt", "First sentence here.\nSecond one on line two.\n")
     assert chunks[0].locator == {"kind": "lines", "start": 1, "end": 2}
 
+FAQ_MD = """# Returns FAQ
+
+**Can I return a gift card?**
+No. Gift cards cannot be returned or exchanged.
+
+**How long do refunds take?**
+Refunds reach your card within 5 business days.
+
+Q: Do you ship to Canada?
+A: Yes, for a flat fee of $15.
+"""
+FAQ_TXT = "Shipping FAQ\n\nQ: Do you ship to Canada?\nA: Yes, for a flat fee of $15.\n\nQ: Can I return a gift card?\nA: No. Gift cards cannot be returned.\n"
+
+
+@pytest.mark.parametrize(("name", "text"), [("faq.md", FAQ_MD), ("faq.txt", FAQ_TXT)])
+def test_an_faq_question_on_its_own_line_heads_its_answer(name, text, tmp_path):
+    """A page of FAQ items whose questions are bold lines or "Q:" lines was one chunk, and "Do you ship to Canada?"
+    was answered "No. Gift cards cannot be returned or exchanged." (answerability 0.91): the question's words
+    counted for the chunk, not for the answer under them. Each question now heads its answer, as a Markdown
+    heading does, and a plain-text page's title line labels its questions instead of answering them."""
+    chunks = _chunks(name, text)
+    canada = next(c for c in chunks if c.label.endswith("Do you ship to Canada?"))
+    assert canada.text.startswith("Do you ship to Canada?\nA: Yes, for a flat fee of $15.")
+    assert all("Gift cards" not in c.text or c.label.endswith("Can I return a gift card?") for c in chunks)
+    if name == "faq.txt":
+        assert canada.label == "faq.txt › Shipping FAQ › Do you ship to Canada?"
+        assert (canada.locator["kind"], canada.locator["start"]) == ("lines", 4)
+
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    from sourcerer.cli.ask import load_passages
+
+    passages = load_passages(tmp_path / name)
+    answer = ask("Do you ship to Canada?", passages=passages, chat="extractive")
+    assert not answer.refused and answer.citations[0].quote.endswith("Yes, for a flat fee of $15."), answer.answer
+    assert ask("Can I return a gift card?", passages=passages, chat="extractive").citations[0].quote.startswith(("No.", "A: No."))
+    assert ask("Do you ship to Mexico?", passages=passages, chat="extractive").refused
+
+
 
 def test_html_main_content_without_scripts_or_navigation():
     html = """<html><head><title>Refunds</title><script>var x = "evil";</script></head><body>

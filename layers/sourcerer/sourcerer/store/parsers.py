@@ -2,8 +2,8 @@
 
 A `Piece` is the smallest unit a chunk is built from (a sentence, a transcript cue) with its origin: line
 numbers for text, Markdown and CSV, a character span for HTML and JSON records, a page and word box for PDF, a
-time range for WebVTT and SRT. `section` marks boundaries chunks never cross (a Markdown or HTML heading, a PDF
-page, a JSON record); its label becomes the chunk label. HTML has its own module (`store.html`), and tables in
+time range for WebVTT and SRT. `section` marks boundaries chunks never cross (a Markdown or HTML heading, an
+FAQ's question on a line of its own, a PDF page, a JSON record); its label becomes the chunk label. HTML has its own module (`store.html`), and tables in
 Markdown and HTML are read row by row with their header (`store.tables`).
 """
 
@@ -15,7 +15,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from sourcerer.errors import UnsupportedDocument
-from sourcerer.sentences import sentence_spans
+from sourcerer.sentences import SHORT_LINE, sentence_spans
 from sourcerer.store.html import parse_html
 from sourcerer.store.parsed import Parsed, Piece
 from sourcerer.store.pdf import parse_pdf
@@ -110,7 +110,44 @@ def _line_pieces(text: str, first_line: int, section: str, heading: str = "") ->
 
 
 def _text_pieces(text: str, name: str) -> list[Piece]:
-    return _line_pieces(text, 1, name)
+    """Plain text: one section, or one per FAQ question where its lines are labelled ("Q: ...?")."""
+    lines = text.split("\n")
+    if not any(_question_label(line, markdown=False) for line in lines):
+        return _line_pieces(text, 1, name)
+    pieces: list[Piece] = []
+    block: list[str] = []
+    block_start, question, path = 1, "", [name]
+
+    def flush() -> None:
+        body = "\n".join(block).strip()
+        if not question and "\n" not in body and 0 < len(body) <= SHORT_LINE and body[-1] not in ".!?:":
+            path.append(body)  # the page's title over its questions ("Shipping FAQ"), no sentence of its own
+        elif body:
+            pieces.extend(_line_pieces("\n".join(block), block_start, " › ".join([*path, question] if question else path), question))
+
+    for number, line in enumerate(lines, start=1):
+        found = _question_label(line, markdown=False)
+        if found is None:
+            block.append(line)
+            continue
+        flush()
+        block, block_start, question = [], number + 1, found
+    flush()
+    return pieces
+
+
+# An FAQ's question on a line of its own, labelled ("Q: Do you ship to Canada?") or, in Markdown, wholly bold
+# ("**Can I return a gift card?**"): a heading over its answer, as "## Do you ship to Canada?" is. Read as text,
+# every answer of a page of them stood in one chunk, and "No. Gift cards cannot be returned." answered "Do you
+# ship to Canada?" (the question's words counted for the chunk, not for the answer under them).
+_QUESTION_LABEL = re.compile(r"[ \t]{0,3}(?:Q|Question|Frage|Pregunta)[ \t]{0,2}[:.][ \t]{0,3}(\S[^\n]{0,300}\?)[ \t]*")
+_BOLD_QUESTION = re.compile(r"[ \t]{0,3}(\*\*|__)(\S[^\n*_]{0,300}\?)\1[ \t]*")
+
+
+def _question_label(line: str, *, markdown: bool) -> str | None:
+    """The question of a line that is an FAQ's question label, or None."""
+    found = _QUESTION_LABEL.fullmatch(line) or (_BOLD_QUESTION.fullmatch(line) if markdown else None)
+    return found.group(found.lastindex or 1).strip() if found else None
 
 
 _HEADING = re.compile(r"(#{1,6})[ \t]+(\S.*)")
@@ -144,6 +181,7 @@ def _markdown(text: str, name: str) -> Parsed:
     block: list[str] = []
     block_start = 1
     in_fence = False
+    asked = False  # whether the path ends with an FAQ question (`_question_label`), not a heading
 
     def flush(end_line: int) -> None:
         body = "\n".join(block)
@@ -158,7 +196,15 @@ def _markdown(text: str, name: str) -> Parsed:
         underline = None if in_fence else _SETEXT.fullmatch(line)
         if underline and block and block[-1].strip() and "|" not in block[-1]:  # "Refunds" over "=======" or "-------"
             heading = (1 if underline.group(1)[0] == "=" else 2, block.pop().strip())
+        question = None if in_fence or heading else _question_label(line, markdown=True)
+        if question:  # a level under the heading it stands under; the next question replaces it
+            flush(number - 1)
+            path = [*(path[:-1] if asked else path), question]
+            asked = True
+            block, block_start = [], number + 1
+            continue
         if heading:
+            asked = False
             flush(number - 1)
             level, title = heading
             path = path[: level - 1] + [title]
