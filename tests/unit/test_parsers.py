@@ -339,23 +339,58 @@ def test_setext_headings_rules_and_front_matter_are_not_text():
     ]
 
 
+FAQ_HTML = """<html><body><main><h1>Help</h1>
+<p><strong>Can I return a gift card?</strong></p><p>No. Gift cards cannot be returned or exchanged.</p>
+<p><strong>Do you ship to Canada?</strong></p><p>Yes, for a flat fee of $15.</p>
+<dl><dt>Do you ship to Japan?</dt><dd>Yes, by air mail only.</dd><dt>Can I pay by cheque?</dt><dd>No, we accept cards only.</dd></dl>
+<details><summary>Do you ship to Brazil?</summary><p>No, not at the moment.</p></details>
+</main></body></html>"""
+
+
+@pytest.mark.parametrize(
+    ("question", "quote"),
+    [
+        ("Do you ship to Canada?", "Yes, for a flat fee of $15."),
+        ("Can I return a gift card?", "No. Gift cards cannot be returned or exchanged."),
+        ("Do you ship to Japan?", "Yes, by air mail only."),
+        ("Can I pay by cheque?", "No, we accept cards only."),
+        ("Do you ship to Brazil?", "No, not at the moment."),
+        ("Do you ship to Mexico?", None),
+    ],
+)
+def test_an_html_faq_answers_each_question_with_the_answer_under_it(question, quote, tmp_path):
+    """Found trying an HTML help page: every question on it, Mexico too, was answered with its first answer ("No.
+    Gift cards cannot be returned or exchanged."). A question standing as a paragraph of its own (a bold line, a
+    <dt>, a <summary>) now heads the answer under it, and a sentence is ranked as read under its heading: "No, we
+    accept cards only." says nothing of cheques until it is read after "Can I pay by cheque?"."""
+    from sourcerer.cli.ask import load_passages
+
+    (tmp_path / "faq.html").write_text(FAQ_HTML, encoding="utf-8")
+    answer = ask(question, passages=load_passages(tmp_path / "faq.html"), chat="extractive")
+    if quote is None:
+        assert answer.refused, answer.answer
+    else:
+        assert not answer.refused and [c.quote for c in answer.citations] == [quote], answer.answer
+        assert answer.citations[0].label == f"faq.html › Help › {question}"
+
+
 def test_a_definition_list_is_read_term_by_term():
     """<dl> holds facts as name and value ("Refund window" / "30 days"): each <dd> is one sentence under its <dt>
-    (end tags are optional in HTML), while a <dt> that asks a question (an FAQ written as a list) stays a sentence
-    of its own, context for the answer under it."""
+    (end tags are optional in HTML), while a <dt> that asks a question (an FAQ written as a list) heads the answer
+    under it, as a heading does."""
     html = (
         "<dl><dt>Refund window<dd>30 days<dt>Shipping</dt><dd>3 to 5 <b>business</b> days</dd><dd>Free over $50</dd>"
         "<dt>How do I cancel?</dt><dd>Open Settings and click Cancel.</dd></dl><p>After.</p>"
     )
-    assert [p.text for p in parse(html.encode(), "terms.html").pieces] == [
-        "Refund window: 30 days.",
-        "Shipping: 3 to 5 business days.",
-        "Shipping: Free over $50.",
-        "How do I cancel?",
-        "Open Settings and click Cancel.",
-        "After.",
+    pieces = parse(html.encode(), "terms.html").pieces
+    assert [(p.text, p.heading) for p in pieces] == [
+        ("Refund window: 30 days.", ""),
+        ("Shipping: 3 to 5 business days.", ""),
+        ("Shipping: Free over $50.", ""),
+        ("Open Settings and click Cancel.", "How do I cancel?"),
+        ("After.", "How do I cancel?"),
     ]
-    passages = [{"text": " ".join(p.text for p in parse(html.encode(), "terms.html").pieces)}]
+    passages = [{"text": " ".join(p.text for p in pieces)}]
     assert ask("How do I cancel?", passages=passages, chat="extractive").answer == "Open Settings and click Cancel. [1]"
 
 

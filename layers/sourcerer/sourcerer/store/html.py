@@ -165,14 +165,26 @@ def parse_html(text: str, name: str) -> Parsed:
     extracted = re.sub(r"\s*\n\s*\n\s*", "\n\n", extracted).strip()
     title = " ".join(parser.title.split()) or name
     path: list[str] = []
+    asked = False  # whether the path ends with an FAQ question, not a heading
     pieces = []
     for s, e in sentence_spans(extracted):
         sentence = extracted[s:e]
         if is_heading(sentence):
             level = len(sentence) - len(sentence.lstrip("#"))
-            path = path[: level - 1] + [sentence.lstrip("#").strip()]
+            path, asked = path[: level - 1] + [sentence.lstrip("#").strip()], False
+            continue
+        if is_question(sentence) and _alone(extracted, s, e):
+            # an FAQ's question as a paragraph of its own (a bold line, a <dt>, a <summary>) heads its answer as a
+            # heading does: read as a sentence, every answer of the page shared its words, and the page's first
+            # answer ("No. Gift cards cannot be returned.") answered every question on it
+            path, asked = [*(path[:-1] if asked else path), sentence.replace("\n", " ")], True
             continue
         section = " › ".join([title, *(p for p in path if p != title)])
         heading = path[-1] if path else ""
         pieces.append(Piece(sentence.replace("\n", " "), {"kind": "char_span", "start": s, "end": e}, section, heading))
     return Parsed(title, pieces)
+
+
+def _alone(text: str, start: int, end: int) -> bool:
+    """Whether `text[start:end]` is a paragraph of its own (blank lines or the text's ends around it)."""
+    return text[max(0, start - 2) : start] in ("", "\n\n") and text[end : end + 2] in ("", "\n\n")

@@ -306,7 +306,7 @@ class ExtractiveSynthesizer:
         analysis = Analysis(
             feature_set=feature_set,
             question=question,
-            sentences=asked_kind_first(question, sorted(scored, key=lambda x: (-x.score, x.passage, x.start))),
+            sentences=asked_kind_first(question, sorted(scored, key=lambda x: (-x.under_heading, x.passage, x.start))),
             passages=passage_rows,
             answer=answer,
             answerability=model.answerability.probability(answer),
