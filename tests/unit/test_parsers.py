@@ -374,6 +374,39 @@ def test_an_html_faq_answers_each_question_with_the_answer_under_it(question, qu
         assert answer.citations[0].label == f"faq.html › Help › {question}"
 
 
+PLAIN_FAQ = (
+    "# Help\n\nCan I return a gift card?\n\nNo. Gift cards cannot be returned or exchanged.\n\n"
+    "Do you ship to Canada?\n\nYes, for a flat fee of $15.\n\nCan I pay by cheque?\nNo, we accept cards only.\n"
+)
+ONE_PASSAGE_FAQ = (
+    "Can I return a gift card? No. Gift cards cannot be returned or exchanged. Do you ship to Canada? Yes, for a flat "
+    "fee of $15. Can I pay by cheque? No, we accept cards only."
+)
+
+
+@pytest.mark.parametrize("where", ["plain.md", "plain.txt", "passage"])
+def test_an_answer_is_the_sentence_under_the_question_it_answers(where, tmp_path):
+    """FAQ questions as plain lines, or a whole FAQ handed in as one passage, stay sentences that state nothing in
+    one chunk; a sentence is scored as read under the last question before it, and an answer's second sentence
+    comes from under the same question ("Can I return a gift card?" once added "No, we accept cards only.")."""
+    from sourcerer.cli.ask import load_passages
+
+    if where == "passage":
+        passages = [{"text": ONE_PASSAGE_FAQ, "source": "Help"}]
+    else:
+        (tmp_path / where).write_text(PLAIN_FAQ, encoding="utf-8")
+        passages = load_passages(tmp_path / where)
+    expected = {
+        "Do you ship to Canada?": ["Yes, for a flat fee of $15."],
+        "Can I pay by cheque?": ["No, we accept cards only."],
+        "Can I return a gift card?": ["No. Gift cards cannot be returned or exchanged."],
+        "Do you ship to Mexico?": None,
+    }
+    for question, quotes in expected.items():
+        answer = ask(question, passages=passages, chat="extractive")
+        assert (None if answer.refused else [c.quote for c in answer.citations]) == quotes, (question, answer.answer)
+
+
 def test_a_definition_list_is_read_term_by_term():
     """<dl> holds facts as name and value ("Refund window" / "30 days"): each <dd> is one sentence under its <dt>
     (end tags are optional in HTML), while a <dt> that asks a question (an FAQ written as a list) heads the answer

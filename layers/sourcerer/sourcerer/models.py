@@ -112,10 +112,6 @@ class Passage(BaseModel):
         is about, no sentence of it. "" for a passage without stored sentences."""
         return self.text[: self.sentences[0].start].strip() if self.sentences else ""
 
-    def under_heading(self, text: str) -> str:
-        """`text` (a sentence of this passage, or a claim citing it) as a reader reads it: after the heading."""
-        return f"{self.heading}\n{text}" if self.heading else text
-
     @classmethod
     def coerce(cls, item: Any) -> Passage:
         """Accept a `Passage`, a mapping with at least `text`, or a plain string."""

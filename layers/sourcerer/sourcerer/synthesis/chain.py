@@ -26,6 +26,7 @@ from sourcerer.synthesis.providers import (
     json_object,
     make_provider,
 )
+from sourcerer.synthesis.scope import heading_over
 from sourcerer.verify import Claim, RelevanceReading, claim_quotes, reader_relevance
 
 
@@ -108,7 +109,7 @@ def relevance_reading(
     if given and all(s.other_kind for s in given):  # it quotes only such sentences: true, and about something else
         bar = relevance_bar(reader) if reader is not None else point.get("bar")
         return None if bar is None else RelevanceReading(relevance=0.0, rival=None, bar=bar, margin=float("inf"))
-    if reader is not None:  # each claim read under the heading of the chunk it cites, as synthesis read it
+    if reader is not None:  # each claim read under what its quoted sentence stands under, as synthesis read it
         return reader_relevance(question, [_under_heading(c, passages) for c in claims], reader, [s.text for s in passed_over[:1]])
     if "bar" not in point or not given:
         return None
@@ -121,9 +122,12 @@ def relevance_reading(
 
 
 def _under_heading(claim: Claim, passages: Sequence[Passage]) -> Claim:
-    """The claim as read after the heading of the chunk it cites first (`Passage.under_heading`)."""
-    cited = [passages[n - 1] for n in claim.citations[:1] if 0 < n <= len(passages)]
-    return replace(claim, text=cited[0].under_heading(claim.text)) if cited else claim
+    """The claim as read after what the sentence it quotes first stands under (`scope.heading_over`: the heading of
+    the chunk, or an FAQ's question before it in the passage), as synthesis read it."""
+    for number, spans in claim_quotes([claim], passages).items():
+        heading = heading_over(passages[number - 1], spans[0].start)
+        return replace(claim, text=f"{heading}\n{claim.text}") if heading else claim
+    return claim
 
 
 async def synthesize(

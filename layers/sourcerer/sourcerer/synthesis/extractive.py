@@ -159,6 +159,10 @@ class ScoredSentence:
     # the question's word this sentence swaps for another, where a sentence near it keeps it ("express" for the
     # standard shipping rule, asked how long express shipping takes): about another kind, never the answer
     other_kind: str | None = None
+    # which of its passage's headings, titles or questions it stands under (0: none): a second sentence of an answer
+    # comes from the same one, never from the next FAQ item of the passage
+    section: int = 0
+    heading: str = ""  # the last of them (else the heading its chunk opens with): the reader reads the sentence after it
 
     @property
     def under_heading(self) -> float:
@@ -219,19 +223,26 @@ class ExtractiveSynthesizer:
         s = self.settings
         passages = list(passages[: s.max_passages])
         pool: list[tuple[int, int, int, str]] = []
-        heading_terms = [set(passage_terms(p.heading)) for p in passages]  # the heading an indexed chunk opens with
-        # what a passage is about: that heading, and any heading, title or question among its sentences
-        headings = [set(words) for words in heading_terms]
-        set_aside = 0
+        # what a passage is about: the heading an indexed chunk opens with, and any heading, title or question among
+        # its sentences; and what each sentence stands under: the last of those before it (an FAQ's answer under
+        # its question, where a passage holds several)
+        headings = [set(passage_terms(p.heading)) for p in passages]
+        heading_terms: list[set[str]] = []  # per pooled sentence
+        sections: list[tuple[int, str]] = []  # per pooled sentence: how many headings, titles or questions stand
+        set_aside = 0  # before it, and the last of them (else the chunk's heading)
         for pi, passage in enumerate(passages):
+            over, section = headings[pi], (0, passage.heading)
             for start, end in passage.sentence_offsets():
                 text = passage.text[start:end]
                 if is_instruction(text):  # text that addresses the model is never an answer
                     set_aside += 1
                 elif states_nothing(passage.text, start, end):  # a heading, a title, an FAQ's own question
-                    headings[pi].update(passage_terms(text))  # context for its passage, never the answer
+                    over, section = set(passage_terms(text)), (section[0] + 1, text)
+                    headings[pi].update(over)  # context for its passage, never the answer
                 else:
                     pool.append((pi, start, end, text))
+                    heading_terms.append(over)
+                    sections.append(section)
         if not pool:
             return Analysis(feature_set="lexical", question=question, set_aside=set_aside)
         q_terms = list(dict.fromkeys(terms(question)))
@@ -297,11 +308,12 @@ class ExtractiveSynthesizer:
             logit = model.sentence.logit(features)
             logits.append(logit)
             headed = None
-            if (heading_terms[pi] - sent_terms[i]) & q_set:  # the heading holds question words the sentence does not
-                read = share(sent_terms[i] | heading_terms[pi])
+            if (heading_terms[i] - sent_terms[i]) & q_set:  # the heading holds question words the sentence does not
+                read = share(sent_terms[i] | heading_terms[i])
                 more = {"coverage": read, "coverage_squared": read * read, "type_coverage": t_score * read}
                 headed = sigmoid(model.sentence.logit(features | more))
-            scored.append(ScoredSentence(pi, start, end, text, features, sigmoid(logit), headed))
+            section, heading = sections[i]
+            scored.append(ScoredSentence(pi, start, end, text, features, sigmoid(logit), headed, section=section, heading=heading))
         answer = answer_features([x.features for x in scored], logits, passage_rows, missing, len(q_terms))
         analysis = Analysis(
             feature_set=feature_set,
@@ -373,7 +385,7 @@ class ExtractiveSynthesizer:
             if len(chosen) >= self.settings.max_sentences:
                 break
             same_topic = (
-                candidate.passage == ranked[0].passage
+                (candidate.passage, candidate.section) == (ranked[0].passage, ranked[0].section)
                 and candidate.features["coverage"] > 0
                 and not _another_row(candidate, asked)
                 and candidate.other_kind is None
@@ -391,9 +403,9 @@ class ExtractiveSynthesizer:
         model one that plainly says the asked-for fact in them."""
         assert self.reader is not None
         candidates = [s for s in analysis.sentences if s.other_kind is None][: self.settings.read]
-        # each sentence after the heading its indexed chunk opens with: "Yes, for a flat fee." answers under "Do you
-        # ship to Canada?"; a passage split now (the benchmark sets, `ask(passages=...)`) has none and reads as before
-        headed = [analysis.sources[c.passage].under_heading(c.text) for c in candidates]
+        # each sentence after what it stands under, the heading its indexed chunk opens with or the question before
+        # it: "Yes, for a flat fee." answers under "Do you ship to Canada?"; a sentence under neither reads alone
+        headed = [f"{c.heading}\n{c.text}" if c.heading else c.text for c in candidates]
         read = self.reader.answers(question, headed)
         decision = self.reader.decision
         combined = [logit(p) + self.reader.sentence_mix * logit(c.score) for c, p in zip(candidates, read, strict=True)]
@@ -426,7 +438,7 @@ class ExtractiveSynthesizer:
             if len(chosen) >= self.settings.max_sentences:
                 break
             c = candidates[i]
-            if c.passage == chosen[0].passage and read[i] >= 0.5 and not _another_row(c, asked) and normalize(c.text) not in {normalize(x.text) for x in chosen}:
+            if (c.passage, c.section) == (chosen[0].passage, chosen[0].section) and read[i] >= 0.5 and not _another_row(c, asked) and normalize(c.text) not in {normalize(x.text) for x in chosen}:
                 chosen.append(c)
         return self._draft(chosen, detail)
 
