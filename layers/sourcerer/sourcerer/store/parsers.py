@@ -3,8 +3,9 @@
 A `Piece` is the smallest unit a chunk is built from (a sentence, a transcript cue) with its origin: line
 numbers for text, Markdown and CSV, a character span for HTML and JSON records, a page and word box for PDF, a
 time range for WebVTT and SRT. `section` marks boundaries chunks never cross (a Markdown or HTML heading, an
-FAQ's question on a line of its own, a PDF page, a JSON record); its label becomes the chunk label. HTML has its own module (`store.html`), and tables in
-Markdown and HTML are read row by row with their header (`store.tables`).
+FAQ's question on a line of its own, a PDF page, a JSON record); its label becomes the chunk label. HTML has its
+own module (`store.html`), and tables in Markdown and HTML are read row by row with their header
+(`store.tables`).
 """
 
 from __future__ import annotations

@@ -227,11 +227,13 @@ class ExtractiveSynthesizer:
         # its sentences; and what each sentence stands under: the last of those before it (an FAQ's answer under
         # its question, where a passage holds several)
         headings = [set(passage_terms(p.heading)) for p in passages]
-        heading_terms: list[set[str]] = []  # per pooled sentence
-        sections: list[tuple[int, str]] = []  # per pooled sentence: how many headings, titles or questions stand
-        set_aside = 0  # before it, and the last of them (else the chunk's heading)
+        # per pooled sentence: the words of what it stands under, and (how many headings, titles or questions of
+        # its passage stand before it, the last of them or else the chunk's heading)
+        heading_terms: list[set[str]] = []
+        sections: list[tuple[int, str]] = []
+        set_aside = 0
         for pi, passage in enumerate(passages):
-            over, section = headings[pi], (0, passage.heading)
+            over, section = set(headings[pi]), (0, passage.heading)  # a copy: `headings[pi]` grows below
             for start, end in passage.sentence_offsets():
                 text = passage.text[start:end]
                 if is_instruction(text):  # text that addresses the model is never an answer
