@@ -379,8 +379,8 @@ PLAIN_FAQ = (
     "Do you ship to Canada?\n\nYes, for a flat fee of $15.\n\nCan I pay by cheque?\nNo, we accept cards only.\n"
 )
 ONE_PASSAGE_FAQ = (
-    "Can I return a gift card? No. Gift cards cannot be returned or exchanged. Do you ship to Canada? Yes, for a flat "
-    "fee of $15. Can I pay by cheque? No, we accept cards only."
+    "Welcome to the help page of our shop. Can I return a gift card? No. Gift cards cannot be returned or exchanged. "
+    "Do you ship to Canada? Yes, for a flat fee of $15. Can I pay by cheque? No, we accept cards only."
 )
 
 
@@ -388,7 +388,8 @@ ONE_PASSAGE_FAQ = (
 def test_an_answer_is_the_sentence_under_the_question_it_answers(where, tmp_path):
     """FAQ questions as plain lines, or a whole FAQ handed in as one passage, stay sentences that state nothing in
     one chunk; a sentence is scored as read under the last question before it, and an answer's second sentence
-    comes from under the same question ("Can I return a gift card?" once added "No, we accept cards only.")."""
+    comes from under the same question ("Can I return a gift card?" once added "No, we accept cards only."). The
+    welcome line before the first question stands under none of them."""
     from sourcerer.cli.ask import load_passages
 
     if where == "passage":
