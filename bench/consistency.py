@@ -5,12 +5,12 @@ Model-written summaries and real claims against the document they should stand o
 * **SummaC** subsets (FactCC, Polytope, SummEval, XSumFaith): CNN/DM and XSum summaries, 1 = consistent.
 * **QAGS** (CNN/DM and XSum summary sentences, majority vote of three): evaluation only, it states no license.
 * **Falke**: correct and incorrect summary sentences against their article sentence, the held-out 15% of
-  articles (the claim-support models train on the rest).
+  articles (the reading model's claim head trains on the rest).
 * **WiCE**: a Wikipedia sentence against the web article it cites; supported only when fully supported.
 
-None of these but Falke's other articles trains a shipped model. Each claim is judged as `ask(verify=True)`
-judges an answer citing the document: split into claims, faithful when every claim is supported. Balanced
-accuracy per set, with grounded-check (exact tier) in the same run; the issue's target is 0.75 on each,
+None of these but Falke's other articles trains a shipped model (the reader's claim head). Each claim is judged
+as `ask(verify=True)` judges an answer citing the document: split into claims, faithful when every claim is
+supported. Balanced accuracy per set, with grounded-check (exact tier) in the same run; the issue's target is 0.75 on each,
 beating grounded-check.
 """
 

@@ -50,6 +50,12 @@ def _clean(text: str, limit: int) -> str:
     return _OPTIONAL_MARKS.sub("", " ".join(text.split()))[:limit]
 
 
+def under_heading(heading: str, text: str) -> str:
+    """A sentence, or a claim quoting it, as the reader reads it: after what it stands under (its chunk's heading,
+    or the FAQ question before it), so "Yes, for a flat fee." answers "Do you ship to Canada?"."""
+    return f"{heading}\n{text}" if heading else text
+
+
 def answer_input(question: str, sentence: str) -> str:
     """What the answer head reads (the engine adds `query: `)."""
     return _clean(question, MAX_QUESTION_CHARS) + SEPARATOR + _clean(sentence, MAX_SENTENCE_CHARS)

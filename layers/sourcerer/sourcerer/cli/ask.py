@@ -25,7 +25,7 @@ def load_passages(path: str | Path) -> list[dict[str, Any]]:
     if not path.exists():
         raise SourcererError(f"no such file or folder: {path}")
     if path.suffix.lower() != ".jsonl":  # notes.txt, a handbook's .md, a PDF: one document
-        if why := why_skip(path, path):
+        if why := why_skip(path, path):  # the file named is its own root: no folder to stay inside
             raise UnsupportedDocument(f"{path}: {why}")
         return document_passages(path)
     passages = []

@@ -10,7 +10,7 @@ from typing import Any
 
 from sourcerer.errors import ConfigurationError, MalformedReply, ProviderError
 from sourcerer.models import Passage
-from sourcerer.reading import Reader, load_reader, relevance_bar
+from sourcerer.reading import Reader, load_reader, relevance_bar, under_heading
 from sourcerer.retrieval.embedders import local_embedder
 from sourcerer.settings import Settings, get_settings
 from sourcerer.streaming import DraftGate
@@ -125,8 +125,7 @@ def _under_heading(claim: Claim, passages: Sequence[Passage]) -> Claim:
     """The claim as read after what the sentence it quotes first stands under (`scope.heading_over`: the heading of
     the chunk, or an FAQ's question before it in the passage), as synthesis read it."""
     for number, spans in claim_quotes([claim], passages).items():
-        heading = heading_over(passages[number - 1], spans[0].start)
-        return replace(claim, text=f"{heading}\n{claim.text}") if heading else claim
+        return replace(claim, text=under_heading(heading_over(passages[number - 1], spans[0].start), claim.text))
     return claim
 
 

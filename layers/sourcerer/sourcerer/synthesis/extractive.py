@@ -30,7 +30,7 @@ from dataclasses import asdict, dataclass, field
 from sourcerer.citations import strip_markers
 from sourcerer.injection import is_instruction, without_invisibles
 from sourcerer.models import CharSpan, Passage
-from sourcerer.reading import Reader
+from sourcerer.reading import Reader, under_heading
 from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities, with_known
 from sourcerer.retrieval.keyword import idf as bm25_idf
 from sourcerer.sentences import list_run, row_cells, states_nothing
@@ -407,7 +407,7 @@ class ExtractiveSynthesizer:
         candidates = [s for s in analysis.sentences if s.other_kind is None][: self.settings.read]
         # each sentence after what it stands under, the heading its indexed chunk opens with or the question before
         # it: "Yes, for a flat fee." answers under "Do you ship to Canada?"; a sentence under neither reads alone
-        headed = [f"{c.heading}\n{c.text}" if c.heading else c.text for c in candidates]
+        headed = [under_heading(c.heading, c.text) for c in candidates]
         read = self.reader.answers(question, headed)
         decision = self.reader.decision
         combined = [logit(p) + self.reader.sentence_mix * logit(c.score) for c, p in zip(candidates, read, strict=True)]
