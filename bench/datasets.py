@@ -261,6 +261,7 @@ def qa_questions(split: str, by: str | None = None) -> list[dict]:
                         "set": name,
                         "id": r["id"],
                         "lang": r["lang"],
+                        "title": r.get("title") or "",
                         "question": r["question"],
                         "sentences": [s for *_, s in split_sentences],
                         "answer": answer,

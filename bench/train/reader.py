@@ -7,6 +7,9 @@
   unanswerable questions (SQuAD 2.0-style) were written against are negatives (`answer_pairs`). Beside them:
   entity swaps (`swap_pairs`), MLQA questions read against other languages' versions of their paragraph
   (`cross_lingual_pairs`), and on-topic sentences of NoMIRACL en's training half that do not answer.
+* **headed pairs** (`headed_pairs`, with `--headed` only: measured, not shipped) — a sentence read after a heading,
+  as `ask()` reads it: under its article's title, under another question about it, and FAQ entries whose answer
+  span means nothing without the question above it.
 * **claim head** — reads "claim | source sentence(s)": does the source support the claim? JNLI (valid),
   KLUE-NLI, IndoNLI (val) and Falke's contrastive summary sentences (entailment = supported; `claim_pairs`).
 
@@ -64,10 +67,15 @@ def swap_pairs(questions: list[dict], rng: random.Random) -> list[tuple[str, str
     swapped for a name from another question that the paragraph never mentions, read with the answer sentence.
     "What is the meal allowance in Japan?" over the Europe/US allowance is the near miss the QA sets teach least
     (SQuAD 2.0's few entity swaps, none in the other languages)."""
+    return [(swapped, q["sentences"][q["answer"]], 0) for q, swapped in _swapped_questions(questions, rng)]
+
+
+def _swapped_questions(questions: list[dict], rng: random.Random) -> list[tuple[dict, str]]:
+    """(question, the question with a name swapped) for `swap_pairs`."""
     pools: dict[str, list[str]] = {}
     for q in questions:
         pools.setdefault(q["lang"], []).extend(_NAME.findall(q["question"]))
-    pairs = []
+    out = []
     for q in questions:
         if q["answer"] is None:
             continue
@@ -83,7 +91,70 @@ def swap_pairs(questions: list[dict], rng: random.Random) -> list[tuple[str, str
                 swapped.add(q["question"].replace(name, other, 1))
             if len(swapped) == SWAPS_PER_QUESTION:
                 break
-        pairs += [(question, sentence, 0) for question in sorted(swapped)]
+        out += [(q, question) for question in sorted(swapped)]
+    return out
+
+
+def headed_pairs(questions: list[dict], rng: random.Random) -> list[tuple[str, str, int]]:
+    """Sentences read after what they stand under, as `ask()` reads them (`sourcerer.reading.under_heading`): an
+    FAQ answer after its question, a section's sentence after its title. From each paragraph asked several
+    questions: a question read with the sentence that answers it under *another* question about that sentence
+    (a positive: the heading is a paraphrase's neighbour, the sentence decides), with the sentence that answers
+    another question under that question (a negative: the FAQ near miss, "Do you ship to Mexico?" over the
+    Canada answer), and with the answer and a non-answer under the article's title. Beside them, a swapped name
+    read against the answer under the original question (a negative: the heading names the other entity)."""
+    from sourcerer.reading import under_heading
+
+    by_paragraph: dict[tuple, list[dict]] = {}
+    for q in questions:
+        if q["answer"] is not None:
+            by_paragraph.setdefault((q["set"], q["lang"], tuple(q["sentences"])), []).append(q)
+    pairs = []
+    for group in by_paragraph.values():
+        for q in group:
+            sents, answer = q["sentences"], q["answer"]
+            same = [o for o in group if o is not q and o["answer"] == answer and o["question"] != q["question"]]
+            other = [o for o in group if o["answer"] != answer and not any(a in sents[o["answer"]] for a in q["answers"])]
+            if same:
+                pairs.append((q["question"], under_heading(rng.choice(same)["question"], sents[answer]), 1))
+            if other:
+                o = rng.choice(other)
+                pairs.append((q["question"], under_heading(o["question"], sents[o["answer"]]), 0))
+            if q["title"] and rng.random() < 0.5:
+                pairs.append((q["question"], under_heading(q["title"], sents[answer]), 1))
+                rest = [s for i, s in enumerate(sents) if i != answer and not any(a in s for a in q["answers"])]
+                if rest:
+                    pairs.append((q["question"], under_heading(q["title"], rng.choice(rest)), 0))
+    pairs += [(swapped, under_heading(q["question"], q["sentences"][q["answer"]]), 0) for q, swapped in _swapped_questions(questions, rng)]
+    return pairs + faq_pairs(questions, rng)
+
+
+def faq_pairs(questions: list[dict], rng: random.Random) -> list[tuple[str, str, int]]:
+    """FAQ entries whose answer says nothing without its question ("Yes, for a flat fee."): the answer span alone
+    under a question. A question read with its own answer under its question as another language asks it (MLQA's
+    translations: the paraphrase an FAQ reader meets) or, without a translation, as itself, is a positive; read with
+    another question's answer of the same paragraph under that question, a negative, and so is a question with a
+    name swapped, read with the original's entry: only the heading can tell these apart."""
+    from sourcerer.reading import under_heading
+
+    by_paragraph: dict[tuple, list[dict]] = {}
+    by_id: dict[str, list[dict]] = {}
+    for q in questions:
+        if q["answer"] is not None and q["answers"]:
+            by_paragraph.setdefault((q["set"], q["lang"], tuple(q["sentences"])), []).append(q)
+            if q["set"] == "mlqa_dev":
+                by_id.setdefault(q["id"], []).append(q)
+    neighbours = {id(q): group for group in by_paragraph.values() for q in group}
+    pairs = []
+    for q in (q for group in by_paragraph.values() for q in group):
+        versions = [v for v in by_id.get(q["id"], []) if v["lang"] != q["lang"]] if q["set"] == "mlqa_dev" else []
+        entry = rng.choice(versions) if versions else q
+        pairs.append((q["question"], under_heading(entry["question"], entry["answers"][0]), 1))
+        others = [o for o in neighbours[id(entry)] if o["answers"][0] not in q["answers"] and q["answers"][0] not in o["answers"][0]]
+        if others:
+            o = rng.choice(others)
+            pairs.append((q["question"], under_heading(o["question"], o["answers"][0]), 0))
+    pairs += [(swapped, under_heading(q["question"], q["answers"][0]), 0) for q, swapped in _swapped_questions(questions, rng) if q["answers"]]
     return pairs
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-KINDS = ("qa", "swap", "cross", "nomiracl", "claim", "dev")
+KINDS = ("qa", "swap", "cross", "nomiracl", "claim", "dev", "headed", "dev_headed")
 BATCH = 128
 
 
@@ -40,9 +40,10 @@ def _tokenize(texts: list[tuple[str, bool]]) -> list[list[int]]:
     return [tokenizer.encode(text, is_query, 128) for text, is_query in texts]
 
 
-def write_bundle(path: Path, split: str, seed: int, cross_sources: int = 1, workers: int = 2) -> None:
+def write_bundle(path: Path, split: str, seed: int, cross_sources: int = 1, workers: int = 2, headed: bool = False) -> None:
     """Every pair `train` reads, tokenised, and the calibration half of the held-out articles (`dev`), with the
-    model's tensors cut to the tokens they use."""
+    model's tensors cut to the tokens they use. `headed`: also the pairs read under a heading (`headed_pairs`, for
+    the `upper-layers-headed` configuration, measured and not shipped: the README, "The reading model")."""
     from concurrent.futures import ProcessPoolExecutor
 
     from bench.datasets import half, qa_questions
@@ -51,6 +52,7 @@ def write_bundle(path: Path, split: str, seed: int, cross_sources: int = 1, work
         claim_pairs,
         claim_text,
         cross_lingual_pairs,
+        headed_pairs,
         nomiracl_negatives,
         swap_pairs,
     )
@@ -66,6 +68,8 @@ def write_bundle(path: Path, split: str, seed: int, cross_sources: int = 1, work
         ("cross", [(q, s, y, "") for q, s, y in cross_lingual_pairs(questions, random.Random(seed), cross_sources)]),
         ("nomiracl", [(q, s, y, "en") for q, s, y in nomiracl_negatives(random.Random(seed))]),
         ("dev", _answer_pairs_by_language(dev_questions, random.Random(seed))),
+        ("headed", [(q, s, y, "") for q, s, y in headed_pairs(questions, random.Random(seed))] if headed else []),
+        ("dev_headed", _headed_pairs_by_language(dev_questions, random.Random(seed)) if headed else []),
     ):
         rows += [(answer_text(q, s), True, 0, y, kind, lang) for q, s, y, lang in made]
     rows += [(claim_text(c, s), False, 1, y, "claim", "") for c, s, y in claim_pairs("train")]
@@ -128,6 +132,13 @@ def _answer_pairs_by_language(questions: list[dict], rng: random.Random) -> list
     return [(a, s, y, q["lang"]) for q in questions for a, s, y in answer_pairs([q], rng)]
 
 
+def _headed_pairs_by_language(questions: list[dict], rng: random.Random) -> list[tuple[str, str, int, str]]:
+    from bench.train.reader import headed_pairs
+
+    langs = sorted({q["lang"] for q in questions})
+    return [(a, s, y, lang) for lang in langs for a, s, y in headed_pairs([q for q in questions if q["lang"] == lang], rng)]
+
+
 def bundle_image(meta: dict, blob: bytes):
     """An `E5Image` over a bundle's blob: what `E5Torch` and `patch_from` need (dimensions and tensors; no vocabulary)."""
     from sourcerer.e5file import E5Image, Tensor
@@ -175,6 +186,7 @@ def train(
     eos = meta["special"]["eos"]
     chosen = np.flatnonzero(np.isin(kind, [KINDS.index(k) for k in kinds]))
     dev = np.flatnonzero(kind == KINDS.index("dev"))
+    dev_headed = np.flatnonzero(kind == KINDS.index("dev_headed"))
     rng = np.random.default_rng(seed)
 
     def tensors(index: np.ndarray):
@@ -206,20 +218,24 @@ def train(
         rng.shuffle(batches)
         return batches
 
-    def read_dev() -> dict:
+    def read_pairs(pairs: np.ndarray) -> dict:
         model.eval()
-        scores = np.zeros(len(dev), np.float32)
+        scores = np.zeros(len(pairs), np.float32)
         with torch.no_grad():
-            for i in range(0, len(dev), 512):
-                index = dev[i : i + 512]
+            for i in range(0, len(pairs), 512):
+                index = pairs[i : i + 512]
                 scores[i : i + len(index)] = heads(model(*tensors(index)) * 10.0)[:, 0].float().cpu().numpy()
         model.train()
         per_lang = {}
         for code, lname in enumerate(meta["langs"]):
-            here = lang[dev] == code
+            here = lang[pairs] == code
             if here.any():
-                per_lang[lname] = round(auc(scores[here & (label[dev] == 1)], scores[here & (label[dev] == 0)]), 4)
-        return {"auc": per_lang, "mean": round(float(np.mean(list(per_lang.values()))), 4)}
+                per_lang[lname] = round(auc(scores[here & (label[pairs] == 1)], scores[here & (label[pairs] == 0)]), 4)
+        return {"auc": per_lang, "mean": round(float(np.mean(list(per_lang.values()))), 4) if per_lang else None}
+
+    def read_dev() -> dict:
+        """The calibration half (chooses the pass), and its sentences read under a heading (reported only)."""
+        return read_pairs(dev) | ({"headed": read_pairs(dev_headed)} if len(dev_headed) else {})
 
     steps_per_pass = (len(chosen) + BATCH - 1) // BATCH
     planned = steps or passes * steps_per_pass
@@ -253,7 +269,7 @@ def train(
                 print(f"{name} pass {n} step {step}/{planned} loss {np.mean(losses[-200:]):.4f} {time.time() - started:.0f}s", flush=True)
         read = read_dev() | {"pass": n + 1, "step": step, "loss": round(float(np.mean(losses[-200:])), 4), "seconds": round(time.time() - started)}
         history.append(read)
-        print(f"{name} after pass {n + 1}: calibration AUC {read['mean']} {read['auc']}", flush=True)
+        print(f"{name} after pass {n + 1}: calibration AUC {read['mean']} {read['auc']}; headed {read.get('headed')}", flush=True)
         if best is None or read["mean"] > best[0]:
             w = heads.weight.detach().cpu().numpy() * 10.0  # the pooled vector's scale folded into the weights
             best = (read["mean"], model.patch_from(image), {
@@ -290,6 +306,8 @@ CONFIGS = {
     "upper-layers": (3, 4, (1e-4, 5e-4, 2e-3), ("qa", "swap", "cross", "nomiracl", "claim")),
     "all-layers-gentle": (0, 3, (5e-5, 5e-4, 2e-3), ("qa", "swap", "cross", "nomiracl", "claim")),
     "upper-layers-hot": (3, 3, (2e-4, 1e-3, 2e-3), ("qa", "swap", "cross", "nomiracl", "claim")),
+    # measured, not shipped (a bundle written with --headed, 3,700 batches): the README, "The reading model"
+    "upper-layers-headed": (3, 4, (1e-4, 5e-4, 2e-3), ("qa", "swap", "cross", "nomiracl", "claim", "headed")),
 }
 
 
@@ -365,6 +383,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--workers", type=int, default=2, help="processes that tokenise the pairs")
     parser.add_argument("--cross-sources", type=int, default=1, help="MLQA: read each question against this many other languages' versions")
+    parser.add_argument("--headed", action="store_true", help="also write the pairs read under a heading (the upper-layers-headed configuration)")
     parser.add_argument("--train", type=Path, help="a bundle folder to train from (on the GPU machine)")
     parser.add_argument("--out", type=Path, default=Path("reader-runs"))
     parser.add_argument("--configs", default=",".join(CONFIGS), help=f"comma-separated, of: {', '.join(CONFIGS)}")
@@ -374,7 +393,7 @@ def main() -> None:
     parser.add_argument("--install", type=Path, help="a run (folder/name, without suffix) to install into the package")
     args = parser.parse_args()
     if args.write_bundle:
-        write_bundle(args.write_bundle, args.split, args.seed, args.cross_sources, args.workers)
+        write_bundle(args.write_bundle, args.split, args.seed, args.cross_sources, args.workers, args.headed)
     if args.train:
         for name in args.configs.split(","):
             first, passes, rates, kinds = CONFIGS[name]

@@ -437,6 +437,26 @@ def test_cross_lingual_pairs_read_a_question_against_a_translation_of_its_paragr
     ])
 
 
+def test_faq_pairs_need_the_heading_to_tell_an_answer_from_a_near_miss():
+    """`bench/train/reader.faq_pairs` (the measured, unshipped `--headed` bundle): an answer span is read under a
+    question — its own as another language asks it (a positive), another question of that entry's paragraph with
+    its answer (a negative): the span alone cannot tell the two apart."""
+    import random
+
+    from bench.train.reader import faq_pairs
+
+    para = ["The bridge was built in 1890.", "It is painted red."]
+    when_en = {"set": "mlqa_dev", "id": "q1", "lang": "en", "question": "When was the bridge built?", "answers": ["1890"], "sentences": para, "answer": 0}
+    colour = {"set": "mlqa_dev", "id": "q2", "lang": "en", "question": "What colour is the bridge?", "answers": ["red"], "sentences": para, "answer": 1}
+    when_de = {"set": "mlqa_dev", "id": "q1", "lang": "de", "question": "Wann wurde die Brücke gebaut?", "answers": ["1890"],
+               "sentences": ["Die Brücke wurde 1890 gebaut."], "answer": 0}
+    pairs = faq_pairs([when_en, colour, when_de], random.Random(0))
+    assert ("When was the bridge built?", "Wann wurde die Brücke gebaut?\n1890", 1) in pairs  # its own, as German asks it
+    assert ("Wann wurde die Brücke gebaut?", "What colour is the bridge?\nred", 0) in pairs  # the near miss, from the entry's paragraph
+    assert ("What colour is the bridge?", "What colour is the bridge?\nred", 1) in pairs  # no translation: as itself
+    assert all(label == 0 for q, text, label in pairs if q == "What colour is the bridge?" and "1890" in text)
+
+
 def test_split_by_english_article_keeps_every_translation_of_a_question_on_one_side(tmp_path, monkeypatch):
     """`bench.datasets`: split by English article, MLQA's versions of one question (one id, a title per language)
     and a SQuAD-es article with its SQuAD 2.0 original hash alike, so all are held out or none; a set with no
