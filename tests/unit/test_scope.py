@@ -22,6 +22,11 @@ def test_names_are_capitalised_words_that_do_not_open_a_sentence():
         ("When did ARPNET start?", "ARPANET started in 1969."),  # one letter away
         ("What does the UMC oppose?", "The United Methodist Church opposes it."),  # an acronym of the sources' words
         ("Who is an ally of the United States?", "Saudi Arabia is a US ally."),  # the sources' acronym of the name
+        ("What is the turbine speed in the United States?", "3600 RPM in the USA."),  # ... and one more letter
+        ("Who sang the National Anthem?", "Lady Gaga sang the national anthem."),  # the same phrase in lower case
+        ("Which Charter schools opened?", "Three charter schools opened in 2019."),  # ... beside the same word
+        ("Can we talk to Sales?", "meeting notes: talk to sales about the quote"),  # a text without capitals
+        ("What is the Papaver Rhoeas flower called?", "Papaver rhoeas is a flower; rhoeas means red."),  # one word as a name
         ("What is ABC's logo?", "The ABC logo is a circle."),  # a possessive
         ("How long is shipping to Canada?", "Canada: 7 days."),  # anywhere in the sources
         ("How long do Acme refunds take?", "docs/acme-refunds.md"),  # a part of a hyphenated word (a file name)
@@ -29,6 +34,15 @@ def test_names_are_capitalised_words_that_do_not_open_a_sentence():
 )
 def test_a_name_the_sources_spell_otherwise_is_not_missing(question, source):
     assert missing_names(question, [source]) == []
+
+
+def test_a_name_is_not_mentioned_by_the_same_word_as_a_common_word_elsewhere():
+    """"The Business plan" over a price list whose only "business" is "next business day" names a plan the sources
+    do not have, and the Team plan's row is no answer to it."""
+    table = "Plan: Team; Price per month: $25; Support: Email, next business day."
+    assert missing_names("How much does the Business plan cost?", [table]) == ["Business"]
+    mismatch = scope_mismatch("How much does the Business plan cost?", [table], [table])
+    assert mismatch is not None and "Team" in mismatch.answer_names
 
 
 def test_a_title_mentions_its_passage_subject():
@@ -65,6 +79,25 @@ def test_the_issue_examples_are_refused_on_every_path(monkeypatch, embedder):
         assert stage is None or stage.detail["decided_by"] in ("named scope", "lexical model"), answer.trace
     if embedder == "local":  # (the lexical path refuses what it cannot read plainly, this too)
         assert not ask("How much does the Pro plan cost?", passages=plans).refused
+
+
+@pytest.mark.parametrize("embedder", ["local", "none"])
+def test_a_plan_the_price_list_lacks_is_not_answered_with_another_plans_row(monkeypatch, embedder):
+    """Found trying a price list as a user: "the Business plan" was answered with the Team plan's row, cited, because
+    the Team row's support column says "next business day"."""
+    from sourcerer.store.base import prepare
+    from sourcerer.store.models import Document
+
+    monkeypatch.setenv("SOURCERER_EMBEDDER", embedder)
+    page = (
+        "# Pricing\n\nOur plans are billed monthly.\n\n| Plan | Price per month | Support |\n|---|---|---|\n"
+        "| Starter | $0 | Community forum |\n| Team | $25 | Email, next business day |\n| Enterprise | Contact sales | 24/7 phone |\n"
+    )
+    passages = [{"text": c.text, "source": "pricing.md"} for c in prepare(Document(source_uri="pricing.md", text=page, tenant="t")).chunks]
+    answer = ask("How much does the Business plan cost?", passages=passages)
+    assert answer.refused, answer.answer
+    if embedder == "local":
+        assert "$25" in ask("How much does the Team plan cost?", passages=passages).answer
 
 
 def test_a_name_the_documents_never_spell_out_counts_when_their_title_says_it():
