@@ -10,6 +10,7 @@ from typing import Any
 
 from sourcerer.cli.common import bar, groups, index_options, open_index_of
 from sourcerer.errors import SourcererError
+from sourcerer.store.parsers import READABLE
 
 
 def _cmd_ingest(args: argparse.Namespace) -> int:
@@ -181,7 +182,7 @@ def _cmd_opensearch(args: argparse.Namespace) -> int:
 def register(sub: Any) -> None:
     ingest_p = sub.add_parser(
         "ingest",
-        help="ingest a file or folder into the index (txt md html pdf vtt srt json jsonl)",
+        help=f"ingest a file or folder into the index ({READABLE})",
         epilog="example: sourcerer ingest examples/handbook --tenant acme --scope acme/alpha/backend --acl engineering",
     )
     ingest_p.add_argument("path", help="a file or a folder (searched recursively)")
