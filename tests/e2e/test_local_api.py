@@ -141,6 +141,10 @@ def test_every_error_status_as_a_client_reaches_it(api):
     _error(client.post("/v1/search", headers=headers, content="not json"), 400, "invalid_body")
     _error(client.post("/v1/search", json={"q": "x"}), 401, "unauthorized")
     _error(client.post("/v1/search", headers={"Authorization": "Bearer sk_unknown"}, json={"q": "x"}), 401, "unauthorized")
+    # a caller without a valid key learns that first, not what its body gets wrong
+    _error(client.post("/v1/answer", json={"question": "x"}), 401, "unauthorized")
+    _error(client.post("/v1/answer", headers={"Authorization": "Bearer sk_unknown"}, content="not json"), 401, "unauthorized")
+    _error(client.post("/v1/answer", headers=headers, json={"question": "x"}), 422, "validation_error")
     free, _ = key(tenant="freeco", tier="free", scopes=("freeco",))
     body = _error(client.post("/v1/answer", headers=free, json={"q": "x"}), 402, "upgrade_required")
     assert body["error"]["required_tier"] == "pro"

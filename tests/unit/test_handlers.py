@@ -46,8 +46,11 @@ def test_each_function_serves_only_its_routes():
     )
     assert unauthorised["statusCode"] == 401 and json.loads(unauthorised["body"])["error"]["code"] == "unauthorized"
     answer = _load("answer")
+    invalid = answer.lambda_handler(to_event("POST", "/v1/answer", {"Authorization": "Bearer x"}, json.dumps({"q": ""})), LocalContext())
+    assert invalid["statusCode"] == 401  # an unknown key first, whatever the body
+    reader, _ = _reader_and_admin()
     invalid = answer.lambda_handler(
-        to_event("POST", "/v1/answer", {"Authorization": "Bearer x"}, json.dumps({"q": ""})), LocalContext()
+        to_event("POST", "/v1/answer", {"Authorization": f"Bearer {reader}"}, json.dumps({"q": ""})), LocalContext()
     )
     assert invalid["statusCode"] == 422
 

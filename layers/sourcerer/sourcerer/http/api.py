@@ -335,6 +335,13 @@ def _error(status: int, code: str, message: str, headers: dict[str, str] | None 
 def _register_errors(app: APIGatewayRestResolver) -> None:
     @app.exception_handler(RequestValidationError)
     def validation(exc: RequestValidationError) -> Response:
+        # the body is validated before the route's `caller` runs: a caller without a valid key learns that first,
+        # not the shape of a request it may not make
+        if app.current_event.path.startswith("/v1/"):
+            try:
+                get_service().authenticate(app.current_event.headers.get("authorization"))
+            except SourcererError as unauthorized:
+                return known(unauthorized)
         if _not_json(app):  # a form or text body is parsed as one and fails validation: it is the wrong type
             return unsupported_media_type(exc)  # type: ignore[arg-type]
         errors = exc.errors()
