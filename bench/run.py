@@ -14,6 +14,7 @@ from bench import (
     coldstart,
     consistency,
     containment,
+    crosslingual,
     engines,
     faq,
     groundedness,
@@ -61,6 +62,7 @@ def main() -> None:
     groundedness.run(30 if quick else 200)
     refusal.run(50 if quick else 250)
     containment.run(100 if quick else 1190)
+    crosslingual.run(30 if quick else 150)
     faq.run()
     structured.run()
     scope.run(100 if quick else 400)

@@ -144,6 +144,28 @@ def test_the_refunds_question_is_never_answered_with_the_shipping_rule(reader_on
 
 
 @reads
+@pytest.mark.parametrize("reader", ["on", "off"])
+def test_a_question_in_another_language_than_its_passages_reaches_the_reader(monkeypatch, reader):
+    """An English question over a German policy shares no word with it, and its similarity to the answer sits under
+    the hybrid search's semantic floor: before, it was refused at retrieval (`not_in_sources`) with the reader on
+    too. Where the reader decides, there is no such floor; without it, the cheaper models keep theirs and refuse."""
+    from sourcerer import ask
+
+    monkeypatch.setenv("SOURCERER_READER", reader)
+    policy = [  # the chunks `sourcerer ingest` makes of a Markdown policy, each under its heading
+        {"text": "Flüge\nFlüge müssen mindestens 14 Tage vor Abflug über das Reiseportal gebucht werden. Bei Flügen über "
+                 "sechs Stunden ist die Business Class erlaubt.", "source": "Reiserichtlinie"},
+        {"text": "Verpflegung\nDie Tagespauschale für Verpflegung beträgt 40 EUR in Deutschland und 55 EUR im Ausland.",
+         "source": "Reiserichtlinie"},
+    ]
+    answer = ask("What is the daily meal allowance abroad?", passages=policy)
+    if reader == "on":
+        assert not answer.refused and "55 EUR" in answer.answer, answer.trace
+    else:
+        assert answer.refused, answer.answer
+
+
+@reads
 def test_a_question_about_nothing_in_the_sources_is_refused(reader_on):
     from sourcerer import ask
 

@@ -16,7 +16,7 @@ from sourcerer.injection import as_plain_text, only_instructions
 from sourcerer.models import Answer, Passage, Trace, TraceEntry
 from sourcerer.reading import load_reader
 from sourcerer.retrieval.base import TracedRetriever, call_retriever
-from sourcerer.retrieval.hybrid import hybrid_retriever
+from sourcerer.retrieval.hybrid import SEMANTIC_FLOOR, hybrid_retriever
 from sourcerer.settings import get_settings
 from sourcerer.streaming import DraftGate, OnEvent, Stream, may_stream_early
 from sourcerer.structured import FieldAsker, json_schema, leaves
@@ -138,10 +138,14 @@ async def aask(
         return clock.finish(answer)
 
     via: Literal["passages", "retriever"] = "retriever" if retriever is not None else "passages"
-    if retriever is None:
-        # Hybrid when an embedder is available (paraphrases, other languages), BM25 otherwise.
-        retriever = hybrid_retriever(passages or [])
     providers, extractive_last = resolve_chain(chat, settings)
+    floor = retrieval_floor(min_score, providers, extractive_last)
+    if retriever is None:
+        # Hybrid when an embedder is available (paraphrases, other languages), BM25 otherwise. Where nothing is
+        # refused before synthesis (the reader decides), a passage sharing no word with the question is read too,
+        # however low its similarity: a question in another language than its passages shares none, and its
+        # calibrated similarity sits under the semantic floor (bench/results/crosslingual.md)
+        retriever = hybrid_retriever(passages or [], semantic_floor=0.0 if floor <= 0 else SEMANTIC_FLOOR)
 
     query = question
     focus: tuple[str, ...] = ()  # the terms a follow-up's new topic adds: an extractive answer comes from a passage naming them
@@ -183,7 +187,6 @@ async def aask(
         trace.notes.append(f"{len(addressing)} passage(s) that only give instructions were set aside (source text is data)")
     if stream is not None:
         stream.retrieve(hits)
-    floor = retrieval_floor(min_score, providers, extractive_last)
     if wanted is not None:  # each field is answered on its own (sourcerer.structured)
         started = time.perf_counter()
         ask_field = FieldAsker(aask, retriever, k, min_score, floor, verify, judge, providers, extractive_last)

@@ -13,6 +13,9 @@ from sourcerer.retrieval.keyword import BM25
 from sourcerer.retrieval.semantic import EmbedRetriever
 
 RRF_K = 60
+# the calibrated similarity a passage sharing no word with the question needs to be returned (a paraphrase that
+# reads close); the indexes' hybrid search uses the same
+SEMANTIC_FLOOR = 0.4
 
 
 def rrf(rankings: list[list[int]], k: int = RRF_K) -> dict[int, float]:
@@ -68,7 +71,7 @@ class HybridRetriever:
         passages: Iterable[Any],
         embedder: Embedder | CachedEmbedder | None = None,
         *,
-        semantic_floor: float = 0.4,
+        semantic_floor: float = SEMANTIC_FLOOR,
     ) -> None:
         self.passages = as_passages(passages)
         self.bm25 = BM25([p.text for p in self.passages])
@@ -102,7 +105,7 @@ def hybrid_retriever(
     model: str | None = None,
     embedder: Embedder | CachedEmbedder | None = None,
     *,
-    semantic_floor: float = 0.4,
+    semantic_floor: float = SEMANTIC_FLOOR,
 ) -> HybridRetriever:
     """A hybrid BM25 + embedding retriever over `passages` (keyword only when no embedder is available)."""
     if embedder is None:

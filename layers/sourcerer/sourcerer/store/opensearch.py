@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from sourcerer.errors import ConfigurationError, DocumentNotFound, ProviderError
 from sourcerer.models import Segment
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, unpack_vectors
-from sourcerer.retrieval.hybrid import fuse
+from sourcerer.retrieval.hybrid import SEMANTIC_FLOOR, fuse
 from sourcerer.retrieval.keyword import K1, B
 from sourcerer.retrieval.keyword import idf as bm25_idf
 from sourcerer.scopes import Access, Groups, group_list, normalize_scope, scope_ancestors, validate_tenant
@@ -776,7 +776,7 @@ class OpenSearchIndex:
             ranked = sorted(((u, s) for u, s in semantic.items() if s > 0), key=lambda kv: (-kv[1], kv[0]))
         else:
             with trace.stage("fuse"):
-                ranked = fuse(keyword, semantic, len(sources), semantic_floor=0.4)
+                ranked = fuse(keyword, semantic, len(sources), semantic_floor=SEMANTIC_FLOOR)
         ranked = _latest_only(ranked, sources)[:k]
         return [_hit(sources[u], s) for u, s in ranked], trace
 

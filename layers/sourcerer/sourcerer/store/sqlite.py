@@ -37,7 +37,7 @@ from pydantic import TypeAdapter
 from sourcerer.errors import DocumentNotFound
 from sourcerer.models import Segment
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, unpack_vectors
-from sourcerer.retrieval.hybrid import fuse
+from sourcerer.retrieval.hybrid import SEMANTIC_FLOOR, fuse
 from sourcerer.retrieval.keyword import idf as bm25_idf
 from sourcerer.retrieval.keyword import length_norm, stored_length, term_weight
 from sourcerer.scopes import Access, Groups, normalize_scope, scope_ancestors, validate_tenant
@@ -925,7 +925,7 @@ class SQLiteIndex:
                 {units[r]: s for r, s in keyword.items() if r in units},
                 {units[r]: s for r, s in semantic.items() if r in units},
                 k,
-                semantic_floor=0.4,
+                semantic_floor=SEMANTIC_FLOOR,
             )
         scored = {rows[unit]: score for unit, score in fused}
         if pending:
