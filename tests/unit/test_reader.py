@@ -166,6 +166,27 @@ def test_a_question_in_another_language_than_its_passages_reaches_the_reader(mon
 
 
 @reads
+@pytest.mark.parametrize("reader", ["on", "off"])
+def test_over_an_index_a_question_in_another_language_reaches_the_reader_too(monkeypatch, tmp_path, reader):
+    """The same over an index (the CLI without --passages, the service): its hybrid search drops the floor where
+    the reader decides."""
+    from sourcerer import ask
+    from sourcerer.retrieval.embedders import local_embedder
+    from sourcerer.store.sqlite import SQLiteIndex
+
+    monkeypatch.setenv("SOURCERER_READER", reader)
+    index = SQLiteIndex(tmp_path / "index.db", embedder=local_embedder())
+    index.ingest_document({"source_uri": "reise.md", "text": "# Reiserichtlinie\n\n## Flüge\n\nFlüge müssen mindestens 14 Tage vor "
+                           "Abflug über das Reiseportal gebucht werden.\n\n## Verpflegung\n\nDie Tagespauschale für Verpflegung "
+                           "beträgt 40 EUR in Deutschland und 55 EUR im Ausland.\n"})
+    answer = ask("What is the daily meal allowance abroad?", retriever=index.retriever(tenant="local"))
+    if reader == "on":
+        assert not answer.refused and "55 EUR" in answer.answer, answer.trace
+    else:
+        assert answer.refused, answer.answer
+
+
+@reads
 def test_a_question_about_nothing_in_the_sources_is_refused(reader_on):
     from sourcerer import ask
 

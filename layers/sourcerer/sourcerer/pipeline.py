@@ -146,6 +146,11 @@ async def aask(
         # however low its similarity: a question in another language than its passages shares none, and its
         # calibrated similarity sits under the semantic floor (bench/results/crosslingual.md)
         retriever = hybrid_retriever(passages or [], semantic_floor=0.0 if floor <= 0 else SEMANTIC_FLOOR)
+    elif floor <= 0:
+        from sourcerer.store.retriever import IndexRetriever  # (loaded already where one was made)
+
+        if isinstance(retriever, IndexRetriever):  # an index's hybrid search likewise (the service and the CLI
+            retriever.semantic_floor = 0.0  # make one per question)
 
     query = question
     focus: tuple[str, ...] = ()  # the terms a follow-up's new topic adds: an extractive answer comes from a passage naming them

@@ -19,6 +19,7 @@ from sourcerer.accounting import tally
 from sourcerer.errors import DocumentConflict, DocumentNotFound, InvalidRequest, RetryLater, UnsupportedDocument
 from sourcerer.retrieval.base import TracedRetriever
 from sourcerer.retrieval.embedders import PACKED
+from sourcerer.retrieval.hybrid import SEMANTIC_FLOOR
 from sourcerer.scopes import Access, Groups
 from sourcerer.store.chunking import ChunkSettings, chunk_pieces
 from sourcerer.store.models import Chunk, Document, Hit, IngestReport, SearchFilter, check_source_uri
@@ -130,8 +131,11 @@ class Index(Protocol):
         k: int = 10,
         mode: Mode = "hybrid",
         only: SearchFilter | None = None,
+        semantic_floor: float = SEMANTIC_FLOOR,
     ) -> SearchResult:
-        """The best `k` hits the caller may see and `only` allows, with the search's trace and embedding tokens."""
+        """The best `k` hits the caller may see and `only` allows, with the search's trace and embedding tokens. A
+        hybrid search returns a chunk sharing no word with the query only at a calibrated similarity of at least
+        `semantic_floor` (0: the best semantic matches whatever their similarity)."""
         ...
 
     def retriever(

@@ -725,6 +725,7 @@ class OpenSearchIndex:
         k: int = 10,
         mode: Mode = "hybrid",
         only: SearchFilter | None = None,
+        semantic_floor: float = SEMANTIC_FLOOR,
     ) -> tuple[list[Hit], SearchTrace]:
         filters = access_filter(tenant, scope, groups) + asked_filter(only)
         planned, trace = plan_search(query, k, mode, self.embedder is not None, only)
@@ -776,7 +777,7 @@ class OpenSearchIndex:
             ranked = sorted(((u, s) for u, s in semantic.items() if s > 0), key=lambda kv: (-kv[1], kv[0]))
         else:
             with trace.stage("fuse"):
-                ranked = fuse(keyword, semantic, len(sources), semantic_floor=SEMANTIC_FLOOR)
+                ranked = fuse(keyword, semantic, len(sources), semantic_floor=semantic_floor)
         ranked = _latest_only(ranked, sources)[:k]
         return [_hit(sources[u], s) for u, s in ranked], trace
 

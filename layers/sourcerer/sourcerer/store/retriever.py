@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from sourcerer.retrieval.hybrid import SEMANTIC_FLOOR
 from sourcerer.retrieval.rerank import CANDIDATES, RERANK_UNAVAILABLE, Reranker, make_reranker, rerank_hits
 from sourcerer.scopes import Groups
 from sourcerer.store.base import EmbeddedIndex, Index, Mode, check_mode
@@ -34,13 +35,17 @@ class IndexRetriever:
         only: SearchFilter | None = None,
         reranker: Reranker | None = None,
         rerank_skipped: str | None = None,
+        semantic_floor: float = SEMANTIC_FLOOR,
     ) -> None:
         """`scopes`: the scope subtrees to search (None: the whole tenant). `reranker`: rerank the best
-        candidates with it; `rerank_skipped`: why reranking was asked for and not done (said in the trace)."""
+        candidates with it; `rerank_skipped`: why reranking was asked for and not done (said in the trace).
+        `semantic_floor`: the similarity a chunk sharing no word with the question needs (`Index.search`); `ask()`
+        lowers it to 0 where the reader decides, as it has no retrieval floor then."""
         check_mode(mode)
         self.index, self.tenant, self.scopes = index, tenant, list(scopes) or [None]
         self.groups, self.k, self.mode, self.only = groups, k, mode, only
         self.reranker, self.rerank_skipped = reranker, rerank_skipped
+        self.semantic_floor = semantic_floor
         self.last_trace: dict[str, Any] = {}
         self.hits: list[Hit] = []
 
@@ -52,7 +57,14 @@ class IndexRetriever:
         traces: list[dict[str, Any]] = []
         for scope in self.scopes:
             found = self.index.search(
-                query, tenant=self.tenant, scope=scope, groups=self.groups, k=depth, mode=self.mode, only=self.only
+                query,
+                tenant=self.tenant,
+                scope=scope,
+                groups=self.groups,
+                k=depth,
+                mode=self.mode,
+                only=self.only,
+                semantic_floor=self.semantic_floor,
             )
             traces.append(dict(found.trace))
             for hit in found:

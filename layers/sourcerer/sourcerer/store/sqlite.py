@@ -891,6 +891,7 @@ class SQLiteIndex:
         k: int = 10,
         mode: Mode = "hybrid",
         only: SearchFilter | None = None,
+        semantic_floor: float = SEMANTIC_FLOOR,
     ) -> tuple[list[Hit], SearchTrace]:
         where, args = visibility_sql(tenant, scope, groups, only)
         planned, trace = plan_search(query, k, mode, self.embedder is not None, only)
@@ -925,7 +926,7 @@ class SQLiteIndex:
                 {units[r]: s for r, s in keyword.items() if r in units},
                 {units[r]: s for r, s in semantic.items() if r in units},
                 k,
-                semantic_floor=SEMANTIC_FLOOR,
+                semantic_floor=semantic_floor,
             )
         scored = {rows[unit]: score for unit, score in fused}
         if pending:
