@@ -55,6 +55,18 @@ class IndexContract:
         hits = index.search("how long did the failover cutover take", tenant="acme", k=5, mode=mode)
         assert hits and "failover" in hits[0].text
 
+    def test_a_query_sharing_no_word_is_found_below_the_semantic_floor_only_when_asked(self, index):
+        """An English question over a German policy shares no word with it and reads under the floor: a search
+        returns nothing, and with `semantic_floor=0` (`ask()` where the reader decides) the best semantic match."""
+        index.ingest_document(_doc("reise.md", "# Reiserichtlinie\n\n## Flüge\n\nFlüge müssen mindestens 14 Tage vor Abflug "
+                                   "gebucht werden.\n\n## Verpflegung\n\nDie Tagespauschale für Verpflegung beträgt 40 EUR in "
+                                   "Deutschland und 55 EUR im Ausland.\n"))
+        index.ingest_document(_doc("menu.md", "# Cafeteria\n\nThe cafeteria serves lunch from noon until two.\n"))
+        question = "What is the daily meal allowance abroad?"
+        assert not index.search(question, tenant="acme", k=3)
+        hits = index.search(question, tenant="acme", k=3, semantic_floor=0.0)
+        assert hits and "55 EUR" in hits[0].text
+
     def test_reingesting_unchanged_content_changes_nothing(self, index):
         first = index.ingest_document(_doc("ops.md", FAILOVER))
         before = [h.unit_id for h in index.search("failover", tenant="acme", k=10, mode="keyword")]
