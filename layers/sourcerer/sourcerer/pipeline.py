@@ -149,8 +149,9 @@ async def aask(
     elif floor <= 0:
         from sourcerer.store.retriever import IndexRetriever  # (loaded already where one was made)
 
-        if isinstance(retriever, IndexRetriever):  # an index's hybrid search likewise (the service and the CLI
-            retriever.semantic_floor = 0.0  # make one per question)
+        # an index's hybrid search likewise (the service and the CLI make a retriever per question)
+        if isinstance(retriever, IndexRetriever):
+            retriever.semantic_floor = 0.0
 
     query = question
     focus: tuple[str, ...] = ()  # the terms a follow-up's new topic adds: an extractive answer comes from a passage naming them
