@@ -100,6 +100,26 @@ def test_a_plan_the_price_list_lacks_is_not_answered_with_another_plans_row(monk
         assert "$25" in ask("How much does the Team plan cost?", passages=passages).answer
 
 
+@pytest.mark.parametrize("reader", ["on", "off"])
+def test_a_reply_to_another_faq_question_is_no_answer(monkeypatch, reader):
+    """Found trying an FAQ export as a user: "No. Deliveries run Monday to Saturday." under "Do you deliver on
+    Sundays?" answered "Do you deliver on Saturdays?" with its "No", on both paths."""
+    from sourcerer.synthesis.scope import answers_another_question
+
+    monkeypatch.setenv("SOURCERER_READER", reader)
+    faq = [
+        {"text": "Can I change my delivery address?\nYes, until the order ships. Use the Orders page.", "source": "faq.json"},
+        {"text": "Do you deliver on Sundays?\nNo. Deliveries run Monday to Saturday.", "source": "faq.json"},
+    ]
+    saturday = ask("Do you deliver on Saturdays?", passages=faq)
+    assert saturday.refused, saturday.answer
+    sunday = ask("Do you deliver on Sundays?", passages=faq)
+    assert not sunday.refused and sunday.answer.startswith("No."), sunday.answer
+    assert answers_another_question("Do you deliver on Saturdays?", "No. Deliveries run Monday to Saturday.", "Do you deliver on Sundays?")
+    assert not answers_another_question("Do you deliver on Sundays?", "No. Deliveries run Monday to Saturday.", "Do you deliver on Sundays?")
+    assert not answers_another_question("Do you deliver on Saturdays?", "Deliveries run Monday to Saturday.", "Do you deliver on Sundays?")
+
+
 def test_a_name_the_documents_never_spell_out_counts_when_their_title_says_it():
     """The check's documented price, and its remedy: the company name in a title."""
     text = "Refunds are issued to the original payment method via PayPal within 5 business days of receiving the return."

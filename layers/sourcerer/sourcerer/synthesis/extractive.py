@@ -37,7 +37,7 @@ from sourcerer.sentences import list_run, row_cells, states_nothing
 from sourcerer.settings import READER_SENTENCES
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
 from sourcerer.synthesis.draft import Draft
-from sourcerer.synthesis.scope import answer_scope, missing_value, other_kind
+from sourcerer.synthesis.scope import answer_scope, answers_another_question, missing_value, other_kind
 from sourcerer.text import digit_numbers, family, normalize, passage_terms, terms
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
@@ -375,7 +375,11 @@ class ExtractiveSynthesizer:
         }
         if not analysis.sentences or analysis.answerability < threshold:
             return _declined(self.name, detail)
-        ranked = analysis.sentences
+        # the models decided on the best sentence: a reply to another FAQ question ("No." under the Sunday question,
+        # asked of Saturdays) is a refusal, not a reason to answer with the next one
+        if answers_another_question(question, analysis.sentences[0].text, analysis.sentences[0].heading):
+            return _declined(self.name, detail | {"decided_by": "named scope"})
+        ranked = [s for s in analysis.sentences if not answers_another_question(question, s.text, s.heading)]
         second_ratio = self.settings.second_ratio
         if second_ratio is None:
             second_ratio = self.models[analysis.feature_set].second_ratio
@@ -404,7 +408,11 @@ class ExtractiveSynthesizer:
         model's probability: the reader catches a sentence that only shares the question's words, the cheaper
         model one that plainly says the asked-for fact in them."""
         assert self.reader is not None
-        candidates = [s for s in analysis.sentences if s.other_kind is None][: self.settings.read]
+        candidates = [
+            s for s in analysis.sentences if s.other_kind is None and not answers_another_question(question, s.text, s.heading)
+        ][: self.settings.read]
+        if not candidates:  # every sentence is about another kind, or replies to another FAQ question
+            return _declined(self.name, {"answerability": 0.0, "features": analysis.feature_set, "decided_by": "named scope"})
         # each sentence after what it stands under, the heading its indexed chunk opens with or the question before
         # it: "Yes, for a flat fee." answers under "Do you ship to Canada?"; a sentence under neither reads alone
         headed = [under_heading(c.heading, c.text) for c in candidates]

@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sourcerer.models import CharSpan, Passage
-from sourcerer.sentences import row_cells, states_nothing
+from sourcerer.sentences import is_question, row_cells, states_nothing
 from sourcerer.text import FAMILY_LETTERS, STOPWORDS, family, normalize, terms
 
 _WORD = re.compile(r"[^\W\d_](?:[^\W_]|['’-])*", re.UNICODE)  # "Super_Bowl_50", a title, is two words
@@ -125,6 +125,26 @@ def scope_mismatch(question: str, sources: Sequence[str], answer: Sequence[str])
     if not others:
         return None
     return ScopeMismatch(missing=missing, answer_names=list(dict.fromkeys(others)))
+
+
+# a reply that takes its meaning from the question it answers: "No.", "Yes, for a flat fee", "Non,", "Sí.", "Nein."
+_REPLY = re.compile(r"^\W*(?:yes|no|oui|non|s[ií]|ja|nein)\b\s*[.,!;:]", re.IGNORECASE)
+
+
+def answers_another_question(question: str, sentence: str, heading: str) -> bool:
+    """Whether `sentence` is a reply to the FAQ question it stands under rather than to `question`: it opens with a
+    yes or a no, and its heading asks about another name than the question does. "No. Deliveries run Monday to
+    Saturday." under "Do you deliver on Sundays?" is no answer to "Do you deliver on Saturdays?": its "No" is the
+    Sunday answer, however well the rest matches."""
+    if not heading or not is_question(heading) or not _REPLY.match(sentence):
+        return False
+    if _NOT_LATIN.search(question) or _is_german(question):
+        return False
+    asked, headed = name_runs(question), name_runs(heading)
+    if not asked or not headed:
+        return False
+    in_heading, in_question = _Vocabulary([heading]), _Vocabulary([question])
+    return any(not in_heading.mentions(run) for run in asked) and any(not in_question.mentions(run) for run in headed)
 
 
 def _answer_names(sentence: str) -> list[list[str]]:
