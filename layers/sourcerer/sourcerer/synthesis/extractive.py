@@ -375,11 +375,11 @@ class ExtractiveSynthesizer:
         }
         if not analysis.sentences or analysis.answerability < threshold:
             return _declined(self.name, detail)
+        ranked = [s for s in analysis.sentences if not answers_another_question(question, s.text, s.heading)]
         # the models decided on the best sentence: a reply to another FAQ question ("No." under the Sunday question,
         # asked of Saturdays) is a refusal, not a reason to answer with the next one
-        if answers_another_question(question, analysis.sentences[0].text, analysis.sentences[0].heading):
+        if not ranked or ranked[0] is not analysis.sentences[0]:
             return _declined(self.name, detail | {"decided_by": "named scope"})
-        ranked = [s for s in analysis.sentences if not answers_another_question(question, s.text, s.heading)]
         second_ratio = self.settings.second_ratio
         if second_ratio is None:
             second_ratio = self.models[analysis.feature_set].second_ratio

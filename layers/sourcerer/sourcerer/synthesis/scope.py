@@ -89,7 +89,7 @@ def _runs(words: list[str], keep: Callable[[int, str], bool]) -> list[list[str]]
 def missing_names(question: str, sources: Sequence[str]) -> list[str]:
     """The names of `question` that no text of `sources` (passages and their titles) mentions; none for a German
     question."""
-    if _NOT_LATIN.search(question) or _is_german(question):
+    if not _names_by_capitals(question):
         return []
     runs = name_runs(question)
     if not runs:
@@ -106,6 +106,12 @@ def _word_after(words: list[str], run: list[str]) -> str | None:
             after = words[i + len(run)] if i + len(run) < len(words) else None
             return after if after is not None and after.casefold() not in STOPWORDS else None
     return None
+
+
+def _names_by_capitals(question: str) -> bool:
+    """Whether the question writes its names as the checks read them, capitalised among words that are not: Latin
+    script, and not German (whose every noun is capitalised)."""
+    return not _NOT_LATIN.search(question) and not _is_german(question)
 
 
 def _is_german(question: str) -> bool:
@@ -136,9 +142,7 @@ def answers_another_question(question: str, sentence: str, heading: str) -> bool
     yes or a no, and its heading asks about another name than the question does. "No. Deliveries run Monday to
     Saturday." under "Do you deliver on Sundays?" is no answer to "Do you deliver on Saturdays?": its "No" is the
     Sunday answer, however well the rest matches."""
-    if not heading or not is_question(heading) or not _REPLY.match(sentence):
-        return False
-    if _NOT_LATIN.search(question) or _is_german(question):
+    if not heading or not is_question(heading) or not _REPLY.match(sentence) or not _names_by_capitals(question):
         return False
     asked, headed = name_runs(question), name_runs(heading)
     if not asked or not headed:
@@ -326,14 +330,15 @@ class _Vocabulary:
         self.folded = {_POSSESSIVE.sub("", w.casefold()) for w in self.words if len(w) >= 4}
         # the words written as names (capitalised; every word of a text written without capitals, a file name), and
         # for each word the sources write in lower case, the words that follow it there ("business" -> {"day"})
-        self.named = {_family(w) for text, words in zip(sources, split, strict=True) for w in words if w[0].isupper() or text == text.lower()}
+        self.named: set[str] = set()
         self.followed_by: dict[str, set[str]] = {}
         for text, words in zip(sources, split, strict=True):
-            if text != text.lower():
-                for word, after in itertools.pairwise(words):
-                    if word[0].islower():
-                        self.followed_by.setdefault(_family(word), set()).add(_family(after))
-        runs = [run for text in sources for run in _runs(_WORD.findall(text), lambda i, w: w[0].isupper())]
+            uncased = text == text.lower()
+            self.named.update(_family(w) for w in words if uncased or w[0].isupper())
+            for word, after in itertools.pairwise(words if not uncased else ()):
+                if word[0].islower():
+                    self.followed_by.setdefault(_family(word), set()).add(_family(after))
+        runs = [run for words in split for run in _runs(words, lambda i, w: w[0].isupper())]
         self.acronyms = {"".join(w[0] for w in run[i:j]) for run in runs for i in range(len(run)) for j in range(i + 2, len(run) + 1)}
 
     def mentions(self, run: list[str], after: str | None = None) -> bool:
