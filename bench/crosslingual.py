@@ -11,7 +11,8 @@ sets per question, as `bench/containment.py` and `bench/scope.py` build them:
 A question and its passages share no word across scripts, so nothing reaches synthesis but what the semantic
 search returns, and cross-lingual similarities sit low (an English question and its Chinese gold paragraph:
 calibrated similarity under 0.2 for nine in ten). Peer in the same run: the semantic floor every mode kept before
-(`SEMANTIC_FLOOR`, 0.4), which refused nine in ten of these questions at retrieval, with the reader too.
+(`SEMANTIC_FLOOR`, 0.4), which refused nine in ten of these questions at retrieval, with the reader too; and the
+reader at the one operating point it had for every pair before its cross-language one (`bench/reader_crosslingual.py`).
 """
 
 from __future__ import annotations
@@ -56,14 +57,26 @@ def run(n: int) -> dict:
     use_bench_cache()
     import sourcerer.pipeline as pipeline
     from sourcerer import ask
+    from sourcerer.reading import _engine_reader
 
     data: dict = {"n": n, "modes": {}}
     rows = []
     shipped = pipeline.hybrid_retriever
-    floors = {"shipped": shipped, "previous: semantic floor 0.4 in every mode": lambda passages, **_: shipped(passages)}
+    floor = lambda passages, **_: shipped(passages)  # noqa: E731
+    systems = {  # the retriever, and whether the reader keeps its cross-language operating point
+        "shipped": (shipped, True),
+        "one operating point for every language pair": (shipped, False),
+        "previous: semantic floor 0.4 in every mode": (floor, False),
+    }
+    reader = _engine_reader()
+    points = dict(reader.operating_points) if reader is not None else {}
     for mode in MODES[:2]:  # lexical only reads no other language
-        for system, make in floors.items():
+        for system, (make, cross_point) in systems.items():
+            if mode != MODES[0] and system != "shipped":  # without the reader both peers are the shipped system
+                continue
             pipeline.hybrid_retriever = make  # type: ignore[assignment]
+            if reader is not None:
+                reader.operating_points = points if cross_point else {k: v for k, v in points.items() if k != "cross_lingual"}
             try:
                 with answer_mode(mode):
                     for asked, written in DIRECTIONS:
@@ -85,6 +98,8 @@ def run(n: int) -> dict:
                         rows.append([mode, system, f"{asked} → {written}", len(answered), *figures.values()])
             finally:
                 pipeline.hybrid_retriever = shipped  # type: ignore[assignment]
+                if reader is not None:
+                    reader.operating_points = points
     text = table(
         "Cross-lingual — XQuAD held-out articles, question in one language, passages in another (gold + 4 random; "
         "same-topic sets without the answer)",

@@ -187,6 +187,54 @@ def test_over_an_index_a_question_in_another_language_reaches_the_reader_too(mon
 
 
 @reads
+def test_a_question_across_languages_is_held_to_its_own_operating_point(reader_on):
+    """The reader answers more near-misses across languages than in one (bench/results/reader_crosslingual.md), so
+    a question in another language than the passage it would be answered from is decided at the stricter point
+    `make train` fitted for it; the trace says which languages were read."""
+    from sourcerer import ask
+    from sourcerer.reading import reader_config
+
+    config = reader_config()
+    policy = [{"text": "Die Tagespauschale für Verpflegung beträgt 40 EUR in Deutschland und 55 EUR im Ausland.", "source": "Reise"}]
+    detail = ask("What is the daily meal allowance abroad?", passages=policy).trace.stage("synthesize").detail
+    assert detail["languages"] == {"question": "en", "passage": "de"}
+    assert detail["min_answerability"] == config["operating_points"]["cross_lingual"] > config["decision"]["threshold"]
+    same = ask("What is the meal allowance in Europe?", passages=TRAVEL).trace.stage("synthesize").detail
+    assert "languages" not in same and same["min_answerability"] == config["decision"]["threshold"]
+
+
+@pytest.mark.parametrize(
+    ("question", "passage", "crossing"),
+    [
+        ("Wie hoch ist die Tagespauschale im Ausland?", TRAVEL[0]["text"], ("de", "en")),
+        ("每天的餐费补贴是多少？", TRAVEL[0]["text"], ("zh", "en")),
+        ("What is the daily meal allowance abroad?", "Die Tagespauschale für Verpflegung beträgt 40 EUR in "
+         "Deutschland und 55 EUR im Ausland.", ("en", "de")),
+        ("What is the meal allowance in Europe?", TRAVEL[0]["text"], None),
+        # too few words to tell a language by: keyword questions keep the one operating point
+        ("VPN?", TRAVEL[0]["text"], None),
+        ("WFH policy", TRAVEL[0]["text"], None),
+        ("and for express?", TRAVEL[0]["text"], None),
+        # a passage too short to read surely
+        ("Wie hoch ist die Tagespauschale im Ausland?", "60 EUR", None),
+    ],
+)
+def test_a_question_crosses_languages_only_when_both_languages_are_read_surely(question, passage, crossing):
+    pytest.importorskip("py3langid", reason="the `local` extra (the reader) is not installed")
+    from sourcerer.language import crosses_languages
+
+    pair = crosses_languages(question, passage)
+    assert (None if pair is None else (pair.question, pair.passage)) == crossing
+
+
+def test_without_the_language_identifier_no_question_crosses(monkeypatch):
+    from sourcerer import language
+
+    monkeypatch.setattr(language, "_identifier", lambda: None)
+    assert language.crosses_languages("Wie hoch ist die Tagespauschale im Ausland?", TRAVEL[0]["text"]) is None
+
+
+@reads
 def test_a_question_about_nothing_in_the_sources_is_refused(reader_on):
     from sourcerer import ask
 

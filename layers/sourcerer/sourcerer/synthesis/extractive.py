@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 
 from sourcerer.citations import strip_markers
 from sourcerer.injection import is_instruction, without_invisibles
+from sourcerer.language import crosses_languages
 from sourcerer.models import CharSpan, Passage
 from sourcerer.reading import Reader, under_heading
 from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities, with_known
@@ -427,9 +428,14 @@ class ExtractiveSynthesizer:
             "answerability": logit(analysis.answerability),
         }
         probability = decision.probability(values) if decision is not None else ranked_read[0]
-        threshold = self.settings.min_answerability
+        threshold, crossing = self.settings.min_answerability, None
         if threshold is None:
             threshold = decision.threshold if decision is not None else self.reader.threshold("answer")
+            # a question in another language than the passage that would answer it is read less surely: its own,
+            # stricter operating point (`bench/reader_crosslingual.py`)
+            crossing = crosses_languages(question, analysis.sources[candidates[order[0]].passage].text)
+            if crossing is not None:
+                threshold = self.reader.threshold("cross_lingual", threshold)
         detail = {
             "answerability": round(probability, 4),
             "min_answerability": threshold,
@@ -438,6 +444,8 @@ class ExtractiveSynthesizer:
             "read": len(candidates),
             "reader_best": round(ranked_read[0], 4),
         }
+        if crossing is not None:
+            detail["languages"] = asdict(crossing)
         if probability < threshold:
             return _declined(self.name, detail)
         chosen = self._whole_list(candidates[order[0]], analysis)
