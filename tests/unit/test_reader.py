@@ -215,6 +215,9 @@ def test_a_question_across_languages_is_held_to_its_own_operating_point(reader_o
         ("VPN?", TRAVEL[0]["text"], None),
         ("WFH policy", TRAVEL[0]["text"], None),
         ("and for express?", TRAVEL[0]["text"], None),
+        # names say nothing of a language (HaluEval answers: "Amy Jo Johnson" read as Polish)
+        ("Amy Jo Johnson", TRAVEL[0]["text"], None),
+        ("President Richard Nixon", TRAVEL[0]["text"], None),
         # a passage too short to read surely
         ("Wie hoch ist die Tagespauschale im Ausland?", "60 EUR", None),
     ],

@@ -166,6 +166,33 @@ def test_a_veto_decides_before_the_answer_model(judge):
     assert "number not in source: 3" in verdicts[1].why
 
 
+GERMAN_POLICY = "Die Tagespauschale für Verpflegung beträgt 40 EUR in Deutschland und 55 EUR im Ausland."
+
+
+def test_a_claim_in_another_language_than_its_source_is_not_passed_and_says_why(judge):
+    """An LLM answers an English question over a German policy in English: the claim models compare words, so
+    before, a faithful translation failed as "words not in source: daily, meal, …". The local judge cannot check it,
+    and says so; a claim in the source's language is judged as before, and the number check still reads across."""
+    pytest.importorskip("py3langid", reason="the `local` extra is not installed")
+    passages = [Passage(text=GERMAN_POLICY, source="Reise")]
+    across = judge.check(Claim(text="The daily meal allowance abroad is 55 EUR.", citations=[1]), passages)
+    assert not across.supported and "another language (en) than its source (de)" in across.why
+    assert "an LLM judge reads across languages" in across.why
+    changed = judge.check(Claim(text="The daily meal allowance abroad is 95 EUR.", citations=[1]), passages)
+    assert changed.why == "number not in source: 95"
+    assert judge.check(Claim(text="Die Tagespauschale im Ausland beträgt 55 EUR.", citations=[1]), passages).supported
+
+
+def test_a_claim_the_local_judge_cannot_read_never_passes_with_the_answer_as_a_whole(judge):
+    import asyncio
+
+    pytest.importorskip("py3langid", reason="the `local` extra is not installed")
+    passages = [Passage(text=GERMAN_POLICY + " Hotelkosten werden bis 150 EUR pro Nacht erstattet.", source="Reise")]
+    claims = split_claims("Die Tagespauschale im Ausland beträgt 55 EUR. [1] Hotels are reimbursed up to 150 EUR a night. [1]")
+    verdicts = asyncio.run(judge.judge(claims, passages))
+    assert verdicts[0].supported and not verdicts[1].supported and "another language" in verdicts[1].why
+
+
 def test_when_the_answer_model_rejects_an_answer_whose_claims_each_pass_its_weakest_claim_is_named():
     from sourcerer.support import ANSWER_SUPPORT_FEATURES, ClaimSupport, SupportModel, load_support_models
     from sourcerer.synthesis.answerability import LogisticModel

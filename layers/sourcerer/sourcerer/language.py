@@ -3,11 +3,15 @@
 The reading model reads such a pair less surely than one in a single language: on held-out MLQA, at the one
 operating point, it answered the same-article paragraphs that lack the answer two to three times as often when
 question and paragraph differ in language (`bench/reader_crosslingual.py`), so those answers are held to their
-own, stricter operating point. The language is py3langid's (a naive Bayes over byte n-grams, its model inside the
-wheel, ~0.2 ms a text), restricted to the languages the e5 encoder was trained on, so that a dialect label
-("wuu" for a Chinese question) does not read as another language. A passage is long enough to be read surely; a
-question is short, so it crosses only when it has a few words and py3langid gives the passage's language almost
-no chance for it (held-out MLQA: 0.7% of same-language pairs, 99.7% of cross-language ones).
+own, stricter operating point. The local judge reads the same for a claim against its source: its claim models
+compare words, so a claim in another language than its source is one it cannot check, and says so.
+
+The language is py3langid's (a naive Bayes over byte n-grams, its model inside the wheel, ~0.2 ms a text),
+restricted to the languages the e5 encoder was trained on, so that a dialect label ("wuu" for a Chinese question)
+does not read as another language. A passage is long enough to be read surely; a question is short, so it
+crosses only when it has a few words that are not names, its own language is read with some confidence, and
+py3langid gives the passage's language almost no chance for it (held-out MLQA,
+`bench/results/reader_crosslingual.md`: 0.9% of same-language pairs, 93% of cross-language ones).
 """
 
 from __future__ import annotations
@@ -27,9 +31,11 @@ SURE = 0.9  # the least probability of a passage's language for it to count as k
 PASSAGE_SAMPLE = 1000  # characters of a passage read for its language (enough, and the cost grows with length)
 UNLIKELY = 0.05  # a question whose probability of being in the passage's language is below this is in another
 
-# a question of fewer words says too little of its language ("VPN?", "WFH policy" read as Kurdish and Polish);
-# one in a script written without spaces says enough in a few characters
-MIN_WORDS = 3
+# a question of fewer words says too little of its language ("VPN?", "WFH policy" read as Kurdish and Polish), and
+# names say nothing of it ("Amy Jo Johnson" read as Polish, "President Richard Nixon" as Uzbek): it takes words
+# not written capitalised; one in a script written without spaces says enough in a few characters
+MIN_WORDS = 2
+SURE_OF_QUESTION = 0.5  # the least probability of the question's own most likely language
 _UNSPACED = re.compile("[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 _WORD = re.compile(r"[^\W\d_]+")
 
@@ -46,7 +52,7 @@ class LanguagePair:
 def _identifier():
     try:
         from py3langid.langid import MODEL_FILE, LanguageIdentifier
-    except ImportError:  # the `local` extra is not installed: no reader either
+    except ImportError:  # the `local` extra is not installed (the Lambda layer): no reader either
         return None
     identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
     identifier.set_languages([code for code in E5_LANGUAGES if code in identifier.labels])
@@ -64,10 +70,12 @@ def crosses_languages(question: str, passage: str) -> LanguagePair | None:
         if sure < SURE:
             return None
         chances = identifier.rank(question)
-    if dict(chances).get(written, 0.0) >= UNLIKELY:
+    asked, likely = chances[0]
+    if asked == written or likely < SURE_OF_QUESTION or dict(chances).get(written, 0.0) >= UNLIKELY:
         return None
-    return LanguagePair(question=chances[0][0], passage=written)
+    return LanguagePair(question=asked, passage=written)
 
 
 def _tells_its_language(question: str) -> bool:
-    return len(_WORD.findall(question)) >= MIN_WORDS or _UNSPACED.search(question) is not None
+    uncapitalised = sum(1 for word in _WORD.findall(question) if not word[0].isupper())
+    return uncapitalised >= MIN_WORDS or _UNSPACED.search(question) is not None

@@ -28,6 +28,7 @@ from functools import lru_cache
 from importlib import resources
 
 from sourcerer.injection import is_instruction
+from sourcerer.language import crosses_languages
 from sourcerer.retrieval.embedders import CachedEmbedder, caches, calibrated_similarities
 from sourcerer.sentences import sentence_spans
 from sourcerer.synthesis.answerability import LogisticModel
@@ -341,6 +342,11 @@ class ClaimSupport:
             if weighed_later and self.embedder is not None:
                 values, feature_set = self.features(claim, source, sentences)
             return Support(True, "every word of the claim is in one cited sentence", 1.0, values, feature_set)
+        if (pair := crosses_languages(claim, source)) is not None:
+            # the claim models compare words, and e5 similarities across languages sit too low to tell: a claim
+            # in another language than its source cannot be checked here, which is not to say it is false
+            return Support(False, f"the claim is in another language ({pair.question}) than its source ({pair.passage}): "
+                           "the local judge checks claims in their source's language; an LLM judge reads across languages", 0.0)
         if self.embedder is not None:
             values, feature_set = self.features(claim, source, sentences)
         chosen = self.models[feature_set]
