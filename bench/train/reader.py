@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 
 from bench.common import ROOT
 from bench.datasets import claim_sets, overlap, sentences
@@ -95,6 +96,15 @@ def _swapped_questions(questions: list[dict], rng: random.Random) -> list[tuple[
     return out
 
 
+def _by_paragraph(questions: list[dict], keep: Callable[[dict], bool]) -> list[list[dict]]:
+    """The questions `keep` keeps, grouped by the paragraph they are asked of, in order of first appearance."""
+    groups: dict[tuple, list[dict]] = {}
+    for q in questions:
+        if keep(q):
+            groups.setdefault((q["set"], q["lang"], tuple(q["sentences"])), []).append(q)
+    return list(groups.values())
+
+
 def headed_pairs(questions: list[dict], rng: random.Random) -> list[tuple[str, str, int]]:
     """Sentences read after what they stand under, as `ask()` reads them (`sourcerer.reading.under_heading`): an
     FAQ answer after its question, a section's sentence after its title. From each paragraph asked several
@@ -105,12 +115,8 @@ def headed_pairs(questions: list[dict], rng: random.Random) -> list[tuple[str, s
     read against the answer under the original question (a negative: the heading names the other entity)."""
     from sourcerer.reading import under_heading
 
-    by_paragraph: dict[tuple, list[dict]] = {}
-    for q in questions:
-        if q["answer"] is not None:
-            by_paragraph.setdefault((q["set"], q["lang"], tuple(q["sentences"])), []).append(q)
     pairs = []
-    for group in by_paragraph.values():
+    for group in _by_paragraph(questions, lambda q: q["answer"] is not None):
         for q in group:
             sents, answer = q["sentences"], q["answer"]
             same = [o for o in group if o is not q and o["answer"] == answer and o["question"] != q["question"]]
@@ -137,16 +143,17 @@ def faq_pairs(questions: list[dict], rng: random.Random) -> list[tuple[str, str,
     name swapped, read with the original's entry: only the heading can tell these apart."""
     from sourcerer.reading import under_heading
 
-    by_paragraph: dict[tuple, list[dict]] = {}
+    def entry(q: dict) -> bool:
+        return q["answer"] is not None and bool(q["answers"])
+
+    groups = _by_paragraph(questions, entry)
     by_id: dict[str, list[dict]] = {}
     for q in questions:
-        if q["answer"] is not None and q["answers"]:
-            by_paragraph.setdefault((q["set"], q["lang"], tuple(q["sentences"])), []).append(q)
-            if q["set"] == "mlqa_dev":
-                by_id.setdefault(q["id"], []).append(q)
-    neighbours = {id(q): group for group in by_paragraph.values() for q in group}
+        if entry(q) and q["set"] == "mlqa_dev":
+            by_id.setdefault(q["id"], []).append(q)
+    neighbours = {id(q): group for group in groups for q in group}
     pairs = []
-    for q in (q for group in by_paragraph.values() for q in group):
+    for q in (q for group in groups for q in group):
         versions = [v for v in by_id.get(q["id"], []) if v["lang"] != q["lang"]] if q["set"] == "mlqa_dev" else []
         entry = rng.choice(versions) if versions else q
         pairs.append((q["question"], under_heading(entry["question"], entry["answers"][0]), 1))

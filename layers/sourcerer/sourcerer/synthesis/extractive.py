@@ -432,10 +432,11 @@ class ExtractiveSynthesizer:
         if threshold is None:
             threshold = decision.threshold if decision is not None else self.reader.threshold("answer")
             # a question in another language than the passage that would answer it is read less surely: its own,
-            # stricter operating point (`bench/reader_crosslingual.py`)
-            crossing = crosses_languages(question, analysis.sources[candidates[order[0]].passage].text)
+            # stricter operating point where one is fitted (`bench/reader_crosslingual.py`)
+            if "cross_lingual" in self.reader.operating_points:
+                crossing = crosses_languages(question, analysis.sources[candidates[order[0]].passage].text)
             if crossing is not None:
-                threshold = self.reader.threshold("cross_lingual", threshold)
+                threshold = self.reader.threshold("cross_lingual")
         detail = {
             "answerability": round(probability, 4),
             "min_answerability": threshold,
