@@ -10,7 +10,8 @@
 * **Operating point** — one threshold for all languages, chosen on the first half of the held-out articles
   (`calibrate`), reported on the second (`report`), so no figure is tuned on what it reports.
 * **Claim support** — held-out NLI/consistency pairs (JNLI test, IndoNLI tests, KLUE and Falke held-out parts),
-  and XNLI dev (evaluation only: CC BY-NC) in seven languages: balanced accuracy at the shipped threshold.
+  and XNLI dev (evaluation only: CC BY-NC) in nine languages: balanced accuracy at the head's own 0.5 and at the
+  point that maximises it on the first half of the licensed pairs (`claim_point`), on the second half and XNLI.
 """
 
 from __future__ import annotations
@@ -29,6 +30,9 @@ from bench.metrics import percentile, refusal_at, roc_auc
 from bench.train.reader import DATA
 
 XNLI_LANGS = ["en", "fr", "de", "es", "ar", "zh", "ru", "hi", "sw"]
+# a claim in one language, its source in another (XNLI's items are translations of one another): what the local
+# judge says it cannot check, and what an answer over documents in another language asks of it
+XNLI_ACROSS = [("en", "de"), ("de", "en"), ("en", "zh"), ("zh", "en"), ("en", "ar"), ("ar", "en")]
 MIN_QUESTIONS = 20  # held-out answerable questions a language needs for a figure of its own
 
 
@@ -97,12 +101,28 @@ def balanced(pairs: list[tuple[str, str, int]], probs: list[float], threshold: f
     return (tpr + tnr) / 2, roc_auc(pos, neg)
 
 
-def xnli(lang: str, n: int) -> list[tuple[str, str, int]]:
+def claim_point(calibration: dict[str, list[tuple[tuple[str, str, int], float]]]) -> float:
+    """The claim head's best operating point for telling supported from unsupported: the probability that
+    maximises the balanced accuracy averaged over the licensed sets' calibration halves (each set weighs the
+    same). Its own 0.5 sits too high: trained on neutral-heavy NLI sets, it scores most supported XNLI claims
+    under it. Reported only: the local judge does not decide by the claim head (README, "The reading model")."""
+    candidates = [i / 200 for i in range(1, 160)]
+
+    def mean_balanced(t: float) -> float:
+        return sum(balanced([pair for pair, _ in rows], [p for _, p in rows], t)[0] for rows in calibration.values()) / max(1, len(calibration))
+
+    return max(candidates, key=mean_balanced)
+
+
+def xnli(lang: str, n: int, source_lang: str | None = None) -> list[tuple[str, str, int]]:
+    """(hypothesis, premise, entailed) of XNLI dev in `lang`; with `source_lang`, the same items with the premise
+    in that language (the rows of each language are the same items in the same order)."""
     with gzip.open(EVAL / "train" / "xnli_dev" / "xnli_dev.jsonl.gz", "rt", encoding="utf-8") as f:
         rows = [json.loads(line) for line in f]
-    rows = [r for r in rows if r["lang"] == lang]
-    rows = random.Random(5).sample(rows, min(n, len(rows)))
-    return [(r["hypothesis"], r["premise"], int(r["label"] == "entailment")) for r in rows]
+    claims = [r for r in rows if r["lang"] == lang]
+    sources = [r for r in rows if r["lang"] == (source_lang or lang)]
+    chosen = sorted(random.Random(5).sample(range(len(claims)), min(n, len(claims))))
+    return [(claims[i]["hypothesis"], sources[i]["premise"], int(claims[i]["label"] == "entailment")) for i in chosen]
 
 
 def budget(n: int) -> tuple[list[list], dict]:
@@ -191,25 +211,30 @@ def run(per_set: int, claims_per_set: int, write_operating_points: bool, budget_
     sets = {f"{name}, held out": random.Random(4).sample(items, min(claims_per_set, len(items))) for name, items in claim_sets("held_out").items()}
     for lang in XNLI_LANGS:
         sets[f"XNLI dev {lang} (evaluation only)"] = xnli(lang, claims_per_set)
+    for lang, source_lang in XNLI_ACROSS:
+        sets[f"XNLI dev, {lang} claim / {source_lang} source (evaluation only)"] = xnli(lang, claims_per_set, source_lang)
     probabilities = {name: [reader.supports(c, [s])[0] for c, s, _ in pairs] for name, pairs in sets.items()}
     # the veto's operating point: the probability under which at most 5% of the supported held-out claims fall,
     # on the first half of the licensed held-out pairs; figures on the second half and on XNLI
     licensed = [(pair, p) for name, pairs in sets.items() if "XNLI" not in name for pair, p in zip(pairs, probabilities[name], strict=True)]
     calibration = sorted(p for i, ((*_, y), p) in enumerate(licensed) if y == 1 and i % 2 == 0)
     claim_veto = calibration[int(0.05 * len(calibration))] if calibration else 0.1
-    claim_threshold = reader.threshold("claim", 0.5)
+    head_threshold = reader.threshold("claim", 0.5)
+    claim_threshold = claim_point({name: [(pair, p) for i, (pair, p) in enumerate(zip(pairs, probabilities[name], strict=True)) if i % 2 == 0]
+                                   for name, pairs in sets.items() if "XNLI" not in name})
     for name, pairs in sets.items():
         probs = probabilities[name]
         keep = [i for i in range(len(pairs)) if "XNLI" in name or i % 2 == 1]
         pairs, probs = [pairs[i] for i in keep], [probs[i] for i in keep]
         bal, area = balanced(pairs, probs, claim_threshold)
+        at_head = balanced(pairs, probs, head_threshold)[0]
         supported = [p for (*_, y), p in zip(pairs, probs, strict=True) if y == 1]
         unsupported = [p for (*_, y), p in zip(pairs, probs, strict=True) if y == 0]
         vetoed = sum(1 for p in unsupported if p < claim_veto) / max(1, len(unsupported))
         wrongly = sum(1 for p in supported if p < claim_veto) / max(1, len(supported))
-        claim_figures[name] = {"pairs": len(pairs), "balanced_accuracy": round(bal, 4), "auc": round(area, 4),
+        claim_figures[name] = {"pairs": len(pairs), "balanced_accuracy": round(bal, 4), "balanced_accuracy_at_head": round(at_head, 4), "auc": round(area, 4),
                                "veto_catches": round(vetoed, 4), "veto_wrongly": round(wrongly, 4)}
-        claim_rows.append([name, len(pairs), f"{bal:.3f}", f"{area:.3f}", f"{vetoed:.3f}", f"{wrongly:.3f}"])
+        claim_rows.append([name, len(pairs), f"{at_head:.3f}", f"{bal:.3f}", f"{area:.3f}", f"{vetoed:.3f}", f"{wrongly:.3f}"])
 
     budget_lines, budget_figures = budget(budget_n) if budget_n else ([], {})
     result = {
@@ -220,6 +245,7 @@ def run(per_set: int, claims_per_set: int, write_operating_points: bool, budget_
         "answerability_with_trained_translations": figures_all,
         "claims": claim_figures,
         "claim_threshold": claim_threshold,
+        "claim_head_threshold": head_threshold,
         "claim_veto": claim_veto,
         "seconds": round(time.perf_counter() - started, 1),
         "answer_seconds": round(pairs_seconds, 1),
@@ -247,10 +273,12 @@ def run(per_set: int, claims_per_set: int, write_operating_points: bool, budget_
             ), ""]
             if any(left_out.values()) else []
         ),
-        f"Claim head: balanced accuracy at {claim_threshold:.2f}, AUC, and the judge's veto at {claim_veto:.3f} "
-        "(chosen on the other half of the licensed held-out pairs): unsupported claims it catches, supported ones it rejects.",
+        f"Claim head: balanced accuracy at its own {head_threshold:.2f} and at {claim_threshold:.3f} (the point that "
+        "maximises it on the other half of the licensed held-out pairs; XNLI only evaluates), AUC, and the judge's veto "
+        f"at {claim_veto:.3f} (chosen on that half): unsupported claims it catches, supported ones it rejects.",
         "",
-        table("Claim support", ["set", "pairs", "balanced accuracy", "AUC", "veto catches", "veto rejects supported"], claim_rows),
+        table("Claim support", ["set", "pairs", f"balanced accuracy at {head_threshold:.2f}", f"balanced accuracy at {claim_threshold:.3f}",
+                                "AUC", "veto catches", "veto rejects supported"], claim_rows),
         "",
         table("Budget (2 cores, one process, warm; ms)", ["measure", "n", "p50", "p95"], budget_lines),
     ]

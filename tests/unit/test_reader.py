@@ -647,6 +647,19 @@ def test_held_out_pairs_are_ranked_by_the_area_under_the_curve():
     assert auc(np.array([0.5, 0.9]), np.array([0.7])) == 0.5
 
 
+def test_the_claim_heads_point_is_the_one_that_tells_supported_claims_best_on_every_set_alike():
+    from bench.reader_eval import claim_point
+
+    def scored(supported, unsupported):
+        return [(("claim", "source", 1), p) for p in supported] + [(("claim", "source", 0), p) for p in unsupported]
+
+    # the head scores supported claims low (0.2-0.3) but still above the unsupported ones: 0.5 would reject them all
+    low = scored([0.2, 0.25, 0.3], [0.05, 0.1, 0.15])
+    assert 0.15 < claim_point({"set": low}) <= 0.2
+    # a set of many pairs weighs no more than a set of few: the point still separates the small set
+    large = scored([0.6] * 50, [0.01] * 50)
+    assert 0.15 < claim_point({"small": low, "large": large}) <= 0.2
+
 def test_cross_lingual_pairs_can_read_a_question_against_every_other_language():
     import random
 
