@@ -1,12 +1,13 @@
 """Structured documents benchmark (`bench/data/structured/`): answers that stand under a heading, in a list or in a
 table row, as a help centre, a price list or a policy writes them.
 
-Seven documents (Markdown FAQs with question headings, a Markdown price table, an HTML page with a definition
-list, an HTML policy with a list, a Markdown list, a semicolon CSV) in English, French and Spanish, ingested into
-the SQLite index as `sourcerer ingest` does and asked through its retriever as the service does. 36 questions
-(`bench/data/structured.jsonl`): 22 whose answer is in the documents (it counts when every expected sentence is
-quoted and no other row of the table is in the answer) and 14 near-misses whose answer is not (they count when
-refused).
+Nine documents (Markdown FAQs with question headings, a Markdown price table, an HTML page with a definition
+list, an HTML policy with a list, a Markdown list, a semicolon CSV, two medicine leaflets whose lists complete a
+lead-in: "Do not take ibuprofen if you:") in English, French and Spanish, ingested into the SQLite index as
+`sourcerer ingest` does and asked through its retriever as the service does. 45 questions
+(`bench/data/structured.jsonl`): 29 whose answer is in the documents (it counts when every expected sentence is
+quoted, the answer says the lead-in a quoted line completes, and no other row of the table is in the answer) and
+16 near-misses whose answer is not (they count when refused).
 
 Written with the rules it measures (headings open their chunks, a table row joins an answer only by its cells, a
 list asked for whole is quoted whole), so it shows what they do and guards them; it is not a held-out set and no
@@ -34,14 +35,15 @@ def load() -> list[dict]:
 
 
 def right(answer, item: dict) -> bool:
-    """Answered, every expected sentence quoted, and nothing of another table row in the answer; or, for a
-    near-miss (`cite` null), refused."""
+    """Answered, every expected sentence quoted, the lead-in an expected line completes in the answer (`with`),
+    and nothing of another table row (or list) in the answer (`not`); or, for a near-miss (`cite` null), refused."""
     if item["cite"] is None:
         return answer.refused
     quoted = " ".join(c.quote or "" for c in answer.citations)
     return (
         not answer.refused
         and all(expected in quoted for expected in item["cite"])
+        and all(lead in answer.answer for lead in item.get("with", []))
         and not any(other in answer.answer for other in item.get("not", []))
     )
 

@@ -537,6 +537,63 @@ def test_a_question_about_a_list_gets_the_list_and_a_question_about_an_item_the_
         assert one.answer == "A government-issued photo ID. [1]"
 
 
+LEAFLET = (
+    "# Ibuprofen tablets\n\n## Warnings\n\nDo not take ibuprofen if you:\n- are pregnant or breastfeeding\n- have had a stomach ulcer\n"
+    "- are allergic to aspirin\n\nTalk to a pharmacist first if you have asthma.\n\n"
+    "## Do not give this medicine to children if\n\n- They are under 12 years old.\n- They have chickenpox.\n"
+)
+
+
+def test_a_line_that_completes_a_lead_in_is_answered_with_it(tmp_path):
+    """"are allergic to aspirin" under "Do not take ibuprofen if you:" and "They have chickenpox." under "Do not give
+    this medicine to children if" say nothing alone, or the opposite ("You are allergic to aspirin."): the answer
+    quotes the lead-in with the line (it once answered "Do not take ibuprofen if you:. [1] are allergic to aspirin.
+    [1]"), over an index and over passages, and the judge reads the two as one sentence. A line of prose after the
+    list is no item of it."""
+    from sourcerer.store.sqlite import SQLiteIndex
+
+    index = SQLiteIndex(tmp_path / "index.db", embedder=None)
+    index.ingest_document({"source_uri": "leaflet.md", "text": LEAFLET})
+    for passages in ({"retriever": index.retriever(tenant="local")}, {"passages": [{"text": LEAFLET, "source": "leaflet.md"}]}):
+        aspirin = ask("Can I take ibuprofen if I am allergic to aspirin?", chat="extractive", min_score=0, verify="strict", judge="local", **passages)
+        assert aspirin.answer == "Do not take ibuprofen if you: are allergic to aspirin. [1]"
+        assert aspirin.faithfulness.faithful and aspirin.faithfulness.claims[0].why == "every word of the claim is in one cited sentence"
+        assert "Do not take ibuprofen if you:" in aspirin.citations[0].quote and len(aspirin.citations[0].quote_spans) == 2
+        chickenpox = ask("Can I give this medicine to children who have chickenpox?", chat="extractive", min_score=0, verify="strict", judge="local", **passages)
+        assert chickenpox.answer == "Do not give this medicine to children if: They have chickenpox. [1]" and chickenpox.faithfulness.faithful
+        asthma = ask("What if I have asthma?", chat="extractive", min_score=0, **passages)
+        assert asthma.answer == "Talk to a pharmacist first if you have asthma. [1]"
+        # the lead-in alone answers nothing ("Do not take ibuprofen if you:. [1]" once): it is said with each of its lines
+        who = ask("Who should not take ibuprofen?", chat="extractive", min_score=0, verify="strict", judge="local", **passages)
+        assert who.answer == (
+            "Do not take ibuprofen if you: are pregnant or breastfeeding. [1] Do not take ibuprofen if you: have had a stomach "
+            "ulcer. [1] Do not take ibuprofen if you: are allergic to aspirin. [1]"
+        ), who.answer
+        assert who.faithfulness.faithful
+
+
+@pytest.mark.parametrize(
+    ("text", "leads"),
+    [
+        # a marked list under a colon; the prose line after it is none of its items
+        ("Do not take it if you:\n- are pregnant\n- have asthma\nTalk to a pharmacist first.", [None, 0, 0, None]),
+        # lines under a heading that ends open, up to the next title
+        ("Do not take this medicine if\nYou are pregnant.\nYou have asthma.\nSide effects\nNausea is common.", [None, 0, 0, None, None]),
+        # a paragraph under it, and a blank line under a Markdown heading
+        ("## Do not drive if\n\nYou feel drowsy. You see double.", [None, 0, 0]),
+        # a colon inside a line, a closed heading, a blank line between the lines: no lead-in
+        ("Adults: take two tablets.\nChildren: take one.", [None, None]),
+        ("Refunds\nRefunds take 5 days.", [None, None]),
+        ("Bring these:\n- a photo ID\n\n- a pen", [None, 0, None]),
+    ],
+)
+def test_a_lead_in_governs_the_lines_under_it_and_no_others(text, leads):
+    from sourcerer.sentences import lead_in, sentence_spans
+
+    spans = sentence_spans(text)
+    assert [lead_in(text, spans, i) for i in range(len(spans))] == leads, [text[a:b] for a, b in spans]
+
+
 def test_strict_verification_reads_an_answer_with_the_heading_it_answers_under():
     """"Yes, for a flat fee of $15." answers "Do you ship to Canada?" only under that heading: the relevance check
     reads the sentence with it, as synthesis did, and keeps the answer (it once refused it as off topic, p = 0.01);

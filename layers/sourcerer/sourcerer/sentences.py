@@ -13,6 +13,7 @@ title and a question (`states_nothing`).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from sourcerer.text import CJK_LETTER
 
@@ -132,6 +133,57 @@ def states_nothing(text: str, start: int, end: int) -> bool:
     about, never an answer or a claim."""
     sentence = text[start:end]
     return is_heading(sentence) or is_question(sentence) or is_title(text, start, end)
+
+
+# Words that leave a line open for the lines under it to complete: "Do not take this medicine if" over "You are
+# pregnant." (English, French, German, Spanish).
+_OPENING_WORDS = frozenset("if when unless whenever whether while where because that si lorsque quand wenn falls sofern cuando".split())
+LEAD_IN_REACH = 12  # lines under one lead-in, at most
+
+
+def opens_clause(sentence: str) -> bool:
+    """Whether a sentence is a lead-in that the lines under it complete: it ends with a colon ("Do not take
+    ibuprofen if you:"), or without a stop in a word that opens a clause ("Do not take this medicine if"). Alone
+    it says nothing, and a line under it alone can say the opposite of what the two say ("You are allergic to
+    aspirin.")."""
+    line = sentence.strip()
+    if line.endswith((":", "：")):
+        return True
+    words = line.split()
+    return bool(words) and line[-1] not in _STOPS and words[-1].casefold() in _OPENING_WORDS
+
+
+def lead_in(text: str, offsets: Sequence[tuple[int, int]], index: int) -> int | None:
+    """The lead-in (`opens_clause`) that sentence `index` of `text` completes, as an index into `offsets`, or
+    None: the lead-in ends a line, and the sentences from it down to this one follow each other on the next lines
+    (a blank line at most under the lead-in, none between them: a list's lines, or a paragraph under a heading
+    that ends open), and are alike: all list
+    items or none, all ending in a stop or none. A heading, a title or a question ends the walk, and so does a
+    line of prose after a marked list ("Talk to a pharmacist first if ...")."""
+    line = text[offsets[index][0] : offsets[index][1]].rstrip()
+    marked, stopped = _marked(text, offsets[index][0]), line[-1:] in _STOPS
+    i = index
+    while i > 0 and index - i < LEAD_IN_REACH:
+        gap = text[offsets[i - 1][1] : offsets[i][0]]
+        breaks = gap.count("\n")
+        if breaks > 2 or gap.strip(" \t\r\n-*+•0123456789.)"):
+            return None
+        previous = text[offsets[i - 1][0] : offsets[i - 1][1]].rstrip()
+        if opens_clause(previous):  # it ends its line, a blank line at most below it (a Markdown heading's)
+            return i - 1 if breaks else None
+        if breaks > 1:
+            return None
+        if _marked(text, offsets[i - 1][0]) != marked or (previous[-1:] in _STOPS) != stopped:
+            return None
+        if states_nothing(text, offsets[i - 1][0], offsets[i - 1][1]):
+            return None
+        i -= 1
+    return None
+
+
+def _marked(text: str, start: int) -> bool:
+    """Whether the line a sentence starting at `start` stands on opens with a list marker."""
+    return _LIST_MARKER.match(text, text.rfind("\n", 0, start) + 1) is not None
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:

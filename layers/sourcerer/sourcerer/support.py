@@ -30,7 +30,7 @@ from importlib import resources
 from sourcerer.injection import is_instruction
 from sourcerer.language import crosses_languages
 from sourcerer.retrieval.embedders import CachedEmbedder, caches, calibrated_similarities
-from sourcerer.sentences import sentence_spans
+from sourcerer.sentences import lead_in, sentence_spans
 from sourcerer.synthesis.answerability import LogisticModel
 from sourcerer.text import (
     NEGATIONS,
@@ -93,8 +93,11 @@ class SourceSentence:
     pairs: set[tuple[str, str]]
 
     @classmethod
-    def of(cls, paragraph: int, start: int, end: int, text: str) -> SourceSentence:
-        sentence_terms = checked_terms(text)
+    def of(cls, paragraph: int, start: int, end: int, text: str, lead: str = "") -> SourceSentence:
+        """`lead`: the lead-in the sentence completes (`sentences.lead_in`), whose words it says too: "are allergic
+        to aspirin" under "Do not take ibuprofen if you:" holds every word of "Do not take ibuprofen if you are
+        allergic to aspirin"."""
+        sentence_terms = checked_terms(f"{lead}\n{text}" if lead else text)
         return cls(paragraph, start, end, text, sentence_terms, set(sentence_terms), _pairs(sentence_terms))
 
 
@@ -126,12 +129,16 @@ def source_sentences(source: str) -> tuple[SourceSentence, ...]:
     of one answer share it)."""
     out = []
     offset = 0
+    whole = sentence_spans(source)  # a lead-in can stand a blank line above what completes it
+    leads = {span: whole[lead] for i, span in enumerate(whole) if (lead := lead_in(source, whole, i)) is not None}
     for number, paragraph in enumerate(re.split(r"(\n\s*\n)", source)):
         if number % 2 == 0:
             for start, end in sentence_spans(paragraph):
                 if is_instruction(paragraph[start:end]):  # addresses the model: never support for a claim
                     continue
-                out.append(SourceSentence.of(number // 2, offset + start, offset + end, paragraph[start:end]))
+                lead = leads.get((offset + start, offset + end))
+                opening = "" if lead is None else source[lead[0] : lead[1]]
+                out.append(SourceSentence.of(number // 2, offset + start, offset + end, paragraph[start:end], opening))
         offset += len(paragraph)
     return tuple(out)
 

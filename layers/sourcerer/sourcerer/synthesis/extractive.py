@@ -6,7 +6,9 @@ question asks for: a number for "how many", a time for "when", a name or role fo
 languages), its passage's **context** and retrieval rank, and with the bundled e5 model the calibrated
 **similarity** of sentence and passage to the question. A learned sentence model ranks them; the best
 sentence answers and a second joins it when it scores close to the first. A heading, a plain-text title or a
-question (an FAQ's own) is never a candidate: its words count for its passage's context (`states_nothing`).
+question (an FAQ's own) is never a candidate: its words count for its passage's context (`states_nothing`). A
+line that completes a lead-in ("Do not take ibuprofen if you:" over "- are allergic to aspirin") is quoted with
+it, and a lead-in chosen alone with its lines (`sentences.lead_in`).
 
 Whether to answer at all is a separate, learned decision (`synthesis.answerability`): the answerability model
 looks at the best sentence, its margin over the others, the question terms no passage holds, retrieval
@@ -34,7 +36,7 @@ from sourcerer.models import CharSpan, Passage
 from sourcerer.reading import Reader, under_heading
 from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities, with_known
 from sourcerer.retrieval.keyword import idf as bm25_idf
-from sourcerer.sentences import list_run, row_cells, states_nothing
+from sourcerer.sentences import lead_in, list_run, row_cells, states_nothing
 from sourcerer.settings import READER_SENTENCES
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
 from sourcerer.synthesis.draft import Draft
@@ -386,7 +388,7 @@ class ExtractiveSynthesizer:
             second_ratio = self.models[analysis.feature_set].second_ratio
         listed = self._whole_list(ranked[0], analysis)
         if len(listed) > 1:  # a list the question asks for whole
-            return self._draft(listed, detail)
+            return self._draft(listed, detail, analysis.sources)
         chosen, asked = [ranked[0]], set(terms(question))
         for candidate in ranked[1:]:  # a second sentence continues the first one's passage and topic
             if len(chosen) >= self.settings.max_sentences:
@@ -400,7 +402,7 @@ class ExtractiveSynthesizer:
             close = candidate.score >= second_ratio * ranked[0].score
             if same_topic and close and normalize(candidate.text) not in {normalize(c.text) for c in chosen}:
                 chosen.append(candidate)
-        return self._draft(chosen, detail)
+        return self._draft(chosen, detail, analysis.sources)
 
     def _read_and_answer(self, question: str, analysis: Analysis) -> Draft:
         """The reading model reads the cheap model's best sentences with the question. The answer is the sentence
@@ -451,7 +453,7 @@ class ExtractiveSynthesizer:
             return _declined(self.name, detail)
         chosen = self._whole_list(candidates[order[0]], analysis)
         if len(chosen) > 1:  # a list the question asks for whole
-            return self._draft(chosen, detail)
+            return self._draft(chosen, detail, analysis.sources)
         asked = set(terms(question))
         for i in order[1:]:  # a second sentence of the same passage that the reader also finds answering
             if len(chosen) >= self.settings.max_sentences:
@@ -459,7 +461,7 @@ class ExtractiveSynthesizer:
             c = candidates[i]
             if (c.passage, c.section) == (chosen[0].passage, chosen[0].section) and read[i] >= 0.5 and not _another_row(c, asked) and normalize(c.text) not in {normalize(x.text) for x in chosen}:
                 chosen.append(c)
-        return self._draft(chosen, detail)
+        return self._draft(chosen, detail, analysis.sources)
 
     def _whole_list(self, best: ScoredSentence, analysis: Analysis) -> list[ScoredSentence]:
         """The lines of the list `best` is one of, when the question asks for the list: "What should I bring on my
@@ -472,23 +474,62 @@ class ExtractiveSynthesizer:
         run = list_run(analysis.sources[best.passage].text, [(s.start, s.end) for s in same], same.index(best))
         return [same[i] for i in run] if len(run) <= self.settings.max_list_items else [best]
 
-    def _draft(self, chosen: list[ScoredSentence], detail: dict) -> Draft:
+    def _draft(self, chosen: list[ScoredSentence], detail: dict, sources: Sequence[Passage]) -> Draft:
+        """The answer: each chosen sentence quoted and cited, after the lead-in it completes (`sentences.lead_in`):
+        "Do not take ibuprofen if you: are allergic to aspirin. [1]", never the line alone, which says nothing or
+        the opposite. A lead-in chosen beside a line of its own is said with that line; chosen alone, it is said
+        with each of its lines (up to `max_list_items`; "Do not take ibuprofen if you:" answers nothing)."""
+        pieces: list[tuple[int, int, int]] = []  # (passage, start, end) of each sentence the answer quotes
+        lines = {c.passage: _lines(sources[c.passage]) for c in chosen if c.passage < len(sources)}
+        for c in chosen:
+            if c.passage not in lines:
+                pieces.append((c.passage, c.start, c.end))
+                continue
+            spans, leads = lines[c.passage]
+            index = spans.index((c.start, c.end)) if (c.start, c.end) in spans else -1
+            own = [j for j, lead in enumerate(leads) if lead == index] if index >= 0 else []
+            if own and any((c.passage, *spans[j]) in {(x.passage, x.start, x.end) for x in chosen} for j in own):
+                continue  # said with its chosen line
+            if own and len(own) <= self.settings.max_list_items:
+                pieces += [(c.passage, *spans[j]) for j in own]
+            else:
+                pieces.append((c.passage, c.start, c.end))
         # Keep source order within a passage so two sentences read naturally.
-        chosen = sorted(chosen, key=lambda c: (c.passage, c.start))
+        pieces = sorted(dict.fromkeys(pieces))
         parts: list[str] = []
         quotes: dict[int, list[CharSpan]] = {}
-        for c in chosen:
-            number = c.passage + 1
-            parts.append(f"{_ensure_stop(as_quoted(c.text))} [{number}]")
-            quotes.setdefault(number, []).append(CharSpan(start=c.start, end=c.end))
+        for passage, start, end in pieces:
+            number, text = passage + 1, sources[passage].text if passage < len(sources) else ""
+            sentence = _ensure_stop(as_quoted(text[start:end]))
+            spans, leads = lines.get(passage, ([], []))
+            lead = leads[spans.index((start, end))] if (start, end) in spans else None
+            if lead is not None:
+                lead_start, lead_end = spans[lead]
+                opening = as_quoted(text[lead_start:lead_end]).strip().lstrip("#").strip()  # a Markdown heading's marks go
+                sentence = f"{opening} {sentence}" if opening.endswith((":", "：")) else f"{opening}: {sentence}"
+                quotes.setdefault(number, []).append(CharSpan(start=lead_start, end=lead_end))
+            parts.append(f"{sentence} [{number}]")
+            quotes.setdefault(number, []).append(CharSpan(start=start, end=end))
+        quotes = {n: sorted({(q.start, q.end): q for q in spans}.values(), key=lambda q: q.start) for n, spans in quotes.items()}
         return Draft(
             answer=" ".join(parts),
             citations=sorted(quotes),
             refused=False,
             provider=self.name,
             spans=quotes,
-            detail={**detail, "sentences": len(chosen)},
+            detail={**detail, "sentences": len(pieces)},
         )
+
+
+def _lines(passage: Passage) -> tuple[list[tuple[int, int]], list[int | None]]:
+    """A passage's sentences (the heading an indexed chunk opens with counts as a line above its first) and, for
+    each, the index of the lead-in it completes (`sentences.lead_in`), or None."""
+    spans = passage.sentence_offsets()
+    heading = passage.heading
+    if heading:
+        at = passage.text.find(heading)
+        spans = [(at, at + len(heading)), *spans]
+    return spans, [lead_in(passage.text, spans, i) for i in range(len(spans))]
 
 
 KIND_REACH = 3  # how far down the ranking sentences are compared for the kind they are about
