@@ -572,6 +572,31 @@ def test_a_line_that_completes_a_lead_in_is_answered_with_it(tmp_path):
         assert who.faithfulness.faithful
 
 
+def test_an_html_list_under_an_open_line_is_answered_and_verified_with_it(tmp_path):
+    """An HTML list loses its markers, and "Do not drive if" over "you feel dizzy." is then one line of negation:
+    the judge once read "Do not drive if: you feel dizzy." as negating "feel" too (the negation's reach ran across
+    the line break) and strict verification refused the right answer as "negation differs from the source"."""
+    from sourcerer.store.sqlite import SQLiteIndex
+
+    page = (
+        "<html><body><h2>Before you drive</h2><p>Do not drive if</p><ol><li>you feel dizzy.</li><li>you see double.</li></ol>"
+        "</body></html>"
+    )
+    index = SQLiteIndex(tmp_path / "index.db", embedder=None)
+    index.ingest_document({"source_uri": "driving.html", "text": page})
+    answer = ask("Can I drive if I feel dizzy?", retriever=index.retriever(tenant="local"), chat="extractive", min_score=0,
+                 verify="strict", judge="local")
+    assert answer.answer == "Do not drive if: you feel dizzy. [1]" and answer.faithfulness.faithful, answer.answer
+
+
+def test_a_negation_reaches_to_the_end_of_its_line_only():
+    from sourcerer.support import negated_terms
+
+    negative, positive = negated_terms("Do not drive if\nyou feel dizzy.")
+    assert "driv" in negative and {"feel", "dizzy"} <= positive
+    assert "feel" in negated_terms("Do not drive if you feel dizzy.")[0]
+
+
 @pytest.mark.parametrize(
     ("text", "leads"),
     [

@@ -164,7 +164,7 @@ def names(claim: str) -> list[str]:
 
 
 _TOKEN = re.compile(r"[\w'’]+|[.,;:!?()\[\]—–-]")
-NEGATION_REACH = 4  # a negation word negates the next few words, up to punctuation
+NEGATION_REACH = 4  # a negation word negates the next few words, up to punctuation or the end of its line
 
 
 def negated_terms(text: str) -> tuple[set[str], set[str]]:
@@ -172,9 +172,12 @@ def negated_terms(text: str) -> tuple[set[str], set[str]]:
     never lost" differ on "lost" only, whatever else the sentence negates."""
     negative: set[str] = set()
     positive: set[str] = set()
-    reach = 0
+    reach, last = 0, 0
     for match in _TOKEN.finditer(text):
         token = match.group()
+        if "\n" in text[last : match.start()]:
+            reach = 0  # a line ends what it negates: "Do not drive if" over "you feel dizzy." negates driving only
+        last = match.end()
         if not token[0].isalnum():
             reach = 0
             continue
