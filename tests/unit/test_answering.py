@@ -563,13 +563,13 @@ def test_a_line_that_completes_a_lead_in_is_answered_with_it(tmp_path):
         assert chickenpox.answer == "Do not give this medicine to children if: They have chickenpox. [1]" and chickenpox.faithfulness.faithful
         asthma = ask("What if I have asthma?", chat="extractive", min_score=0, **passages)
         assert asthma.answer == "Talk to a pharmacist first if you have asthma. [1]"
-        # the lead-in alone answers nothing ("Do not take ibuprofen if you:. [1]" once): it is said with each of its lines
+        # the lead-in alone answers nothing ("Do not take ibuprofen if you:. [1]" once): it is said with its lines, as
+        # one claim the judge reads against the lead-in and its lines together
         who = ask("Who should not take ibuprofen?", chat="extractive", min_score=0, verify="strict", judge="local", **passages)
         assert who.answer == (
-            "Do not take ibuprofen if you: are pregnant or breastfeeding. [1] Do not take ibuprofen if you: have had a stomach "
-            "ulcer. [1] Do not take ibuprofen if you: are allergic to aspirin. [1]"
+            "Do not take ibuprofen if you: are pregnant or breastfeeding; have had a stomach ulcer; are allergic to aspirin. [1]"
         ), who.answer
-        assert who.faithfulness.faithful
+        assert who.faithfulness.faithful and who.faithfulness.claims[0].why == "every word of the claim is in one cited sentence"
 
 
 def test_an_html_list_under_an_open_line_is_answered_and_verified_with_it(tmp_path):
@@ -587,6 +587,24 @@ def test_an_html_list_under_an_open_line_is_answered_and_verified_with_it(tmp_pa
     answer = ask("Can I drive if I feel dizzy?", retriever=index.retriever(tenant="local"), chat="extractive", min_score=0,
                  verify="strict", judge="local")
     assert answer.answer == "Do not drive if: you feel dizzy. [1]" and answer.faithfulness.faithful, answer.answer
+
+
+def test_the_judge_reads_a_lead_in_apart_from_its_lines_once_their_markers_are_gone():
+    """Ingest drops a list's markers, and "Exceptions:" over "London and Paris: up to 250 EUR per night" is then one
+    sentence to the splitter: the judge splits it, and reads each line with its lead-in, and all of them together."""
+    from sourcerer.sentences import lead_ins_apart, sentence_spans
+    from sourcerer.support import ClaimSupport, source_sentences
+
+    text = "Hotel costs are reimbursed up to 180 EUR per night. Exceptions:\nLondon and Paris: up to 250 EUR\nConferences: the hotel rate"
+    assert [text[a:b] for a, b in lead_ins_apart(text, sentence_spans(text))] == [
+        "Hotel costs are reimbursed up to 180 EUR per night.", "Exceptions:", "London and Paris: up to 250 EUR",
+        "Conferences: the hotel rate",
+    ]
+    assert source_sentences(text)[-1].text == "Exceptions:\nLondon and Paris: up to 250 EUR\nConferences: the hotel rate"
+    support = ClaimSupport(None)
+    for claim in ("Exceptions: London and Paris: up to 250 EUR.", "Exceptions: London and Paris: up to 250 EUR; Conferences: the hotel rate."):
+        assert support.check(claim, text).why == "every word of the claim is in one cited sentence", claim
+    assert not support.check("Exceptions: London and Paris: up to 350 EUR.", text).supported
 
 
 def test_a_negation_reaches_to_the_end_of_its_line_only():

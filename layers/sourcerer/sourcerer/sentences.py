@@ -181,6 +181,23 @@ def lead_in(text: str, offsets: Sequence[tuple[int, int]], index: int) -> int | 
     return None
 
 
+_COLON_LINE_END = re.compile(r"[:：][ \t]*\n\s*")
+
+
+def lead_ins_apart(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """`spans` with each line that ends in a colon split from the lines under it: "Exceptions:" over "London and
+    Paris: up to 250 EUR per night" is one sentence to `sentence_spans` once a list has lost its markers (ingest
+    drops them), and the judge reads a lead-in apart from its lines, as the extractive answer quotes them."""
+    out = []
+    for start, end in spans:
+        for cut in _COLON_LINE_END.finditer(text, start, end):
+            if cut.end() < end:
+                out.append((start, cut.start() + 1))
+                start = cut.end()
+        out.append((start, end))
+    return out
+
+
 def _marked(text: str, start: int) -> bool:
     """Whether the line a sentence starting at `start` stands on opens with a list marker."""
     return _LIST_MARKER.match(text, text.rfind("\n", 0, start) + 1) is not None

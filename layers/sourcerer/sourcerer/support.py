@@ -30,7 +30,7 @@ from importlib import resources
 from sourcerer.injection import is_instruction
 from sourcerer.language import crosses_languages
 from sourcerer.retrieval.embedders import CachedEmbedder, caches, calibrated_similarities
-from sourcerer.sentences import lead_in, sentence_spans
+from sourcerer.sentences import lead_in, lead_ins_apart, sentence_spans
 from sourcerer.synthesis.answerability import LogisticModel
 from sourcerer.text import (
     NEGATIONS,
@@ -126,20 +126,30 @@ def _pairs(term_list: Sequence[str], reach: int = 3) -> set[tuple[str, str]]:
 @lru_cache(maxsize=64)
 def source_sentences(source: str) -> tuple[SourceSentence, ...]:
     """Every sentence of the cited text with its terms and term pairs, computed once per cited text (the claims
-    of one answer share it)."""
+    of one answer share it). A line under a lead-in holds the lead-in's words too, and a lead-in with several
+    lines is also one sentence with all of them (`sentences.lead_in`)."""
     out = []
     offset = 0
-    whole = sentence_spans(source)  # a lead-in can stand a blank line above what completes it
+    whole = lead_ins_apart(source, sentence_spans(source))  # a lead-in can stand a blank line above its lines
     leads = {span: whole[lead] for i, span in enumerate(whole) if (lead := lead_in(source, whole, i)) is not None}
     for number, paragraph in enumerate(re.split(r"(\n\s*\n)", source)):
         if number % 2 == 0:
-            for start, end in sentence_spans(paragraph):
+            for start, end in lead_ins_apart(paragraph, sentence_spans(paragraph)):
                 if is_instruction(paragraph[start:end]):  # addresses the model: never support for a claim
                     continue
                 lead = leads.get((offset + start, offset + end))
                 opening = "" if lead is None else source[lead[0] : lead[1]]
                 out.append(SourceSentence.of(number // 2, offset + start, offset + end, paragraph[start:end], opening))
         offset += len(paragraph)
+    # a lead-in with its lines, as the extractive answer says several of them ("The following are never reimbursed:
+    # traffic fines; minibar items."): one sentence from the lead-in to its last line
+    lines: dict[tuple[int, int], list[SourceSentence]] = {}
+    for sentence in out:
+        if (lead := leads.get((sentence.start, sentence.end))) is not None:
+            lines.setdefault(lead, []).append(sentence)
+    for (start, _), under in lines.items():
+        if len(under) > 1:
+            out.append(SourceSentence.of(under[0].paragraph, start, under[-1].end, source[start : under[-1].end]))
     return tuple(out)
 
 

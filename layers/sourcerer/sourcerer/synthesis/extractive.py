@@ -478,7 +478,8 @@ class ExtractiveSynthesizer:
         """The answer: each chosen sentence quoted and cited, after the lead-in it completes (`sentences.lead_in`):
         "Do not take ibuprofen if you: are allergic to aspirin. [1]", never the line alone, which says nothing or
         the opposite. A lead-in chosen beside a line of its own is said with that line; chosen alone, it is said
-        with each of its lines (up to `max_list_items`; "Do not take ibuprofen if you:" answers nothing)."""
+        with its lines (up to `max_list_items`; "Do not take ibuprofen if you:" answers nothing), joined by
+        semicolons, as one claim the judge reads against the lead-in and its lines together."""
         pieces: list[tuple[int, int, int]] = []  # (passage, start, end) of each sentence the answer quotes
         lines = {c.passage: _lines(sources[c.passage]) for c in chosen if c.passage < len(sources)}
         for c in chosen:
@@ -494,22 +495,29 @@ class ExtractiveSynthesizer:
                 pieces += [(c.passage, *spans[j]) for j in own]
             else:
                 pieces.append((c.passage, c.start, c.end))
-        # Keep source order within a passage so two sentences read naturally.
-        pieces = sorted(dict.fromkeys(pieces))
-        parts: list[str] = []
-        quotes: dict[int, list[CharSpan]] = {}
-        for passage, start, end in pieces:
-            number, text = passage + 1, sources[passage].text if passage < len(sources) else ""
-            sentence = _ensure_stop(as_quoted(text[start:end]))
+        # Keep source order within a passage so two sentences read naturally; lines of one lead-in are said together
+        # after it: "The following are never reimbursed: traffic fines; minibar items. [1]"
+        groups: list[tuple[int, tuple[int, int] | None, list[tuple[int, int]]]] = []  # (passage, lead-in, lines)
+        for passage, start, end in sorted(dict.fromkeys(pieces)):
             spans, leads = lines.get(passage, ([], []))
             lead = leads[spans.index((start, end))] if (start, end) in spans else None
-            if lead is not None:
-                lead_start, lead_end = spans[lead]
-                opening = as_quoted(text[lead_start:lead_end]).strip().lstrip("#").strip()  # a Markdown heading's marks go
-                sentence = f"{opening} {sentence}" if opening.endswith((":", "：")) else f"{opening}: {sentence}"
-                quotes.setdefault(number, []).append(CharSpan(start=lead_start, end=lead_end))
+            opening = spans[lead] if lead is not None else None
+            if opening is not None and groups and groups[-1][:2] == (passage, opening):
+                groups[-1][2].append((start, end))
+            else:
+                groups.append((passage, opening, [(start, end)]))
+        parts: list[str] = []
+        quotes: dict[int, list[CharSpan]] = {}
+        for passage, opening, said in groups:
+            number, text = passage + 1, sources[passage].text if passage < len(sources) else ""
+            quoted = [as_quoted(text[start:end]).strip() for start, end in said]
+            sentence = _ensure_stop("; ".join(q.rstrip(".;。") for q in quoted) if len(quoted) > 1 else quoted[0])
+            if opening is not None:
+                lead_text = as_quoted(text[opening[0] : opening[1]]).strip().lstrip("#").strip()  # a Markdown heading's marks go
+                sentence = f"{lead_text} {sentence}" if lead_text.endswith((":", "：")) else f"{lead_text}: {sentence}"
+                quotes.setdefault(number, []).append(CharSpan(start=opening[0], end=opening[1]))
             parts.append(f"{sentence} [{number}]")
-            quotes.setdefault(number, []).append(CharSpan(start=start, end=end))
+            quotes.setdefault(number, []).extend(CharSpan(start=start, end=end) for start, end in said)
         quotes = {n: sorted({(q.start, q.end): q for q in spans}.values(), key=lambda q: q.start) for n, spans in quotes.items()}
         return Draft(
             answer=" ".join(parts),
@@ -517,7 +525,7 @@ class ExtractiveSynthesizer:
             refused=False,
             provider=self.name,
             spans=quotes,
-            detail={**detail, "sentences": len(pieces)},
+            detail={**detail, "sentences": len(dict.fromkeys(pieces))},
         )
 
 
