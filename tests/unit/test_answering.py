@@ -607,6 +607,18 @@ def test_the_judge_reads_a_lead_in_apart_from_its_lines_once_their_markers_are_g
     assert not support.check("Exceptions: London and Paris: up to 350 EUR.", text).supported
 
 
+def test_a_quoted_sentence_keeps_its_own_spacing_before_punctuation():
+    """French writes a space before a colon: the answer quotes "si vous :" as written (it once read "si vous:"),
+    while the space a removed marker leaves before a stop still goes."""
+    from sourcerer.citations import strip_markers
+
+    assert strip_markers("Refunds take 5 days [1] .") == "Refunds take 5 days." and strip_markers("si vous :") == "si vous :"
+    notice = "Précautions\nNe prenez pas ce médicament si vous :\n- avez une maladie grave du foie\n- êtes allergique au paracétamol"
+    answer = ask("Puis-je prendre du paracétamol si je suis allergique ?", passages=[{"text": notice, "source": "notice"}],
+                 chat="extractive", min_score=0, verify="strict", judge="local")
+    assert answer.answer == "Ne prenez pas ce médicament si vous : êtes allergique au paracétamol. [1]" and answer.faithfulness.faithful
+
+
 def test_a_negation_reaches_to_the_end_of_its_line_only():
     from sourcerer.support import negated_terms
 

@@ -25,7 +25,9 @@ def inline_markers(answer: str) -> list[int]:
 
 
 def strip_markers(text: str) -> str:
-    return re.sub(r"\s+([.,;:!?。])", r"\1", re.sub(r"\s*\[\d+\]", "", text)).strip()
+    """`text` without its citation markers and the spaces they leave before punctuation ("days [1] ." -> "days.");
+    a space the text itself puts before punctuation stays (French "si vous :", quoted as written)."""
+    return re.sub(r"\s*\[\d+\](?:\s+(?=[.,;:!?。]))?", "", text).strip()
 
 
 @dataclass
