@@ -619,6 +619,26 @@ def test_a_quoted_sentence_keeps_its_own_spacing_before_punctuation():
     assert answer.answer == "Ne prenez pas ce médicament si vous : êtes allergique au paracétamol. [1]" and answer.faithfulness.faithful
 
 
+def test_strict_verification_reads_a_line_with_its_lead_in_as_the_answer_quotes_it(tmp_path):
+    """"We accept: PayPal. [1]" answers "Can I pay with PayPal?": the relevance check once matched the claim with the
+    lead-in "A: We accept:" alone (a tie on words), read "PayPal" as a better sentence passed over, and refused the
+    right answer as off topic. A line is matched with its lead-in, and a whole list with the lead-in and its lines."""
+    from sourcerer.store.sqlite import SQLiteIndex
+
+    faq = (
+        "# Customer FAQ\n\nQ: Do you deliver on Sundays?\nA: No. We deliver Monday to Saturday.\n\n"
+        "Q: What payment methods do you accept?\nA: We accept:\n- Visa and Mastercard\n- PayPal\n- bank transfer for business accounts\n"
+    )
+    index = SQLiteIndex(tmp_path / "index.db", embedder=None)
+    index.ingest_document({"source_uri": "faq.md", "text": faq})
+    retriever = index.retriever(tenant="local")
+    paypal = ask("Can I pay with PayPal?", retriever=retriever, chat="extractive", min_score=0, verify="strict", judge="local")
+    assert paypal.answer == "We accept: PayPal. [1]" and paypal.faithfulness.relevant, (paypal.answer, paypal.faithfulness)
+    every = ask("Which payment methods are accepted?", retriever=retriever, chat="extractive", min_score=0, verify="strict", judge="local")
+    assert every.answer == "We accept: Visa and Mastercard; PayPal; bank transfer for business accounts. [1]", every.answer
+    assert every.faithfulness.faithful and every.faithfulness.relevant
+
+
 def test_a_negation_reaches_to_the_end_of_its_line_only():
     from sourcerer.support import negated_terms
 

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sourcerer.sentences import sentence_spans
+from sourcerer.sentences import lead_in, sentence_spans
 
 
 def receipt_of(text: str) -> str:
@@ -111,6 +111,16 @@ class Passage(BaseModel):
         """The heading an indexed chunk opens with, before its first sentence (`store.chunking`): what the passage
         is about, no sentence of it. "" for a passage without stored sentences."""
         return self.text[: self.sentences[0].start].strip() if self.sentences else ""
+
+    def lead_ins(self) -> dict[tuple[int, int], tuple[int, int]]:
+        """Each sentence that completes a lead-in, to that lead-in (`sentences.lead_in`: "are allergic to aspirin"
+        to "Do not take ibuprofen if you:"); the heading an indexed chunk opens with counts as a line above its
+        first sentence ("Do not take this medicine if")."""
+        spans = self.sentence_offsets()
+        if heading := self.heading:
+            at = self.text.find(heading)
+            spans = [(at, at + len(heading)), *spans]
+        return {span: spans[lead] for i, span in enumerate(spans) if (lead := lead_in(self.text, spans, i)) is not None}
 
     @classmethod
     def coerce(cls, item: Any) -> Passage:

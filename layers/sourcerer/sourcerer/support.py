@@ -29,6 +29,7 @@ from importlib import resources
 
 from sourcerer.injection import is_instruction
 from sourcerer.language import crosses_languages
+from sourcerer.models import Passage
 from sourcerer.retrieval.embedders import CachedEmbedder, caches, calibrated_similarities
 from sourcerer.sentences import lead_in, lead_ins_apart, sentence_spans
 from sourcerer.synthesis.answerability import LogisticModel
@@ -151,6 +152,24 @@ def source_sentences(source: str) -> tuple[SourceSentence, ...]:
         if len(under) > 1:
             out.append(SourceSentence.of(under[0].paragraph, start, under[-1].end, source[start : under[-1].end]))
     return tuple(out)
+
+
+def cited_sentences(passage: Passage) -> list[SourceSentence]:
+    """A cited passage's sentences as a claim is matched with them: a line with the lead-in it completes, and a
+    lead-in with all its lines as one more sentence, as the judge reads them (`support.source_sentences`)."""
+    leads = passage.lead_ins()
+    out = [
+        SourceSentence.of(0, a, b, passage.text[a:b], passage.text[slice(*leads[(a, b)])] if (a, b) in leads else "")
+        for a, b in passage.sentence_offsets()
+    ]
+    lines: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for span, lead in leads.items():
+        lines.setdefault(lead, []).append(span)
+    for (start, _), under in lines.items():
+        if len(under) > 1:
+            end = max(b for _, b in under)
+            out.append(SourceSentence.of(0, start, end, passage.text[start:end]))
+    return out
 
 
 @lru_cache(maxsize=64)

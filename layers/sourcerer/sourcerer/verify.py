@@ -23,6 +23,7 @@ from sourcerer.support import (
     SourceSentence,
     Support,
     checked_terms,
+    cited_sentences,
     source_sentences,
     support_models_version,
     supporting_sentences,
@@ -150,8 +151,7 @@ def _cited_sentences(claims: Sequence[Claim], passages: Sequence[Passage]) -> It
     for claim in claims:
         for number in claim.citations:
             if 1 <= number <= len(passages):
-                passage = passages[number - 1]
-                yield claim, number, [SourceSentence.of(0, a, b, passage.text[a:b]) for a, b in passage.sentence_offsets()]
+                yield claim, number, cited_sentences(passages[number - 1])
 
 
 def pick_quotes(answer: str, passages: Sequence[Passage]) -> dict[int, list[CharSpan]]:
@@ -164,10 +164,13 @@ def claim_quotes(claims: Sequence[Claim], passages: Sequence[Passage]) -> dict[i
     """`pick_quotes` for claims already split (the ones a partial answer keeps)."""
     quotes: dict[int, list[CharSpan]] = {}
     for claim, number, sentences in _cited_sentences(claims, passages):
+        leads = passages[number - 1].lead_ins()
         for sentence in supporting_sentences(claim.text, sentences):
             spans = quotes.setdefault(number, [])
-            if all((s.start, s.end) != (sentence.start, sentence.end) for s in spans):
-                spans.append(CharSpan(start=sentence.start, end=sentence.end))
+            # a line is quoted with the lead-in it completes ("We accept:" over "PayPal")
+            for start, end in ([leads[(sentence.start, sentence.end)]] if (sentence.start, sentence.end) in leads else []) + [(sentence.start, sentence.end)]:
+                if all((s.start, s.end) != (start, end) for s in spans):
+                    spans.append(CharSpan(start=start, end=end))
     return quotes
 
 

@@ -99,12 +99,15 @@ def relevance_reading(
     if not claims:
         return None
     quoted = claim_quotes(claims, passages)
-    used = {(number - 1, span.start, span.end) for number, spans in quoted.items() for span in spans}
     if analysis is None or analysis.question != question:
         analysis = extractive_synthesizer(settings).analyse(question, passages)
-    given = [s for s in analysis.sentences if (s.passage, s.start, s.end) in used]
+
+    def used(s) -> bool:  # a quote can hold several sentences: a lead-in with all its lines
+        return any(span.start <= s.start and s.end <= span.end for span in quoted.get(s.passage + 1, []))
+
+    given = [s for s in analysis.sentences if used(s)]
     # a sentence about another kind than the one asked is no better answer to beat (`extractive.asked_kind_first`)
-    passed_over = [s for s in analysis.sentences if (s.passage, s.start, s.end) not in used and s.other_kind is None]
+    passed_over = [s for s in analysis.sentences if not used(s) and s.other_kind is None]
     point = load_answer_models()[analysis.feature_set].relevance
     if given and all(s.other_kind for s in given):  # it quotes only such sentences: true, and about something else
         bar = relevance_bar(reader) if reader is not None else point.get("bar")

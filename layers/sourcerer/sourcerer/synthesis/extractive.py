@@ -36,7 +36,7 @@ from sourcerer.models import CharSpan, Passage
 from sourcerer.reading import Reader, under_heading
 from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities, with_known
 from sourcerer.retrieval.keyword import idf as bm25_idf
-from sourcerer.sentences import lead_in, list_run, row_cells, states_nothing
+from sourcerer.sentences import list_run, row_cells, states_nothing
 from sourcerer.settings import READER_SENTENCES
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
 from sourcerer.synthesis.draft import Draft
@@ -481,27 +481,21 @@ class ExtractiveSynthesizer:
         with its lines (up to `max_list_items`; "Do not take ibuprofen if you:" answers nothing), joined by
         semicolons, as one claim the judge reads against the lead-in and its lines together."""
         pieces: list[tuple[int, int, int]] = []  # (passage, start, end) of each sentence the answer quotes
-        lines = {c.passage: _lines(sources[c.passage]) for c in chosen if c.passage < len(sources)}
+        leads = {c.passage: sources[c.passage].lead_ins() for c in chosen if c.passage < len(sources)}
+        picked = {(c.passage, c.start, c.end) for c in chosen}
         for c in chosen:
-            if c.passage not in lines:
-                pieces.append((c.passage, c.start, c.end))
-                continue
-            spans, leads = lines[c.passage]
-            index = spans.index((c.start, c.end)) if (c.start, c.end) in spans else -1
-            own = [j for j, lead in enumerate(leads) if lead == index] if index >= 0 else []
-            if own and any((c.passage, *spans[j]) in {(x.passage, x.start, x.end) for x in chosen} for j in own):
+            own = sorted(span for span, lead in leads.get(c.passage, {}).items() if lead == (c.start, c.end))
+            if any((c.passage, *span) in picked for span in own):
                 continue  # said with its chosen line
             if own and len(own) <= self.settings.max_list_items:
-                pieces += [(c.passage, *spans[j]) for j in own]
+                pieces += [(c.passage, *span) for span in own]
             else:
                 pieces.append((c.passage, c.start, c.end))
         # Keep source order within a passage so two sentences read naturally; lines of one lead-in are said together
         # after it: "The following are never reimbursed: traffic fines; minibar items. [1]"
         groups: list[tuple[int, tuple[int, int] | None, list[tuple[int, int]]]] = []  # (passage, lead-in, lines)
         for passage, start, end in sorted(dict.fromkeys(pieces)):
-            spans, leads = lines.get(passage, ([], []))
-            lead = leads[spans.index((start, end))] if (start, end) in spans else None
-            opening = spans[lead] if lead is not None else None
+            opening = leads.get(passage, {}).get((start, end))
             if opening is not None and groups and groups[-1][:2] == (passage, opening):
                 groups[-1][2].append((start, end))
             else:
@@ -527,17 +521,6 @@ class ExtractiveSynthesizer:
             spans=quotes,
             detail={**detail, "sentences": len(dict.fromkeys(pieces))},
         )
-
-
-def _lines(passage: Passage) -> tuple[list[tuple[int, int]], list[int | None]]:
-    """A passage's sentences (the heading an indexed chunk opens with counts as a line above its first) and, for
-    each, the index of the lead-in it completes (`sentences.lead_in`), or None."""
-    spans = passage.sentence_offsets()
-    heading = passage.heading
-    if heading:
-        at = passage.text.find(heading)
-        spans = [(at, at + len(heading)), *spans]
-    return spans, [lead_in(passage.text, spans, i) for i in range(len(spans))]
 
 
 KIND_REACH = 3  # how far down the ranking sentences are compared for the kind they are about
