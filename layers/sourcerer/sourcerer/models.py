@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sourcerer.sentences import lead_in, sentence_spans
+from sourcerer.sentences import has_lead_ins, lead_in, opens_clause, sentence_spans
 
 
 def receipt_of(text: str) -> str:
@@ -116,8 +116,11 @@ class Passage(BaseModel):
         """Each sentence that completes a lead-in, to that lead-in (`sentences.lead_in`: "are allergic to aspirin"
         to "Do not take ibuprofen if you:"); the heading an indexed chunk opens with counts as a line above its
         first sentence ("Do not take this medicine if")."""
+        heading = self.heading
+        if not has_lead_ins(self.text) and not (heading and opens_clause(heading)):
+            return {}
         spans = self.sentence_offsets()
-        if heading := self.heading:
+        if heading:
             at = self.text.find(heading)
             spans = [(at, at + len(heading)), *spans]
         return {span: spans[lead] for i, span in enumerate(spans) if (lead := lead_in(self.text, spans, i)) is not None}

@@ -139,6 +139,14 @@ def states_nothing(text: str, start: int, end: int) -> bool:
 # pregnant." (English, French, German, Spanish).
 _OPENING_WORDS = frozenset("if when unless whenever whether while where because that si lorsque quand wenn falls sofern cuando".split())
 LEAD_IN_REACH = 12  # lines under one lead-in, at most
+# a line that may be a lead-in: it ends in a colon, or in an opening word (found by one scan, so a text without one
+# costs nothing more)
+_OPEN_LINE_END = re.compile(r"(?:[:：]|\b(?:" + "|".join(sorted(_OPENING_WORDS)) + r"))[ \t]*\r?\n", re.IGNORECASE)
+
+
+def has_lead_ins(text: str) -> bool:
+    """Whether any line of `text` ends as a lead-in does (`opens_clause`): without one, no sentence completes one."""
+    return _OPEN_LINE_END.search(text) is not None
 
 
 def opens_clause(sentence: str) -> bool:
@@ -157,9 +165,8 @@ def lead_in(text: str, offsets: Sequence[tuple[int, int]], index: int) -> int | 
     """The lead-in (`opens_clause`) that sentence `index` of `text` completes, as an index into `offsets`, or
     None: the lead-in ends a line, and the sentences from it down to this one follow each other on the next lines
     (a blank line at most under the lead-in, none between them: a list's lines, or a paragraph under a heading
-    that ends open), and are alike: all list
-    items or none, all ending in a stop or none. A heading, a title or a question ends the walk, and so does a
-    line of prose after a marked list ("Talk to a pharmacist first if ...")."""
+    that ends open), and are alike: all list items or none, all ending in a stop or none. A heading, a title or a
+    question ends the walk, and so does a line of prose after a marked list ("Talk to a pharmacist first if ...")."""
     line = text[offsets[index][0] : offsets[index][1]].rstrip()
     marked, stopped = _marked(text, offsets[index][0]), line[-1:] in _STOPS
     i = index
@@ -188,6 +195,8 @@ def lead_ins_apart(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[in
     """`spans` with each line that ends in a colon split from the lines under it: "Exceptions:" over "London and
     Paris: up to 250 EUR per night" is one sentence to `sentence_spans` once a list has lost its markers (ingest
     drops them), and the judge reads a lead-in apart from its lines, as the extractive answer quotes them."""
+    if not has_lead_ins(text):
+        return list(spans)
     out = []
     for start, end in spans:
         for cut in _COLON_LINE_END.finditer(text, start, end):
@@ -199,8 +208,13 @@ def lead_ins_apart(text: str, spans: Sequence[tuple[int, int]]) -> list[tuple[in
 
 
 def _marked(text: str, start: int) -> bool:
-    """Whether the line a sentence starting at `start` stands on opens with a list marker."""
-    return _LIST_MARKER.match(text, text.rfind("\n", 0, start) + 1) is not None
+    """Whether the line a sentence starting at `start` stands on opens with a list marker (looked for only within
+    `SHORT_LINE` characters before it: a sentence further into a long line is read as unmarked, and the work stays
+    bounded on a text of one long line)."""
+    line_start = text.rfind("\n", max(0, start - SHORT_LINE), start) + 1
+    if line_start == 0 and start > SHORT_LINE:
+        return False
+    return _LIST_MARKER.match(text, line_start) is not None
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:

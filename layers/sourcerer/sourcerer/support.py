@@ -31,7 +31,7 @@ from sourcerer.injection import is_instruction
 from sourcerer.language import crosses_languages
 from sourcerer.models import Passage
 from sourcerer.retrieval.embedders import CachedEmbedder, caches, calibrated_similarities
-from sourcerer.sentences import lead_in, lead_ins_apart, sentence_spans
+from sourcerer.sentences import has_lead_ins, lead_in, lead_ins_apart, sentence_spans
 from sourcerer.synthesis.answerability import LogisticModel
 from sourcerer.text import (
     NEGATIONS,
@@ -131,8 +131,10 @@ def source_sentences(source: str) -> tuple[SourceSentence, ...]:
     lines is also one sentence with all of them (`sentences.lead_in`)."""
     out = []
     offset = 0
-    whole = lead_ins_apart(source, sentence_spans(source))  # a lead-in can stand a blank line above its lines
-    leads = {span: whole[lead] for i, span in enumerate(whole) if (lead := lead_in(source, whole, i)) is not None}
+    leads: dict[tuple[int, int], tuple[int, int]] = {}
+    if has_lead_ins(source):  # a lead-in can stand a blank line above its lines: found over the whole text
+        whole = lead_ins_apart(source, sentence_spans(source))
+        leads = {span: whole[lead] for i, span in enumerate(whole) if (lead := lead_in(source, whole, i)) is not None}
     for number, paragraph in enumerate(re.split(r"(\n\s*\n)", source)):
         if number % 2 == 0:
             for start, end in lead_ins_apart(paragraph, sentence_spans(paragraph)):
