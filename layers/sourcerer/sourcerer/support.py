@@ -144,34 +144,36 @@ def source_sentences(source: str) -> tuple[SourceSentence, ...]:
                 opening = "" if lead is None else source[lead[0] : lead[1]]
                 out.append(SourceSentence.of(number // 2, offset + start, offset + end, paragraph[start:end], opening))
         offset += len(paragraph)
-    # a lead-in with its lines, as the extractive answer says several of them ("The following are never reimbursed:
-    # traffic fines; minibar items."): one sentence from the lead-in to its last line
-    lines: dict[tuple[int, int], list[SourceSentence]] = {}
-    for sentence in out:
-        if (lead := leads.get((sentence.start, sentence.end))) is not None:
-            lines.setdefault(lead, []).append(sentence)
-    for (start, _), under in lines.items():
-        if len(under) > 1:
-            out.append(SourceSentence.of(under[0].paragraph, start, under[-1].end, source[start : under[-1].end]))
-    return tuple(out)
+    return tuple(_with_whole_lists(out, leads, source))
 
 
 def cited_sentences(passage: Passage) -> list[SourceSentence]:
     """A cited passage's sentences as a claim is matched with them: a line with the lead-in it completes, and a
     lead-in with all its lines as one more sentence, as the judge reads them (`support.source_sentences`)."""
     leads = passage.lead_ins()
-    out = [
+    sentences = [
         SourceSentence.of(0, a, b, passage.text[a:b], passage.text[slice(*leads[(a, b)])] if (a, b) in leads else "")
         for a, b in passage.sentence_offsets()
     ]
-    lines: dict[tuple[int, int], list[tuple[int, int]]] = {}
-    for span, lead in leads.items():
-        lines.setdefault(lead, []).append(span)
-    for (start, _), under in lines.items():
-        if len(under) > 1:
-            end = max(b for _, b in under)
-            out.append(SourceSentence.of(0, start, end, passage.text[start:end]))
-    return out
+    return _with_whole_lists(sentences, leads, passage.text)
+
+
+def _with_whole_lists(
+    sentences: list[SourceSentence], leads: dict[tuple[int, int], tuple[int, int]], text: str
+) -> list[SourceSentence]:
+    """`sentences` (in order) and, for each lead-in with several lines among them, one more sentence from the
+    lead-in to its last line: what the extractive answer says when it gives several ("The following are never
+    reimbursed: traffic fines; minibar items.")."""
+    lines: dict[tuple[int, int], list[SourceSentence]] = {}
+    for sentence in sentences:
+        if (lead := leads.get((sentence.start, sentence.end))) is not None:
+            lines.setdefault(lead, []).append(sentence)
+    whole = [
+        SourceSentence.of(under[0].paragraph, start, under[-1].end, text[start : under[-1].end])
+        for (start, _), under in lines.items()
+        if len(under) > 1
+    ]
+    return sentences + whole
 
 
 @lru_cache(maxsize=64)

@@ -167,8 +167,8 @@ def claim_quotes(claims: Sequence[Claim], passages: Sequence[Passage]) -> dict[i
         leads = passages[number - 1].lead_ins()
         for sentence in supporting_sentences(claim.text, sentences):
             spans = quotes.setdefault(number, [])
-            # a line is quoted with the lead-in it completes ("We accept:" over "PayPal")
-            for start, end in ([leads[(sentence.start, sentence.end)]] if (sentence.start, sentence.end) in leads else []) + [(sentence.start, sentence.end)]:
+            span = (sentence.start, sentence.end)
+            for start, end in ([leads[span]] if span in leads else []) + [span]:  # a line with its lead-in ("We accept:")
                 if all((s.start, s.end) != (start, end) for s in spans):
                     spans.append(CharSpan(start=start, end=end))
     return quotes
