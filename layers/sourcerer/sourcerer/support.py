@@ -124,6 +124,9 @@ def _pairs(term_list: Sequence[str], reach: int = 3) -> set[tuple[str, str]]:
     return {(a, b) for i, a in enumerate(term_list) for b in term_list[i + 1 : i + 1 + reach] if a != b}
 
 
+LeadIns = dict[tuple[int, int], tuple[int, int]]  # a line's span -> the span of the lead-in it completes
+
+
 @lru_cache(maxsize=64)
 def source_sentences(source: str) -> tuple[SourceSentence, ...]:
     """Every sentence of the cited text with its terms and term pairs, computed once per cited text (the claims
@@ -131,7 +134,7 @@ def source_sentences(source: str) -> tuple[SourceSentence, ...]:
     lines is also one sentence with all of them (`sentences.lead_in`)."""
     out = []
     offset = 0
-    leads: dict[tuple[int, int], tuple[int, int]] = {}
+    leads: LeadIns = {}
     if has_lead_ins(source):  # a lead-in can stand a blank line above its lines: found over the whole text
         whole = lead_ins_apart(source, sentence_spans(source))
         leads = {span: whole[lead] for i, span in enumerate(whole) if (lead := lead_in(source, whole, i)) is not None}
@@ -147,20 +150,19 @@ def source_sentences(source: str) -> tuple[SourceSentence, ...]:
     return tuple(_with_whole_lists(out, leads, source))
 
 
-def cited_sentences(passage: Passage) -> list[SourceSentence]:
-    """A cited passage's sentences as a claim is matched with them: a line with the lead-in it completes, and a
-    lead-in with all its lines as one more sentence, as the judge reads them (`support.source_sentences`)."""
+def cited_sentences(passage: Passage) -> tuple[list[SourceSentence], LeadIns]:
+    """A cited passage's sentences as a claim is matched with them, and its lead-ins (`Passage.lead_ins`): a line
+    with the lead-in it completes, and a lead-in with all its lines as one more sentence, as the judge reads them
+    (`support.source_sentences`)."""
     leads = passage.lead_ins()
     sentences = [
         SourceSentence.of(0, a, b, passage.text[a:b], passage.text[slice(*leads[(a, b)])] if (a, b) in leads else "")
         for a, b in passage.sentence_offsets()
     ]
-    return _with_whole_lists(sentences, leads, passage.text)
+    return _with_whole_lists(sentences, leads, passage.text), leads
 
 
-def _with_whole_lists(
-    sentences: list[SourceSentence], leads: dict[tuple[int, int], tuple[int, int]], text: str
-) -> list[SourceSentence]:
+def _with_whole_lists(sentences: list[SourceSentence], leads: LeadIns, text: str) -> list[SourceSentence]:
     """`sentences` (in order) and, for each lead-in with several lines among them, one more sentence from the
     lead-in to its last line: what the extractive answer says when it gives several ("The following are never
     reimbursed: traffic fines; minibar items.")."""

@@ -20,6 +20,7 @@ from sourcerer.retrieval.embedders import CachedEmbedder, local_embedder, with_k
 from sourcerer.sentences import is_heading, is_question, sentence_spans, states_nothing
 from sourcerer.support import (
     ClaimSupport,
+    LeadIns,
     SourceSentence,
     Support,
     checked_terms,
@@ -146,12 +147,14 @@ def prune(answer: str, claims: Sequence[Claim], verdicts: Sequence[ClaimVerdict]
     return "".join(out)
 
 
-def _cited_sentences(claims: Sequence[Claim], passages: Sequence[Passage]) -> Iterator[tuple[Claim, int, list[SourceSentence]]]:
-    """Each claim with each passage it cites (in range) and that passage's sentences."""
+def _cited_sentences(claims: Sequence[Claim], passages: Sequence[Passage]) -> Iterator[tuple[Claim, int, list[SourceSentence], LeadIns]]:
+    """Each claim with each passage it cites (in range) and its sentences and lead-ins, read once per passage."""
+    read: dict[int, tuple[list[SourceSentence], LeadIns]] = {}
     for claim in claims:
         for number in claim.citations:
             if 1 <= number <= len(passages):
-                yield claim, number, cited_sentences(passages[number - 1])
+                read[number] = read.get(number) or cited_sentences(passages[number - 1])
+                yield claim, number, *read[number]
 
 
 def pick_quotes(answer: str, passages: Sequence[Passage]) -> dict[int, list[CharSpan]]:
@@ -163,8 +166,7 @@ def pick_quotes(answer: str, passages: Sequence[Passage]) -> dict[int, list[Char
 def claim_quotes(claims: Sequence[Claim], passages: Sequence[Passage]) -> dict[int, list[CharSpan]]:
     """`pick_quotes` for claims already split (the ones a partial answer keeps)."""
     quotes: dict[int, list[CharSpan]] = {}
-    for claim, number, sentences in _cited_sentences(claims, passages):
-        leads = passages[number - 1].lead_ins()
+    for claim, number, sentences, leads in _cited_sentences(claims, passages):
         for sentence in supporting_sentences(claim.text, sentences):
             spans = quotes.setdefault(number, [])
             span = (sentence.start, sentence.end)
@@ -179,7 +181,7 @@ def leaning_on_instructions(answer: str, passages: Sequence[Passage]) -> set[int
     match) is a sentence that addresses the reader or the model: such a claim repeats an order, it is not
     supported, whatever else the passage says."""
     leaning: set[int] = set()
-    for claim, number, sentences in _cited_sentences(split_claims(answer), passages):
+    for claim, number, sentences, _ in _cited_sentences(split_claims(answer), passages):
         wanted = set(checked_terms(claim.text)) | digit_numbers(claim.text)
         if not wanted:
             continue

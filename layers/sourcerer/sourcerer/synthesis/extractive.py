@@ -481,10 +481,10 @@ class ExtractiveSynthesizer:
         with its lines (up to `max_list_items`; "Do not take ibuprofen if you:" answers nothing), joined by
         semicolons, as one claim the judge reads against the lead-in and its lines together."""
         pieces: list[tuple[int, int, int]] = []  # (passage, start, end) of each sentence the answer quotes
-        leads = {c.passage: sources[c.passage].lead_ins() for c in chosen if c.passage < len(sources)}
+        leads = {c.passage: sources[c.passage].lead_ins() for c in chosen}
         picked = {(c.passage, c.start, c.end) for c in chosen}
         for c in chosen:
-            own = sorted(span for span, lead in leads.get(c.passage, {}).items() if lead == (c.start, c.end))
+            own = sorted(span for span, lead in leads[c.passage].items() if lead == (c.start, c.end))
             if any((c.passage, *span) in picked for span in own):
                 continue  # said with its chosen line
             if own and len(own) <= self.settings.max_list_items:
@@ -495,7 +495,7 @@ class ExtractiveSynthesizer:
         # after it: "The following are never reimbursed: traffic fines; minibar items. [1]"
         groups: list[tuple[int, tuple[int, int] | None, list[tuple[int, int]]]] = []  # (passage, lead-in, lines)
         for passage, start, end in sorted(dict.fromkeys(pieces)):
-            opening = leads.get(passage, {}).get((start, end))
+            opening = leads[passage].get((start, end))
             if opening is not None and groups and groups[-1][:2] == (passage, opening):
                 groups[-1][2].append((start, end))
             else:
@@ -503,7 +503,7 @@ class ExtractiveSynthesizer:
         parts: list[str] = []
         quotes: dict[int, list[CharSpan]] = {}
         for passage, opening, said in groups:
-            number, text = passage + 1, sources[passage].text if passage < len(sources) else ""
+            number, text = passage + 1, sources[passage].text
             quoted = [as_quoted(text[start:end]).strip() for start, end in said]
             sentence = _ensure_stop("; ".join(q.rstrip(".;。") for q in quoted) if len(quoted) > 1 else quoted[0])
             if opening is not None:
