@@ -589,6 +589,57 @@ def test_an_html_list_under_an_open_line_is_answered_and_verified_with_it(tmp_pa
     assert answer.answer == "Do not drive if: you feel dizzy. [1]" and answer.faithfulness.faithful, answer.answer
 
 
+HOWTO = (
+    "# Orders\n\n## Returning an item\n\nTo return an item:\n\n1. Sign in and open Your orders.\n"
+    "2. Choose the item and select \"Return\".\n3. Print the label and drop the parcel at a post office.\n\n"
+    "Refunds reach your card within 10 days.\n\n## Questions\n\n**Can I change the delivery address?**\n"
+    "Yes, until the order ships.\n"
+)
+
+
+def test_numbered_steps_are_answered_whole_under_their_lead_in(tmp_path):
+    """Steps that end in a stop once ran into one paragraph at ingest ("To return an item: Sign in and open Your
+    orders. Choose ..."), and "How do I return an item?" got "To return an item:. [1] Choose the item and select
+    "Return". [1]": one step of three, after a lead-in with a stray stop. The chunk keeps the source's lines, and
+    a step that holds no word of the question its lead-in lacks is said with the lead-in and every step; the
+    paragraph after the blank line is no step."""
+    from sourcerer.store.sqlite import SQLiteIndex
+
+    index = SQLiteIndex(tmp_path / "index.db", embedder=None)
+    index.ingest_document({"source_uri": "orders.md", "text": HOWTO})
+    hits, _ = index.retriever(tenant="local").search("return an item", k=1)
+    assert "To return an item:\n\nSign in and open Your orders.\nChoose the item" in hits[0].text
+    for passages in ({"retriever": index.retriever(tenant="local")}, {"passages": [{"text": HOWTO, "source": "orders.md"}]}):
+        steps = ask("How do I return an item?", chat="extractive", min_score=0, verify="strict", judge="local", **passages)
+        assert steps.answer == (
+            'To return an item: Sign in and open Your orders; Choose the item and select "Return"; '
+            "Print the label and drop the parcel at a post office. [1]"
+        ), steps.answer
+        assert steps.faithfulness.faithful
+        refunds = ask("How long do refunds take?", chat="extractive", min_score=0, **passages)
+        assert refunds.answer == "Refunds reach your card within 10 days. [1]", refunds.answer
+
+
+@pytest.mark.parametrize(
+    "question, answered",
+    [
+        ("Can I change the shipping address?", True),  # "ships" holds the word the FAQ question lacks
+        ("Is it still possible to change the delivery address?", True),  # only adds words: the same question
+        ("Can I cancel the order?", False),  # "order" is in the reply, but "Yes" answers the address question
+        ("Can I change my email address?", False),
+    ],
+)
+def test_a_yes_answers_its_own_faq_question_not_one_that_shares_its_words(question, answered):
+    """"Yes, until the order ships." under "Can I change the delivery address?" answered "Can I cancel the
+    order?" and "Can I change my email address?", and strict verification passed it: every word was in the
+    source. A reply's yes or no belongs to its question; asked with a word neither it nor the reply holds, while
+    the FAQ question holds one the question lacks, it is another question, and the sentence models refuse."""
+    answer = ask(question, passages=[{"text": HOWTO, "source": "orders.md"}], chat="extractive", min_score=0, verify="strict")
+    assert answer.refused != answered, answer.answer
+    if answered:
+        assert answer.answer == "Yes, until the order ships. [1]"
+
+
 def test_the_judge_reads_a_lead_in_apart_from_its_lines_once_their_markers_are_gone():
     """Ingest drops a list's markers, and "Exceptions:" over "London and Paris: up to 250 EUR per night" is then one
     sentence to the splitter: the judge splits it, and reads each line with its lead-in, and all of them together."""
@@ -683,3 +734,18 @@ def test_strict_verification_reads_an_answer_with_the_heading_it_answers_under()
         passages = [{"text": c.text, "source": c.label, "sentences": c.sentences} for c in chunks]
         answer = ask(question, passages=passages, chat="extractive", verify="strict", judge="local")
         assert not answer.refused and answer.faithfulness.relevant, (question, answer.answer)
+
+
+def test_asking_without_a_retrieval_floor_leaves_the_callers_retriever_as_it_was(tmp_path):
+    """Where nothing is refused before synthesis (`min_score=0`, or the reader deciding), `ask()` searches with no
+    semantic floor. It once set that on the caller's retriever, so the caller's next question, asked with a floor,
+    searched without one; it now searches with a copy, whose hits the caller's retriever still lists."""
+    from sourcerer.retrieval.hybrid import SEMANTIC_FLOOR
+    from sourcerer.store.sqlite import SQLiteIndex
+
+    index = SQLiteIndex(tmp_path / "index.db", embedder=None)
+    index.ingest_document({"source_uri": "orders.md", "text": HOWTO})
+    retriever = index.retriever(tenant="local")
+    answer = ask("How long do refunds take?", retriever=retriever, chat="extractive", min_score=0)
+    assert not answer.refused and retriever.semantic_floor == SEMANTIC_FLOOR
+    assert any("Refunds reach your card" in hit.text for hit in retriever.hits)

@@ -23,7 +23,8 @@ def test_markdown_keeps_heading_path_and_line_numbers():
     assert [c.label for c in chunks] == ["guide.md › Guide", "guide.md › Guide › Setup"]
     setup = chunks[1]
     # its heading opens the chunk so a search finds it by its words; no sentence (nothing an answer quotes) holds it
-    assert setup.text.startswith("Setup\nInstall the tool. Then run it.")
+    # the source's lines stay lines, and its blank lines blank: a list's steps stay apart from the paragraph after it
+    assert setup.text.startswith("Setup\nInstall the tool.\nThen run it.\n\n")
     assert setup.text[setup.sentences[0]["start"] :].startswith("Install the tool.")
     assert (setup.locator["kind"], setup.locator["start"]) == ("lines", 7)
     assert md.split("\n")[setup.locator["start"] - 1].startswith("Install")

@@ -149,9 +149,9 @@ async def aask(
     elif floor <= 0:
         from sourcerer.store.retriever import IndexRetriever  # (loaded already where one was made)
 
-        # an index's hybrid search likewise (the service and the CLI make a retriever per question)
-        if isinstance(retriever, IndexRetriever):
-            retriever.semantic_floor = 0.0
+        # an index's hybrid search likewise, on a copy: the caller's retriever keeps its floor for its next question
+        if isinstance(retriever, IndexRetriever) and retriever.semantic_floor > 0:
+            retriever = retriever.with_semantic_floor(0.0)
 
     query = question
     focus: tuple[str, ...] = ()  # the terms a follow-up's new topic adds: an extractive answer comes from a passage naming them

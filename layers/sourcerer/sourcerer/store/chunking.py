@@ -28,15 +28,16 @@ def _size(text: str) -> int:
     return max(spaced, len(text) // 2 if spaced <= 2 else spaced)
 
 
-def _join(texts: list[str]) -> str:
-    """Pieces as one text: a space between sentences, a line break around a piece without final punctuation (a
-    heading, a short list item), so "Pricing FAQ" does not run into the paragraph under it. One character either
-    way, so every piece's offsets are the same."""
+def _join(pieces: list[Piece]) -> str:
+    """Pieces as one text: the line breaks a piece stood after in its source (a list's steps, each on its line, and
+    the blank line after the list), else a space between sentences and a line break around a piece without final
+    punctuation (a heading, a short list item), so "Pricing FAQ" does not run into the paragraph under it."""
     out = ""
-    for text in texts:
+    for piece in pieces:
+        text = piece.text
         if out and not out.endswith(_CJK_END):
             sentences = out.rstrip().endswith(_SENTENCE_END) and text.rstrip().endswith(_SENTENCE_END)
-            out += " " if sentences else "\n"
+            out += "\n" * piece.breaks if piece.breaks else " " if sentences else "\n"
         out += text
     return out
 
@@ -71,7 +72,7 @@ def bounded(pieces: list[Piece]) -> Iterator[Piece]:
                 locator = {**locator, "start": locator["start"] + start, "end": locator["start"] + end}
             part = piece.text[start:end].strip()
             if part:
-                yield Piece(part, locator, piece.section, piece.heading)
+                yield Piece(part, locator, piece.section, piece.heading, piece.breaks if start == 0 else 0)
             start = end
 
 
@@ -108,7 +109,7 @@ def chunk_pieces(pieces: list[Piece], *, tenant: str, document_id: str, settings
         # the heading over a window opens its text, so a search finds "Do you ship to Canada?" over "Yes, for a
         # flat fee." by its words; no sentence points at it, so no answer quotes it
         heading = _heading_line(window[0].heading)
-        text = heading + _join([p.text for p in window])
+        text = heading + _join(window)
         sentences, offset = [], len(heading)
         for piece in window:  # where each piece sits in the joined text, so a citation can point at one
             start = text.index(piece.text, offset)

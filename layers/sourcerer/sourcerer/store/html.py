@@ -20,6 +20,9 @@ _SKIP_TAGS = {"script", "style", "nav", "header", "footer", "aside", "noscript",
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _BLOCK_TAGS = {"p", "div", "section", "article", "main", "li", "ul", "ol", "br", "tr", "table", "blockquote", "pre", "dd", "dt"}
 _BLOCK_TAGS |= set(_HEADINGS)
+# a list item's marker: its sentence opens at it (`sentence_spans` drops it), and its line follows the line before
+_ITEM = "• "
+_ITEM_APART = re.compile(r"\n\n(?=• )")
 
 
 class _HTMLText(HTMLParser):
@@ -42,6 +45,7 @@ class _HTMLText(HTMLParser):
         self._in_head = False  # inside <thead>: its row names the columns, whatever its cells are
         self._term = ""  # the last <dt> of a definition list: the name its <dd> is read under
         self._definition: tuple[str, list[str]] | None = None  # ("dt" or "dd", its text so far)
+        self._item = False  # in a list item whose text has not started: its marker goes before its first words
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in _SKIP_TAGS or dict(attrs).get("role") in ("navigation", "banner", "contentinfo"):
@@ -75,6 +79,7 @@ class _HTMLText(HTMLParser):
             self._heading = (_HEADINGS[tag], [])
         if tag in _BLOCK_TAGS:
             self._emit("\n\n")
+        self._item = self._item or tag == "li"
 
     def handle_endtag(self, tag: str) -> None:
         if tag in _SKIP_TAGS and self.skip:
@@ -101,6 +106,8 @@ class _HTMLText(HTMLParser):
                 self._emit(f"\n\n{'#' * level} {title}\n\n")
         if tag in _BLOCK_TAGS:
             self._emit("\n\n")
+        if tag == "li":
+            self._item = False
 
     def handle_data(self, data: str) -> None:
         if self._in_title:
@@ -114,6 +121,9 @@ class _HTMLText(HTMLParser):
         elif self._definition is not None:
             self._definition[1].append(data)
         else:
+            if self._item and data.strip():
+                self._emit(_ITEM)
+                self._item = False
             self._emit(data)
 
     def _end_definition(self) -> None:
@@ -163,11 +173,15 @@ def parse_html(text: str, name: str) -> Parsed:
     chosen = parser.main_parts if parser.main_parts else parser.parts
     extracted = re.sub(r"[ \t\r\f\v]+", " ", "".join(chosen))
     extracted = re.sub(r"\s*\n\s*\n\s*", "\n\n", extracted).strip()
+    extracted = _ITEM_APART.sub("\n", extracted)  # a list's items on lines of their own, as Markdown writes them
     title = " ".join(parser.title.split()) or name
     path: list[str] = []
     asked = False  # whether the path ends with an FAQ question, not a heading
-    pieces = []
+    pieces: list[Piece] = []
+    previous_end = 0
     for s, e in sentence_spans(extracted):
+        breaks = min(2, extracted.count("\n", previous_end, s)) if pieces else 0
+        previous_end = e
         sentence = extracted[s:e]
         if is_heading(sentence):
             level = len(sentence) - len(sentence.lstrip("#"))
@@ -181,7 +195,7 @@ def parse_html(text: str, name: str) -> Parsed:
             continue
         section = " › ".join([title, *(p for p in path if p != title)])
         heading = path[-1] if path else ""
-        pieces.append(Piece(sentence.replace("\n", " "), {"kind": "char_span", "start": s, "end": e}, section, heading))
+        pieces.append(Piece(sentence.replace("\n", " "), {"kind": "char_span", "start": s, "end": e}, section, heading, breaks))
     return Parsed(title, pieces)
 
 

@@ -99,14 +99,17 @@ def parse(raw: bytes, source_uri: str, content_type: str | None = None) -> Parse
 
 
 def _line_pieces(text: str, first_line: int, section: str, heading: str = "") -> list[Piece]:
-    """Sentences of `text` (which starts at line `first_line`), each with its [start, end] lines."""
+    """Sentences of `text` (which starts at line `first_line`), each with its [start, end] lines and the line
+    breaks before it."""
     pieces = []
-    counted, line = 0, first_line  # newlines are counted once, moving forward, never again from the start
+    counted, line, previous_end = 0, first_line, 0  # newlines are counted once, moving forward, never again from the start
     for start, end in sentence_spans(text):
         line += text.count("\n", counted, start)
         line_end = line + text.count("\n", start, end)
         counted = start
-        pieces.append(Piece(" ".join(text[start:end].split()), {"kind": "lines", "start": line, "end": line_end}, section, heading))
+        breaks = min(2, text.count("\n", previous_end, start)) if pieces else 0
+        previous_end = end
+        pieces.append(Piece(" ".join(text[start:end].split()), {"kind": "lines", "start": line, "end": line_end}, section, heading, breaks))
     return pieces
 
 

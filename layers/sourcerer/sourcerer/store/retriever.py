@@ -10,6 +10,7 @@ returned (`hits`: what the service logs with an answer).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -49,6 +50,13 @@ class IndexRetriever:
         self.last_trace: dict[str, Any] = {}
         self.hits: list[Hit] = []
 
+    def with_semantic_floor(self, floor: float) -> IndexRetriever:
+        """This retriever with another `semantic_floor`, leaving this one as it was; it adds its hits to this one's
+        `hits` (the service reads them there)."""
+        other = copy.copy(self)
+        other.semantic_floor = floor
+        return other
+
     def search(self, query: str, k: int | None = None) -> tuple[list[Hit], dict[str, Any]]:
         """The best `k` hits over every scope (reranked when it can) and the trace of this search."""
         k = k or self.k
@@ -81,7 +89,7 @@ class IndexRetriever:
         hits = hits[:k]
         self.last_trace = trace
         seen = {h.unit_id for h in self.hits}
-        self.hits += [h for h in hits if h.unit_id not in seen]
+        self.hits.extend(h for h in hits if h.unit_id not in seen)  # in place: a copy's hits are its original's
         return hits, trace
 
     def __call__(self, question: str, k: int | None = None) -> list[dict[str, Any]]:

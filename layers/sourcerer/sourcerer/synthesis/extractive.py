@@ -388,7 +388,7 @@ class ExtractiveSynthesizer:
             second_ratio = self.models[analysis.feature_set].second_ratio
         listed = self._whole_list(ranked[0], analysis)
         if len(listed) > 1:  # a list the question asks for whole
-            return self._draft(listed, detail, analysis.sources)
+            return self._draft(listed, detail, analysis)
         chosen, asked = [ranked[0]], set(terms(question))
         for candidate in ranked[1:]:  # a second sentence continues the first one's passage and topic
             if len(chosen) >= self.settings.max_sentences:
@@ -402,7 +402,7 @@ class ExtractiveSynthesizer:
             close = candidate.score >= second_ratio * ranked[0].score
             if same_topic and close and normalize(candidate.text) not in {normalize(c.text) for c in chosen}:
                 chosen.append(candidate)
-        return self._draft(chosen, detail, analysis.sources)
+        return self._draft(chosen, detail, analysis)
 
     def _read_and_answer(self, question: str, analysis: Analysis) -> Draft:
         """The reading model reads the cheap model's best sentences with the question. The answer is the sentence
@@ -412,13 +412,16 @@ class ExtractiveSynthesizer:
         model one that plainly says the asked-for fact in them."""
         assert self.reader is not None
         candidates = [
-            s for s in analysis.sentences if s.other_kind is None and not answers_another_question(question, s.text, s.heading)
+            s
+            for s in analysis.sentences
+            if s.other_kind is None and not answers_another_question(question, s.text, s.heading, by_words=False)
         ][: self.settings.read]
         if not candidates:  # every sentence is about another kind, or replies to another FAQ question
             return _declined(self.name, {"answerability": 0.0, "features": analysis.feature_set, "decided_by": "named scope"})
         # each sentence after what it stands under, the heading its indexed chunk opens with or the question before
-        # it: "Yes, for a flat fee." answers under "Do you ship to Canada?"; a sentence under neither reads alone
-        headed = [under_heading(c.heading, c.text) for c in candidates]
+        # it: "Yes, for a flat fee." answers under "Do you ship to Canada?"; a sentence under neither reads alone;
+        # a line after the lead-in it completes, as the answer says it ("To return an item: Sign in and open ...")
+        headed = [under_heading(c.heading, _with_lead_in(c, analysis.sources[c.passage])) for c in candidates]
         read = self.reader.answers(question, headed)
         decision = self.reader.decision
         combined = [logit(p) + self.reader.sentence_mix * logit(c.score) for c, p in zip(candidates, read, strict=True)]
@@ -453,7 +456,7 @@ class ExtractiveSynthesizer:
             return _declined(self.name, detail)
         chosen = self._whole_list(candidates[order[0]], analysis)
         if len(chosen) > 1:  # a list the question asks for whole
-            return self._draft(chosen, detail, analysis.sources)
+            return self._draft(chosen, detail, analysis)
         asked = set(terms(question))
         for i in order[1:]:  # a second sentence of the same passage that the reader also finds answering
             if len(chosen) >= self.settings.max_sentences:
@@ -461,7 +464,7 @@ class ExtractiveSynthesizer:
             c = candidates[i]
             if (c.passage, c.section) == (chosen[0].passage, chosen[0].section) and read[i] >= 0.5 and not _another_row(c, asked) and normalize(c.text) not in {normalize(x.text) for x in chosen}:
                 chosen.append(c)
-        return self._draft(chosen, detail, analysis.sources)
+        return self._draft(chosen, detail, analysis)
 
     def _whole_list(self, best: ScoredSentence, analysis: Analysis) -> list[ScoredSentence]:
         """The lines of the list `best` is one of, when the question asks for the list: "What should I bring on my
@@ -474,21 +477,27 @@ class ExtractiveSynthesizer:
         run = list_run(analysis.sources[best.passage].text, [(s.start, s.end) for s in same], same.index(best))
         return [same[i] for i in run] if len(run) <= self.settings.max_list_items else [best]
 
-    def _draft(self, chosen: list[ScoredSentence], detail: dict, sources: Sequence[Passage]) -> Draft:
+    def _draft(self, chosen: list[ScoredSentence], detail: dict, analysis: Analysis) -> Draft:
         """The answer: each chosen sentence quoted and cited, after the lead-in it completes (`sentences.lead_in`):
         "Do not take ibuprofen if you: are allergic to aspirin. [1]", never the line alone, which says nothing or
-        the opposite. A lead-in chosen beside a line of its own is said with that line; chosen alone, it is said
-        with its lines (up to `max_list_items`; "Do not take ibuprofen if you:" answers nothing), joined by
-        semicolons, as one claim the judge reads against the lead-in and its lines together."""
+        the opposite. A lead-in chosen alone, or a line of it that holds no word of the question its lead-in lacks
+        ("How do I reset my password?" over "To reset your password:" and its steps), is said with all its lines
+        (up to `max_list_items`; "Do not take ibuprofen if you:" answers nothing, one step is no procedure), joined
+        by semicolons, as one claim the judge reads against the lead-in and its lines together."""
+        sources, asked = analysis.sources, set(terms(analysis.question))
         pieces: list[tuple[int, int, int]] = []  # (passage, start, end) of each sentence the answer quotes
         leads = {c.passage: sources[c.passage].lead_ins() for c in chosen}
         picked = {(c.passage, c.start, c.end) for c in chosen}
         for c in chosen:
-            own = sorted(span for span, lead in leads[c.passage].items() if lead == (c.start, c.end))
-            if any((c.passage, *span) in picked for span in own):
+            span, text = (c.start, c.end), sources[c.passage].text
+            opening = leads[c.passage].get(span)
+            if opening is not None and asked & set(passage_terms(c.text)) <= set(passage_terms(text[opening[0] : opening[1]])):
+                span = opening  # the question asks what the lead-in opens, not this one line of it
+            own = sorted(line for line, lead in leads[c.passage].items() if lead == span)
+            if span == (c.start, c.end) and any((c.passage, *line) in picked for line in own):
                 continue  # said with its chosen line
             if own and len(own) <= self.settings.max_list_items:
-                pieces += [(c.passage, *span) for span in own]
+                pieces += [(c.passage, *line) for line in own]
             else:
                 pieces.append((c.passage, c.start, c.end))
         # Keep source order within a passage so two sentences read naturally; lines of one lead-in are said together
@@ -560,6 +569,12 @@ def as_quoted(sentence: str) -> str:
 
 
 _ANSWER_LABEL = re.compile(r"^\s*(?:A|Answer|R|Réponse|Respuesta|Resposta|Antwort)\s?[:：]\s+(?=\S)")
+
+
+def _with_lead_in(sentence: ScoredSentence, passage: Passage) -> str:
+    """The sentence after the lead-in it completes, if any (`sentences.lead_in`)."""
+    lead = passage.lead_ins().get((sentence.start, sentence.end))
+    return sentence.text if lead is None else f"{passage.text[lead[0] : lead[1]]} {sentence.text}"
 
 
 def _ensure_stop(text: str) -> str:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from sourcerer.models import CharSpan, Passage
 from sourcerer.sentences import is_question, row_cells, states_nothing
-from sourcerer.text import FAMILY_LETTERS, STOPWORDS, family, normalize, terms
+from sourcerer.text import CJK_LETTER, FAMILY_LETTERS, STOPWORDS, family, normalize, terms
 
 _WORD = re.compile(r"[^\W\d_](?:[^\W_]|['’-])*", re.UNICODE)  # "Super_Bowl_50", a title, is two words
 # Letters of the scripts that write names with capitals the way the check reads them (Latin); a question with other
@@ -134,15 +134,40 @@ def scope_mismatch(question: str, sources: Sequence[str], answer: Sequence[str])
 
 
 # a reply that takes its meaning from the question it answers: "No.", "Yes, for a flat fee", "Non,", "Sí.", "Nein."
-_REPLY = re.compile(r"^\W*(?:yes|no|oui|non|s[ií]|ja|nein)\b\s*[.,!;:]", re.IGNORECASE)
+_REPLY = re.compile(r"^\W*(?:yes|no|oui|non|s[ií]|ja|nein|nee|sim|n[aã]o)\b\s*[.,!;:]", re.IGNORECASE)
 
 
-def answers_another_question(question: str, sentence: str, heading: str) -> bool:
+def answers_another_question(question: str, sentence: str, heading: str, *, by_words: bool = True) -> bool:
     """Whether `sentence` is a reply to the FAQ question it stands under rather than to `question`: it opens with a
-    yes or a no, and its heading asks about another name than the question does. "No. Deliveries run Monday to
-    Saturday." under "Do you deliver on Sundays?" is no answer to "Do you deliver on Saturdays?": its "No" is the
-    Sunday answer, however well the rest matches."""
-    if not heading or not is_question(heading) or not _REPLY.match(sentence) or not _names_by_capitals(question):
+    yes or a no, and the two questions ask about different things, each with a name (`_names_other`) or, `by_words`,
+    a word (`_asks_other`) the other lacks. "No. Deliveries run Monday to Saturday." under "Do you deliver on
+    Sundays?" is no answer to "Do you deliver on Saturdays?": its "No" is the Sunday answer, however well the rest
+    matches; nor is "Yes, until the order ships." under "Can I change the delivery address?" an answer to "Can I
+    cancel the order?". The word check is for the sentence models, which read no sentence with its heading; the
+    reading model does, and tells "Can you deliver my order to Canada?" from "Do you ship to Canada?" itself."""
+    if not heading or not is_question(heading) or not _REPLY.match(sentence):
+        return False
+    return _names_other(question, heading) or (by_words and _asks_other(question, sentence, heading))
+
+
+def _asks_other(question: str, sentence: str, heading: str) -> bool:
+    """Whether `question` holds a word (by its family: "deliver" is "delivery") that neither the FAQ question
+    `heading` nor its reply `sentence` holds, and `heading` one that `question` lacks: "Can I change my email
+    address?" asks no word of "Can I change the delivery address?" but *email*, and it lacks *delivery*, so "Yes"
+    answers another question. A question that only adds words ("Is it still possible to change the delivery
+    address?") asks the same one. Words are index terms, so a question in Chinese or Japanese (read by character
+    pairs) is not checked: its pairs differ between paraphrases of one question."""
+    if CJK_LETTER.search(question):
+        return False
+    asked = {family(t) for t in terms(question)}
+    headed = {family(t) for t in terms(heading)}
+    replied = {family(t) for t in terms(sentence)}
+    return bool(asked - headed - replied) and bool(headed - asked)
+
+
+def _names_other(question: str, heading: str) -> bool:
+    """Whether `question` and the FAQ question `heading` each name something (`name_runs`) the other does not."""
+    if not _names_by_capitals(question):
         return False
     asked, headed = name_runs(question), name_runs(heading)
     if not asked or not headed:
