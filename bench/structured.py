@@ -1,13 +1,13 @@
 """Structured documents benchmark (`bench/data/structured/`): answers that stand under a heading, in a list or in a
 table row, as a help centre, a price list or a policy writes them.
 
-Twelve documents (Markdown FAQs with question headings, a Markdown price table, an HTML page with a definition
+Thirteen documents (Markdown FAQs with question headings, a Markdown price table, an HTML page with a definition
 list, an HTML policy with a list, a Markdown list, a semicolon CSV, two medicine leaflets and a payments FAQ whose
-lists complete a lead-in: "Do not take ibuprofen if you:", and two order pages with numbered steps and FAQ replies)
-in English, French and Spanish, ingested into the SQLite index as `sourcerer ingest` does and asked through its
-retriever as the service does. 56 questions (`bench/data/structured.jsonl`): 35 whose answer is in the documents
+lists complete a lead-in: "Do not take ibuprofen if you:", two order pages with numbered steps and FAQ replies, a
+plain-text Q:/A: FAQ) in English, French and Spanish, ingested into the SQLite index as `sourcerer ingest` does and asked through its
+retriever as the service does. 60 questions (`bench/data/structured.jsonl`): 38 whose answer is in the documents
 (it counts when every expected sentence is quoted, the answer says the lead-in a quoted line completes, and no
-other row of the table is in the answer) and 21 near-misses whose answer is not (they count when refused).
+other row of the table is in the answer) and 22 near-misses whose answer is not (they count when refused).
 
 Written with the rules it measures (headings open their chunks, a table row joins an answer only by its cells, a
 list asked for whole is quoted whole), so it shows what they do and guards them; it is not a held-out set and no

@@ -49,6 +49,10 @@ _HEADING_LINE = re.compile(r"(?m)^[ \t]{0,3}#{1,6}[ \t]+[^\n]*\S")
 _LIST_MARKER = re.compile(r"(?m)^[ \t]{0,8}(?:[-*+•]|(\d{1,3})[.)])[ \t]+(?=\S)")
 
 
+# An FAQ's labels: "A: Refunds take 5 days." (quoted without it) and "Q: Do you ship to Canada?"
+ANSWER_LABEL = re.compile(r"^\s*(?:A|Answer|R|Réponse|Respuesta|Resposta|Antwort)\s?[:：]\s+(?=\S)")
+QUESTION_LABEL = re.compile(r"^\s*(?:Q|Question|Frage|Pregunta|Pergunta)\s?[:：.]\s+(?=\S)")
+
 _QUESTION_END = re.compile(r"[?？؟]\W*$")
 
 

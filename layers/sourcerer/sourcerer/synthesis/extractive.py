@@ -36,7 +36,7 @@ from sourcerer.models import CharSpan, Passage
 from sourcerer.reading import Reader, under_heading
 from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities, with_known
 from sourcerer.retrieval.keyword import idf as bm25_idf
-from sourcerer.sentences import list_run, row_cells, states_nothing
+from sourcerer.sentences import ANSWER_LABEL, list_run, row_cells, states_nothing
 from sourcerer.settings import READER_SENTENCES
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
 from sourcerer.synthesis.draft import Draft
@@ -488,7 +488,8 @@ class ExtractiveSynthesizer:
         pieces: list[tuple[int, int, int]] = []  # (passage, start, end) of each sentence the answer quotes
         leads = {c.passage: sources[c.passage].lead_ins() for c in chosen}
         picked = {(c.passage, c.start, c.end) for c in chosen}
-        for c in chosen:
+        rank: dict[tuple[int, int, int], int] = {}  # each quoted sentence's place: the chosen sentence it says
+        for place, c in enumerate(chosen):
             span, text = (c.start, c.end), sources[c.passage].text
             opening = leads[c.passage].get(span)
             if opening is not None and asked & set(passage_terms(c.text)) <= set(passage_terms(text[opening[0] : opening[1]])):
@@ -496,14 +497,18 @@ class ExtractiveSynthesizer:
             own = sorted(line for line, lead in leads[c.passage].items() if lead == span)
             if span == (c.start, c.end) and any((c.passage, *line) in picked for line in own):
                 continue  # said with its chosen line
-            if own and len(own) <= self.settings.max_list_items:
-                pieces += [(c.passage, *line) for line in own]
-            else:
-                pieces.append((c.passage, c.start, c.end))
-        # Keep source order within a passage so two sentences read naturally; lines of one lead-in are said together
+            said = [(c.passage, *line) for line in own] if own and len(own) <= self.settings.max_list_items else [(c.passage, c.start, c.end)]
+            pieces += said
+            for piece in said:
+                rank.setdefault(piece, place)
+        # The best sentence first: "Who approves claims over $500?" once got "Submit expense claims within 30 days.
+        # [1] Claims over $500 need approval from your manager. [1]", source order. Source order where the best
+        # sentence leans on the one before it ("It ships the next day."); lines of one lead-in are said together
         # after it: "The following are never reimbursed: traffic fines; minibar items. [1]"
+        if _leans_back(chosen[0].text):
+            rank = dict.fromkeys(rank, 0)
         groups: list[tuple[int, tuple[int, int] | None, list[tuple[int, int]]]] = []  # (passage, lead-in, lines)
-        for passage, start, end in sorted(dict.fromkeys(pieces)):
+        for passage, start, end in sorted(dict.fromkeys(pieces), key=lambda p: (p[0], rank[p], p[1])):
             opening = leads[passage].get((start, end))
             if opening is not None and groups and groups[-1][:2] == (passage, opening):
                 groups[-1][2].append((start, end))
@@ -565,10 +570,20 @@ def as_quoted(sentence: str) -> str:
     """A source sentence as it may appear in an answer: its own citation markers (`[2]` in a paper: they would read
     as ours), invisible control characters (they could reorder what is shown) and an FAQ's answer label ("A:
     Refunds take 5 days") are dropped. The quote spans still point at the sentence as stored."""
-    return _ANSWER_LABEL.sub("", strip_markers(without_invisibles(sentence)), count=1)
+    return ANSWER_LABEL.sub("", strip_markers(without_invisibles(sentence)), count=1)
 
 
-_ANSWER_LABEL = re.compile(r"^\s*(?:A|Answer|R|Réponse|Respuesta|Resposta|Antwort)\s?[:：]\s+(?=\S)")
+# Words that open a sentence leaning on the one before it: "It ships the next day.", "After that, ..."
+_LEANING = frozenset(
+    "it its this that these those they their them he she his her such then after also however il elle ils elles "
+    "ce cet cette ces cela leur leurs puis ensuite er sie es dies diese dieser dieses dann danach ello ella ellos "
+    "ellas esto este esta estos estas luego despues".split()
+)
+
+
+def _leans_back(sentence: str) -> bool:
+    words = normalize(sentence).split()
+    return bool(words) and words[0].strip(",;:") in _LEANING
 
 
 def _with_lead_in(sentence: ScoredSentence, passage: Passage) -> str:

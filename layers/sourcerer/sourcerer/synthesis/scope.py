@@ -19,6 +19,11 @@ The **asked kind** (`other_kind`) is the same reading for the words that say whi
 "How long does express shipping take?" is not answered with "Standard shipping takes 3 to 5 business days" when
 the sources also say "Express shipping arrives the next business day" (`extractive.asked_kind_first`). The **asked value** (`missing_value`): a question asking what a phone number,
 e-mail address or website is, or what something costs or pays, gets no answer from sentences that hold none.
+A **reply** (`answers_another_question`): "Yes." under an FAQ's question answers that question, not another one
+that shares its words.
+
+Why it is long: the four checks read a question's names and words with the same helpers (`name_runs`,
+`_Vocabulary`, the Latin-script and German tests); apart, each would import the others' private parts.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sourcerer.models import CharSpan, Passage
-from sourcerer.sentences import is_question, row_cells, states_nothing
+from sourcerer.sentences import ANSWER_LABEL, QUESTION_LABEL, is_question, row_cells, states_nothing
 from sourcerer.text import CJK_LETTER, FAMILY_LETTERS, STOPWORDS, family, normalize, terms
 
 _WORD = re.compile(r"[^\W\d_](?:[^\W_]|['’-])*", re.UNICODE)  # "Super_Bowl_50", a title, is two words
@@ -145,24 +150,40 @@ def answers_another_question(question: str, sentence: str, heading: str, *, by_w
     matches; nor is "Yes, until the order ships." under "Can I change the delivery address?" an answer to "Can I
     cancel the order?". The word check is for the sentence models, which read no sentence with its heading; the
     reading model does, and tells "Can you deliver my order to Canada?" from "Do you ship to Canada?" itself."""
-    if not heading or not is_question(heading) or not _REPLY.match(sentence):
+    if not heading or not is_question(heading) or not _REPLY.match(ANSWER_LABEL.sub("", sentence, count=1)):
         return False
     return _names_other(question, heading) or (by_words and _asks_other(question, sentence, heading))
 
 
+# Words that ask for something other than a yes or a no (English, French, German, Spanish, Portuguese; accents
+# folded): "How much does delivery to Belgium cost?" takes its answer from the words of a reply, not its "Yes"
+_ASKING_FOR = frozenset(
+    "what when where who whom whose which why how que quoi quand ou qui quel quelle quels quelles pourquoi comment "
+    "combien was wann wo wer wen wem welche welcher welches warum wie wieviel wieviele cuando donde quien quienes "
+    "cual cuales como cuanto cuanta cuantos cuantas porque quando onde quem qual quais quanto quanta".split()
+)
+
+
 def _asks_other(question: str, sentence: str, heading: str) -> bool:
-    """Whether `question` holds a word (by its family: "deliver" is "delivery") that neither the FAQ question
-    `heading` nor its reply `sentence` holds, and `heading` one that `question` lacks: "Can I change my email
-    address?" asks no word of "Can I change the delivery address?" but *email*, and it lacks *delivery*, so "Yes"
-    answers another question. A question that only adds words ("Is it still possible to change the delivery
-    address?") asks the same one. Words are index terms, so a question in Chinese or Japanese (read by character
-    pairs) is not checked: its pairs differ between paraphrases of one question."""
+    """Whether `question` and the FAQ question `heading` each hold a word (by its family: "deliver" is
+    "delivery") that the other lacks: "Can I change my email address?" asks *email*, and lacks *delivery* of "Can
+    I change the delivery address?", so a "Yes" under the latter answers another question. A question that only
+    adds words ("Is it still possible to change the delivery address?") asks the same one. A question that asks
+    for something (`_ASKING_FOR`) may find its words in the reply: "Combien coûte la livraison en Belgique ?" is
+    answered by "Oui, la livraison coûte 9 €" under "Livrez-vous en Belgique ?". A yes-or-no question may not, as
+    the reply's yes or no would answer it: "No, but you can cancel at any time." under "Can I pause my
+    subscription?" holds *cancel*, and is no answer to "Can I cancel my subscription?". Words are index terms, so
+    a question in Chinese or Japanese (read by character pairs) is not checked: its pairs differ between
+    paraphrases of one question."""
     if CJK_LETTER.search(question):
         return False
     asked = {family(t) for t in terms(question)}
-    headed = {family(t) for t in terms(heading)}
-    replied = {family(t) for t in terms(sentence)}
-    return bool(asked - headed - replied) and bool(headed - asked)
+    headed = {family(t) for t in terms(QUESTION_LABEL.sub("", heading, count=1))}
+    if not headed - asked:
+        return False
+    if _ASKING_FOR.isdisjoint(re.findall(r"\w+", normalize(question))):
+        return bool(asked - headed)  # yes or no: the reply's "No" would answer it
+    return bool(asked - headed - {family(t) for t in terms(sentence)})
 
 
 def _names_other(question: str, heading: str) -> bool:
