@@ -481,7 +481,8 @@ class ExtractiveSynthesizer:
         """The answer: each chosen sentence quoted and cited, after the lead-in it completes (`sentences.lead_in`):
         "Do not take ibuprofen if you: are allergic to aspirin. [1]", never the line alone, which says nothing or
         the opposite. A lead-in chosen alone, or a line of it that holds no word of the question its lead-in lacks
-        ("How do I reset my password?" over "To reset your password:" and its steps), is said with all its lines
+        while the lead-in holds one ("How do I reset my password?" over "To reset your password:" and its steps),
+        is said with all its lines
         (up to `max_list_items`; "Do not take ibuprofen if you:" answers nothing, one step is no procedure), joined
         by semicolons, as one claim the judge reads against the lead-in and its lines together."""
         sources, asked = analysis.sources, set(terms(analysis.question))
@@ -492,7 +493,8 @@ class ExtractiveSynthesizer:
         for place, c in enumerate(chosen):
             span, text = (c.start, c.end), sources[c.passage].text
             opening = leads[c.passage].get(span)
-            if opening is not None and asked & set(passage_terms(c.text)) <= set(passage_terms(text[opening[0] : opening[1]])):
+            opened = asked & set(passage_terms(text[opening[0] : opening[1]])) if opening is not None else set()
+            if opened and asked & set(passage_terms(c.text)) <= opened:
                 span = opening  # the question asks what the lead-in opens, not this one line of it
             own = sorted(line for line, lead in leads[c.passage].items() if lead == span)
             if span == (c.start, c.end) and any((c.passage, *line) in picked for line in own):
