@@ -482,3 +482,21 @@ def test_an_faq_export_in_json_reads_each_answer_under_its_question():
         ("faq.json › q2", "Refunds take 5 business days."),
     ]
     assert chunks[0].text[chunks[0].sentences[0]["start"] :] == "Yes, for a flat fee of $15."
+
+
+@pytest.mark.parametrize(
+    "uri, data",
+    [
+        ("steps.jsonl", json.dumps({"text": "To reset your password:\n1. Open Settings.\n2. Click Reset.\n\nThe code expires in 15 minutes."})),
+        ("steps.md", "To reset your password:\n\n1. Open Settings.\n2. Click Reset.\n\nThe code expires in 15 minutes.\n"),
+        ("steps.html", "<p>To reset your password:</p>\n<ol>\n  <li>Open Settings.</li>\n  <li><p>Click Reset.</p></li>\n</ol>"
+         "<p>The code expires in 15 minutes.</p>"),
+    ],
+)
+def test_a_documents_lines_stay_lines_in_its_chunks(uri, data):
+    """Numbered steps that end in a stop ran into one paragraph at ingest ("To reset your password: Open Settings.
+    Click Reset. The code ..."), so no step could be read under its lead-in. A chunk keeps the line breaks its
+    sentences stood apart by (two at most), in Markdown and text, JSON records and HTML, whose list items are
+    lines of their own and whose paragraphs stand a blank line apart."""
+    text = _chunks(uri, data)[0].text
+    assert "To reset your password:\n" in text and "Open Settings.\nClick Reset.\n\nThe code expires in 15 minutes." in text, text

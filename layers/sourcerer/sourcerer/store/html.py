@@ -12,8 +12,8 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-from sourcerer.sentences import is_heading, is_question, sentence_spans
-from sourcerer.store.parsed import Parsed, Piece
+from sourcerer.sentences import is_heading, is_question
+from sourcerer.store.parsed import Parsed, Piece, spans_and_breaks
 from sourcerer.store.tables import row_sentence
 
 _SKIP_TAGS = {"script", "style", "nav", "header", "footer", "aside", "noscript", "template", "svg", "form", "button"}
@@ -178,10 +178,7 @@ def parse_html(text: str, name: str) -> Parsed:
     path: list[str] = []
     asked = False  # whether the path ends with an FAQ question, not a heading
     pieces: list[Piece] = []
-    previous_end = 0
-    for s, e in sentence_spans(extracted):
-        breaks = min(2, extracted.count("\n", previous_end, s)) if pieces else 0
-        previous_end = e
+    for s, e, breaks in spans_and_breaks(extracted):
         sentence = extracted[s:e]
         if is_heading(sentence):
             level = len(sentence) - len(sentence.lstrip("#"))

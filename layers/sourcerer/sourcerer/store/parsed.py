@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from sourcerer.sentences import sentence_spans
+
 
 @dataclass
 class Piece:
@@ -21,3 +23,12 @@ class Piece:
 class Parsed:
     title: str
     pieces: list[Piece]
+
+
+def spans_and_breaks(text: str) -> list[tuple[int, int, int]]:
+    """`sentence_spans` of `text`, each with the line breaks (0-2) between it and the sentence before it: a
+    `Piece`'s `breaks`."""
+    out: list[tuple[int, int, int]] = []
+    for start, end in sentence_spans(text):
+        out.append((start, end, min(2, text.count("\n", out[-1][1], start)) if out else 0))
+    return out

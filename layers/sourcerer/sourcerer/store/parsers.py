@@ -16,9 +16,9 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from sourcerer.errors import UnsupportedDocument
-from sourcerer.sentences import SHORT_LINE, sentence_spans
+from sourcerer.sentences import SHORT_LINE
 from sourcerer.store.html import parse_html
-from sourcerer.store.parsed import Parsed, Piece
+from sourcerer.store.parsed import Parsed, Piece, spans_and_breaks
 from sourcerer.store.pdf import parse_pdf
 from sourcerer.store.tables import markdown_tables, table_rows
 
@@ -102,13 +102,11 @@ def _line_pieces(text: str, first_line: int, section: str, heading: str = "") ->
     """Sentences of `text` (which starts at line `first_line`), each with its [start, end] lines and the line
     breaks before it."""
     pieces = []
-    counted, line, previous_end = 0, first_line, 0  # newlines are counted once, moving forward, never again from the start
-    for start, end in sentence_spans(text):
+    counted, line = 0, first_line  # newlines are counted once, moving forward, never again from the start
+    for start, end, breaks in spans_and_breaks(text):
         line += text.count("\n", counted, start)
         line_end = line + text.count("\n", start, end)
         counted = start
-        breaks = min(2, text.count("\n", previous_end, start)) if pieces else 0
-        previous_end = end
         pieces.append(Piece(" ".join(text[start:end].split()), {"kind": "lines", "start": line, "end": line_end}, section, heading, breaks))
     return pieces
 
@@ -306,9 +304,9 @@ def _json(text: str, name: str, *, lines: bool) -> Parsed:
             continue
         body, title, heading = found
         section = f"{name} › {title}" if title else f"{name} #{number}"
-        for s, e in sentence_spans(body):
+        for s, e, breaks in spans_and_breaks(body):
             locator = {"kind": "lines", "start": number, "end": number} if lines else {"kind": "char_span", "start": s, "end": e}
-            pieces.append(Piece(body[s:e], locator, section, heading))
+            pieces.append(Piece(body[s:e], locator, section, heading, breaks))
     if not pieces:
         raise UnsupportedDocument(f"no record with a text field ({', '.join(TEXT_FIELDS)})")
     return Parsed(name, pieces)
