@@ -772,3 +772,22 @@ def test_the_best_sentence_is_said_first_unless_it_leans_on_the_one_before():
     express = "Express shipping is available for orders placed before 2 pm. It arrives the next business day."
     answer = ask("When does express shipping arrive?", passages=[{"text": express, "source": "h"}], chat="extractive", min_score=0)
     assert answer.answer == "Express shipping is available for orders placed before 2 pm. [1] It arrives the next business day. [1]"
+
+
+def test_a_quote_marks_what_it_leaves_out_and_where_a_line_breaks():
+    """A quote of several spans joined them with a space: "To reset your password: Click "Reset password"." read as
+    one sentence of the source, the two steps between left out unseen, and a list's lines ran into one another
+    ("alcohol traffic fines"). Text left out is " … ", a line without a stop ends in " / "."""
+    from sourcerer.citations import localize
+    from sourcerer.models import CharSpan, Passage
+
+    text = "The following are not reimbursed:\nalcohol\ntraffic fines\n\nTo reset it: open Settings. Click Reset. Enter the code."
+    passage = Passage(text=text, source="h")
+
+    def quote(*parts: str) -> str:
+        spans = [CharSpan(start=text.index(p), end=text.index(p) + len(p)) for p in parts]
+        return localize(passage, spans)[0]
+
+    assert quote("The following are not reimbursed:", "alcohol", "traffic fines") == "The following are not reimbursed: alcohol / traffic fines"
+    assert quote("To reset it:", "Click Reset.") == "To reset it: … Click Reset."
+    assert quote("Click Reset.", "Enter the code.") == "Click Reset. Enter the code."

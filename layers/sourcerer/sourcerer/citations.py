@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,6 +38,19 @@ class Enforced:
     dropped: list[int]
 
 
+def _between(text: str, end: int, start: int) -> str:
+    """What a quote puts between two quoted spans: " … " where it leaves text out, so two sentences apart never
+    read as one passage; " / " for a line break after a line without a stop ("alcohol / traffic fines", a list's
+    items); else a space."""
+    gap = text[end:start]
+    if gap.strip():
+        return " … "
+    return " / " if "\n" in gap and not text[:end].rstrip().endswith(_STOPS) else " "
+
+
+_STOPS = tuple(".!?:;…。！？؟")
+
+
 def localize(passage: Passage, spans: Sequence[CharSpan]) -> tuple[str, list[tuple[int, int]], Locator | dict]:
     """Pin a citation to the quoted sentences `spans` of `passage`: (quote, quote spans, narrowed locator).
 
@@ -45,7 +59,9 @@ def localize(passage: Passage, spans: Sequence[CharSpan]) -> tuple[str, list[tup
     the quote in its text; otherwise the passage's own locator stands.
     """
     ordered = sorted({(s.start, s.end) for s in spans})
-    quote = " ".join(passage.text[a:b].strip() for a, b in ordered)
+    quote = passage.text[ordered[0][0] : ordered[0][1]].strip()
+    for (_, end), (start, stop) in itertools.pairwise(ordered):
+        quote += _between(passage.text, end, start) + passage.text[start:stop].strip()
     segments = [seg for seg in passage.sentences or [] if seg.locator is not None]
     touched = [seg for seg in segments if any(seg.start < b and a < seg.end for a, b in ordered)]
     if touched:

@@ -153,7 +153,9 @@ class Citation(BaseModel):
     locator: Locator
     receipt: str = Field(description="sha256: of `text`")
     quote: str | None = Field(
-        default=None, description="the sentence(s) of `text` that support the claim; `locator` points at them"
+        default=None,
+        description="the sentence(s) of `text` that support the claim, in order: ' … ' where text between two is left "
+        "out, ' / ' at a line break after a line without a stop; `locator` points at them",
     )
     quote_spans: list[tuple[int, int]] = Field(default_factory=list, description="[start, end) of each quoted sentence in `text`")
     answer_spans: list[tuple[int, int]] = Field(

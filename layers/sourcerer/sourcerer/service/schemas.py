@@ -381,7 +381,10 @@ class CitationView(BaseModel):
     )
     label: str
     locator: Locator
-    quote: str | None = Field(description="the cited sentence(s); `locator` points at them")
+    quote: str | None = Field(
+        description="the cited sentence(s), in order: ' … ' where text between two is left out, ' / ' at a line break "
+        "after a line without a stop; `locator` points at them"
+    )
     quote_spans: list[tuple[int, int]]
     receipt: str = Field(description="sha256: of the cited chunk text")
     answer_spans: list[tuple[int, int]] = Field(description="[start, end) of each marker of this citation in `text`")
