@@ -791,3 +791,19 @@ def test_a_quote_marks_what_it_leaves_out_and_where_a_line_breaks():
     assert quote("The following are not reimbursed:", "alcohol", "traffic fines") == "The following are not reimbursed: alcohol / traffic fines"
     assert quote("To reset it:", "Click Reset.") == "To reset it: … Click Reset."
     assert quote("Click Reset.", "Enter the code.") == "Click Reset. Enter the code."
+
+
+def test_without_the_reader_a_word_shared_across_languages_is_no_answer(monkeypatch):
+    """"Is there a dress code?" over French help pages was answered with "Saisissez le code au dos de la carte.":
+    the one word the two share drew the passage in, and the sentence models read words. Without the reader an
+    answer in another language than the question is refused (`decided_by: languages`), as such a question already
+    was at retrieval when it shared no word; the reader reads across languages at its own operating point."""
+    monkeypatch.setenv("SOURCERER_READER", "off")
+    page = "Pour activer une carte cadeau :\n\n1. Connectez-vous.\n2. Ouvrez la page Cartes cadeaux.\n3. Saisissez le code au dos de la carte.\n"
+    passages = [{"text": page, "source": "cartes.md"}]
+    answer = ask("Where do I enter the code?", passages=passages, chat="extractive", min_score=0)
+    assert answer.refused and answer.reason == "unsupported", answer.answer
+    synthesize = next(stage for stage in answer.trace.stages if stage.stage == "synthesize")
+    assert synthesize.detail["decided_by"] == "languages" and synthesize.detail["languages"] == {"question": "en", "passage": "fr"}
+    french = ask("Où saisir le code de la carte cadeau ?", passages=passages, chat="extractive", min_score=0)
+    assert not french.refused and "Saisissez le code au dos de la carte." in french.answer, french.answer

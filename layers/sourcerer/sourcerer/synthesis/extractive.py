@@ -15,7 +15,9 @@ looks at the best sentence, its margin over the others, the question terms no pa
 scores and agreement between passages. Under its operating point the synthesiser declines and the answer is
 refused as `unsupported` — an honest "not in the sources" rather than the least-bad sentence. Without the
 embedding model (`SOURCERER_EMBEDDER=none`, or the `local` extra not installed) the lexical models run, trained
-for that feature set; the trace's `features` says which ran.
+for that feature set; the trace's `features` says which ran. Without the reader, an answer from a passage in
+another language than the question is refused: the sentence models read words, and across languages a shared
+word is chance.
 
 Why it is long: the features, the two decisions and the answer's shape read the same scored sentences; apart,
 each would re-derive them.
@@ -383,6 +385,13 @@ class ExtractiveSynthesizer:
         # asked of Saturdays) is a refusal, not a reason to answer with the next one
         if not ranked or ranked[0] is not analysis.sentences[0]:
             return _declined(self.name, detail | {"decided_by": "named scope"})
+        # The sentence models read words, and a question in another language than its answer shares them by chance
+        # ("Is there a dress code?" answered with "Saisissez le code au dos de la carte."): without the reader,
+        # such a question is refused at retrieval anyway unless a word it shares draws the passage in. Both the
+        # passage and the sentence must be in another language: one passage may hold an FAQ in two
+        crossing = crosses_languages(question, analysis.sources[ranked[0].passage].text)
+        if crossing is not None and crosses_languages(question, ranked[0].text) is not None:
+            return _declined(self.name, detail | {"decided_by": "languages", "languages": asdict(crossing)})
         second_ratio = self.settings.second_ratio
         if second_ratio is None:
             second_ratio = self.models[analysis.feature_set].second_ratio
