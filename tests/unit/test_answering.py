@@ -807,3 +807,23 @@ def test_without_the_reader_a_word_shared_across_languages_is_no_answer(monkeypa
     assert synthesize.detail["decided_by"] == "languages" and synthesize.detail["languages"] == {"question": "en", "passage": "fr"}
     french = ask("Où saisir le code de la carte cadeau ?", passages=passages, chat="extractive", min_score=0)
     assert not french.refused and "Saisissez le code au dos de la carte." in french.answer, french.answer
+
+
+def test_table_rows_under_a_lead_in_keep_their_stops(tmp_path):
+    """A table under "Our plans are:" is, once each row stands on its line, a lead-in's lines: said whole, its rows
+    were joined by semicolons, and the semicolons between cells ran rows into one another ("Seats: 1; Plan:
+    Team; ..."). Rows keep their own stops, and the judge reads each as a claim."""
+    page = (
+        "# Pricing\n\nOur plans are:\n\n| Plan | Price per month | Seats |\n|---|---|---|\n| Starter | $10 | 1 |\n"
+        "| Team | $49 | 10 |\n\nAnnual billing saves 20%.\n"
+    )
+    from sourcerer.store.sqlite import SQLiteIndex
+
+    index = SQLiteIndex(tmp_path / "index.db", embedder=None)
+    index.ingest_document({"source_uri": "prices.md", "text": page})
+    answer = ask("What plans do you have?", retriever=index.retriever(tenant="local"), chat="extractive", min_score=0,
+                 verify="strict", judge="local")
+    assert answer.answer == (
+        "Our plans are: Plan: Starter; Price per month: $10; Seats: 1. Plan: Team; Price per month: $49; Seats: 10. [1]"
+    ), answer.answer
+    assert answer.faithfulness.faithful

@@ -530,7 +530,10 @@ class ExtractiveSynthesizer:
         for passage, opening, said in groups:
             number, text = passage + 1, sources[passage].text
             quoted = [as_quoted(text[start:end]).strip() for start, end in said]
-            sentence = _ensure_stop("; ".join(q.rstrip(".;。") for q in quoted) if len(quoted) > 1 else quoted[0])
+            if len(quoted) > 1 and any(row_cells(q) is not None for q in quoted):  # table rows, whose cells take the
+                sentence = " ".join(_ensure_stop(q) for q in quoted)  # semicolons: each row keeps its stop
+            else:
+                sentence = _ensure_stop("; ".join(q.rstrip(".;。") for q in quoted) if len(quoted) > 1 else quoted[0])
             if opening is not None:
                 lead_text = as_quoted(text[opening[0] : opening[1]]).strip().lstrip("#").strip()  # a Markdown heading's marks go
                 sentence = f"{lead_text} {sentence}" if lead_text.endswith((":", "：")) else f"{lead_text}: {sentence}"
