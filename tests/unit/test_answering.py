@@ -805,6 +805,7 @@ def test_without_the_reader_a_word_shared_across_languages_is_no_answer(monkeypa
     assert answer.refused and answer.reason == "unsupported", answer.answer
     synthesize = next(stage for stage in answer.trace.stages if stage.stage == "synthesize")
     assert synthesize.detail["decided_by"] == "languages" and synthesize.detail["languages"] == {"question": "en", "passage": "fr"}
+    assert any("SOURCERER_READER=on" in note for note in answer.trace.notes), answer.trace.notes
     french = ask("Où saisir le code de la carte cadeau ?", passages=passages, chat="extractive", min_score=0)
     assert not french.refused and "Saisissez le code au dos de la carte." in french.answer, french.answer
 

@@ -243,6 +243,12 @@ async def aask(
             f"the question names {', '.join(scope['missing'])}, which no passage mentions; the closest sentence is about "
             f"{', '.join(scope['answer_names'])}, so it is no answer"
         )
+    if draft.detail.get("decided_by") == "languages":
+        pair = draft.detail["languages"]
+        trace.notes.append(
+            f"the closest sentence is in {pair['passage']} and the question in {pair['question']}: without the reading "
+            "model (SOURCERER_READER=on) an answer across languages is refused, as the sentence models read words"
+        )
     if value := draft.detail.get("missing_value"):
         trace.notes.append(f"the question asks for {VALUE_WORDS[value]}, and the closest sentences hold none, so they are no answer")
     clock.stage("synthesize", started, units=draft.usage, detail={"provider": draft.provider, **draft.detail})

@@ -111,6 +111,7 @@ def render(answer: Answer, *, question: str | None = None) -> str:
             lines.append(f"   partial: {len(f.removed)} unsupported claim(s) removed, marked [removed: …] in the answer")
     if answer.trace.draft:
         lines.append(f"   {'refused draft' if answer.refused else 'draft before removal'}: {answer.trace.draft}")
+    lines += [f"   note: {note}" for note in answer.trace.notes]  # why it was refused, what ran instead
     lines.append(f"   ({answer.provider}, via {answer.via}, {answer.trace.total_ms:.0f} ms)")
     return "\n".join(lines)
 
