@@ -21,6 +21,16 @@ def _jsonl(tmp_path):
     return path
 
 
+def test_ask_prints_why_a_plain_reading_check_refused(tmp_path, capsys, monkeypatch):
+    """A refusal by a plain-reading check says why: here an answer across languages without the reader."""
+    monkeypatch.setenv("SOURCERER_READER", "off")
+    page = tmp_path / "cartes.md"
+    page.write_text("# Cartes\n\nPour activer une carte cadeau :\n\n1. Connectez-vous.\n2. Saisissez le code au dos de la carte.\n")
+    main(["ask", "Where do I enter the code?", "--passages", str(page)])
+    out = capsys.readouterr().out
+    assert "REFUSED (unsupported)" in out and "note: the closest sentence is in fr and the question in en" in out, out
+
+
 def test_ask_prints_a_readable_cited_answer(tmp_path, capsys):
     assert main(["ask", "How long does standard shipping take?", "--passages", str(_jsonl(tmp_path))]) == 0
     out = capsys.readouterr().out
