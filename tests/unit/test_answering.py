@@ -828,3 +828,22 @@ def test_table_rows_under_a_lead_in_keep_their_stops(tmp_path):
         "Our plans are: Plan: Starter; Price per month: $10; Seats: 1. Plan: Team; Price per month: $49; Seats: 10. [1]"
     ), answer.answer
     assert answer.faithfulness.faithful
+
+
+def test_lines_of_one_lead_in_keep_their_order_whichever_ranks_first():
+    """The best sentence is said first, but two lines of one lead-in are one claim in the source's order: chosen
+    best-first, "set ACME_URL" before "set ACME_KEY" once read "Then configure: set ACME_URL ...; set ACME_KEY ..."."""
+    from sourcerer.models import Passage
+    from sourcerer.synthesis.extractive import Analysis, ExtractiveSynthesizer, ScoredSentence
+
+    text = "Then configure:\n- set ACME_KEY to your key\n- set ACME_URL to your endpoint"
+    passage = Passage(text=text, source="install.md")
+
+    def line(words: str, score: float) -> ScoredSentence:
+        start = text.index(words)
+        return ScoredSentence(0, start, start + len(words), words, {}, score)
+
+    chosen = [line("set ACME_URL to your endpoint", 0.9), line("set ACME_KEY to your key", 0.8)]
+    analysis = Analysis(feature_set="lexical", question="How do I set the URL and the key?", sources=[passage])
+    draft = ExtractiveSynthesizer()._draft(chosen, {}, analysis)
+    assert draft.answer == "Then configure: set ACME_KEY to your key; set ACME_URL to your endpoint. [1]", draft.answer

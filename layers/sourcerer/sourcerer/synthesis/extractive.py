@@ -518,8 +518,14 @@ class ExtractiveSynthesizer:
         # after it: "The following are never reimbursed: traffic fines; minibar items. [1]"
         if _leans_back(chosen[0].text):
             rank = dict.fromkeys(rank, 0)
+        # a lead-in's lines go together, in source order, at the place of the first chosen of them
+        lead_of = {p: (p[0], *leads[p[0]][(p[1], p[2])]) for p in rank if (p[1], p[2]) in leads[p[0]]}
+        group_place: dict[tuple[int, int, int], int] = {}
+        for p, lead in lead_of.items():
+            group_place[lead] = min(group_place.get(lead, rank[p]), rank[p])
+        place = {p: group_place[lead_of[p]] if p in lead_of else rank[p] for p in rank}
         groups: list[tuple[int, tuple[int, int] | None, list[tuple[int, int]]]] = []  # (passage, lead-in, lines)
-        for passage, start, end in sorted(dict.fromkeys(pieces), key=lambda p: (p[0], rank[p], p[1])):
+        for passage, start, end in sorted(dict.fromkeys(pieces), key=lambda p: (p[0], place[p], p[1])):
             opening = leads[passage].get((start, end))
             if opening is not None and groups and groups[-1][:2] == (passage, opening):
                 groups[-1][2].append((start, end))
