@@ -537,6 +537,15 @@ def test_a_question_about_a_list_gets_the_list_and_a_question_about_an_item_the_
         assert one.answer == "A government-issued photo ID. [1]"
 
 
+def _indexed(tmp_path, source_uri: str, text: str):
+    """A retriever over an embedded index holding one document, ingested as `sourcerer ingest` does."""
+    from sourcerer.store.sqlite import SQLiteIndex
+
+    index = SQLiteIndex(tmp_path / "index.db", embedder=None)
+    index.ingest_document({"source_uri": source_uri, "text": text})
+    return index.retriever(tenant="local")
+
+
 LEAFLET = (
     "# Ibuprofen tablets\n\n## Warnings\n\nDo not take ibuprofen if you:\n- are pregnant or breastfeeding\n- have had a stomach ulcer\n"
     "- are allergic to aspirin\n\nTalk to a pharmacist first if you have asthma.\n\n"
@@ -550,11 +559,8 @@ def test_a_line_that_completes_a_lead_in_is_answered_with_it(tmp_path):
     quotes the lead-in with the line (it once answered "Do not take ibuprofen if you:. [1] are allergic to aspirin.
     [1]"), over an index and over passages, and the judge reads the two as one sentence. A line of prose after the
     list is no item of it."""
-    from sourcerer.store.sqlite import SQLiteIndex
-
-    index = SQLiteIndex(tmp_path / "index.db", embedder=None)
-    index.ingest_document({"source_uri": "leaflet.md", "text": LEAFLET})
-    for passages in ({"retriever": index.retriever(tenant="local")}, {"passages": [{"text": LEAFLET, "source": "leaflet.md"}]}):
+    retriever = _indexed(tmp_path, "leaflet.md", LEAFLET)
+    for passages in ({"retriever": retriever}, {"passages": [{"text": LEAFLET, "source": "leaflet.md"}]}):
         aspirin = ask("Can I take ibuprofen if I am allergic to aspirin?", chat="extractive", min_score=0, verify="strict", judge="local", **passages)
         assert aspirin.answer == "Do not take ibuprofen if you: are allergic to aspirin. [1]"
         assert aspirin.faithfulness.faithful and aspirin.faithfulness.claims[0].why == "every word of the claim is in one cited sentence"
@@ -576,15 +582,12 @@ def test_an_html_list_under_an_open_line_is_answered_and_verified_with_it(tmp_pa
     """An HTML list loses its markers, and "Do not drive if" over "you feel dizzy." is then one line of negation:
     the judge once read "Do not drive if: you feel dizzy." as negating "feel" too (the negation's reach ran across
     the line break) and strict verification refused the right answer as "negation differs from the source"."""
-    from sourcerer.store.sqlite import SQLiteIndex
-
     page = (
         "<html><body><h2>Before you drive</h2><p>Do not drive if</p><ol><li>you feel dizzy.</li><li>you see double.</li></ol>"
         "</body></html>"
     )
-    index = SQLiteIndex(tmp_path / "index.db", embedder=None)
-    index.ingest_document({"source_uri": "driving.html", "text": page})
-    answer = ask("Can I drive if I feel dizzy?", retriever=index.retriever(tenant="local"), chat="extractive", min_score=0,
+    retriever = _indexed(tmp_path, "driving.html", page)
+    answer = ask("Can I drive if I feel dizzy?", retriever=retriever, chat="extractive", min_score=0,
                  verify="strict", judge="local")
     assert answer.answer == "Do not drive if: you feel dizzy. [1]" and answer.faithfulness.faithful, answer.answer
 
@@ -603,13 +606,10 @@ def test_numbered_steps_are_answered_whole_under_their_lead_in(tmp_path):
     "Return". [1]": one step of three, after a lead-in with a stray stop. The chunk keeps the source's lines, and
     a step that holds no word of the question its lead-in lacks is said with the lead-in and every step; the
     paragraph after the blank line is no step."""
-    from sourcerer.store.sqlite import SQLiteIndex
-
-    index = SQLiteIndex(tmp_path / "index.db", embedder=None)
-    index.ingest_document({"source_uri": "orders.md", "text": HOWTO})
-    hits, _ = index.retriever(tenant="local").search("return an item", k=1)
+    retriever = _indexed(tmp_path, "orders.md", HOWTO)
+    hits, _ = retriever.search("return an item", k=1)
     assert "To return an item:\n\nSign in and open Your orders.\nChoose the item" in hits[0].text
-    for passages in ({"retriever": index.retriever(tenant="local")}, {"passages": [{"text": HOWTO, "source": "orders.md"}]}):
+    for passages in ({"retriever": retriever}, {"passages": [{"text": HOWTO, "source": "orders.md"}]}):
         steps = ask("How do I return an item?", chat="extractive", min_score=0, verify="strict", judge="local", **passages)
         assert steps.answer == (
             'To return an item: Sign in and open Your orders; Choose the item and select "Return"; '
@@ -685,15 +685,11 @@ def test_strict_verification_reads_a_line_with_its_lead_in_as_the_answer_quotes_
     """"We accept: PayPal. [1]" answers "Can I pay with PayPal?": the relevance check once matched the claim with the
     lead-in "A: We accept:" alone (a tie on words), read "PayPal" as a better sentence passed over, and refused the
     right answer as off topic. A line is matched with its lead-in, and a whole list with the lead-in and its lines."""
-    from sourcerer.store.sqlite import SQLiteIndex
-
     faq = (
         "# Customer FAQ\n\nQ: Do you deliver on Sundays?\nA: No. We deliver Monday to Saturday.\n\n"
         "Q: What payment methods do you accept?\nA: We accept:\n- Visa and Mastercard\n- PayPal\n- bank transfer for business accounts\n"
     )
-    index = SQLiteIndex(tmp_path / "index.db", embedder=None)
-    index.ingest_document({"source_uri": "faq.md", "text": faq})
-    retriever = index.retriever(tenant="local")
+    retriever = _indexed(tmp_path, "faq.md", faq)
     paypal = ask("Can I pay with PayPal?", retriever=retriever, chat="extractive", min_score=0, verify="strict", judge="local")
     assert paypal.answer == "We accept: PayPal. [1]" and paypal.faithfulness.relevant, (paypal.answer, paypal.faithfulness)
     every = ask("Which payment methods are accepted?", retriever=retriever, chat="extractive", min_score=0, verify="strict", judge="local")
@@ -752,11 +748,8 @@ def test_asking_without_a_retrieval_floor_leaves_the_callers_retriever_as_it_was
     semantic floor. It once set that on the caller's retriever, so the caller's next question, asked with a floor,
     searched without one; it now searches with a copy, whose hits the caller's retriever still lists."""
     from sourcerer.retrieval.hybrid import SEMANTIC_FLOOR
-    from sourcerer.store.sqlite import SQLiteIndex
 
-    index = SQLiteIndex(tmp_path / "index.db", embedder=None)
-    index.ingest_document({"source_uri": "orders.md", "text": HOWTO})
-    retriever = index.retriever(tenant="local")
+    retriever = _indexed(tmp_path, "orders.md", HOWTO)
     answer = ask("How long do refunds take?", retriever=retriever, chat="extractive", min_score=0)
     assert not answer.refused and retriever.semantic_floor == SEMANTIC_FLOOR
     assert any("Refunds reach your card" in hit.text for hit in retriever.hits)
@@ -818,11 +811,8 @@ def test_table_rows_under_a_lead_in_keep_their_stops(tmp_path):
         "# Pricing\n\nOur plans are:\n\n| Plan | Price per month | Seats |\n|---|---|---|\n| Starter | $10 | 1 |\n"
         "| Team | $49 | 10 |\n\nAnnual billing saves 20%.\n"
     )
-    from sourcerer.store.sqlite import SQLiteIndex
-
-    index = SQLiteIndex(tmp_path / "index.db", embedder=None)
-    index.ingest_document({"source_uri": "prices.md", "text": page})
-    answer = ask("What plans do you have?", retriever=index.retriever(tenant="local"), chat="extractive", min_score=0,
+    retriever = _indexed(tmp_path, "prices.md", page)
+    answer = ask("What plans do you have?", retriever=retriever, chat="extractive", min_score=0,
                  verify="strict", judge="local")
     assert answer.answer == (
         "Our plans are: Plan: Starter; Price per month: $10; Seats: 1. Plan: Team; Price per month: $49; Seats: 10. [1]"

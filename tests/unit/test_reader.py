@@ -660,6 +660,7 @@ def test_the_claim_heads_point_is_the_one_that_tells_supported_claims_best_on_ev
     large = scored([0.6] * 50, [0.01] * 50)
     assert 0.15 < claim_point({"small": low, "large": large}) <= 0.2
 
+
 def test_cross_lingual_pairs_can_read_a_question_against_every_other_language():
     import random
 

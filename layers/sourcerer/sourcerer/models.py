@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from sourcerer.sentences import has_lead_ins, lead_in, opens_clause, sentence_spans
+from sourcerer.sentences import has_lead_ins, lead_ins_of, opens_clause, sentence_spans
 
 
 def receipt_of(text: str) -> str:
@@ -123,7 +123,7 @@ class Passage(BaseModel):
         if heading:
             at = self.text.find(heading)
             spans = [(at, at + len(heading)), *spans]
-        return {span: spans[lead] for i, span in enumerate(spans) if (lead := lead_in(self.text, spans, i)) is not None}
+        return lead_ins_of(self.text, spans)
 
     @classmethod
     def coerce(cls, item: Any) -> Passage:

@@ -192,6 +192,11 @@ def lead_in(text: str, offsets: Sequence[tuple[int, int]], index: int) -> int | 
     return None
 
 
+def lead_ins_of(text: str, spans: Sequence[tuple[int, int]]) -> dict[tuple[int, int], tuple[int, int]]:
+    """Each of `spans` that completes a lead-in (`lead_in`), to the span of that lead-in."""
+    return {span: spans[lead] for i, span in enumerate(spans) if (lead := lead_in(text, spans, i)) is not None}
+
+
 _COLON_LINE_END = re.compile(r"[:：][ \t]*\n\s*")
 
 

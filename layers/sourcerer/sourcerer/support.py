@@ -31,7 +31,7 @@ from sourcerer.injection import is_instruction
 from sourcerer.language import crosses_languages
 from sourcerer.models import Passage
 from sourcerer.retrieval.embedders import CachedEmbedder, caches, calibrated_similarities
-from sourcerer.sentences import has_lead_ins, lead_in, lead_ins_apart, sentence_spans
+from sourcerer.sentences import has_lead_ins, lead_ins_apart, lead_ins_of, sentence_spans
 from sourcerer.synthesis.answerability import LogisticModel
 from sourcerer.text import (
     NEGATIONS,
@@ -136,8 +136,7 @@ def source_sentences(source: str) -> tuple[SourceSentence, ...]:
     offset = 0
     leads: LeadIns = {}
     if has_lead_ins(source):  # a lead-in can stand a blank line above its lines: found over the whole text
-        whole = lead_ins_apart(source, sentence_spans(source))
-        leads = {span: whole[lead] for i, span in enumerate(whole) if (lead := lead_in(source, whole, i)) is not None}
+        leads = lead_ins_of(source, lead_ins_apart(source, sentence_spans(source)))
     for number, paragraph in enumerate(re.split(r"(\n\s*\n)", source)):
         if number % 2 == 0:
             for start, end in lead_ins_apart(paragraph, sentence_spans(paragraph)):

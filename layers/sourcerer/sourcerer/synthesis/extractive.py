@@ -389,9 +389,10 @@ class ExtractiveSynthesizer:
         # ("Is there a dress code?" answered with "Saisissez le code au dos de la carte."): without the reader,
         # such a question is refused at retrieval anyway unless a word it shares draws the passage in. Both the
         # passage and the sentence must be in another language: one passage may hold an FAQ in two
-        crossing = crosses_languages(question, analysis.sources[ranked[0].passage].text)
-        if crossing is not None and crosses_languages(question, ranked[0].text) is not None:
-            return _declined(self.name, detail | {"decided_by": "languages", "languages": asdict(crossing)})
+        if crosses_languages(question, ranked[0].text) is not None:  # the sentence first: the shorter read
+            crossing = crosses_languages(question, analysis.sources[ranked[0].passage].text)
+            if crossing is not None:
+                return _declined(self.name, detail | {"decided_by": "languages", "languages": asdict(crossing)})
         second_ratio = self.settings.second_ratio
         if second_ratio is None:
             second_ratio = self.models[analysis.feature_set].second_ratio
@@ -430,7 +431,8 @@ class ExtractiveSynthesizer:
         # each sentence after what it stands under, the heading its indexed chunk opens with or the question before
         # it: "Yes, for a flat fee." answers under "Do you ship to Canada?"; a sentence under neither reads alone;
         # a line after the lead-in it completes, as the answer says it ("To return an item: Sign in and open ...")
-        headed = [under_heading(c.heading, _with_lead_in(c, analysis.sources[c.passage])) for c in candidates]
+        leads = {pi: analysis.sources[pi].lead_ins() for pi in {c.passage for c in candidates}}
+        headed = [under_heading(c.heading, _with_lead_in(c, analysis.sources[c.passage].text, leads[c.passage])) for c in candidates]
         read = self.reader.answers(question, headed)
         decision = self.reader.decision
         combined = [logit(p) + self.reader.sentence_mix * logit(c.score) for c, p in zip(candidates, read, strict=True)]
@@ -496,7 +498,7 @@ class ExtractiveSynthesizer:
         by semicolons, as one claim the judge reads against the lead-in and its lines together."""
         sources, asked = analysis.sources, set(terms(analysis.question))
         pieces: list[tuple[int, int, int]] = []  # (passage, start, end) of each sentence the answer quotes
-        leads = {c.passage: sources[c.passage].lead_ins() for c in chosen}
+        leads = {pi: sources[pi].lead_ins() for pi in {c.passage for c in chosen}}
         picked = {(c.passage, c.start, c.end) for c in chosen}
         rank: dict[tuple[int, int, int], int] = {}  # each quoted sentence's place: the chosen sentence it says
         for place, c in enumerate(chosen):
@@ -519,13 +521,14 @@ class ExtractiveSynthesizer:
         if _leans_back(chosen[0].text):
             rank = dict.fromkeys(rank, 0)
         # a lead-in's lines go together, in source order, at the place of the first chosen of them
-        lead_of = {p: (p[0], *leads[p[0]][(p[1], p[2])]) for p in rank if (p[1], p[2]) in leads[p[0]]}
-        group_place: dict[tuple[int, int, int], int] = {}
-        for p, lead in lead_of.items():
-            group_place[lead] = min(group_place.get(lead, rank[p]), rank[p])
-        place = {p: group_place[lead_of[p]] if p in lead_of else rank[p] for p in rank}
+        def group(p: tuple[int, int, int]) -> tuple[int, int, int]:  # a line stands for its lead-in
+            return (p[0], *leads[p[0]].get((p[1], p[2]), (p[1], p[2])))
+
+        first: dict[tuple[int, int, int], int] = {}
+        for p, r in rank.items():
+            first[group(p)] = min(first.get(group(p), r), r)
         groups: list[tuple[int, tuple[int, int] | None, list[tuple[int, int]]]] = []  # (passage, lead-in, lines)
-        for passage, start, end in sorted(dict.fromkeys(pieces), key=lambda p: (p[0], place[p], p[1])):
+        for passage, start, end in sorted(dict.fromkeys(pieces), key=lambda p: (p[0], first[group(p)], p[1])):
             opening = leads[passage].get((start, end))
             if opening is not None and groups and groups[-1][:2] == (passage, opening):
                 groups[-1][2].append((start, end))
@@ -606,10 +609,10 @@ def _leans_back(sentence: str) -> bool:
     return bool(words) and words[0].strip(",;:") in _LEANING
 
 
-def _with_lead_in(sentence: ScoredSentence, passage: Passage) -> str:
-    """The sentence after the lead-in it completes, if any (`sentences.lead_in`)."""
-    lead = passage.lead_ins().get((sentence.start, sentence.end))
-    return sentence.text if lead is None else f"{passage.text[lead[0] : lead[1]]} {sentence.text}"
+def _with_lead_in(sentence: ScoredSentence, text: str, leads: dict[tuple[int, int], tuple[int, int]]) -> str:
+    """The sentence after the lead-in it completes in its passage's `text`, if any (`leads`: `Passage.lead_ins`)."""
+    lead = leads.get((sentence.start, sentence.end))
+    return sentence.text if lead is None else f"{text[lead[0] : lead[1]]} {sentence.text}"
 
 
 def _ensure_stop(text: str) -> str:

@@ -157,8 +157,8 @@ def answers_another_question(question: str, sentence: str, heading: str, *, by_w
 
 # Words that ask for something other than a yes or a no (English, French, German, Spanish, Portuguese; accents
 # folded): "How much does delivery to Belgium cost?" takes its answer from the words of a reply, not its "Yes"
-_ASKING_FOR = frozenset(
-    "what when where who whom whose which why how que quoi quand ou qui quel quelle quels quelles pourquoi comment "
+_ASKING_FOR = _ASKING | frozenset(
+    "que quoi quand ou qui quel quelle quels quelles pourquoi comment "
     "combien was wann wo wer wen wem welche welcher welches warum wie wieviel wieviele cuando donde quien quienes "
     "cual cuales como cuanto cuanta cuantos cuantas porque quando onde quem qual quais quanto quanta".split()
 )
