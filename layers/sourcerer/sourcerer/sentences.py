@@ -148,21 +148,36 @@ LEAD_IN_REACH = 12  # lines under one lead-in, at most
 _OPEN_LINE_END = re.compile(r"(?:[:：]|\b(?:" + "|".join(sorted(_OPENING_WORDS)) + r"))[ \t]*\r?\n", re.IGNORECASE)
 
 
+# A heading that names a procedure, whose lines are its steps: "How to return an item" over "Sign in to your
+# account." / "Open Orders and choose the item." / ... (English, French, German, Spanish, Portuguese). One step
+# alone is no answer to how it is done, as one line under "Do not take ibuprofen if you:" is none to when not to.
+_STEPS_HEADING = re.compile(
+    r"^[ \t]*¿?(?:how (?:to|do|can|should) |steps? (?:to|for) |comment |wie (?:man|sie|kann|können) |so (?:geht|funktioniert) "
+    r"|c[oó]mo |como |para \w+(?:ar|er|ir) )[^\n.!?:：]{0,60}[?？]?\r?\n",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
 def has_lead_ins(text: str) -> bool:
     """Whether any line of `text` ends as a lead-in does (`opens_clause`): without one, no sentence completes one."""
-    return _OPEN_LINE_END.search(text) is not None
+    return _OPEN_LINE_END.search(text) is not None or _STEPS_HEADING.search(text) is not None
 
 
 def opens_clause(sentence: str) -> bool:
     """Whether a sentence is a lead-in that the lines under it complete: it ends with a colon ("Do not take
-    ibuprofen if you:"), or without a stop in a word that opens a clause ("Do not take this medicine if"). Alone
-    it says nothing, and a line under it alone can say the opposite of what the two say ("You are allergic to
-    aspirin.")."""
+    ibuprofen if you:"), or without a stop in a word that opens a clause ("Do not take this medicine if"), or it is
+    a heading that names a procedure ("How to return an item": its lines are the steps). Alone it says nothing,
+    and a line under it alone can say the opposite of what the two say ("You are allergic to aspirin."), or one
+    step of several."""
     line = sentence.strip()
     if line.endswith((":", "：")):
         return True
+    if line.endswith(("?", "？")):  # an FAQ's "How do I return an item?" over its steps
+        return _STEPS_HEADING.match(line[:-1] + "\n") is not None
     words = line.split()
-    return bool(words) and line[-1] not in _STOPS and words[-1].casefold() in _OPENING_WORDS
+    if not words or line[-1] in _STOPS:
+        return False
+    return words[-1].casefold() in _OPENING_WORDS or _STEPS_HEADING.match(line + "\n") is not None
 
 
 def lead_in(text: str, offsets: Sequence[tuple[int, int]], index: int) -> int | None:

@@ -38,7 +38,7 @@ from sourcerer.models import CharSpan, Passage
 from sourcerer.reading import Reader, under_heading
 from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities, with_known
 from sourcerer.retrieval.keyword import idf as bm25_idf
-from sourcerer.sentences import ANSWER_LABEL, list_run, row_cells, states_nothing
+from sourcerer.sentences import ANSWER_LABEL, is_question, list_run, row_cells, states_nothing
 from sourcerer.settings import READER_SENTENCES
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
 from sourcerer.synthesis.draft import Draft
@@ -235,10 +235,12 @@ class ExtractiveSynthesizer:
         # per pooled sentence: the words of what it stands under, and (how many headings, titles or questions of
         # its passage stand before it, the last of them or else the chunk's heading)
         heading_terms: list[set[str]] = []
+        lead_terms: list[set[str]] = []  # per pooled sentence: the words of the lead-in it completes, if any
         sections: list[tuple[int, str]] = []
         set_aside = 0
         for pi, passage in enumerate(passages):
             over, section = set(headings[pi]), (0, passage.heading)  # a copy: `headings[pi]` grows below
+            leads = passage.lead_ins()
             for start, end in passage.sentence_offsets():
                 text = passage.text[start:end]
                 if is_instruction(text):  # text that addresses the model is never an answer
@@ -249,6 +251,10 @@ class ExtractiveSynthesizer:
                 else:
                     pool.append((pi, start, end, text))
                     heading_terms.append(over)
+                    lead = leads.get((start, end))
+                    said_after = passage.text[lead[0] : lead[1]] if lead else ""
+                    # an FAQ's question is no lead-in the answer says (`_draft`), nor lends its words
+                    lead_terms.append(set() if not said_after or is_question(said_after) else set(passage_terms(said_after)))
                     sections.append(section)
         if not pool:
             return Analysis(feature_set="lexical", question=question, set_aside=set_aside)
@@ -313,7 +319,15 @@ class ExtractiveSynthesizer:
                 features["similarity_over_passage"] = sentence_cos[i] - passage_cos[pi]
                 features["type_similarity"] = t_score * sentence_cos[i]
             logit = model.sentence.logit(features)
-            logits.append(logit)
+            # whether any sentence answers reads each as the answer would say it, after the lead-in it completes:
+            # "Open Orders and choose the item." answers "How do I return an item?" under "How to return an item"
+            # and alone reads as no answer (only its logit: the answerability model weighs the best sentence's
+            # coverage against the highest, and words lent that way read as less answerable)
+            said = logit
+            if (lead_terms[i] - sent_terms[i]) & q_set:
+                read = share(sent_terms[i] | lead_terms[i])
+                said = model.sentence.logit(features | {"coverage": read, "coverage_squared": read * read, "type_coverage": t_score * read})
+            logits.append(said)
             headed = None
             if (heading_terms[i] - sent_terms[i]) & q_set:  # the heading holds question words the sentence does not
                 read = share(sent_terms[i] | heading_terms[i])
@@ -432,7 +446,7 @@ class ExtractiveSynthesizer:
         # it: "Yes, for a flat fee." answers under "Do you ship to Canada?"; a sentence under neither reads alone;
         # a line after the lead-in it completes, as the answer says it ("To return an item: Sign in and open ...")
         leads = {pi: analysis.sources[pi].lead_ins() for pi in {c.passage for c in candidates}}
-        headed = [under_heading(c.heading, _with_lead_in(c, analysis.sources[c.passage].text, leads[c.passage])) for c in candidates]
+        headed = [_as_read(c, analysis.sources[c.passage].text, leads[c.passage]) for c in candidates]
         read = self.reader.answers(question, headed)
         decision = self.reader.decision
         combined = [logit(p) + self.reader.sentence_mix * logit(c.score) for c, p in zip(candidates, read, strict=True)]
@@ -543,8 +557,8 @@ class ExtractiveSynthesizer:
                 sentence = " ".join(_ensure_stop(q) for q in quoted)  # semicolons: each row keeps its stop
             else:
                 sentence = _ensure_stop("; ".join(q.rstrip(".;。") for q in quoted) if len(quoted) > 1 else quoted[0])
-            if opening is not None:
-                lead_text = as_quoted(text[opening[0] : opening[1]]).strip().lstrip("#").strip()  # a Markdown heading's marks go
+            lead_text = as_quoted(text[opening[0] : opening[1]]).strip().lstrip("#").strip() if opening is not None else ""
+            if opening is not None and not is_question(lead_text):  # an FAQ's question over its steps goes unsaid
                 sentence = f"{lead_text} {sentence}" if lead_text.endswith((":", "：")) else f"{lead_text}: {sentence}"
                 quotes.setdefault(number, []).append(CharSpan(start=opening[0], end=opening[1]))
             parts.append(f"{sentence} [{number}]")
@@ -613,6 +627,13 @@ def _with_lead_in(sentence: ScoredSentence, text: str, leads: dict[tuple[int, in
     """The sentence after the lead-in it completes in its passage's `text`, if any (`leads`: `Passage.lead_ins`)."""
     lead = leads.get((sentence.start, sentence.end))
     return sentence.text if lead is None else f"{text[lead[0] : lead[1]]} {sentence.text}"
+
+
+def _as_read(sentence: ScoredSentence, text: str, leads: dict[tuple[int, int], tuple[int, int]]) -> str:
+    """What the reader reads of a candidate: the sentence after its lead-in, under its heading; the heading once
+    where it is the lead-in ("How to return an item" over its steps)."""
+    line = _with_lead_in(sentence, text, leads)
+    return line if sentence.heading and line.startswith(sentence.heading) else under_heading(sentence.heading, line)
 
 
 def _ensure_stop(text: str) -> str:
