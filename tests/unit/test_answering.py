@@ -644,7 +644,7 @@ def test_steps_under_a_how_to_heading_are_answered_whole_and_in_order(name, text
     the Markdown page (the answerability model read "Open Orders and choose the item." without its heading) and
     got two steps of three over the HTML one and under an FAQ's "How do I return an item?". The heading names a
     procedure, so its lines are its steps: said together, in order, after it (an FAQ's question unsaid); the
-    paragraph under the next heading is no step. A question about one step still gets that step."""
+    paragraph under the next heading is no step. A question about one step gets that step, a sentence of its own."""
     from sourcerer.store.base import prepare
     from sourcerer.store.models import Document
 
@@ -663,7 +663,27 @@ def test_steps_under_a_how_to_heading_are_answered_whole_and_in_order(name, text
     ), steps.answer
     assert steps.faithfulness.faithful
     label = ask("Where do I drop the parcel with the prepaid label?", chat="extractive", **passages)
-    assert label.answer == f"{lead}Print the prepaid label and drop the parcel at any post office. [1]", label.answer
+    assert label.answer == "Print the prepaid label and drop the parcel at any post office. [1]", label.answer
+
+
+def test_lines_under_a_procedure_heading_are_sentences_of_their_own_unless_the_procedure_is_asked():
+    """Two lines under "How to take this medicine" were said joined under it, as one claim: "How to take this
+    medicine: Adults ...: take 1 or 2 tablets ...; Do not give to children under 10 years.", and strict
+    verification refused it (the line's negation read as the whole claim's). Each is a sentence of its own."""
+    leaflet = (
+        "# Paracetamol tablets\n\n## How to take this medicine\n\n"
+        "Adults and children aged 16 years and over: take 1 or 2 tablets every 4 to 6 hours as needed.\n"
+        "Do not take more than 8 tablets in 24 hours.\nDo not give to children under 10 years.\n\n"
+        "## How to store\n\nStore below 25°C.\n"
+    )
+    from sourcerer.store.base import prepare
+    from sourcerer.store.models import Document
+
+    chunks = prepare(Document(source_uri="leaflet.md", text=leaflet, tenant="t")).chunks
+    passages = [{"text": c.text, "source": c.label, "sentences": c.sentences} for c in chunks]
+    child = ask("Can I give paracetamol to my 5 year old?", passages=passages, chat="extractive", verify="strict", judge="local")
+    assert not child.refused and child.answer.startswith("Do not give to children under 10 years. [1]"), child.answer
+    assert child.faithfulness.faithful
 
 
 @pytest.mark.parametrize(

@@ -163,6 +163,12 @@ def has_lead_ins(text: str) -> bool:
     return _OPEN_LINE_END.search(text) is not None or _STEPS_HEADING.search(text) is not None
 
 
+def names_steps(line: str) -> bool:
+    """Whether a line is a heading that names a procedure (`_STEPS_HEADING`): "How to return an item", "Comment
+    changer mon adresse e-mail ?"."""
+    return _STEPS_HEADING.match(line.strip() + "\n") is not None
+
+
 def opens_clause(sentence: str) -> bool:
     """Whether a sentence is a lead-in that the lines under it complete: it ends with a colon ("Do not take
     ibuprofen if you:"), or without a stop in a word that opens a clause ("Do not take this medicine if"), or it is
@@ -173,11 +179,11 @@ def opens_clause(sentence: str) -> bool:
     if line.endswith((":", "：")):
         return True
     if line.endswith(("?", "？")):  # an FAQ's "How do I return an item?" over its steps
-        return _STEPS_HEADING.match(line[:-1] + "\n") is not None
+        return names_steps(line)
     words = line.split()
     if not words or line[-1] in _STOPS:
         return False
-    return words[-1].casefold() in _OPENING_WORDS or _STEPS_HEADING.match(line + "\n") is not None
+    return words[-1].casefold() in _OPENING_WORDS or names_steps(line)
 
 
 def lead_in(text: str, offsets: Sequence[tuple[int, int]], index: int) -> int | None:

@@ -38,7 +38,7 @@ from sourcerer.models import CharSpan, Passage
 from sourcerer.reading import Reader, under_heading
 from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities, with_known
 from sourcerer.retrieval.keyword import idf as bm25_idf
-from sourcerer.sentences import ANSWER_LABEL, is_question, list_run, row_cells, states_nothing
+from sourcerer.sentences import ANSWER_LABEL, is_question, list_run, names_steps, row_cells, states_nothing
 from sourcerer.settings import READER_SENTENCES
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
 from sourcerer.synthesis.draft import Draft
@@ -513,14 +513,28 @@ class ExtractiveSynthesizer:
         sources, asked = analysis.sources, set(terms(analysis.question))
         pieces: list[tuple[int, int, int]] = []  # (passage, start, end) of each sentence the answer quotes
         leads = {pi: sources[pi].lead_ins() for pi in {c.passage for c in chosen}}
+
+        def asks_the_lead_in(c: ScoredSentence) -> bool:  # the question asks what the lead-in opens, not this one line
+            opening = leads[c.passage].get((c.start, c.end))
+            text = sources[c.passage].text
+            opened = asked & set(passage_terms(text[opening[0] : opening[1]])) if opening is not None else set()
+            return bool(opened) and asked & set(passage_terms(c.text)) <= opened
+
+        # A procedure's heading ("How to take this medicine") leads in its lines only where the answer says the
+        # procedure whole: its lines are sentences of their own ("Do not give to children under 10 years."), and two
+        # of them joined under it read as one claim of both
+        asked_whole = {(c.passage, leads[c.passage][(c.start, c.end)]) for c in chosen if asks_the_lead_in(c)}
+        for pi, passage_leads in leads.items():
+            text = sources[pi].text
+            leads[pi] = {
+                line: lead for line, lead in passage_leads.items() if (pi, lead) in asked_whole or not names_steps(text[lead[0] : lead[1]])
+            }
         picked = {(c.passage, c.start, c.end) for c in chosen}
         rank: dict[tuple[int, int, int], int] = {}  # each quoted sentence's place: the chosen sentence it says
         for place, c in enumerate(chosen):
-            span, text = (c.start, c.end), sources[c.passage].text
-            opening = leads[c.passage].get(span)
-            opened = asked & set(passage_terms(text[opening[0] : opening[1]])) if opening is not None else set()
-            if opened and asked & set(passage_terms(c.text)) <= opened:
-                span = opening  # the question asks what the lead-in opens, not this one line of it
+            span = (c.start, c.end)
+            if asks_the_lead_in(c):
+                span = leads[c.passage][span]
             own = sorted(line for line, lead in leads[c.passage].items() if lead == span)
             if span == (c.start, c.end) and any((c.passage, *line) in picked for line in own):
                 continue  # said with its chosen line
