@@ -271,6 +271,26 @@ def test_a_question_asking_for_a_phone_number_is_not_answered_without_one():
     assert not answered.refused and "+49 30 1234 5678" in answered.answer, answered.trace
 
 
+def test_the_sentence_holding_the_asked_phone_number_answers_over_one_that_shares_a_word():
+    """"What is your phone number?" matched "Send your order number to refunds@acme.com ..." by its "number",
+    and was refused for holding no phone number, while "Call us on 0800 123 456" stood third. A sentence among the
+    best few that holds the asked contact value answers, and strict verification's relevance check does not set
+    a sentence without one against it (it refused the answer as off topic). A price is not looked for this way."""
+    support = (
+        "# Support\n\n## How to contact us\n\nCall us on 0800 123 456, Monday to Friday from 9 am to 5 pm. You can also "
+        "email help@acme.com at any time.\n\n## How to apply for a refund\n\nRefunds are available within 30 days of "
+        "purchase. Send your order number to refunds@acme.com and we will reply within two business days.\n"
+    )
+    from sourcerer.store.base import prepare
+    from sourcerer.store.models import Document
+
+    chunks = prepare(Document(source_uri="support.md", text=support, tenant="t")).chunks
+    passages = [{"text": c.text, "source": c.label, "sentences": c.sentences} for c in chunks]
+    phone = ask("What is your phone number?", passages=passages, chat="extractive", verify="strict", judge="local")
+    assert not phone.refused and phone.answer.startswith("Call us on 0800 123 456"), phone.answer
+    assert phone.faithfulness.relevant
+
+
 def test_a_question_asking_what_something_costs_is_not_answered_without_an_amount():
     """"How much does express shipping cost?" over the policies: the express rule says when it arrives, not what it
     costs, so it is no answer (it was quoted before). Given the price, it answers; "free" answers too."""

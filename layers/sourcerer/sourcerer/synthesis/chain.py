@@ -26,7 +26,7 @@ from sourcerer.synthesis.providers import (
     json_object,
     make_provider,
 )
-from sourcerer.synthesis.scope import heading_over
+from sourcerer.synthesis.scope import CONTACT_VALUES, asked_value, heading_over, holds_value
 from sourcerer.verify import Claim, RelevanceReading, claim_quotes, reader_relevance
 
 
@@ -106,8 +106,11 @@ def relevance_reading(
         return any(span.start <= s.start and s.end <= span.end for span in quoted.get(s.passage + 1, []))
 
     given = [s for s in analysis.sentences if used(s)]
-    # a sentence about another kind than the one asked is no better answer to beat (`extractive.asked_kind_first`)
-    passed_over = [s for s in analysis.sentences if not used(s) and s.other_kind is None]
+    # a sentence about another kind than the one asked is no better answer to beat (`extractive.asked_kind_first`),
+    # nor one without the phone number, address or website asked for (`extractive.asked_value_first`)
+    kind = asked_value(question)
+    lacks = (lambda text: not holds_value(kind, text)) if kind in CONTACT_VALUES else (lambda text: False)
+    passed_over = [s for s in analysis.sentences if not used(s) and s.other_kind is None and not lacks(s.text)]
     point = load_answer_models()[analysis.feature_set].relevance
     if given and all(s.other_kind for s in given):  # it quotes only such sentences: true, and about something else
         bar = relevance_bar(reader) if reader is not None else point.get("bar")

@@ -42,7 +42,15 @@ from sourcerer.sentences import ANSWER_LABEL, is_question, list_run, names_steps
 from sourcerer.settings import READER_SENTENCES
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
 from sourcerer.synthesis.draft import Draft
-from sourcerer.synthesis.scope import answer_scope, answers_another_question, missing_value, other_kind
+from sourcerer.synthesis.scope import (
+    CONTACT_VALUES,
+    answer_scope,
+    answers_another_question,
+    asked_value,
+    holds_value,
+    missing_value,
+    other_kind,
+)
 from sourcerer.text import digit_numbers, family, normalize, passage_terms, terms
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
@@ -339,7 +347,7 @@ class ExtractiveSynthesizer:
         analysis = Analysis(
             feature_set=feature_set,
             question=question,
-            sentences=asked_kind_first(question, sorted(scored, key=lambda x: (-x.under_heading, x.passage, x.start))),
+            sentences=asked_value_first(question, asked_kind_first(question, sorted(scored, key=lambda x: (-x.under_heading, x.passage, x.start)))),
             passages=passage_rows,
             answer=answer,
             answerability=model.answerability.probability(answer),
@@ -602,6 +610,19 @@ def asked_kind_first(question: str, ranked: list[ScoredSentence]) -> list[Scored
         return ranked
     best.other_kind = next((kind for rival in ranked[1:KIND_REACH] if (kind := other_kind(question, best.text, rival.text))), None)
     return ranked if best.other_kind is None else [*ranked[1:], best]
+
+
+def asked_value_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
+    """The ranking with the first of the next best (`KIND_REACH`) that holds the contact value the question asks
+    for (a phone number, an e-mail address, a website: `scope.asked_value`) put first, when the best holds none:
+    "What is your phone number?" matched "Send your order number to refunds@acme.com" by its "number", and was
+    refused for lacking one (`scope.missing_value`) while "Call us on 0800 123 456" stood third. An amount is not
+    looked for this way: the price of something else is a near-miss, not the answer."""
+    kind = asked_value(question)
+    if kind not in CONTACT_VALUES or not ranked or holds_value(kind, ranked[0].text):
+        return ranked
+    holder = next((s for s in ranked[1:KIND_REACH] if holds_value(kind, s.text)), None)
+    return ranked if holder is None else [holder, *(s for s in ranked if s is not holder)]
 
 
 def _another_row(sentence: ScoredSentence, asked: set[str]) -> bool:

@@ -319,6 +319,11 @@ _MONEY = re.compile(
 )
 
 
+# the values a sentence either holds or not, by their shape alone: the one that holds it answers a question asking
+# for it (`extractive.asked_value_first`), and one that lacks it is no answer (an amount may be another thing's)
+CONTACT_VALUES = frozenset({"phone", "email", "url"})
+
+
 def asked_value(question: str) -> str | None:
     """The kind of value a question asks for ("phone", "email", "url", "money"), or None."""
     for kind, pattern in _ASKED_VALUE.items():
