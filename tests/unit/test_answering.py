@@ -281,11 +281,7 @@ def test_the_sentence_holding_the_asked_phone_number_answers_over_one_that_share
         "email help@acme.com at any time.\n\n## How to apply for a refund\n\nRefunds are available within 30 days of "
         "purchase. Send your order number to refunds@acme.com and we will reply within two business days.\n"
     )
-    from sourcerer.store.base import prepare
-    from sourcerer.store.models import Document
-
-    chunks = prepare(Document(source_uri="support.md", text=support, tenant="t")).chunks
-    passages = [{"text": c.text, "source": c.label, "sentences": c.sentences} for c in chunks]
+    passages = _chunked("support.md", support)
     phone = ask("What is your phone number?", passages=passages, chat="extractive", verify="strict", judge="local")
     assert not phone.refused and phone.answer.startswith("Call us on 0800 123 456"), phone.answer
     assert phone.faithfulness.relevant
@@ -557,6 +553,15 @@ def test_a_question_about_a_list_gets_the_list_and_a_question_about_an_item_the_
         assert one.answer == "A government-issued photo ID. [1]"
 
 
+def _chunked(source_uri: str, text: str) -> list[dict]:
+    """A document's chunks as `ask(passages=...)` takes them, read and chunked as ingest does (no index)."""
+    from sourcerer.store.base import prepare
+    from sourcerer.store.models import Document
+
+    chunks = prepare(Document(source_uri=source_uri, text=text, tenant="t")).chunks
+    return [{"text": c.text, "source": c.label, "sentences": c.sentences} for c in chunks]
+
+
 def _indexed(tmp_path, source_uri: str, text: str):
     """A retriever over an embedded index holding one document, ingested as `sourcerer ingest` does."""
     from sourcerer.store.sqlite import SQLiteIndex
@@ -665,11 +670,7 @@ def test_steps_under_a_how_to_heading_are_answered_whole_and_in_order(name, text
     got two steps of three over the HTML one and under an FAQ's "How do I return an item?". The heading names a
     procedure, so its lines are its steps: said together, in order, after it (an FAQ's question unsaid); the
     paragraph under the next heading is no step. A question about one step gets that step, a sentence of its own."""
-    from sourcerer.store.base import prepare
-    from sourcerer.store.models import Document
-
-    chunks = prepare(Document(source_uri=name, text=text, tenant="t")).chunks
-    passages = {"passages": [{"text": c.text, "source": c.label, "sentences": c.sentences} for c in chunks]}
+    passages = {"passages": _chunked(name, text)}
     lead = "How to return an item: "
     if name == "faq.md":
         # an FAQ's question goes unsaid, and lends the reply no words: the answerability model reads the steps as
@@ -696,11 +697,7 @@ def test_lines_under_a_procedure_heading_are_sentences_of_their_own_unless_the_p
         "Do not take more than 8 tablets in 24 hours.\nDo not give to children under 10 years.\n\n"
         "## How to store\n\nStore below 25°C.\n"
     )
-    from sourcerer.store.base import prepare
-    from sourcerer.store.models import Document
-
-    chunks = prepare(Document(source_uri="leaflet.md", text=leaflet, tenant="t")).chunks
-    passages = [{"text": c.text, "source": c.label, "sentences": c.sentences} for c in chunks]
+    passages = _chunked("leaflet.md", leaflet)
     child = ask("Can I give paracetamol to my 5 year old?", passages=passages, chat="extractive", verify="strict", judge="local")
     assert not child.refused and child.answer.startswith("Do not give to children under 10 years. [1]"), child.answer
     assert child.faithfulness.faithful
@@ -839,15 +836,10 @@ def test_strict_verification_reads_an_answer_with_the_heading_it_answers_under()
     """"Yes, for a flat fee of $15." answers "Do you ship to Canada?" only under that heading: the relevance check
     reads the sentence with it, as synthesis did, and keeps the answer (it once refused it as off topic, p = 0.01);
     a whole list under "What to bring on your first day" likewise."""
-    from sourcerer.store.base import prepare
-    from sourcerer.store.models import Document
-
     faq = "# Help centre\n\n## Do you ship to Canada?\n\nYes, for a flat fee of $15. Delivery takes 5 to 8 business days.\n"
     guide = "# Onboarding\n\n## What to bring on your first day\n\n- A photo ID\n- Your signed offer letter\n- Bank details for payroll\n"
     for name, text, question in (("faq.md", faq, "Do you ship to Canada?"), ("guide.md", guide, "What should I bring on my first day?")):
-        chunks = prepare(Document(source_uri=name, text=text, tenant="t")).chunks
-        passages = [{"text": c.text, "source": c.label, "sentences": c.sentences} for c in chunks]
-        answer = ask(question, passages=passages, chat="extractive", verify="strict", judge="local")
+        answer = ask(question, passages=_chunked(name, text), chat="extractive", verify="strict", judge="local")
         assert not answer.refused and answer.faithfulness.relevant, (question, answer.answer)
 
 
