@@ -709,6 +709,8 @@ def test_lines_under_a_procedure_heading_are_sentences_of_their_own_unless_the_p
         ("How to return an item", True),
         ("Comment résilier votre abonnement", True),
         ("Wie Sie Ihr Passwort ändern", True),
+        ("So ändern Sie Ihr Passwort", True),
+        ("So schnell liefern wir", False),
         ("Cómo cancelar un pedido", True),
         ("Para cancelar su pedido", True),
         ("Para empresas", False),  # "for businesses": no procedure

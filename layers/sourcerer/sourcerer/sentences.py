@@ -152,7 +152,7 @@ _OPEN_LINE_END = re.compile(r"(?:[:：]|\b(?:" + "|".join(sorted(_OPENING_WORDS)
 # account." / "Open Orders and choose the item." / ... (English, French, German, Spanish, Portuguese). One step
 # alone is no answer to how it is done, as one line under "Do not take ibuprofen if you:" is none to when not to.
 _STEPS_HEADING = re.compile(
-    r"^[ \t]*¿?(?:how (?:to|do|can|should) |steps? (?:to|for) |comment |wie (?:man|sie|kann|können) |so (?:geht|funktioniert) "
+    r"^[ \t]*¿?(?:how (?:to|do|can|should) |steps? (?:to|for) |comment |wie (?:man|sie|kann|können) |so (?:geht|funktioniert|\w+ (?:sie|du)) "
     r"|c[oó]mo |como |para \w+(?:ar|er|ir) )[^\n.!?:：]{0,60}[?？]?\r?\n",
     re.IGNORECASE | re.MULTILINE,
 )
