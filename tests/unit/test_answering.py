@@ -687,6 +687,25 @@ def test_steps_under_a_how_to_heading_are_answered_whole_and_in_order(name, text
     assert label.answer == "Print the prepaid label and drop the parcel at any post office. [1]", label.answer
 
 
+def test_a_lead_in_with_more_lines_than_an_answer_says_gives_its_first_lines_and_a_mark_that_more_follow():
+    """A lead-in over twelve documents was said alone, "We accept any of these documents as proof of address:.
+    [1]", an answer that says nothing: its lines were more than an answer lists (`max_list_items`). It says the
+    first ten and "…", and strict verification keeps it; a question about one line still gets that line."""
+    documents = ["a passport", "a driving licence", "a utility bill", "a bank statement", "a tax return", "a payslip",
+                 "a tenancy agreement", "a council tax bill", "a birth certificate", "a marriage certificate",
+                 "a pension letter", "a benefits letter"]
+    page = "# Opening an account\n\n## Documents\n\nWe accept any of these documents as proof of address:\n\n"
+    page += "".join(f"- {d}\n" for d in documents) + "\n## Fees\n\nThe account costs nothing to open.\n"
+    passages = _chunked("account.md", page)
+    which = ask("Which documents do you accept as proof of address?", passages=passages, chat="extractive", verify="strict", judge="local")
+    assert which.answer == (
+        "We accept any of these documents as proof of address: " + "; ".join(documents[:10]) + "; … [1]"
+    ), which.answer
+    assert which.faithfulness.faithful
+    one = ask("Can I use a payslip as proof of address?", passages=passages, chat="extractive")
+    assert one.answer == "We accept any of these documents as proof of address: a payslip. [1]", one.answer
+
+
 def test_lines_under_a_procedure_heading_are_sentences_of_their_own_unless_the_procedure_is_asked():
     """Two lines under "How to take this medicine" were said joined under it, as one claim: "How to take this
     medicine: Adults ...: take 1 or 2 tablets ...; Do not give to children under 10 years.", and strict

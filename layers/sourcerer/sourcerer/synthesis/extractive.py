@@ -538,6 +538,9 @@ class ExtractiveSynthesizer:
                 line: lead for line, lead in passage_leads.items() if (pi, lead) in asked_whole or not names_steps(text[lead[0] : lead[1]])
             }
         picked = {(c.passage, c.start, c.end) for c in chosen}
+        # lead-ins with more lines than an answer says (`max_list_items`): it once said such a lead-in alone, "We
+        # accept any of these documents as proof of address:. [1]"
+        cut: set[tuple[int, tuple[int, int]]] = set()
         rank: dict[tuple[int, int, int], int] = {}  # each quoted sentence's place: the chosen sentence it says
         for place, c in enumerate(chosen):
             span = (c.start, c.end)
@@ -546,7 +549,9 @@ class ExtractiveSynthesizer:
             own = sorted(line for line, lead in leads[c.passage].items() if lead == span)
             if span == (c.start, c.end) and any((c.passage, *line) in picked for line in own):
                 continue  # said with its chosen line
-            said = [(c.passage, *line) for line in own] if own and len(own) <= self.settings.max_list_items else [(c.passage, c.start, c.end)]
+            said = [(c.passage, *line) for line in own[: self.settings.max_list_items]] or [(c.passage, c.start, c.end)]
+            if len(own) > self.settings.max_list_items:  # its first lines, and a mark that more follow
+                cut.add((c.passage, span))
             pieces += said
             for piece in said:
                 rank.setdefault(piece, place)
@@ -575,10 +580,12 @@ class ExtractiveSynthesizer:
         for passage, opening, said in groups:
             number, text = passage + 1, sources[passage].text
             quoted = [as_quoted(text[start:end]).strip() for start, end in said]
+            more = ["…"] if (passage, opening) in cut else []
             if len(quoted) > 1 and any(row_cells(q) is not None for q in quoted):  # table rows, whose cells take the
-                sentence = " ".join(_ensure_stop(q) for q in quoted)  # semicolons: each row keeps its stop
+                sentence = " ".join([*(_ensure_stop(q) for q in quoted), *more])  # semicolons: each row keeps its stop
             else:
-                sentence = _ensure_stop("; ".join(q.rstrip(".;。") for q in quoted) if len(quoted) > 1 else quoted[0])
+                lines = [q.rstrip(".;。") for q in quoted] + more
+                sentence = _ensure_stop("; ".join(lines) if len(lines) > 1 else quoted[0])
             lead_text = as_quoted(text[opening[0] : opening[1]]).strip().lstrip("#").strip() if opening is not None else ""
             if opening is not None and not is_question(lead_text):  # an FAQ's question over its steps goes unsaid
                 sentence = f"{lead_text} {sentence}" if lead_text.endswith((":", "：")) else f"{lead_text}: {sentence}"
