@@ -706,6 +706,19 @@ def test_a_lead_in_with_more_lines_than_an_answer_says_gives_its_first_lines_and
     assert one.answer == "We accept any of these documents as proof of address: a payslip. [1]", one.answer
 
 
+def test_a_list_asked_for_whole_that_is_longer_than_an_answer_lists_gives_its_first_items_and_a_mark():
+    """"What should I bring on my first day?" over twelve items was answered "A photo ID. [1]", as if that were
+    all to bring: the list was longer than an answer lists. It gives the first ten, the last with "…"."""
+    items = ["A photo ID", "Your signed offer letter", "Bank details for payroll", "Your tax code", "Your national insurance number",
+             "Emergency contact details", "A copy of your degree", "Your work permit", "A passport photo",
+             "Your laptop charger", "Your pension details", "A reusable water bottle"]
+    page = "# Onboarding\n\n## What to bring on your first day\n\n" + "".join(f"- {i}\n" for i in items)
+    page += "\n## Working hours\n\nCore hours are 10:00 to 16:00.\n"
+    whole = ask("What should I bring on my first day?", passages=_chunked("guide.md", page), chat="extractive", verify="strict", judge="local")
+    assert whole.answer == " ".join(f"{i}. [1]" for i in items[:9]) + f" {items[9]}; … [1]", whole.answer
+    assert whole.faithfulness.faithful
+
+
 def test_lines_under_a_procedure_heading_are_sentences_of_their_own_unless_the_procedure_is_asked():
     """Two lines under "How to take this medicine" were said joined under it, as one claim: "How to take this
     medicine: Adults ...: take 1 or 2 tablets ...; Do not give to children under 10 years.", and strict

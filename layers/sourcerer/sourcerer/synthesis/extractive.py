@@ -418,9 +418,9 @@ class ExtractiveSynthesizer:
         second_ratio = self.settings.second_ratio
         if second_ratio is None:
             second_ratio = self.models[analysis.feature_set].second_ratio
-        listed = self._whole_list(ranked[0], analysis)
+        listed, more = self._whole_list(ranked[0], analysis)
         if len(listed) > 1:  # a list the question asks for whole
-            return self._draft(listed, detail, analysis)
+            return self._draft(listed, detail, analysis, more=more)
         chosen, asked = [ranked[0]], set(terms(question))
         for candidate in ranked[1:]:  # a second sentence continues the first one's passage and topic
             if len(chosen) >= self.settings.max_sentences:
@@ -487,9 +487,9 @@ class ExtractiveSynthesizer:
             detail["languages"] = asdict(crossing)
         if probability < threshold:
             return _declined(self.name, detail)
-        chosen = self._whole_list(candidates[order[0]], analysis)
+        chosen, more = self._whole_list(candidates[order[0]], analysis)
         if len(chosen) > 1:  # a list the question asks for whole
-            return self._draft(chosen, detail, analysis)
+            return self._draft(chosen, detail, analysis, more=more)
         asked = set(terms(question))
         for i in order[1:]:  # a second sentence of the same passage that the reader also finds answering
             if len(chosen) >= self.settings.max_sentences:
@@ -499,18 +499,19 @@ class ExtractiveSynthesizer:
                 chosen.append(c)
         return self._draft(chosen, detail, analysis)
 
-    def _whole_list(self, best: ScoredSentence, analysis: Analysis) -> list[ScoredSentence]:
+    def _whole_list(self, best: ScoredSentence, analysis: Analysis) -> tuple[list[ScoredSentence], bool]:
         """The lines of the list `best` is one of, when the question asks for the list: "What should I bring on my
         first day?" over the items under "What to bring on your first day" holds no word of any item and all of
-        the heading's. A question that names an item ("Do I need ID?") gets that item; a list longer than
-        `max_list_items`, its best line."""
+        the heading's. A question that names an item ("Do I need ID?") gets that item. A list longer than
+        `max_list_items` gives its first lines, and True: more follow (it once gave its best line alone, "A photo
+        ID. [1]", as if that were all to bring)."""
         if best.features["coverage"] > 0 or best.features["context"] == 0:
-            return [best]
+            return [best], False
         same = sorted((s for s in analysis.sentences if s.passage == best.passage), key=lambda s: s.start)
         run = list_run(analysis.sources[best.passage].text, [(s.start, s.end) for s in same], same.index(best))
-        return [same[i] for i in run] if len(run) <= self.settings.max_list_items else [best]
+        return [same[i] for i in run[: self.settings.max_list_items]], len(run) > self.settings.max_list_items
 
-    def _draft(self, chosen: list[ScoredSentence], detail: dict, analysis: Analysis) -> Draft:
+    def _draft(self, chosen: list[ScoredSentence], detail: dict, analysis: Analysis, more: bool = False) -> Draft:
         """The answer: each chosen sentence quoted and cited, after the lead-in it completes (`sentences.lead_in`):
         "Do not take ibuprofen if you: are allergic to aspirin. [1]", never the line alone, which says nothing or
         the opposite. A lead-in chosen alone, or a line of it that holds no word of the question its lead-in lacks
@@ -577,14 +578,15 @@ class ExtractiveSynthesizer:
                 groups.append((passage, opening, [(start, end)]))
         parts: list[str] = []
         quotes: dict[int, list[CharSpan]] = {}
-        for passage, opening, said in groups:
+        for place, (passage, opening, said) in enumerate(groups):
             number, text = passage + 1, sources[passage].text
             quoted = [as_quoted(text[start:end]).strip() for start, end in said]
-            more = ["…"] if (passage, opening) in cut else []
+            # a mark that more lines follow: a lead-in's, or the list's after its last line said (`more`)
+            follow = ["…"] if (passage, opening) in cut or (more and place == len(groups) - 1) else []
             if len(quoted) > 1 and any(row_cells(q) is not None for q in quoted):  # table rows, whose cells take the
-                sentence = " ".join([*(_ensure_stop(q) for q in quoted), *more])  # semicolons: each row keeps its stop
+                sentence = " ".join([*(_ensure_stop(q) for q in quoted), *follow])  # semicolons: each row keeps its stop
             else:
-                lines = [q.rstrip(".;。") for q in quoted] + more
+                lines = [q.rstrip(".;。") for q in quoted] + follow
                 sentence = _ensure_stop("; ".join(lines) if len(lines) > 1 else quoted[0])
             lead_text = as_quoted(text[opening[0] : opening[1]]).strip().lstrip("#").strip() if opening is not None else ""
             if opening is not None and not is_question(lead_text):  # an FAQ's question over its steps goes unsaid
