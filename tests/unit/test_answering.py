@@ -687,6 +687,25 @@ def test_steps_under_a_how_to_heading_are_answered_whole_and_in_order(name, text
     assert label.answer == "Print the prepaid label and drop the parcel at any post office. [1]", label.answer
 
 
+def test_a_question_that_asks_the_procedure_a_heading_names_is_answered_with_that_procedure():
+    """"How should I take this medicine?" over a leaflet whose "How to take this medicine" section ranked third was
+    answered with the overdose rule, which holds every word of the question. The heading names the very procedure
+    asked, so its lines answer, whole; strict verification's relevance check sets no other section against them."""
+    leaflet = (
+        "# Paracetamol tablets\n\n## Before you take this medicine\n\nDo not take paracetamol if you are allergic to it.\n\n"
+        "## How to take this medicine\n\nAdults: take 1 or 2 tablets every 4 to 6 hours as needed.\n"
+        "Do not take more than 8 tablets in 24 hours.\n\n"
+        "## If you take too much\n\nTalk to a doctor at once if you take too much of this medicine, even if you feel well.\n"
+    )
+    how = ask("How should I take this medicine?", passages=_chunked("leaflet.md", leaflet), chat="extractive", verify="strict", judge="local")
+    assert how.answer.startswith(
+        "How to take this medicine: Adults: take 1 or 2 tablets every 4 to 6 hours as needed; Do not take more than 8 tablets in 24 hours."
+    ), how.answer
+    assert how.faithfulness.faithful and how.faithfulness.relevant
+    pregnant = ask("How do I take this medicine if I am pregnant?", passages=_chunked("leaflet.md", leaflet), chat="extractive")
+    assert "How to take this medicine:" not in pregnant.answer  # a word the heading lacks: not the procedure it names
+
+
 def test_a_lead_in_with_more_lines_than_an_answer_says_gives_its_first_lines_and_a_mark_that_more_follow():
     """A lead-in over twelve documents was said alone, "We accept any of these documents as proof of address:.
     [1]", an answer that says nothing: its lines were more than an answer lists (`max_list_items`). It says the

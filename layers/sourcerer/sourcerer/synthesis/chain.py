@@ -16,7 +16,7 @@ from sourcerer.settings import Settings, get_settings
 from sourcerer.streaming import DraftGate
 from sourcerer.synthesis.answerability import load_answer_models
 from sourcerer.synthesis.draft import Draft, read_draft
-from sourcerer.synthesis.extractive import Analysis, ExtractiveSettings, ExtractiveSynthesizer
+from sourcerer.synthesis.extractive import Analysis, ExtractiveSettings, ExtractiveSynthesizer, asks_procedure
 from sourcerer.synthesis.prompt import build_messages
 from sourcerer.synthesis.providers import (
     ChatProvider,
@@ -111,6 +111,8 @@ def relevance_reading(
     kind = asked_value(question)
     lacks = (lambda text: not holds_value(kind, text)) if kind in CONTACT_VALUES else (lambda text: False)
     passed_over = [s for s in analysis.sentences if not used(s) and s.other_kind is None and not lacks(s.text)]
+    if any(asks_procedure(question, s.heading) for s in given):  # the procedure the question names, by its heading:
+        passed_over = []  # no sentence elsewhere is a better answer to it (`extractive.named_procedure_first`)
     point = load_answer_models()[analysis.feature_set].relevance
     if given and all(s.other_kind for s in given):  # it quotes only such sentences: true, and about something else
         bar = relevance_bar(reader) if reader is not None else point.get("bar")

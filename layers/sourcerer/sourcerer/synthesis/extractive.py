@@ -347,7 +347,9 @@ class ExtractiveSynthesizer:
         analysis = Analysis(
             feature_set=feature_set,
             question=question,
-            sentences=asked_value_first(question, asked_kind_first(question, sorted(scored, key=lambda x: (-x.under_heading, x.passage, x.start)))),
+            sentences=asked_value_first(
+                question, named_procedure_first(question, asked_kind_first(question, sorted(scored, key=lambda x: (-x.under_heading, x.passage, x.start))))
+            ),
             passages=passage_rows,
             answer=answer,
             answerability=model.answerability.probability(answer),
@@ -619,6 +621,26 @@ def asked_kind_first(question: str, ranked: list[ScoredSentence]) -> list[Scored
         return ranked
     best.other_kind = next((kind for rival in ranked[1:KIND_REACH] if (kind := other_kind(question, best.text, rival.text))), None)
     return ranked if best.other_kind is None else [*ranked[1:], best]
+
+
+def named_procedure_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
+    """The ranking with the best line under a procedure's heading put first, when the question asks how to do
+    what that heading names, every word of it: "How should I take this medicine?" over a leaflet whose "How to
+    take this medicine" section ranked third, and was answered with "Talk to a doctor at once if you take too much
+    of this medicine" (every word of the question, another section). The answer then says the procedure whole
+    (`_draft`). A question with a word the heading lacks ("How do I take it if I am pregnant?") is left alone."""
+    if not ranked or not names_steps(question):
+        return ranked
+    named = next((s for s in ranked if asks_procedure(question, s.heading)), None)
+    return ranked if named is None or named is ranked[0] else [named, *(s for s in ranked if s is not named)]
+
+
+def asks_procedure(question: str, heading: str) -> bool:
+    """Whether `question` asks how to do what `heading`, a procedure's heading, names, every word of it by its
+    family ("How should I take this medicine?" and "How to take this medicine")."""
+    if not heading or not names_steps(heading) or not names_steps(question):
+        return False
+    return {family(t) for t in passage_terms(question)} <= {family(t) for t in passage_terms(heading)}
 
 
 def asked_value_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
