@@ -687,6 +687,26 @@ def test_steps_under_a_how_to_heading_are_answered_whole_and_in_order(name, text
     assert label.answer == "Print the prepaid label and drop the parcel at any post office. [1]", label.answer
 
 
+def test_only_the_best_sentence_says_a_procedure_whole():
+    """Under "How to request your data", "How long do you take to reply to a data request?" is answered "We reply
+    within 30 days.", and its second sentence ("You can request a copy of your data at any time.", which holds no
+    word of the question its heading lacks) once said the whole section after it. Only the best sentence says a
+    procedure whole; "How can I request my data?" still gets it."""
+    policy = (
+        "# Privacy policy\n\n## How to request your data\n\nYou can request a copy of your data at any time. Email "
+        "privacy@acme.com from the address on your account. We reply within 30 days.\n\n## How we use your data\n\n"
+        "We never sell your data.\n"
+    )
+    passages = _chunked("privacy.md", policy)
+    reply = ask("How long do you take to reply to a data request?", passages=passages, chat="extractive")
+    assert reply.answer.startswith("We reply within 30 days. [1]") and "How to request your data:" not in reply.answer, reply.answer
+    how = ask("How can I request my data?", passages=passages, chat="extractive")
+    assert how.answer == (
+        "How to request your data: You can request a copy of your data at any time; Email privacy@acme.com from the "
+        "address on your account; We reply within 30 days. [1]"
+    ), how.answer
+
+
 def test_a_question_that_asks_the_procedure_a_heading_names_is_answered_with_that_procedure():
     """"How should I take this medicine?" over a leaflet whose "How to take this medicine" section ranked third was
     answered with the overdose rule, which holds every word of the question. The heading names the very procedure

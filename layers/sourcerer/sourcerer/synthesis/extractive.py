@@ -532,9 +532,15 @@ class ExtractiveSynthesizer:
             return bool(opened) and asked & set(passage_terms(c.text)) <= opened
 
         # A procedure's heading ("How to take this medicine") leads in its lines only where the answer says the
-        # procedure whole: its lines are sentences of their own ("Do not give to children under 10 years."), and two
-        # of them joined under it read as one claim of both
-        asked_whole = {(c.passage, leads[c.passage][(c.start, c.end)]) for c in chosen if asks_the_lead_in(c)}
+        # procedure whole, and only the best sentence says that: its lines are sentences of their own ("Do not give
+        # to children under 10 years."), two of them joined under it read as one claim of both, and a second
+        # sentence ("You can request a copy of your data at any time.", after "We reply within 30 days.") is no
+        # question of how it is done
+        def asks_whole(place: int, c: ScoredSentence) -> bool:
+            lead = leads[c.passage].get((c.start, c.end))
+            return lead is not None and asks_the_lead_in(c) and (place == 0 or not names_steps(sources[c.passage].text[lead[0] : lead[1]]))
+
+        asked_whole = {(c.passage, leads[c.passage][(c.start, c.end)]) for place, c in enumerate(chosen) if asks_whole(place, c)}
         for pi, passage_leads in leads.items():
             text = sources[pi].text
             leads[pi] = {
