@@ -108,9 +108,11 @@ def relevance_reading(
     given = [s for s in analysis.sentences if used(s)]
     # a sentence about another kind than the one asked is no better answer to beat (`extractive.asked_kind_first`),
     # nor one without the phone number, address or website asked for (`extractive.asked_value_first`)
-    kind = asked_value(question)
-    lacks = (lambda text: not holds_value(kind, text)) if kind in CONTACT_VALUES else (lambda text: False)
-    passed_over = [s for s in analysis.sentences if not used(s) and s.other_kind is None and not lacks(s.text)]
+    value = asked_value(question)
+    contact = value if value in CONTACT_VALUES else None
+    passed_over = [
+        s for s in analysis.sentences if not used(s) and s.other_kind is None and (contact is None or holds_value(contact, s.text))
+    ]
     if any(asks_procedure(question, s.heading) for s in given):  # the procedure the question names, by its heading:
         passed_over = []  # no sentence elsewhere is a better answer to it (`extractive.named_procedure_first`)
     point = load_answer_models()[analysis.feature_set].relevance

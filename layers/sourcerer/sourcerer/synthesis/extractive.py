@@ -194,6 +194,12 @@ class Analysis:
     answerability: float = 0.0
     set_aside: int = 0  # sentences that address the reader or the model: never candidates
     sources: list[Passage] = field(default_factory=list)  # the passages the sentences' offsets point into
+    # per source, each sentence that completes a lead-in to that lead-in (`Passage.lead_ins`), read once per question
+    leads: list[dict[tuple[int, int], tuple[int, int]]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.leads:
+            self.leads = [passage.lead_ins() for passage in self.sources]
 
 
 @dataclass
@@ -246,9 +252,9 @@ class ExtractiveSynthesizer:
         lead_terms: list[set[str]] = []  # per pooled sentence: the words of the lead-in it completes, if any
         sections: list[tuple[int, str]] = []
         set_aside = 0
+        leads = [passage.lead_ins() for passage in passages]
         for pi, passage in enumerate(passages):
             over, section = set(headings[pi]), (0, passage.heading)  # a copy: `headings[pi]` grows below
-            leads = passage.lead_ins()
             for start, end in passage.sentence_offsets():
                 text = passage.text[start:end]
                 if is_instruction(text):  # text that addresses the model is never an answer
@@ -259,7 +265,7 @@ class ExtractiveSynthesizer:
                 else:
                     pool.append((pi, start, end, text))
                     heading_terms.append(over)
-                    lead = leads.get((start, end))
+                    lead = leads[pi].get((start, end))
                     said_after = passage.text[lead[0] : lead[1]] if lead else ""
                     # an FAQ's question is no lead-in the answer says (`_draft`), nor lends its words
                     lead_terms.append(set() if not said_after or is_question(said_after) else set(passage_terms(said_after)))
@@ -300,6 +306,15 @@ class ExtractiveSynthesizer:
             passage_rows.append(row)
         kind = answer_type(question)
         model = self.models[feature_set]
+
+        def read_with(words: set[str], own: set[str], features: dict[str, float]) -> float | None:
+            """The sentence model's logit for a sentence read with `words` (what it stands under, the lead-in it
+            completes) as its own, or None where they hold no question word the sentence lacks."""
+            if not (words - own) & q_set:
+                return None
+            read = share(own | words)
+            return model.sentence.logit(features | {"coverage": read, "coverage_squared": read * read, "type_coverage": features["type"] * read})
+
         scored, logits = [], []
         previous_passage = -1
         for i, (pi, start, end, text) in enumerate(pool):
@@ -331,16 +346,10 @@ class ExtractiveSynthesizer:
             # "Open Orders and choose the item." answers "How do I return an item?" under "How to return an item"
             # and alone reads as no answer (only its logit: the answerability model weighs the best sentence's
             # coverage against the highest, and words lent that way read as less answerable)
-            said = logit
-            if (lead_terms[i] - sent_terms[i]) & q_set:
-                read = share(sent_terms[i] | lead_terms[i])
-                said = model.sentence.logit(features | {"coverage": read, "coverage_squared": read * read, "type_coverage": t_score * read})
-            logits.append(said)
-            headed = None
-            if (heading_terms[i] - sent_terms[i]) & q_set:  # the heading holds question words the sentence does not
-                read = share(sent_terms[i] | heading_terms[i])
-                more = {"coverage": read, "coverage_squared": read * read, "type_coverage": t_score * read}
-                headed = sigmoid(model.sentence.logit(features | more))
+            said = read_with(lead_terms[i], sent_terms[i], features)
+            logits.append(logit if said is None else said)
+            under = read_with(heading_terms[i], sent_terms[i], features)  # the heading holds question words it lacks
+            headed = None if under is None else sigmoid(under)
             section, heading = sections[i]
             scored.append(ScoredSentence(pi, start, end, text, features, sigmoid(logit), headed, section=section, heading=heading))
         answer = answer_features([x.features for x in scored], logits, passage_rows, missing, len(q_terms))
@@ -355,6 +364,7 @@ class ExtractiveSynthesizer:
             answerability=model.answerability.probability(answer),
             set_aside=set_aside,
             sources=passages,
+            leads=leads,
         )
         return analysis
 
@@ -455,8 +465,7 @@ class ExtractiveSynthesizer:
         # each sentence after what it stands under, the heading its indexed chunk opens with or the question before
         # it: "Yes, for a flat fee." answers under "Do you ship to Canada?"; a sentence under neither reads alone;
         # a line after the lead-in it completes, as the answer says it ("To return an item: Sign in and open ...")
-        leads = {pi: analysis.sources[pi].lead_ins() for pi in {c.passage for c in candidates}}
-        headed = [_as_read(c, analysis.sources[c.passage].text, leads[c.passage]) for c in candidates]
+        headed = [_as_read(c, analysis.sources[c.passage].text, analysis.leads[c.passage]) for c in candidates]
         read = self.reader.answers(question, headed)
         decision = self.reader.decision
         combined = [logit(p) + self.reader.sentence_mix * logit(c.score) for c, p in zip(candidates, read, strict=True)]
@@ -523,7 +532,7 @@ class ExtractiveSynthesizer:
         by semicolons, as one claim the judge reads against the lead-in and its lines together."""
         sources, asked = analysis.sources, set(terms(analysis.question))
         pieces: list[tuple[int, int, int]] = []  # (passage, start, end) of each sentence the answer quotes
-        leads = {pi: sources[pi].lead_ins() for pi in {c.passage for c in chosen}}
+        leads = {pi: analysis.leads[pi] for pi in {c.passage for c in chosen}}  # entries replaced below, never changed
 
         def asks_the_lead_in(c: ScoredSentence) -> bool:  # the question asks what the lead-in opens, not this one line
             opening = leads[c.passage].get((c.start, c.end))
