@@ -153,6 +153,8 @@ HISTORY = [
         # the article that agreed with the old topic goes with it
         ("And for sale items?", "Within how many days can I return an item?", "Within how many days can I return sale items?"),
         ("and does it take long?", "What is the standard shipping time?", "and does it take long? standard shipping"),
+        # the same topic with a new predicate takes the old topic, not the old predicate ("encrypted")
+        ("and if it is stolen?", "Do laptops need to be encrypted?", "and if it is stolen? laptops"),
         (
             "Et le remboursement, il arrive quand ?",
             "Quel est le délai pour les retours ?",
@@ -195,6 +197,19 @@ def test_an_entity_swap_is_answered_about_the_new_entity_not_the_old_one(follow_
     assert answer.citations[0].quote.startswith("Express shipping arrives the next business day"), answer.answer
     assert "standard" not in answer.answer.lower()
     assert any("the follow-up asks about express" in note for note in answer.trace.notes)
+
+
+def test_a_follow_up_that_keeps_the_topic_is_answered_about_what_it_now_asks():
+    """"and if it is stolen?" after "Do laptops need to be encrypted?" carried "encrypted" along, and the
+    encryption rule, beside the stolen-laptop rule in one section, was the answer."""
+    laptops = "## Laptops\n\nLaptops must be encrypted with BitLocker or FileVault.\nReport a lost or stolen laptop to security@acme.com within 24 hours."
+    history = [
+        {"role": "user", "text": "Do laptops need to be encrypted?"},
+        {"role": "assistant", "text": "Laptops must be encrypted with BitLocker or FileVault. [1]"},
+    ]
+    answer = ask("and if it is stolen?", passages=_chunked("it-policy.md", laptops), history=history)
+    assert not answer.refused, answer.trace
+    assert answer.answer.startswith("Report a lost or stolen laptop"), answer.answer
 
 
 def test_a_standalone_question_is_answered_about_the_kind_it_asks_for():

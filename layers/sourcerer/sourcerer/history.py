@@ -290,7 +290,14 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
     if len(_content_words(question)) >= 2:
         return Rewrite(question)
     have = set(terms(question))
-    extra = [w.group() for run in _runs(previous) for w in run if terms(w.group()) and not set(terms(w.group())) & have]
+    # the previous topic, not its predicate: "and if it is stolen?" after "Do laptops need to be encrypted?" asks
+    # of stolen laptops, and "encrypted" carried along drew the encryption rule back as the answer
+    extra = [
+        w.group()
+        for run in _runs(previous)
+        for w in _topic_words(previous, run)
+        if terms(w.group()) and not set(terms(w.group())) & have
+    ]
     return Rewrite(f"{question} {' '.join(dict.fromkeys(extra))}".strip() if extra else question)
 
 
