@@ -212,6 +212,23 @@ def test_a_follow_up_that_keeps_the_topic_is_answered_about_what_it_now_asks():
     assert answer.answer.startswith("Report a lost or stolen laptop"), answer.answer
 
 
+def test_a_follow_up_about_a_new_topic_is_answered_by_a_sentence_that_names_it():
+    """"And personal laptops?" after a question on personal phones: the passage on personal devices names laptops,
+    so it stayed a candidate, and its sentence on phones (sharing every other word) was the answer."""
+    devices = (
+        "## Personal devices\n\nYou may read work email on a personal phone if it has a screen lock.\n"
+        "Personal laptops may not be used to store customer data."
+    )
+    history = [
+        {"role": "user", "text": "Can I read work email on a personal phone?"},
+        {"role": "assistant", "text": "You may read work email on a personal phone if it has a screen lock. [1]"},
+    ]
+    answer = ask("And personal laptops?", passages=_chunked("it-policy.md", devices), history=history)
+    assert not answer.refused, answer.trace
+    assert answer.answer.startswith("Personal laptops may not be used") and "phone" not in answer.answer, answer.answer
+    assert answer.trace.stage("synthesize").detail["off_focus_set_aside"] == 1
+
+
 def test_a_standalone_question_is_answered_about_the_kind_it_asks_for():
     """"How long does express shipping take?" over the README's policies: the words tie between the standard and
     the express rules, and the standard one (which says how long) was the answer, cited. A sentence whose subject

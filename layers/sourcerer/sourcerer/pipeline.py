@@ -230,7 +230,7 @@ async def aask(
     early = stream is not None and verify in (False, True) and min_groundedness is None and may_stream_early(grounded)
     gate = DraftGate(stream, grounded) if early and stream is not None else None
     draft, notes = await synthesize(
-        query if turns and not providers else question, grounded, providers, extractive_last, turns, gate, settings
+        query if turns and not providers else question, grounded, providers, extractive_last, turns, gate, settings, focus
     )
     trace.notes.extend(notes)
     if draft.detail.get("decided_by") == "lexical model":

@@ -147,9 +147,11 @@ async def synthesize(
     history: Sequence[dict] | None = None,
     gate: DraftGate | None = None,
     settings: Settings | None = None,
+    focus: Sequence[str] = (),
 ) -> tuple[Draft, list[str]]:
     """Run the fallback chain. Returns the first usable draft and notes on the providers that failed. With a
-    `gate` (a streamed answer), a provider that streams shows its reply while it writes."""
+    `gate` (a streamed answer), a provider that streams shows its reply while it writes. `focus`: a follow-up's
+    new topic, which the extractive answer's sentences name."""
     settings = settings or get_settings()
     notes: list[str] = []
     if providers:
@@ -174,7 +176,7 @@ async def synthesize(
             except (ProviderError, MalformedReply) as exc:
                 notes.append(f"{provider.name} failed, next provider: {exc}")
     if extractive_last:
-        draft = extractive_synthesizer(settings).synthesize(question, passages)
+        draft = extractive_synthesizer(settings).synthesize(question, passages, focus)
         if providers:  # every configured model failed or ran out of time
             draft.provider = "extractive fallback"
         return draft, notes

@@ -51,7 +51,7 @@ from sourcerer.synthesis.scope import (
     missing_value,
     other_kind,
 )
-from sourcerer.text import digit_numbers, family, normalize, passage_terms, terms
+from sourcerer.text import digit_numbers, family, names, normalize, passage_terms, terms
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
 _CLOCK = re.compile(r"\b\d{1,2}[:h]\d{2}\b")
@@ -193,6 +193,7 @@ class Analysis:
     answer: dict[str, float] = field(default_factory=dict)
     answerability: float = 0.0
     set_aside: int = 0  # sentences that address the reader or the model: never candidates
+    off_focus: int = 0  # sentences that never name a follow-up's new topic, where others do: never candidates
     sources: list[Passage] = field(default_factory=list)  # the passages the sentences' offsets point into
     # per source, each sentence that completes a lead-in to that lead-in (`Passage.lead_ins`), read once per question
     leads: list[dict[tuple[int, int], tuple[int, int]]] = field(default_factory=list)
@@ -237,8 +238,10 @@ class ExtractiveSynthesizer:
 
     # --- features ---------------------------------------------------------------------------------------
 
-    def analyse(self, question: str, passages: Sequence[Passage]) -> Analysis:
-        """Score every sentence and the question as a whole (see the module docstring)."""
+    def analyse(self, question: str, passages: Sequence[Passage], focus: Sequence[str] = ()) -> Analysis:
+        """Score every sentence and the question as a whole (see the module docstring). `focus`: the terms a
+        follow-up's new topic brings (`history.Rewrite.focus`); a sentence that never names them, where another
+        does, is no candidate."""
         s = self.settings
         passages = list(passages[: s.max_passages])
         pool: list[tuple[int, int, int, str]] = []
@@ -270,6 +273,22 @@ class ExtractiveSynthesizer:
                     # an FAQ's question is no lead-in the answer says (`_draft`), nor lends its words
                     lead_terms.append(set() if not said_after or is_question(said_after) else set(passage_terms(said_after)))
                     sections.append(section)
+        off_focus = 0
+        if focus:
+            # "And personal laptops?" after a question on personal phones: the passage on personal devices names
+            # laptops, and its sentence on phones shared the most words; a sentence about the new topic answers,
+            # or one that stands under a heading or lead-in naming it, or in a document whose title does
+            def names_focus(i: int) -> bool:
+                pi, *_, text = pool[i]
+                held = set(passage_terms(text)) | heading_terms[i] | lead_terms[i] | set(terms(passages[pi].source or ""))
+                return all(names(f, held) for f in focus)
+
+            keep = [i for i in range(len(pool)) if names_focus(i)]
+            if keep:
+                off_focus = len(pool) - len(keep)
+                pool, heading_terms, lead_terms, sections = (
+                    [column[i] for i in keep] for column in (pool, heading_terms, lead_terms, sections)
+                )
         if not pool:
             return Analysis(feature_set="lexical", question=question, set_aside=set_aside)
         q_terms = list(dict.fromkeys(terms(question)))
@@ -363,6 +382,7 @@ class ExtractiveSynthesizer:
             answer=answer,
             answerability=model.answerability.probability(answer),
             set_aside=set_aside,
+            off_focus=off_focus,
             sources=passages,
             leads=leads,
         )
@@ -380,8 +400,8 @@ class ExtractiveSynthesizer:
 
     # --- the answer -------------------------------------------------------------------------------------
 
-    def synthesize(self, question: str, passages: Sequence[Passage]) -> Draft:
-        analysis = self.analyse(question, passages)
+    def synthesize(self, question: str, passages: Sequence[Passage], focus: Sequence[str] = ()) -> Draft:
+        analysis = self.analyse(question, passages, focus)
         draft = self._answer(question, analysis)
         if not draft.refused:  # plain reading no threshold moves (`synthesis.scope`): an answer about other names
             # than the one asked for is none, nor one without the value asked for (a phone number, an amount)
@@ -397,6 +417,8 @@ class ExtractiveSynthesizer:
         draft.analysis = analysis  # verification's relevance check reads the same ranking
         if analysis.set_aside:  # in the trace: what was not considered as an answer, and why
             draft.detail["instructions_set_aside"] = analysis.set_aside
+        if analysis.off_focus:
+            draft.detail["off_focus_set_aside"] = analysis.off_focus
         other_kinds = sorted({s.other_kind for s in analysis.sentences if s.other_kind})
         if other_kinds:
             draft.detail["other_kind_set_aside"] = other_kinds
