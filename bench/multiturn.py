@@ -1,11 +1,13 @@
-"""Multi-turn benchmark (`bench/data/multiturn.jsonl`): 61 conversations of 2–3 turns over small knowledge bases
+"""Multi-turn benchmark (`bench/data/multiturn.jsonl`): 67 conversations of 2–3 turns over small knowledge bases
 (six of them entity swaps: "And express shipping?", "and for ibuprofen?"; fifteen, `intent-*`, written to test
 that a rewrite keeps the question's intent before the rule was changed to: "What is the maximum daily dose of
-paracetamol?" + "And ibuprofen?"; `bench/data/multiturn_kb.json`: shop, SaaS, engineering, HR, travel, medicine,
-French HR and shop, German).
+paracetamol?" + "And ibuprofen?"; six, `sentence-*`, over an IT policy of several sentences a passage, written
+with the rules that read a follow-up's topic in the sentence: "and if it is stolen?", "And personal laptops?";
+`bench/data/multiturn_kb.json`: shop, SaaS, engineering, HR, travel, medicine, French HR and shop, German, IT).
 
 Each turn is asked with the conversation so far as `history` (the previous answers included), no LLM. A
-follow-up counts when it is answered and cites the passage it is about. Peer in the same run: the previous
+follow-up counts when it is answered and cites the passage it is about, and, where the turn names what it
+`says`, when the answer's first sentence holds it. Peer in the same run: the previous
 release's follow-up rule (the previous question's words appended to the follow-up).
 """
 
@@ -35,6 +37,8 @@ def append_previous_words(question: str, history: list[dict]) -> str:
 def converse(conversation: dict, kb: dict, rewrite=None) -> list[bool]:
     """Ask every turn; True for each follow-up (turn 2 on) answered from its expected passage."""
     from sourcerer import ask
+    from sourcerer.citations import strip_markers
+    from sourcerer.sentences import sentences
 
     passages = [{"text": text, "source": key} for key, text in kb[conversation["kb"]].items()]
     history: list[dict] = []
@@ -43,7 +47,11 @@ def converse(conversation: dict, kb: dict, rewrite=None) -> list[bool]:
         question = turn["q"] if rewrite is None or not history else rewrite(turn["q"], history)
         answer = ask(question, passages=passages, chat="extractive", history=None if rewrite else history or None)
         if n > 0:
-            outcomes.append(not answer.refused and turn["source"] in {c.label for c in answer.citations})
+            right_passage = turn["source"] in {c.label for c in answer.citations}
+            # where a passage holds several sentences, the one the follow-up asks about is said first
+            says = turn.get("says")
+            right_sentence = says is None or says in (sentences(strip_markers(answer.answer)) or [""])[0]
+            outcomes.append(not answer.refused and right_passage and right_sentence)
         history += [{"role": "user", "text": turn["q"]}, {"role": "assistant", "text": answer.answer}]
     return outcomes
 
