@@ -1,5 +1,6 @@
 """Parsers and chunking: every format maps its text back to where it came from."""
 
+import codecs
 import io
 import json
 
@@ -154,6 +155,27 @@ def test_json_and_jsonl_records():
 def test_broken_or_unknown_files_say_why(uri, data, reason):
     with pytest.raises(UnsupportedDocument, match=reason):
         _chunks(uri, data)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32"])
+def test_text_with_a_byte_order_mark_is_read_in_its_encoding(encoding):
+    """Excel's "Unicode Text" export is UTF-16 with a byte-order mark; it was refused as "not UTF-8"."""
+    table = "Plan\tPrice\nTeam\t12 €\nCafé\t3 €\n"
+    data = table.encode(encoding)
+    if encoding in ("utf-16-le", "utf-16-be"):  # these codecs write no mark: put the one Excel writes
+        data = (codecs.BOM_UTF16_LE if encoding.endswith("le") else codecs.BOM_UTF16_BE) + data
+    chunks = _chunks("plans.tsv", data)
+    assert [c.text for c in chunks] == [c.text for c in _chunks("plans.tsv", table.encode())]
+    assert "Café" in " ".join(c.text for c in chunks)
+    # a wide original is kept as UTF-8, so a citation opens it as the text it quotes (a UTF-8 one keeps its mark:
+    # its content hash, and so whether a re-ingest replaces it, stays what it was)
+    expected = data if encoding == "utf-8-sig" else table.encode()
+    assert Document(source_uri="plans.tsv", content=data).raw_bytes() == expected
+
+
+def test_bytes_that_only_open_like_a_byte_order_mark_are_still_refused():
+    with pytest.raises(UnsupportedDocument, match="not UTF-8"):
+        _chunks("noise.txt", codecs.BOM_UTF16_LE + bytes(range(256)))
 
 
 def test_chunks_are_sentence_windows_with_overlap_and_stable_ids():

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from sourcerer.errors import UnsupportedDocument
 from sourcerer.models import Locator, Segment
 from sourcerer.scopes import normalize_scope, validate_tenant
+from sourcerer.store.parsers import as_utf8
 
 # A URI scheme as a browser reads one: it drops ASCII whitespace and control characters anywhere before the
 # colon ("java\tscript:" is javascript:), and letters in any case
@@ -70,7 +71,7 @@ class Document(BaseModel):
         return self
 
     def raw_bytes(self) -> bytes:
-        return self.content if self.content is not None else (self.text or "").encode("utf-8")
+        return as_utf8(self.content) if self.content is not None else (self.text or "").encode("utf-8")
 
     def content_hash(self) -> str:
         """Changes when the content or anything that decides visibility or labels changes."""

@@ -10,6 +10,7 @@ own module (`store.html`), and tables in Markdown and HTML are read row by row w
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from pathlib import PurePosixPath
@@ -62,19 +63,45 @@ def sniff_content_type(source_uri: str, raw: bytes) -> str | None:
     return "application/pdf" if raw.startswith(b"%PDF-") else "text/plain"
 
 
+# Text saved as UTF-16 or UTF-32 says so with a byte-order mark: Excel's "Unicode Text" export and Notepad's
+# "Unicode" do. The UTF-32 marks first (UTF-32 LE opens with UTF-16 LE's). Without a mark the text must be UTF-8:
+# guessing a legacy code page from the bytes misreads short Western text (charset-normalizer reads "España" in
+# Windows-1252 as "Espańa"), and a wrong letter in a cited quote is worse than asking for the file as UTF-8.
+_WIDE_MARKS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f]")
+
+
+def as_utf8(raw: bytes) -> bytes:
+    """Text saved as UTF-16 or UTF-32 with its byte-order mark, as UTF-8 without it; any other bytes as they are.
+    A document's original is kept this way too, so a citation opens it as the text it quotes."""
+    mark = next((encoding for bom, encoding in _WIDE_MARKS if raw.startswith(bom)), None)
+    if mark is None:
+        return raw
+    try:
+        text = raw.decode(mark)
+    except UnicodeDecodeError:
+        return raw
+    return raw if _CONTROL.search(text) else text.encode("utf-8")  # control characters: bytes that open like a mark
+
+
 def parse(raw: bytes, source_uri: str, content_type: str | None = None) -> Parsed:
     kind = content_type_for(source_uri, content_type)
     name = PurePosixPath(source_uri).name or source_uri
     if kind == "application/pdf":
         return parse_pdf(raw, name)
     try:
-        text = raw.decode("utf-8-sig")
+        text = as_utf8(raw).decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         what = next((name for magic, name in _BINARY.items() if raw.startswith(magic)), None)
         if what:
             raise UnsupportedDocument(f"this is {what}, not text: Sourcerer reads {READABLE}") from exc
         raise UnsupportedDocument(
-            f"not UTF-8 text ({exc.reason} at byte {exc.start}): save it as UTF-8, or upload one of {READABLE}"
+            f"not UTF-8 text ({exc.reason} at byte {exc.start}): save it as UTF-8 (or UTF-16 with its byte-order mark), or upload one of {READABLE}"
         ) from exc
     if kind in ("text/plain",):
         return Parsed(name, _text_pieces(text, name))
