@@ -229,6 +229,29 @@ def test_a_follow_up_about_a_new_topic_is_answered_by_a_sentence_that_names_it()
     assert answer.trace.stage("synthesize").detail["off_focus_set_aside"] == 1
 
 
+HELP_CENTRE = """<main><h1>Frequently asked questions</h1>
+<details><summary>How do I reset my password?</summary><p>Click "Forgot password" on the sign-in page. We email you a
+link that works for 30 minutes.</p></details>
+<details><summary>Can I change my username?</summary><p>No. Usernames are permanent, but you can change your display
+name at any time.</p></details>
+<details><summary>How do I delete my account?</summary><p>Go to Settings, then Privacy, and choose Delete account.
+Your data is erased within 14 days.</p></details></main>"""
+
+
+def test_a_reply_to_another_faq_question_is_no_answer_where_the_faq_asks_the_question_in_other_words():
+    """"Can I rename my account?" shares only "account" with the steps under "How do I delete my account?", and was
+    answered with the steps to delete it. The FAQ question it asks in other words is "Can I change my username?",
+    whose "No." replies to usernames, not renamed accounts: a refusal, with the FAQ question it matched in the
+    trace. A paraphrase of the delete question itself is still answered with its steps."""
+    passages = _chunked("help.html", HELP_CENTRE)
+    rename = ask("Can I rename my account?", passages=passages, chat="extractive")
+    assert rename.refused, rename.answer
+    assert rename.trace.stage("synthesize").detail["asked_faq_question"] == "Can I change my username?"
+    close = ask("How do I close my account?", passages=passages, chat="extractive")
+    assert close.answer.startswith("Go to Settings, then Privacy, and choose Delete account"), close.answer
+    assert "asked_faq_question" not in close.trace.stage("synthesize").detail
+
+
 def test_a_standalone_question_is_answered_about_the_kind_it_asks_for():
     """"How long does express shipping take?" over the README's policies: the words tie between the standard and
     the express rules, and the standard one (which says how long) was the answer, cited. A sentence whose subject

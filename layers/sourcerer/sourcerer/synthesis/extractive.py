@@ -194,6 +194,8 @@ class Analysis:
     answerability: float = 0.0
     set_aside: int = 0  # sentences that address the reader or the model: never candidates
     off_focus: int = 0  # sentences that never name a follow-up's new topic, where others do: never candidates
+    # the FAQ question whose replies were put first, as the one asked in other words (`_asked_question_first`)
+    asked_question: str | None = None
     sources: list[Passage] = field(default_factory=list)  # the passages the sentences' offsets point into
     # per source, each sentence that completes a lead-in to that lead-in (`Passage.lead_ins`), read once per question
     leads: list[dict[tuple[int, int], tuple[int, int]]] = field(default_factory=list)
@@ -372,12 +374,12 @@ class ExtractiveSynthesizer:
             section, heading = sections[i]
             scored.append(ScoredSentence(pi, start, end, text, features, sigmoid(logit), headed, section=section, heading=heading))
         answer = answer_features([x.features for x in scored], logits, passage_rows, missing, len(q_terms))
+        ranked, asked_question = self._asked_question_first(question, sorted(scored, key=_rank_key), passages)
         analysis = Analysis(
             feature_set=feature_set,
             question=question,
-            sentences=asked_value_first(
-                question, named_procedure_first(question, asked_kind_first(question, sorted(scored, key=lambda x: (-x.under_heading, x.passage, x.start))))
-            ),
+            sentences=asked_value_first(question, named_procedure_first(question, asked_kind_first(question, ranked))),
+            asked_question=asked_question,
             passages=passage_rows,
             answer=answer,
             answerability=model.answerability.probability(answer),
@@ -397,6 +399,36 @@ class ExtractiveSynthesizer:
         if cosines is None:
             return None, None
         return cosines[: len(sentences)], cosines[len(sentences) :]
+
+    def _asked_question_first(
+        self, question: str, ranked: list[ScoredSentence], passages: Sequence[Passage]
+    ) -> tuple[list[ScoredSentence], str | None]:
+        """The ranking with the replies to the FAQ question closest in meaning to the question asked put first,
+        when the best sentence replies to another FAQ question, that one is closer by `ASKED_QUESTION_MARGIN`
+        (calibrated similarity), and the best sentence shares no word with the question but those of the FAQ
+        question it replies to: "Can I rename my account?" shares "account" with the steps under "How do I delete
+        my account?" and none of its words with "No. Usernames are permanent, ..." under "Can I change my
+        username?", and was answered with the steps to delete it. An FAQ's own questions are what a person asks in
+        other words (0.88 against 0.71 here), where a reply's words are not. A reply that holds a word of the
+        question its own FAQ question lacks speaks to it in its own words, and stays: "PayPal" under "What payment
+        methods do you accept?" answers "Can I pay with PayPal?", which reads closer to "Can I pay on delivery?"
+        (0.83 against 0.64). The sentence models only: the reader reads each reply under its question and decides
+        itself. The FAQ's questions are embedded only when the rest holds (about 16 ms each the first time).
+        Returns the ranking and the FAQ question put first, if any."""
+        best = ranked[0] if ranked else None
+        if best is None or self.reader is not None or not is_question(best.heading):
+            return ranked, None
+        if (set(terms(question)) & set(passage_terms(best.text))) - set(passage_terms(best.heading)):
+            return ranked, None
+        questions = list(dict.fromkeys(s.heading for s in ranked if is_question(s.heading)))
+        matches = calibrated_similarities(with_known(self.embedder, passages), question, questions) if len(questions) > 1 else None
+        if not matches:
+            return ranked, None
+        match = dict(zip(questions, matches, strict=True))
+        closest = max(questions, key=match.__getitem__)
+        if match[closest] - match[best.heading] < ASKED_QUESTION_MARGIN:
+            return ranked, None
+        return [s for s in ranked if s.heading == closest] + [s for s in ranked if s.heading != closest], closest
 
     # --- the answer -------------------------------------------------------------------------------------
 
@@ -419,6 +451,8 @@ class ExtractiveSynthesizer:
             draft.detail["instructions_set_aside"] = analysis.set_aside
         if analysis.off_focus:
             draft.detail["off_focus_set_aside"] = analysis.off_focus
+        if analysis.asked_question:
+            draft.detail["asked_faq_question"] = analysis.asked_question
         other_kinds = sorted({s.other_kind for s in analysis.sentences if s.other_kind})
         if other_kinds:
             draft.detail["other_kind_set_aside"] = other_kinds
@@ -644,7 +678,14 @@ class ExtractiveSynthesizer:
         )
 
 
+def _rank_key(s: ScoredSentence) -> tuple[float, int, int]:  # the sentence models' ranking, ties in source order
+    return (-s.under_heading, s.passage, s.start)
+
+
 KIND_REACH = 3  # how far down the ranking sentences are compared for the kind they are about
+# How much closer in meaning (calibrated similarity) another FAQ question must be to the question asked than the
+# one the best sentence replies to, for its replies to go first (`ExtractiveSynthesizer._asked_question_first`)
+ASKED_QUESTION_MARGIN = 0.15
 
 
 def asked_kind_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
