@@ -757,9 +757,10 @@ def test_only_the_best_sentence_says_a_procedure_whole():
     assert reply.answer.startswith("We reply within 30 days. [1]") and "How to request your data:" not in reply.answer, reply.answer
     how = ask("How can I request my data?", passages=passages, chat="extractive")
     assert how.answer == (
-        "How to request your data: You can request a copy of your data at any time; Email privacy@acme.com from the "
-        "address on your account; We reply within 30 days. [1]"
+        "How to request your data: You can request a copy of your data at any time. Email privacy@acme.com from the "
+        "address on your account. We reply within 30 days. [1]"  # sentences of one paragraph keep their stops
     ), how.answer
+    assert ask("How can I request my data?", passages=passages, chat="extractive", verify="strict").faithfulness.faithful
 
 
 def test_a_question_that_asks_the_procedure_a_heading_names_is_answered_with_that_procedure():

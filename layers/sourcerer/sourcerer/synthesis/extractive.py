@@ -658,7 +658,11 @@ class ExtractiveSynthesizer:
             follow = ["…"] if (passage, opening) in cut or (more and place == len(groups) - 1) else []
             if len(quoted) > 1 and any(row_cells(q) is not None for q in quoted):  # table rows, whose cells take the
                 sentence = " ".join([*(_ensure_stop(q) for q in quoted), *follow])  # semicolons: each row keeps its stop
-            else:
+            elif len(quoted) > 1 and not any("\n" in text[before[1] : after[0]] for before, after in zip(said, said[1:], strict=False)):
+                # sentences of one paragraph under a procedure's heading keep their stops ("... choose Delete
+                # account; Your data is erased within 14 days." read as one run-on)
+                sentence = " ".join([*(_ensure_stop(q) for q in quoted), *follow])
+            else:  # lines: a list's items, a procedure's steps, joined as one claim under their lead-in
                 lines = [q.rstrip(".;。") for q in quoted] + follow
                 sentence = _ensure_stop("; ".join(lines) if len(lines) > 1 else quoted[0])
             lead_text = as_quoted(text[opening[0] : opening[1]]).strip().lstrip("#").strip() if opening is not None else ""
