@@ -939,6 +939,33 @@ def test_a_negation_reaches_to_the_end_of_its_line_only():
     assert "feel" in negated_terms("Do not drive if you feel dizzy.")[0]
 
 
+def test_a_term_said_both_with_and_without_a_negation_is_no_disagreement():
+    """A Spanish leaflet's lines repeat the drug's name: "No tome ibuprofeno si: es alérgico al ibuprofeno ..."
+    negates taking ibuprofen and names the allergy to it, and strict verification refused that answer as
+    "negation differs" against its lines. A term one side says only negated and the other only plainly still is."""
+    from sourcerer.support import contradicts
+
+    lines = "es alérgico al ibuprofeno o a otros antiinflamatorios;\nha tenido una úlcera de estómago."
+    assert not contradicts("No tome ibuprofeno si: es alérgico al ibuprofeno o a otros antiinflamatorios; ha tenido una úlcera de estómago.", lines)
+    assert contradicts("The team has never lost at home.", "The team lost at home.")
+
+
+def test_a_spanish_leaflets_list_is_said_whole_and_verified():
+    leaflet = (
+        "# Prospecto\n\n## Antes de tomar ibuprofeno\n\nNo tome ibuprofeno si:\n- es alérgico al ibuprofeno o a otros "
+        "antiinflamatorios;\n- ha tenido una úlcera de estómago;\n- está en los últimos tres meses del embarazo.\n"
+    )
+    answer = ask("¿Quién no debe tomar ibuprofeno?", passages=_chunked("prospecto.md", leaflet), chat="extractive", verify="strict", judge="local")
+    assert not answer.refused, (answer.answer, answer.faithfulness)
+    assert answer.answer == (
+        "No tome ibuprofeno si: es alérgico al ibuprofeno o a otros antiinflamatorios; ha tenido una úlcera de estómago; "
+        "está en los últimos tres meses del embarazo. [1]"
+    ), answer.answer
+    # one line of it said after its lead-in ends in a stop, not in its semicolon and a stop (";.")
+    ulcer = ask("¿Puedo tomar ibuprofeno con una úlcera de estómago?", passages=_chunked("prospecto.md", leaflet), chat="extractive")
+    assert ";." not in ulcer.answer and ulcer.answer.startswith("No tome ibuprofeno si:"), ulcer.answer
+
+
 @pytest.mark.parametrize(
     ("text", "leads"),
     [
@@ -952,6 +979,8 @@ def test_a_negation_reaches_to_the_end_of_its_line_only():
         ("Adults: take two tablets.\nChildren: take one.", [None, None]),
         ("Refunds\nRefunds take 5 days.", [None, None]),
         ("Bring these:\n- a photo ID\n\n- a pen", [None, 0, None]),
+        # items that end in a semicolon, the last in a stop: one list ("a; b; c.")
+        ("No tome ibuprofeno si:\n- es alérgico a él;\n- ha tenido una úlcera;\n- está embarazada.", [None, 0, 0, 0]),
     ],
 )
 def test_a_lead_in_governs_the_lines_under_it_and_no_others(text, leads):

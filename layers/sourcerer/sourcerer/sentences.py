@@ -190,7 +190,8 @@ def lead_in(text: str, offsets: Sequence[tuple[int, int]], index: int) -> int | 
     """The lead-in (`opens_clause`) that sentence `index` of `text` completes, as an index into `offsets`, or
     None: the lead-in ends a line, and the sentences from it down to this one follow each other on the next lines
     (a blank line at most under the lead-in, none between them: a list's lines, or a paragraph under a heading
-    that ends open), and are alike: all list items or none, all ending in a stop or none. A heading, a title or a
+    that ends open), and are alike: all list items or none, all ending in a stop or none (an item that ends in a
+    semicolon goes with either: "a; b; c." is how many lists are punctuated). A heading, a title or a
     question ends the walk, and so does a line of prose after a marked list ("Talk to a pharmacist first if ...")."""
     line = text[offsets[index][0] : offsets[index][1]].rstrip()
     marked, stopped = _marked(text, offsets[index][0]), line[-1:] in _STOPS
@@ -205,7 +206,9 @@ def lead_in(text: str, offsets: Sequence[tuple[int, int]], index: int) -> int | 
             return i - 1 if breaks else None
         if breaks > 1:
             return None
-        if _marked(text, offsets[i - 1][0]) != marked or (previous[-1:] in _STOPS) != stopped:
+        # an item that ends in a semicolon announces the next, whatever ends that one: "...; ...; ... embarazo."
+        semicolon = previous.endswith((";", "；"))
+        if _marked(text, offsets[i - 1][0]) != marked or (not semicolon and (previous[-1:] in _STOPS) != stopped):
             return None
         if states_nothing(text, offsets[i - 1][0], offsets[i - 1][1]):
             return None
