@@ -102,7 +102,9 @@ def test_cli_ingest_then_embed_later(tmp_path, monkeypatch, capsys):
     assert "3 chunks embedded" in captured.out and "3/3 chunks embedded" in captured.err
     assert main(["embed"]) == 0 and "0 chunks embedded" in capsys.readouterr().out
     assert main(["search", "failover cutover", "--mode", "semantic"]) == 0
-    assert "ops.md" in capsys.readouterr().out
+    lines = capsys.readouterr().out.splitlines()
+    assert "ops.md" in lines[0] and "line" in lines[0] and "start=" not in lines[0], lines  # located as `ask` cites it
+    assert all(line.startswith("    ") for line in lines[1::2]), lines  # each hit's text on the one line under it
 
 
 def test_a_large_folder_is_prepared_in_worker_processes_with_the_same_outcome(tmp_path, monkeypatch):

@@ -250,11 +250,10 @@ def _cmd_search(args: argparse.Namespace) -> int:
         return 0
     if not hits:
         print("no results")
-    for rank, hit in enumerate(hits, start=1):
-        loc = hit.locator.model_dump()
-        where = ", ".join(f"{k}={v}" for k, v in loc.items() if k != "kind" and v is not None)
-        print(f"{rank:>2}. {hit.score:.3f}  {hit.label}  ({hit.source_uri}, {loc['kind']} {where})")
-        print(f"    {hit.text[:200]}{'…' if len(hit.text) > 200 else ''}")
+    for rank, hit in enumerate(hits, start=1):  # located as `ask` cites ("p.2", "lines 3-4"), the text on one line
+        print(f"{rank:>2}. {hit.score:.3f}  {hit.label}  ({hit.source_uri}, {_where(hit.locator)})")
+        text = " ".join(hit.text.split())
+        print(f"    {text[:200]}{'…' if len(text) > 200 else ''}")
     return 0
 
 
