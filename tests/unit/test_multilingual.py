@@ -208,6 +208,28 @@ def test_short_lines_of_plain_text_are_sentences_and_a_title_is_no_answer():
     assert ask("Is shipping free?", passages=facts, chat="extractive").answer == "Free shipping on all orders. [1]"
 
 
+def test_a_numbered_section_title_is_a_title():
+    """Terms of service number their sections and clauses: "4. Liability" over "4.1 Our total liability is
+    limited ...". The title was a sentence ("What is your liability?" got "Liability. [1] 4.1 Our total ...") and
+    no section began there, so a second sentence came from another section. A numbered list stays a list."""
+    from sourcerer.sentences import is_title, sentence_spans
+
+    terms = (
+        "TERMS OF SERVICE\n\n2. Payment\n2.1 Subscriptions renew automatically every month until cancelled.\n"
+        "2.3 Refunds are not given for partial months.\n\n4. Liability\n4.1 Our total liability is limited to the fees "
+        "you paid in the last 12 months.\n"
+    )
+    titles = [terms[a:b] for a, b in sentence_spans(terms) if is_title(terms, a, b)]
+    assert titles == ["TERMS OF SERVICE", "Payment", "Liability"], titles
+    for numbered in ("IV. Liability\nOur liability is limited.", "A. Scope\nThis policy covers staff."):
+        assert any(is_title(numbered, a, b) for a, b in sentence_spans(numbered)), numbered
+    listed = "1. Bring ID\n2. Bring a pen"
+    assert not any(is_title(listed, a, b) for a, b in sentence_spans(listed))
+    passages = [{"text": terms, "source": "terms.txt"}]
+    liability = ask("What is your liability?", passages=passages, chat="extractive").answer
+    assert liability == "4.1 Our total liability is limited to the fees you paid in the last 12 months. [1]", liability
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -40,6 +40,11 @@ _ORDINAL_MONTH = re.compile(
 )
 _WORD_WINDOW = 40  # longer than any abbreviation: the word before a stop is found within this many characters
 _NEXT_CHAR = re.compile(r"[ \t\r\n\f\v]{0,200}(\S)")
+# A section's number before its title or its clause, on the same line: "2. Payment" over "2.1 Subscriptions
+# renew ...", as terms of service and policies number them ("IV.", "B." too)
+_SECTION_NUMBER = re.compile(r"[ \t]{0,8}(?:\d{1,3}(?:\.\d{1,3}){0,3}\.?|[IVXLC]{1,7}\.|[A-Z]\.)[ \t]{1,8}")
+# the first character of the next text, past its clause number ("2.1 Subscriptions": "S")
+_NEXT_TEXT = re.compile(r"[ \t\r\n\f\v]{0,200}(?:\d{1,3}(?:\.\d{1,3}){0,3}\.?[ \t]{1,8})?(\S)")
 
 
 # A Markdown (ATX) heading line: "## Refunds". Bounded runs on one line, so matching stays linear.
@@ -96,19 +101,30 @@ def _short_line_ends(text: str) -> list[int]:
 def is_title(text: str, start: int, end: int) -> bool:
     """Whether the sentence `text[start:end]` is a plain-text title: a whole line of at most four words without a
     stop, a digit or a colon, over a capitalised line or paragraph ("Refunds" over "Refunds are issued within 5
-    days."; a bold paragraph in HTML or Markdown reads the same once its markup is gone). Like a Markdown heading
+    days."; a bold paragraph in HTML or Markdown reads the same once its markup is gone). A section's number may
+    stand before it and before the line under it: "2. Payment" over "2.1 Subscriptions renew ...". Like a Markdown heading
     it says what the text under it is about, and is neither an answer nor a claim. A line of facts ("Enterprise:
     $99 per month") is none."""
     line = text[start:end]
     if len(line.split()) > TITLE_WORDS or "\n" in line or any(c.isdigit() for c in line) or ":" in line:
         return False
-    if line[-1:] in _STOPS or line.endswith(_CONTINUES) or (start and text[start - 1] != "\n"):
+    opens_line = not start or text[start - 1] == "\n" or _numbered(text, start)
+    if line[-1:] in _STOPS or line.endswith(_CONTINUES) or not opens_line:
         return False
     before, after = _neighbour_lines(text, start, end)
     if _bare(before) or (_bare(after) and ":" not in after):
         return False  # a line of a list ("A photo ID" / "Your signed offer letter", markers gone), not its title
-    following = _NEXT_CHAR.match(text, end)
+    following = _NEXT_TEXT.match(text, end)
     return bool(following) and text[end : following.start(1)].count("\n") in (1, 2) and following.group(1).isupper()
+
+
+def _numbered(text: str, start: int) -> bool:
+    """Whether only a section's number stands before `start` on its line ("2. " of "2. Payment"); a bounded look
+    back, as a number is a few characters."""
+    line_start = text.rfind("\n", max(0, start - 32), start) + 1
+    if line_start == 0 and start > 32:
+        return False
+    return _SECTION_NUMBER.fullmatch(text, line_start, start) is not None
 
 
 def _neighbour_lines(text: str, start: int, end: int) -> tuple[str, str]:
