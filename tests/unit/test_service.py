@@ -310,3 +310,21 @@ def test_one_visibility_rule_for_list_search_answer_original_and_delete(service)
     with pytest.raises(NotFound):
         service.delete_document(outsider, None, document.document_id)
     assert service.delete_document(admin, None, document.document_id).deleted
+
+
+def test_a_utf16_upload_is_answered_from_and_its_original_opens_as_text(service):
+    """Excel's "Unicode Text" export (UTF-16 with its byte-order mark), uploaded as `content_base64`, was refused
+    as "not UTF-8"; it is read, answered from, and its original is kept as the UTF-8 text a citation opens."""
+    import base64
+
+    from sourcerer.service.schemas import AnswerRequest, DocumentRequest
+    from sourcerer.store.originals import DirectoryOriginals
+
+    service.index.originals = DirectoryOriginals(service.index.path.parent / "originals")
+    _, ctx = _key(service, scopes=("acme",))
+    table = "Plan\tPrice\nTeam\t12 €\nBusiness\t25 €\n"
+    upload = DocumentRequest(source_uri="plans.tsv", content_base64=base64.b64encode(table.encode("utf-16")).decode())
+    document = service.ingest(ctx, "acme/alpha", upload)
+    answered = service.answer(ctx, None, AnswerRequest(q="How much is the Business plan?")).answer
+    assert "25 €" in answered.text and not answered.refused, answered.text
+    assert service.original(ctx, None, document.document_id).content == table.encode()
