@@ -990,6 +990,18 @@ def test_a_lead_in_governs_the_lines_under_it_and_no_others(text, leads):
     assert [lead_in(text, spans, i) for i in range(len(spans))] == leads, [text[a:b] for a, b in spans]
 
 
+def test_the_item_that_ends_a_semicolon_list_closes_it():
+    """In an indexed chunk a list has lost its markers, and its lines are the sentences ingest found. After
+    "...; ...; are allergic to aspirin." the prose line "Talk to a pharmacist first ..." is none of its lines: read
+    as one, "Do not take this medicine if you: Talk to a pharmacist first" was an answer."""
+    from sourcerer.sentences import lead_in
+
+    text = "Do not take this medicine if you:\nare pregnant;\nhave asthma.\nTalk to a pharmacist first."
+    starts = [0, *(i + 1 for i, c in enumerate(text) if c == "\n")]
+    spans = [(start, text.find("\n", start) if "\n" in text[start:] else len(text)) for start in starts]
+    assert [lead_in(text, spans, i) for i in range(len(spans))] == [None, 0, 0, None]
+
+
 def test_strict_verification_reads_an_answer_with_the_heading_it_answers_under():
     """"Yes, for a flat fee of $15." answers "Do you ship to Canada?" only under that heading: the relevance check
     reads the sentence with it, as synthesis did, and keeps the answer (it once refused it as off topic, p = 0.01);

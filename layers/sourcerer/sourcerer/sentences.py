@@ -207,10 +207,12 @@ def lead_in(text: str, offsets: Sequence[tuple[int, int]], index: int) -> int | 
     None: the lead-in ends a line, and the sentences from it down to this one follow each other on the next lines
     (a blank line at most under the lead-in, none between them: a list's lines, or a paragraph under a heading
     that ends open), and are alike: all list items or none, all ending in a stop or none (an item that ends in a
-    semicolon goes with either: "a; b; c." is how many lists are punctuated). A heading, a title or a
+    semicolon goes with either: "a; b; c." is how many lists are punctuated, and its "c." closes it). A heading, a
+    title or a
     question ends the walk, and so does a line of prose after a marked list ("Talk to a pharmacist first if ...")."""
     line = text[offsets[index][0] : offsets[index][1]].rstrip()
     marked, stopped = _marked(text, offsets[index][0]), line[-1:] in _STOPS
+    closed = False  # a line above this one ends in a stop
     i = index
     while i > 0 and index - i < LEAD_IN_REACH:
         gap = text[offsets[i - 1][1] : offsets[i][0]]
@@ -222,10 +224,14 @@ def lead_in(text: str, offsets: Sequence[tuple[int, int]], index: int) -> int | 
             return i - 1 if breaks else None
         if breaks > 1:
             return None
-        # an item that ends in a semicolon announces the next, whatever ends that one: "...; ...; ... embarazo."
+        # an item that ends in a semicolon announces the next, whatever ends that one: "...; ...; ... embarazo.";
+        # the item that ends in a stop after such items closes the list, and a line under it is none of its lines
         semicolon = previous.endswith((";", "；"))
+        if semicolon and closed:
+            return None
         if _marked(text, offsets[i - 1][0]) != marked or (not semicolon and (previous[-1:] in _STOPS) != stopped):
             return None
+        closed = closed or previous[-1:] in _STOPS
         if states_nothing(text, offsets[i - 1][0], offsets[i - 1][1]):
             return None
         i -= 1
