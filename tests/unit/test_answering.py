@@ -996,10 +996,17 @@ def test_the_item_that_ends_a_semicolon_list_closes_it():
     as one, "Do not take this medicine if you: Talk to a pharmacist first" was an answer."""
     from sourcerer.sentences import lead_in
 
-    text = "Do not take this medicine if you:\nare pregnant;\nhave asthma.\nTalk to a pharmacist first."
-    starts = [0, *(i + 1 for i, c in enumerate(text) if c == "\n")]
-    spans = [(start, text.find("\n", start) if "\n" in text[start:] else len(text)) for start in starts]
-    assert [lead_in(text, spans, i) for i in range(len(spans))] == [None, 0, 0, None]
+    def lines(text: str) -> list[tuple[int, int]]:
+        starts = [0, *(i + 1 for i, c in enumerate(text) if c == "\n")]
+        return [(start, text.find("\n", start) if "\n" in text[start:] else len(text)) for start in starts]
+
+    for text in (
+        "Do not take this medicine if you:\nare pregnant;\nhave asthma.\nTalk to a pharmacist first.",
+        # items that each end in a stop: a line that opens in another case is a sentence of its own
+        "Do not take this medicine if you:\nare pregnant.\nhave asthma.\nTalk to a pharmacist first.",
+    ):
+        spans = lines(text)
+        assert [lead_in(text, spans, i) for i in range(len(spans))] == [None, 0, 0, None], text
 
 
 def test_strict_verification_reads_an_answer_with_the_heading_it_answers_under():

@@ -207,7 +207,8 @@ def lead_in(text: str, offsets: Sequence[tuple[int, int]], index: int) -> int | 
     None: the lead-in ends a line, and the sentences from it down to this one follow each other on the next lines
     (a blank line at most under the lead-in, none between them: a list's lines, or a paragraph under a heading
     that ends open), and are alike: all list items or none, all ending in a stop or none (an item that ends in a
-    semicolon goes with either: "a; b; c." is how many lists are punctuated, and its "c." closes it). A heading, a
+    semicolon goes with either: "a; b; c." is how many lists are punctuated, and its "c." closes it; lines that end
+    in a stop open in the same case: "are pregnant." and "Talk to a pharmacist first." are not alike). A heading, a
     title or a
     question ends the walk, and so does a line of prose after a marked list ("Talk to a pharmacist first if ...")."""
     line = text[offsets[index][0] : offsets[index][1]].rstrip()
@@ -231,11 +232,20 @@ def lead_in(text: str, offsets: Sequence[tuple[int, int]], index: int) -> int | 
             return None
         if _marked(text, offsets[i - 1][0]) != marked or (not semicolon and (previous[-1:] in _STOPS) != stopped):
             return None
+        # items that complete the lead-in ("are pregnant.") and a sentence of its own under them ("Talk to a
+        # pharmacist first."): stopped lines alike open in the same case
+        if stopped and previous[-1:] in _STOPS and _opens_lower(previous) != _opens_lower(line):
+            return None
         closed = closed or previous[-1:] in _STOPS
         if states_nothing(text, offsets[i - 1][0], offsets[i - 1][1]):
             return None
         i -= 1
     return None
+
+
+def _opens_lower(line: str) -> bool:
+    first = next((c for c in line if c.isalpha()), "")
+    return first.islower()
 
 
 def lead_ins_of(text: str, spans: Sequence[tuple[int, int]]) -> dict[tuple[int, int], tuple[int, int]]:
