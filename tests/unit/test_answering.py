@@ -961,6 +961,16 @@ def test_a_spanish_leaflets_list_is_said_whole_and_verified():
         "No tome ibuprofeno si: es alérgico al ibuprofeno o a otros antiinflamatorios; ha tenido una úlcera de estómago; "
         "está en los últimos tres meses del embarazo. [1]"
     ), answer.answer
+    beipack = (
+        "# Gebrauchsinformation\n\n## Was sollten Sie beachten?\n\nParacetamol darf nicht eingenommen werden, wenn Sie\n"
+        "- allergisch gegen Paracetamol sind,\n- eine schwere Lebererkrankung haben.\n\nSprechen Sie mit Ihrem Arzt, wenn Sie "
+        "regelmäßig Alkohol trinken.\n"
+    )
+    who = ask("Wer darf Paracetamol nicht einnehmen?", passages=_chunked("beipack.md", beipack), chat="extractive", verify="strict", judge="local")
+    assert who.answer == (  # it once said "..., wenn Sie. [1] allergisch gegen Paracetamol sind,. [1]"
+        "Paracetamol darf nicht eingenommen werden, wenn Sie: allergisch gegen Paracetamol sind; eine schwere "
+        "Lebererkrankung haben. [1]"
+    ), (who.answer, who.faithfulness)
     # one line of it said after its lead-in ends in a stop, not in its semicolon and a stop (";.")
     ulcer = ask("¿Puedo tomar ibuprofeno con una úlcera de estómago?", passages=_chunked("prospecto.md", leaflet), chat="extractive")
     assert ";." not in ulcer.answer and ulcer.answer.startswith("No tome ibuprofeno si:"), ulcer.answer
@@ -981,6 +991,8 @@ def test_a_spanish_leaflets_list_is_said_whole_and_verified():
         ("Bring these:\n- a photo ID\n\n- a pen", [None, 0, None]),
         # items that end in a semicolon, the last in a stop: one list ("a; b; c.")
         ("No tome ibuprofeno si:\n- es alérgico a él;\n- ha tenido una úlcera;\n- está embarazada.", [None, 0, 0, 0]),
+        # a clause opened with its subject, German's verb last; items that end in commas
+        ("Paracetamol darf nicht eingenommen werden, wenn Sie\n- allergisch gegen Paracetamol sind,\n- eine schwere Lebererkrankung haben.", [None, 0, 0]),
     ],
 )
 def test_a_lead_in_governs_the_lines_under_it_and_no_others(text, leads):

@@ -76,6 +76,7 @@ SHORT_LINE = 60  # characters: a title or a "Refund window: 30 days" line, not a
 TITLE_WORDS = 4  # "Parental leave policy" is a title; "Free shipping on all orders" a fact written without a stop
 _CONTINUES = tuple(",;-–—/&(")
 _STOPS = ".!?…。！？؟"  # a line ending in one of these ends a sentence of its own: no title, no list item
+_ITEM_ENDS = (";", "；", ",", "，", "、")  # a list item that ends in one of these announces the next ("a; b; c.")
 
 
 def _short_line_ends(text: str) -> list[int]:
@@ -158,10 +159,16 @@ def states_nothing(text: str, start: int, end: int) -> bool:
 # Words that leave a line open for the lines under it to complete: "Do not take this medicine if" over "You are
 # pregnant." (English, French, German, Spanish).
 _OPENING_WORDS = frozenset("if when unless whenever whether while where because that si lorsque quand wenn falls sofern cuando".split())
+# the subject an opening word may take before the line ends: "Paracetamol darf nicht eingenommen werden, wenn Sie"
+# over "allergisch gegen Paracetamol sind," (German puts the verb last), "Do not take it if you" over "are pregnant"
+_SUBJECTS = frozenset("you sie du ihr vous tu usted ustedes".split())
 LEAD_IN_REACH = 12  # lines under one lead-in, at most
 # a line that may be a lead-in: it ends in a colon, or in an opening word (found by one scan, so a text without one
 # costs nothing more)
-_OPEN_LINE_END = re.compile(r"(?:[:：]|\b(?:" + "|".join(sorted(_OPENING_WORDS)) + r"))[ \t]*\r?\n", re.IGNORECASE)
+_OPEN_LINE_END = re.compile(
+    r"(?:[:：]|\b(?:" + "|".join(sorted(_OPENING_WORDS)) + r")(?:[ \t]+(?:" + "|".join(sorted(_SUBJECTS)) + r"))?)[ \t]*\r?\n",
+    re.IGNORECASE,
+)
 
 
 # A heading that names a procedure, whose lines are its steps: "How to return an item" over "Sign in to your
@@ -187,7 +194,8 @@ def names_steps(line: str) -> bool:
 
 def opens_clause(sentence: str) -> bool:
     """Whether a sentence is a lead-in that the lines under it complete: it ends with a colon ("Do not take
-    ibuprofen if you:"), or without a stop in a word that opens a clause ("Do not take this medicine if"), or it is
+    ibuprofen if you:"), or without a stop in a word that opens a clause ("Do not take this medicine if", or with
+    its subject: "... eingenommen werden, wenn Sie"), or it is
     a heading that names a procedure ("How to return an item": its lines are the steps). Alone it says nothing,
     and a line under it alone can say the opposite of what the two say ("You are allergic to aspirin."), or one
     step of several."""
@@ -196,10 +204,11 @@ def opens_clause(sentence: str) -> bool:
         return True
     if line.endswith(("?", "？")):  # an FAQ's "How do I return an item?" over its steps
         return names_steps(line)
-    words = line.split()
+    words = [w.casefold() for w in line.split()]
     if not words or line[-1] in _STOPS:
         return False
-    return words[-1].casefold() in _OPENING_WORDS or names_steps(line)
+    subject = len(words) > 1 and words[-1] in _SUBJECTS and words[-2] in _OPENING_WORDS
+    return words[-1] in _OPENING_WORDS or subject or names_steps(line)
 
 
 def lead_in(text: str, offsets: Sequence[tuple[int, int]], index: int) -> int | None:
@@ -227,7 +236,7 @@ def lead_in(text: str, offsets: Sequence[tuple[int, int]], index: int) -> int | 
             return None
         # an item that ends in a semicolon announces the next, whatever ends that one: "...; ...; ... embarazo.";
         # the item that ends in a stop after such items closes the list, and a line under it is none of its lines
-        semicolon = previous.endswith((";", "；"))
+        semicolon = previous.endswith(_ITEM_ENDS)
         if semicolon and closed:
             return None
         if _marked(text, offsets[i - 1][0]) != marked or (not semicolon and (previous[-1:] in _STOPS) != stopped):

@@ -663,8 +663,8 @@ class ExtractiveSynthesizer:
                 # account; Your data is erased within 14 days." read as one run-on)
                 sentence = " ".join([*(_ensure_stop(q) for q in quoted), *follow])
             else:  # lines: a list's items, a procedure's steps, joined as one claim under their lead-in
-                lines = [q.rstrip(".;。") for q in quoted] + follow
-                sentence = _ensure_stop("; ".join(lines) if len(lines) > 1 else quoted[0].rstrip(";；"))
+                lines = [q.rstrip(".;,。；，、") for q in quoted] + follow
+                sentence = _ensure_stop("; ".join(lines) if len(lines) > 1 else quoted[0].rstrip(";,；，、"))
             lead_text = as_quoted(text[opening[0] : opening[1]]).strip().lstrip("#").strip() if opening is not None else ""
             if opening is not None and not is_question(lead_text):  # an FAQ's question over its steps goes unsaid
                 sentence = f"{lead_text} {sentence}" if lead_text.endswith((":", "：")) else f"{lead_text}: {sentence}"
