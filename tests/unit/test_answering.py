@@ -971,6 +971,10 @@ def test_a_spanish_leaflets_list_is_said_whole_and_verified():
         "Paracetamol darf nicht eingenommen werden, wenn Sie: allergisch gegen Paracetamol sind; eine schwere "
         "Lebererkrankung haben. [1]"
     ), (who.answer, who.faithfulness)
+    # a German leaflet's section 3, "Wie ist Paracetamol einzunehmen?", names the procedure its lines are
+    dosing = "## Wie ist Paracetamol einzunehmen?\n\nErwachsene nehmen 1 bis 2 Tabletten.\nNehmen Sie nicht mehr als 8 Tabletten in 24 Stunden.\n"
+    how = ask("Wie ist Paracetamol einzunehmen?", passages=_chunked("beipack.md", beipack + "\n" + dosing), chat="extractive")
+    assert how.answer == "Erwachsene nehmen 1 bis 2 Tabletten; Nehmen Sie nicht mehr als 8 Tabletten in 24 Stunden. [1]", how.answer
     # one line of it said after its lead-in ends in a stop, not in its semicolon and a stop (";.")
     ulcer = ask("¿Puedo tomar ibuprofeno con una úlcera de estómago?", passages=_chunked("prospecto.md", leaflet), chat="extractive")
     assert ";." not in ulcer.answer and ulcer.answer.startswith("No tome ibuprofeno si:"), ulcer.answer

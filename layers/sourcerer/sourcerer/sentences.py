@@ -176,6 +176,7 @@ _OPEN_LINE_END = re.compile(
 # alone is no answer to how it is done, as one line under "Do not take ibuprofen if you:" is none to when not to.
 _STEPS_HEADING = re.compile(
     r"^[ \t]*¿?(?:how (?:to|do|can|should) |steps? (?:to|for) |comment |wie (?:man|sie|kann|können) |so (?:geht|funktioniert|\w+ (?:sie|du)) "
+    r"|wie (?:ist|sind) (?=[^\n]{0,60}zu)"  # a German leaflet's "Wie ist Paracetamol einzunehmen?" ("aufzubewahren")
     r"|c[oó]mo |como |para \w+(?:ar|er|ir) )[^\n.!?:：]{0,60}[?？]?\r?\n",
     re.IGNORECASE | re.MULTILINE,
 )
