@@ -975,6 +975,11 @@ def test_a_spanish_leaflets_list_is_said_whole_and_verified():
     dosing = "## Wie ist Paracetamol einzunehmen?\n\nErwachsene nehmen 1 bis 2 Tabletten.\nNehmen Sie nicht mehr als 8 Tabletten in 24 Stunden.\n"
     how = ask("Wie ist Paracetamol einzunehmen?", passages=_chunked("beipack.md", beipack + "\n" + dosing), chat="extractive")
     assert how.answer == "Erwachsene nehmen 1 bis 2 Tabletten; Nehmen Sie nicht mehr als 8 Tabletten in 24 Stunden. [1]", how.answer
+    # "¿Cómo se toma ...?" asks what "Cómo tomar ..." names (its pronoun aside, "toma" a form of "tomar")
+    pauta = "## Cómo tomar ibuprofeno\n\nAdultos: un comprimido cada 6 a 8 horas.\nNo tome más de 3 comprimidos en 24 horas.\n"
+    uso = "## Qué es y para qué se utiliza\n\nEl ibuprofeno alivia el dolor leve o moderado y baja la fiebre.\n"
+    como = ask("¿Cómo se toma el ibuprofeno?", passages=_chunked("prospecto.md", uso + "\n" + leaflet + "\n" + pauta), chat="extractive")
+    assert como.answer.startswith("Cómo tomar ibuprofeno: Adultos: un comprimido cada 6 a 8 horas; No tome más de 3"), como.answer
     # one line of it said after its lead-in ends in a stop, not in its semicolon and a stop (";.")
     ulcer = ask("¿Puedo tomar ibuprofeno con una úlcera de estómago?", passages=_chunked("prospecto.md", leaflet), chat="extractive")
     assert ";." not in ulcer.answer and ulcer.answer.startswith("No tome ibuprofeno si:"), ulcer.answer

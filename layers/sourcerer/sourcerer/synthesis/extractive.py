@@ -717,12 +717,20 @@ def named_procedure_first(question: str, ranked: list[ScoredSentence]) -> list[S
     return ranked if named is None or named is ranked[0] else [named, *(s for s in ranked if s is not named)]
 
 
+# the pronoun a how-question puts before its verb, which a heading's infinitive lacks: "¿Cómo se toma el
+# ibuprofeno?" asks what "Cómo tomar ibuprofeno" names, "Comment se connecter ?" what "Comment se connecter" does
+_CLITICS = frozenset("se me te nos os lo la le les sich mich dich".split())
+
+
 def asks_procedure(question: str, heading: str) -> bool:
     """Whether `question` asks how to do what `heading`, a procedure's heading, names, every word of it by its
-    family ("How should I take this medicine?" and "How to take this medicine")."""
+    family ("How should I take this medicine?" and "How to take this medicine"), a short verb by its other forms
+    ("toma" is "tomar"), its pronoun aside ("se")."""
     if not heading or not names_steps(heading) or not names_steps(question):
         return False
-    return {family(t) for t in passage_terms(question)} <= {family(t) for t in passage_terms(heading)}
+    named = {family(t) for t in passage_terms(heading)}
+    asked = {family(t) for t in passage_terms(question) if t not in _CLITICS}
+    return all(word in named or (len(word) >= 4 and any(other.startswith(word) for other in named)) for word in asked)
 
 
 def asked_value_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
