@@ -1,16 +1,19 @@
 """Structured documents benchmark (`bench/data/structured/`): answers that stand under a heading, in a list or in a
 table row, as a help centre, a price list or a policy writes them.
 
-Seventeen documents (Markdown FAQs with question headings, a Markdown price table, an HTML page with a definition
+Twenty-two documents (Markdown FAQs with question headings, a Markdown price table, an HTML page with a definition
 list, an HTML policy with a list, a Markdown list, a semicolon CSV, two medicine leaflets and a payments FAQ whose
 lists complete a lead-in: "Do not take ibuprofen if you:", two order pages with numbered steps and FAQ replies, a
 plain-text Q:/A: FAQ, two plain sectioned documents: a third leaflet and terms of service, whose answer can stand
-in a lower-ranked section than a sentence sharing more of the question's words, and two help pages whose steps
+in a lower-ranked section than a sentence sharing more of the question's words, two help pages whose steps
 stand under a heading that names the procedure: "How to update your payment card", "Comment changer mon adresse
-e-mail ?") in English, French and Spanish, ingested into the SQLite index as `sourcerer ingest` does and asked
-through its retriever as the service does. 75 questions (`bench/data/structured.jsonl`): 47 whose answer is in the
-documents (it counts when every expected sentence is quoted, the answer says the lead-in a quoted line completes,
-and no other row of the table is in the answer) and 28 near-misses whose answer is not (they count when refused).
+e-mail ?"; and five added with this stop's rules: an IT policy, a German leaflet whose list completes "..., wenn
+Sie" in commas, a Spanish one whose list runs "a; b; c.", an HTML account help page with <details> FAQ items, and
+a plain-text code of conduct with numbered sections and clauses) in English, French, German and Spanish, ingested
+into the SQLite index as `sourcerer ingest` does and asked through its retriever as the service does. 93
+questions (`bench/data/structured.jsonl`): 60 whose answer is in the documents (it counts when every expected
+sentence is quoted, the answer says the lead-in a quoted line completes, and no other row of the table, nor any
+text it names, is in the answer) and 33 near-misses whose answer is not (they count when refused).
 
 Written with the rules it measures (headings open their chunks, a table row joins an answer only by its cells, a
 list asked for whole is quoted whole), so it shows what they do and guards them; it is not a held-out set and no

@@ -633,6 +633,28 @@ LEAFLET = (
 )
 
 
+def test_strict_verification_keeps_the_procedure_the_question_names(tmp_path):
+    """"¿Cómo se toma el ibuprofeno?" over an indexed leaflet is answered with its "Cómo tomar ibuprofeno" section
+    whole, and strict verification refused it as off topic: its lines, read one by one, scored under the bar
+    (p = 0.013). The procedure the question names answers it, with no rival set against it."""
+    from sourcerer.retrieval.embedders import local_embedder
+    from sourcerer.store.sqlite import SQLiteIndex
+
+    leaflet = (
+        "# Prospecto: ibuprofeno 400 mg\n\n## Qué es y para qué se utiliza\n\nEl ibuprofeno alivia el dolor leve o moderado y "
+        "baja la fiebre.\n\n## Antes de tomar ibuprofeno\n\nNo tome ibuprofeno si:\n- es alérgico al ibuprofeno o a otros "
+        "antiinflamatorios;\n- ha tenido una úlcera de estómago;\n- está en los últimos tres meses del embarazo.\n\nConsulte a su "
+        "médico si toma anticoagulantes.\n\n## Cómo tomar ibuprofeno\n\nAdultos: un comprimido cada 6 a 8 horas.\nNo tome más de "
+        "3 comprimidos en 24 horas.\nTome los comprimidos con comida o leche.\n\n## Posibles efectos adversos\n\nPuede causar "
+        "dolor de estómago, náuseas o diarrea.\nDeje de tomarlo y acuda al médico si aparece sangre en las heces.\n"
+    )
+    index = SQLiteIndex(tmp_path / "index.db", embedder=local_embedder())
+    index.ingest_document({"source_uri": "prospecto.md", "text": leaflet})
+    answer = ask("¿Cómo se toma el ibuprofeno?", retriever=index.retriever(tenant="local"), chat="extractive", verify="strict", judge="local")
+    assert not answer.refused, (answer.reason, answer.trace.draft)
+    assert answer.answer.startswith("Cómo tomar ibuprofeno: Adultos: un comprimido cada 6 a 8 horas;") and answer.faithfulness.relevant
+
+
 def test_a_line_that_completes_a_lead_in_is_answered_with_it(tmp_path):
     """"are allergic to aspirin" under "Do not take ibuprofen if you:" and "They have chickenpox." under "Do not give
     this medicine to children if" say nothing alone, or the opposite ("You are allergic to aspirin."): the answer

@@ -113,9 +113,12 @@ def relevance_reading(
     passed_over = [
         s for s in analysis.sentences if not used(s) and s.other_kind is None and (contact is None or holds_value(contact, s.text))
     ]
-    if any(asks_procedure(question, s.heading) for s in given):  # the procedure the question names, by its heading:
-        passed_over = []  # no sentence elsewhere is a better answer to it (`extractive.named_procedure_first`)
     point = load_answer_models()[analysis.feature_set].relevance
+    if any(asks_procedure(question, s.heading) for s in given):  # the procedure the question names, by its heading,
+        # answers it (`extractive.named_procedure_first`), whatever its lines score read one by one ("¿Cómo se toma el
+        # ibuprofeno?" read its dosing lines at p = 0.01 under the bar), and no sentence elsewhere is a better answer
+        bar = relevance_bar(reader) if reader is not None else point.get("bar")
+        return None if bar is None else RelevanceReading(relevance=1.0, rival=None, bar=bar, margin=float("inf"))
     if given and all(s.other_kind for s in given):  # it quotes only such sentences: true, and about something else
         bar = relevance_bar(reader) if reader is not None else point.get("bar")
         return None if bar is None else RelevanceReading(relevance=0.0, rival=None, bar=bar, margin=float("inf"))
