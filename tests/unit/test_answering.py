@@ -252,6 +252,20 @@ def test_a_reply_to_another_faq_question_is_no_answer_where_the_faq_asks_the_que
     assert "asked_faq_question" not in close.trace.stage("synthesize").detail
 
 
+def test_a_yes_or_no_answer_adds_no_sentence_that_says_nothing_more_of_the_question():
+    """"Can I store customer data on my personal laptop?" got "Personal laptops may not be used to store customer
+    data." and, from the same section, "You may read work email on a personal phone if it has a screen lock.",
+    which holds no word of the question the first lacks and reads as a yes. A question that asks for something
+    keeps its second sentence where it is close."""
+    devices = (
+        "## Personal devices\n\nYou may read work email on a personal phone if it has a screen lock.\n"
+        "Personal laptops may not be used to store customer data."
+    )
+    passages = _chunked("it-policy.md", devices)
+    answer = ask("Can I store customer data on my personal laptop?", passages=passages, chat="extractive")
+    assert answer.answer == "Personal laptops may not be used to store customer data. [1]", answer.answer
+
+
 def test_a_standalone_question_is_answered_about_the_kind_it_asks_for():
     """"How long does express shipping take?" over the README's policies: the words tie between the standard and
     the express rules, and the standard one (which says how long) was the answer, cited. A sentence whose subject

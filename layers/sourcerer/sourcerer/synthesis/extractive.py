@@ -47,6 +47,7 @@ from sourcerer.synthesis.scope import (
     answer_scope,
     answers_another_question,
     asked_value,
+    asks_yes_or_no,
     holds_value,
     missing_value,
     other_kind,
@@ -490,7 +491,13 @@ class ExtractiveSynthesizer:
         if len(listed) > 1:  # a list the question asks for whole
             return self._draft(listed, detail, analysis, more=more)
         chosen, asked = [ranked[0]], set(terms(question))
+        # to a yes-or-no question, a second sentence that holds no word of it the first lacks adds another rule, not
+        # the answer: "Can I store customer data on my personal laptop?" got "Personal laptops may not be used to
+        # store customer data." and "You may read work email on a personal phone ...", which reads as a yes
+        yes_no, first_holds = asks_yes_or_no(question), asked & set(passage_terms(ranked[0].text))
         for candidate in ranked[1:]:  # a second sentence continues the first one's passage and topic
+            if yes_no and asked & set(passage_terms(candidate.text)) <= first_holds:
+                continue
             if len(chosen) >= self.settings.max_sentences:
                 break
             same_topic = (

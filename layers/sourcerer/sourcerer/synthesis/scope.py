@@ -164,6 +164,12 @@ _ASKING_FOR = _ASKING | frozenset(
 )
 
 
+def asks_yes_or_no(question: str) -> bool:
+    """Whether `question` asks for a yes or a no: no word that asks for something (`_ASKING_FOR`), in a script
+    written with spaces."""
+    return not CJK_LETTER.search(question) and _ASKING_FOR.isdisjoint(re.findall(r"\w+", normalize(question)))
+
+
 def _asks_other(question: str, sentence: str, heading: str) -> bool:
     """Whether `question` and the FAQ question `heading` each hold a word (by its family: "deliver" is
     "delivery") that the other lacks: "Can I change my email address?" asks *email*, and lacks *delivery* of "Can
@@ -181,7 +187,7 @@ def _asks_other(question: str, sentence: str, heading: str) -> bool:
     headed = {family(t) for t in terms(QUESTION_LABEL.sub("", heading, count=1))}
     if not headed - asked:
         return False
-    if _ASKING_FOR.isdisjoint(re.findall(r"\w+", normalize(question))):
+    if asks_yes_or_no(question):
         return bool(asked - headed)  # yes or no: the reply's "No" would answer it
     return bool(asked - headed - {family(t) for t in terms(sentence)})
 
