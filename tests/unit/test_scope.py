@@ -176,3 +176,22 @@ def test_a_title_case_heading_names_nothing():
         start = passage.text.index("Book")
         quoted = {1: [CharSpan(start=start, end=len(passage.text))]}
         assert answer_scope("How do I book flights for the Berlin offsite?", [passage], quoted) is None, heading
+
+
+@pytest.mark.parametrize(
+    ("question", "yes_or_no"),
+    [
+        ("Can I return sale items?", True),
+        ("¿Puedo tomar ibuprofeno si estoy embarazada?", True),
+        ("How long do refunds take?", False),
+        ("Combien de jours de congés ai-je ?", False),
+        ("هل يمكن إرجاع المنتجات المخفضة؟", True),
+        # an Arabic question that asks when: read as a yes or a no, it lost the second sentence holding its answer
+        ("متى يتم استرداد المبلغ؟", False),
+        ("特价商品可以退款吗？", False),  # not read in scripts without spaces
+    ],
+)
+def test_a_yes_or_no_question_is_read_where_its_script_says_so(question, yes_or_no):
+    from sourcerer.synthesis.scope import asks_yes_or_no
+
+    assert asks_yes_or_no(question) is yes_or_no

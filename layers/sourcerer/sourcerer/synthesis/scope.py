@@ -164,10 +164,16 @@ _ASKING_FOR = _ASKING | frozenset(
 )
 
 
+_ARABIC_YES_NO = re.compile(r"^\W*هل\b")
+
+
 def asks_yes_or_no(question: str) -> bool:
-    """Whether `question` asks for a yes or a no: no word that asks for something (`_ASKING_FOR`), in a script
-    written with spaces."""
-    return not CJK_LETTER.search(question) and _ASKING_FOR.isdisjoint(re.findall(r"\w+", normalize(question)))
+    """Whether `question` asks for a yes or a no: in Latin script, no word that asks for something
+    (`_ASKING_FOR`); in Arabic, one that opens with هل. Other scripts are not read this way (an Arabic question
+    that asks what, when or how many, read as a yes or a no, lost the second sentences that held its answer)."""
+    if _ARABIC_YES_NO.match(question):
+        return True
+    return not _NOT_LATIN.search(question) and _ASKING_FOR.isdisjoint(re.findall(r"\w+", normalize(question)))
 
 
 def _asks_other(question: str, sentence: str, heading: str) -> bool:
