@@ -23,7 +23,7 @@ from sourcerer.structured import FieldAsker, json_schema, leaves
 from sourcerer.synthesis.chain import relevance_reading, resolve_chain, synthesize
 from sourcerer.synthesis.providers import ChatProvider
 from sourcerer.synthesis.scope import VALUE_WORDS
-from sourcerer.text import names, passage_terms, terms
+from sourcerer.text import names_all, passage_terms, terms
 from sourcerer.verify import (
     Judge,
     LocalJudge,
@@ -211,11 +211,7 @@ async def aask(
         # "And express shipping?": a passage that never names express (nor has it in its title) answers about
         # something else, however many words it shares (the standard shipping rule), so it is no candidate.
         # (Kept instead as the runner-up an answer must beat, it made the multi-turn benchmark worse in every mode.)
-        def names_focus(hit: Passage) -> bool:
-            held = {*passage_terms(hit.text), *terms(hit.source or "")}
-            return all(names(f, held) for f in focus)
-
-        naming = [h for h in grounded if names_focus(h)]
+        naming = [h for h in grounded if names_all(focus, {*passage_terms(h.text), *terms(h.source or "")})]
         if len(naming) < len(grounded):
             trace.notes.append(
                 f"the follow-up asks about {' '.join(focus)}: {len(grounded) - len(naming)} passage(s) that never name it set aside"

@@ -297,6 +297,12 @@ def _comparatives(term: str) -> set[str]:
     return {base + ending for base in bases for ending in _COMPARATIVE_ENDINGS}
 
 
+def names_all(wanted: Iterable[str], available: Iterable[str]) -> bool:
+    """Whether a text whose index terms are `available` names every one of `wanted` (`names`): a follow-up's focus."""
+    have = set(available)
+    return all(names(term, have) for term in wanted)
+
+
 def names(term: str, available: Iterable[str]) -> bool:
     """Whether a text whose index terms are `available` names `term`: the term itself or its comparative ("flights
     longer than six hours" names long). Stricter than a family: "internal" does not name "international"."""

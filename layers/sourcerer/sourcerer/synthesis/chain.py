@@ -114,14 +114,17 @@ def relevance_reading(
         s for s in analysis.sentences if not used(s) and s.other_kind is None and (contact is None or holds_value(contact, s.text))
     ]
     point = load_answer_models()[analysis.feature_set].relevance
+
+    def settled(relevance: float) -> RelevanceReading | None:  # decided without reading, against no rival
+        bar = relevance_bar(reader) if reader is not None else point.get("bar")
+        return None if bar is None else RelevanceReading(relevance=relevance, rival=None, bar=bar, margin=float("inf"))
+
     if any(asks_procedure(question, s.heading) for s in given):  # the procedure the question names, by its heading,
         # answers it (`extractive.named_procedure_first`), whatever its lines score read one by one ("¿Cómo se toma el
         # ibuprofeno?" read its dosing lines at p = 0.01 under the bar), and no sentence elsewhere is a better answer
-        bar = relevance_bar(reader) if reader is not None else point.get("bar")
-        return None if bar is None else RelevanceReading(relevance=1.0, rival=None, bar=bar, margin=float("inf"))
+        return settled(1.0)
     if given and all(s.other_kind for s in given):  # it quotes only such sentences: true, and about something else
-        bar = relevance_bar(reader) if reader is not None else point.get("bar")
-        return None if bar is None else RelevanceReading(relevance=0.0, rival=None, bar=bar, margin=float("inf"))
+        return settled(0.0)
     if reader is not None:  # each claim read under what its quoted sentence stands under, as synthesis read it
         return reader_relevance(question, [_under_heading(c, passages) for c in claims], reader, [s.text for s in passed_over[:1]])
     if "bar" not in point or not given:

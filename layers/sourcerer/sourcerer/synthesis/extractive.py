@@ -52,7 +52,7 @@ from sourcerer.synthesis.scope import (
     missing_value,
     other_kind,
 )
-from sourcerer.text import digit_numbers, family, names, normalize, passage_terms, terms
+from sourcerer.text import digit_numbers, family, names_all, normalize, passage_terms, terms
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
 _CLOCK = re.compile(r"\b\d{1,2}[:h]\d{2}\b")
@@ -283,8 +283,7 @@ class ExtractiveSynthesizer:
             # or one that stands under a heading or lead-in naming it, or in a document whose title does
             def names_focus(i: int) -> bool:
                 pi, *_, text = pool[i]
-                held = set(passage_terms(text)) | heading_terms[i] | lead_terms[i] | set(terms(passages[pi].source or ""))
-                return all(names(f, held) for f in focus)
+                return names_all(focus, set(passage_terms(text)) | heading_terms[i] | lead_terms[i] | set(terms(passages[pi].source or "")))
 
             keep = [i for i in range(len(pool)) if names_focus(i)]
             if keep:
@@ -663,11 +662,11 @@ class ExtractiveSynthesizer:
             quoted = [as_quoted(text[start:end]).strip() for start, end in said]
             # a mark that more lines follow: a lead-in's, or the list's after its last line said (`more`)
             follow = ["…"] if (passage, opening) in cut or (more and place == len(groups) - 1) else []
-            if len(quoted) > 1 and any(row_cells(q) is not None for q in quoted):  # table rows, whose cells take the
-                sentence = " ".join([*(_ensure_stop(q) for q in quoted), *follow])  # semicolons: each row keeps its stop
-            elif len(quoted) > 1 and not any("\n" in text[before[1] : after[0]] for before, after in zip(said, said[1:], strict=False)):
-                # sentences of one paragraph under a procedure's heading keep their stops ("... choose Delete
-                # account; Your data is erased within 14 days." read as one run-on)
+            rows = any(row_cells(q) is not None for q in quoted)  # table rows, whose cells take the semicolons
+            # sentences of one paragraph under a procedure's heading ("... choose Delete account; Your data is erased
+            # within 14 days." read as one run-on)
+            one_paragraph = not any("\n" in text[before[1] : after[0]] for before, after in zip(said, said[1:], strict=False))
+            if len(quoted) > 1 and (rows or one_paragraph):  # each keeps its stop
                 sentence = " ".join([*(_ensure_stop(q) for q in quoted), *follow])
             else:  # lines: a list's items, a procedure's steps, joined as one claim under their lead-in
                 lines = [q.rstrip(".;,。；，、") for q in quoted] + follow
