@@ -11,7 +11,8 @@ one, both shown. For each question two passage sets, as `bench/train/answerabili
 
 The sentence checked is the one the default path would answer with (the sentence model's best), whatever the
 answerability model decides, so the rates are the check's own. Peer in the same run: a missing name alone,
-without the condition that the answer names something else.
+without the condition that the answer names something else. The last column is the asked-kind check
+(`missing_kind`: "international shipping" over sources on standard and express shipping), on the same sets.
 """
 
 from __future__ import annotations
@@ -49,13 +50,14 @@ def run(n: int) -> dict:
     from sourcerer.models import Passage
     from sourcerer.settings import get_settings
     from sourcerer.synthesis.chain import extractive_synthesizer
-    from sourcerer.synthesis.scope import missing_names, scope_mismatch
+    from sourcerer.synthesis.scope import missing_kind, missing_names, scope_mismatch
 
     synthesizer = extractive_synthesizer(get_settings())
     rows, data = [], {}
     for part in ("design", "held-out"):
         fired: dict[str, list[bool]] = {}
         alone: dict[str, list[bool]] = {}
+        by_kind: dict[str, list[bool]] = {}  # the asked-kind check (`missing_kind`)
         for kind, question, raw in _sets(part, n):
             passages = [Passage(text=p["text"], source=p["source"], score=1.0) for p in raw]
             analysis = synthesizer.analyse(question, passages)
@@ -64,12 +66,16 @@ def run(n: int) -> dict:
             sources = [t for p in passages for t in (p.text, p.source)]
             fired.setdefault(kind, []).append(scope_mismatch(question, sources, [analysis.sentences[0].text]) is not None)
             alone.setdefault(kind, []).append(bool(missing_names(question, sources)))
-        data[part] = {kind: {"sets": len(v), "refused": mean(v), "missing_name_alone": mean(alone[kind])} for kind, v in fired.items()}
+            by_kind.setdefault(kind, []).append(missing_kind(question, sources, [analysis.sentences[0].text]) is not None)
+        data[part] = {
+            kind: {"sets": len(v), "refused": mean(v), "missing_name_alone": mean(alone[kind]), "asked_kind": mean(by_kind[kind])}
+            for kind, v in fired.items()
+        }
         for kind, v in fired.items():
-            rows.append([part, kind, len(v), mean(v), mean(alone[kind])])
+            rows.append([part, kind, len(v), mean(v), mean(alone[kind]), mean(by_kind[kind])])
     text = table(
         "Named scope on XQuAD en — share of passage sets the check refuses (answerable: false refusals; same topic: right refusals)",
-        ["articles", "passage set", "sets", "refused by the check", "peer: a missing name alone"],
+        ["articles", "passage set", "sets", "refused by the check", "peer: a missing name alone", "asked kind (missing_kind)"],
         rows,
     )
     write_result("scope", text, data)

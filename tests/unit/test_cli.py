@@ -309,6 +309,14 @@ def test_a_question_naming_what_no_passage_mentions_is_refused_with_the_name(tmp
     assert any("names Japan, which no passage mentions" in note for note in data["trace"]["notes"])
 
 
+def test_a_question_asking_about_a_kind_no_passage_mentions_is_refused_with_the_kinds(capsys):
+    """The README's passages speak of standard and express shipping: international shipping is neither."""
+    assert main(["ask", "How long does international shipping take?", "--passages", "examples/policies.jsonl", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["refused"] and data["reason"] == "unsupported", data["answer"]
+    assert any("asks about international shipping, which no passage mentions" in n for n in data["trace"]["notes"])
+
+
 def test_a_one_shot_ask_says_it_is_loading_the_model(capsys, seed_passages, tmp_path):
     """Never silent for seconds: the bundled model's load is announced on stderr (not with --json)."""
     import json as json_module

@@ -1,8 +1,11 @@
 """The named-scope check: a question that names what no source mentions is not answered about other names."""
 
+import json
+from pathlib import Path
+
 import pytest
 from sourcerer import ask
-from sourcerer.synthesis.scope import missing_names, name_runs, scope_mismatch
+from sourcerer.synthesis.scope import missing_kind, missing_names, name_runs, scope_mismatch
 
 TRAVEL = "The daily meal allowance is 60 EUR in Europe and 75 USD in the United States."
 
@@ -195,3 +198,50 @@ def test_a_yes_or_no_question_is_read_where_its_script_says_so(question, yes_or_
     from sourcerer.synthesis.scope import asks_yes_or_no
 
     assert asks_yes_or_no(question) is yes_or_no
+
+
+LEAVE = [
+    "Annual leave\nFull-time employees receive 25 days of paid annual leave per year.",
+    "Sick leave\nTell your manager before 10:00 on the first day of absence.",
+    "Parental leave\nBirth parents: 20 weeks at full pay.",
+]
+
+
+def test_a_kind_the_sources_never_mention_is_not_answered_with_another_kind():
+    """Found trying an HR policy as a user: "How many days of bereavement leave do I get?" was answered with the
+    annual leave rule, cited. The policy tells kinds of leave apart and never says "bereavement"."""
+    mismatch = missing_kind("How many days of bereavement leave do I get?", LEAVE, ["Annual leave", LEAVE[0].split("\n")[1]])
+    assert mismatch is not None
+    assert mismatch.missing == ["bereavement leave"] and mismatch.answer_names == ["Annual leave"]
+    assert missing_kind("Is sabbatical leave paid?", LEAVE, ["Annual leave"]) is not None
+
+
+@pytest.mark.parametrize(
+    ("question", "sources", "answer"),
+    [
+        ("How many days of annual leave do I get?", LEAVE, ["Annual leave"]),  # the kind is mentioned
+        ("How many days do I get?", LEAVE, ["25 days of paid annual leave"]),  # "how many" asks, it is no kind
+        ("How do I reset a lost password?", ["Change your account password in Settings."], ["Change your account password"]),  # one kind only
+        ("Who first sent radio waves?", ["Long radio waves travel far.", "Short radio waves do not."], ["Long radio waves travel far."]),  # a verb's object
+        ("How long is bereavement leave?", LEAVE, ["Full-time employees receive 25 days of paid annual leave per year."]),  # not its subject
+        ("How long is Xmas leave?", LEAVE, ["Annual leave"]),  # a capitalised kind is a name
+    ],
+)
+def test_a_kind_is_missing_only_where_the_sources_tell_kinds_apart(question, sources, answer):
+    assert missing_kind(question, sources, answer) is None
+
+
+@pytest.mark.parametrize("embedder", ["local", "none"])
+def test_international_shipping_is_not_answered_with_the_standard_shipping_rule(monkeypatch, embedder):
+    """The README's own passages: "How long does international shipping take?" got "Standard shipping takes 3 to 5
+    business days within the continental United States.", cited: true, and about another kind of shipping."""
+    monkeypatch.setenv("SOURCERER_EMBEDDER", embedder)
+    seed_passages = [json.loads(line) for line in Path("examples/policies.jsonl").read_text(encoding="utf-8").splitlines()]
+    answer = ask("How long does international shipping take?", passages=seed_passages)
+    assert answer.refused and answer.reason == "unsupported", answer.answer
+    stage = answer.trace.stage("synthesize")
+    assert stage is None or stage.detail["decided_by"] in ("asked kind", "lexical model"), answer.trace
+    if embedder == "local":
+        assert stage.detail["missing_kind"] == {"missing": ["international shipping"], "answer_names": ["Standard shipping"]}
+        assert any("asks about international shipping, which no passage mentions" in note for note in answer.trace.notes)
+        assert "Express shipping" in ask("How long does express shipping take?", passages=seed_passages).answer

@@ -239,6 +239,11 @@ async def aask(
             f"the question names {', '.join(scope['missing'])}, which no passage mentions; the closest sentence is about "
             f"{', '.join(scope['answer_names'])}, so it is no answer"
         )
+    if kind := draft.detail.get("missing_kind"):
+        trace.notes.append(
+            f"the question asks about {', '.join(kind['missing'])}, which no passage mentions; the closest sentence is about "
+            f"{', '.join(kind['answer_names'])}, so it is no answer"
+        )
     if draft.detail.get("decided_by") == "languages":
         pair = draft.detail["languages"]
         trace.notes.append(

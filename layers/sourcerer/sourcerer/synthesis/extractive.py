@@ -44,6 +44,7 @@ from sourcerer.synthesis.answerability import AnswerModels, answer_features, loa
 from sourcerer.synthesis.draft import Draft
 from sourcerer.synthesis.scope import (
     CONTACT_VALUES,
+    answer_kind,
     answer_scope,
     answers_another_question,
     asked_value,
@@ -441,6 +442,8 @@ class ExtractiveSynthesizer:
             refusal = None
             if (mismatch := answer_scope(question, read, draft.spans)) is not None:
                 refusal = {"decided_by": "named scope", "named_scope": asdict(mismatch)}
+            elif (mismatch := answer_kind(question, read, draft.spans)) is not None:
+                refusal = {"decided_by": "asked kind", "missing_kind": asdict(mismatch)}
             elif (value := missing_value(question, read, draft.spans)) is not None:
                 refusal = {"decided_by": "asked value", "missing_value": value}
             if refusal is not None:

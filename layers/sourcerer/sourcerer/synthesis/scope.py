@@ -17,7 +17,8 @@ not checked.
 
 The **asked kind** (`other_kind`) is the same reading for the words that say which kind of a thing is asked about:
 "How long does express shipping take?" is not answered with "Standard shipping takes 3 to 5 business days" when
-the sources also say "Express shipping arrives the next business day" (`extractive.asked_kind_first`). The **asked value** (`missing_value`): a question asking what a phone number,
+the sources also say "Express shipping arrives the next business day" (`extractive.asked_kind_first`); and a kind no source mentions ("How long does
+international shipping take?") is not answered about another (`missing_kind`: "Standard shipping takes..."). The **asked value** (`missing_value`): a question asking what a phone number,
 e-mail address or website is, or what something costs or pays, gets no answer from sentences that hold none.
 A **reply** (`answers_another_question`): "Yes." under an FAQ's question answers that question, not another one
 that shares its words.
@@ -244,10 +245,17 @@ SUBJECT_WORDS = 4
 def word_pairs(text: str) -> set[tuple[str, str]]:
     """Adjacent index terms, in order, with no other word nor punctuation between them: ("express", "ship") in
     "Express shipping arrives...", none across "take to" ("to" is no index term)."""
-    pairs = set()
+    return set(_written_pairs(text))
+
+
+def _written_pairs(text: str) -> dict[tuple[str, str], tuple[str, str]]:
+    """`word_pairs`, each with the two words as `text` writes them: ("express", "ship") -> ("Express", "shipping")."""
+    pairs: dict[tuple[str, str], tuple[str, str]] = {}
     for clause in _CLAUSE.split(text):
-        words = [terms(w) for w in clause.split()]
-        pairs.update((a[0], b[0]) for a, b in itertools.pairwise(words) if len(a) == len(b) == 1 and a != b)
+        words = [(w, terms(w)) for w in clause.split()]
+        for (a, ta), (b, tb) in itertools.pairwise(words):
+            if len(ta) == len(tb) == 1 and ta != tb:
+                pairs.setdefault((ta[0], tb[0]), (a, b))
     return pairs
 
 
@@ -269,6 +277,57 @@ def other_kind(question: str, sentence: str, rival: str) -> str | None:
         if kind not in held and (kind, head) in rival_pairs and any(h == head and k not in asked for k, h in subject):
             return kind
     return None
+
+
+def missing_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """The kind the question asks about, when no source mentions it and the answer is about another kind of the same
+    thing that the sources tell apart from others: "How many days of bereavement leave do I get?" over a policy on
+    annual, sick and parental leave. No source says "bereavement", and "Full-time employees receive 25 days of paid
+    annual leave per year" is about annual leave: true, cited, and no answer. The sources must name two kinds or more
+    of the thing ("annual leave", "sick leave"), so a word the question adds to a thing the sources name only one
+    way ("my lost password" over "your account password") is left to the answer models. A capitalised kind is a
+    name (`scope_mismatch` reads it). Latin script only, as `other_kind`."""
+    if _NOT_LATIN.search(question):
+        return None
+    asked = set(terms(question))
+    known = _Vocabulary(sources)
+    kinds_of: dict[str, set[str]] = {}  # head term -> the kind terms the sources put before it
+    for text in sources:
+        for kind, head in word_pairs(text):
+            kinds_of.setdefault(head, set()).add(kind)
+    # what the answer is about: the pairs of its sentences' and headings' subjects ("Standard shipping takes..."), but
+    # those of names ("Sky Box Office channels"); a later pair ("fossils thought to represent ctenophores") says
+    # something else of it
+    said: dict[tuple[str, str], tuple[str, str]] = {}
+    for sentence in answer:
+        opening = sentence.lstrip(_OPENING_MARKS)
+        for pair, (k_word, h_word) in _written_pairs(" ".join(opening.split()[:SUBJECT_WORDS])).items():
+            if _WORD.fullmatch(k_word) and not h_word[0].isupper() and (k_word.islower() or opening.startswith(k_word)):
+                said.setdefault(pair, (k_word, h_word))
+    words = [w.casefold() for w in _WORD.findall(question)]
+    asking = {after for before, after in itertools.pairwise(words) if normalize(before) in _ASKING_FOR}  # "how many"
+    # a kind stands after a word that says nothing ("of bereavement leave", "the express shipping") or opens the
+    # question; after another word it is more often a verb's object ("Who first sent radio waves")
+    modifying = {after for before, after in itertools.pairwise(words) if before in STOPWORDS} | set(words[:1])
+    for (kind, head), (kind_word, head_word) in _written_pairs(question).items():
+        folded = kind_word.casefold()
+        if not _WORD.fullmatch(kind_word) or folded in asking or folded not in modifying or normalize(folded) in _ASKING_FOR:
+            continue
+        if head_word[0].isupper() or (kind_word[0].isupper() and not question.lstrip(_OPENING_MARKS).startswith(kind_word)):
+            continue  # a name, or part of one: `scope_mismatch` reads names
+        if known.mentions([kind_word]) or len(kinds_of.get(head, set()) - {kind}) < 2:
+            continue
+        others = [f"{k_word} {h_word}" for (k, h), (k_word, h_word) in said.items() if h == head and k not in asked]
+        if others:
+            return ScopeMismatch(missing=[f"{kind_word} {head_word}"], answer_names=list(dict.fromkeys(others)))
+    return None
+
+
+def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> ScopeMismatch | None:
+    """`missing_kind` of an extractive answer, as `answer_scope` reads its sentences and headings."""
+    sources = [t for p in passages for t in (p.text, p.source, p.source_uri or "")]
+    sentences, headings = _quoted(passages, quoted)
+    return missing_kind(question, sources, sentences + headings)
 
 
 # --- the asked value ------------------------------------------------------------------------------------------------
