@@ -208,6 +208,27 @@ def test_short_lines_of_plain_text_are_sentences_and_a_title_is_no_answer():
     assert ask("Is shipping free?", passages=facts, chat="extractive").answer == "Free shipping on all orders. [1]"
 
 
+def test_a_plain_text_line_naming_a_procedure_is_a_title_at_any_length():
+    """A warranty in plain text: "How do I make a warranty claim?" was answered "How to make a claim. [1]", the
+    section's title alone. It has five words, one more than a title had, so it was a sentence, and the best one.
+    A line that names a procedure is a title, and the question gets the section's steps."""
+    from sourcerer.sentences import is_title, sentence_spans
+
+    warranty = (
+        "WARRANTY\n\nAll Acme headphones come with a two-year limited warranty from the date of purchase.\n\n"
+        "What is not covered\nDamage from drops, water, or unauthorised repairs is not covered.\n\n"
+        "How to make a claim\nContact support with your order number and a photo of the defect. We send a prepaid "
+        "shipping label within two business days.\n"
+    )
+    titles = [warranty[a:b] for a, b in sentence_spans(warranty) if is_title(warranty, a, b)]
+    assert titles == ["WARRANTY", "What is not covered", "How to make a claim"], titles
+    claim = ask("How do I make a warranty claim?", passages=[{"text": warranty, "source": "warranty.txt"}], chat="extractive")
+    assert claim.answer.startswith("How to make a claim: Contact support with your order number and a photo of the defect."), claim.answer
+    # five words that name no procedure stay a sentence ("Free shipping on all orders" is a fact, not a title)
+    facts = "Free shipping on all orders\nReturns are accepted within 30 days."
+    assert not any(is_title(facts, a, b) for a, b in sentence_spans(facts))
+
+
 def test_a_numbered_section_title_is_a_title():
     """Terms of service number their sections and clauses: "4. Liability" over "4.1 Our total liability is
     limited ...". The title was a sentence ("What is your liability?" got "Liability. [1] 4.1 Our total ...") and

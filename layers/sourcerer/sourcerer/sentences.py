@@ -105,9 +105,12 @@ def is_title(text: str, start: int, end: int) -> bool:
     days."; a bold paragraph in HTML or Markdown reads the same once its markup is gone). A section's number may
     stand before it and before the line under it: "2. Payment" over "2.1 Subscriptions renew ...". Like a Markdown heading
     it says what the text under it is about, and is neither an answer nor a claim. A line of facts ("Enterprise:
-    $99 per month") is none."""
+    $99 per month") is none. A line that names a procedure ("How to make a claim" over "Contact support with your
+    order number.") is a title at any length the procedure's heading may have."""
     line = text[start:end]
-    if len(line.split()) > TITLE_WORDS or "\n" in line or any(c.isdigit() for c in line) or ":" in line:
+    if len(line.split()) > TITLE_WORDS and not _STEPS_HEADING.match(text, start):
+        return False
+    if "\n" in line or any(c.isdigit() for c in line) or ":" in line:
         return False
     opens_line = not start or text[start - 1] == "\n" or _numbered(text, start)
     if line[-1:] in _STOPS or line.endswith(_CONTINUES) or not opens_line:
