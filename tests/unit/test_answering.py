@@ -1171,3 +1171,28 @@ def test_lines_of_one_lead_in_keep_their_order_whichever_ranks_first():
     analysis = Analysis(feature_set="lexical", question="How do I set the URL and the key?", sources=[passage])
     draft = ExtractiveSynthesizer()._draft(chosen, {}, analysis)
     assert draft.answer == "Then configure: set ACME_KEY to your key; set ACME_URL to your endpoint. [1]", draft.answer
+
+
+WARRANTY = (
+    "WARRANTY\n\nAll Acme headphones come with a two-year limited warranty from the date of purchase.\n\n"
+    "What is covered\nThe warranty covers defects in materials and workmanship under normal use.\n\n"
+    "What is not covered\nDamage from drops, water, or unauthorised repairs is not covered. Ear cushions are wear parts "
+    "and are not covered.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "first"),
+    [
+        ("What is not covered by the warranty?", "Damage from drops, water, or unauthorised repairs is not covered."),
+        ("What isn't covered by the warranty?", "Damage from drops, water, or unauthorised repairs is not covered."),
+        ("What does the warranty cover?", "The warranty covers defects in materials and workmanship under normal use."),
+        ("Is water damage covered?", "Damage from drops, water, or unauthorised repairs is not covered."),  # yes or no: either way
+    ],
+)
+def test_a_question_asking_with_a_negation_is_answered_by_a_sentence_that_negates_too(question, first):
+    """Found trying a warranty as a user: "What is not covered by the warranty?" was answered "The warranty covers
+    defects in materials and workmanship under normal use.": every word of the question but its "not", and the
+    opposite of what was asked."""
+    answer = ask(question, passages=_chunked("warranty.txt", WARRANTY), chat="extractive")
+    assert answer.answer.startswith(first + " [1]"), answer.answer

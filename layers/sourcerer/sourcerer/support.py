@@ -204,11 +204,11 @@ NEGATION_REACH = 4  # a negation word negates the next few words, up to punctuat
 def negated_terms(text: str) -> tuple[set[str], set[str]]:
     """(terms said with a negation in front, terms said without): "lost six of their last eight" and "has
     never lost" differ on "lost" only, whatever else the sentence negates."""
-    negative, positive = _said(text)
+    negative, positive = said_with_negation(text)
     return negative, positive - negative
 
 
-def _said(text: str) -> tuple[set[str], set[str]]:
+def said_with_negation(text: str) -> tuple[set[str], set[str]]:
     """(terms said with a negation in front at least once, terms said without at least once)."""
     negative: set[str] = set()
     positive: set[str] = set()
@@ -235,8 +235,8 @@ def contradicts(claim: str, sentence: str) -> bool:
     """Whether claim and sentence disagree on the polarity of a content term they share: one says it only with a
     negation, the other only without. A term said both ways is no disagreement: "No tome ibuprofeno si: es
     alérgico al ibuprofeno ..." negates taking ibuprofen and names the allergy to it, as its lines do."""
-    claim_neg, claim_pos = _said(claim)
-    sent_neg, sent_pos = _said(sentence)
+    claim_neg, claim_pos = said_with_negation(claim)
+    sent_neg, sent_pos = said_with_negation(sentence)
     return bool((claim_neg - claim_pos) & (sent_pos - sent_neg)) or bool((sent_neg - sent_pos) & (claim_pos - claim_neg))
 
 

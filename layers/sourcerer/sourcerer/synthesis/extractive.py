@@ -40,6 +40,7 @@ from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similaritie
 from sourcerer.retrieval.keyword import idf as bm25_idf
 from sourcerer.sentences import ANSWER_LABEL, is_question, list_run, names_steps, row_cells, states_nothing
 from sourcerer.settings import READER_SENTENCES
+from sourcerer.support import said_with_negation
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
 from sourcerer.synthesis.draft import Draft
 from sourcerer.synthesis.scope import (
@@ -379,7 +380,7 @@ class ExtractiveSynthesizer:
         analysis = Analysis(
             feature_set=feature_set,
             question=question,
-            sentences=asked_value_first(question, named_procedure_first(question, asked_kind_first(question, ranked))),
+            sentences=asked_value_first(question, named_procedure_first(question, asked_polarity_first(question, asked_kind_first(question, ranked)))),
             asked_question=asked_question,
             passages=passage_rows,
             answer=answer,
@@ -712,6 +713,28 @@ def asked_kind_first(question: str, ranked: list[ScoredSentence]) -> list[Scored
         return ranked
     best.other_kind = next((kind for rival in ranked[1:KIND_REACH] if (kind := other_kind(question, best.text, rival.text))), None)
     return ranked if best.other_kind is None else [*ranked[1:], best]
+
+
+def asked_polarity_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
+    """The ranking with the first of the next best (`KIND_REACH`) that says a word the question negates with a
+    negation too put first, when the best says it only without: "What is not covered by the warranty?" was answered
+    "The warranty covers defects in materials and workmanship", which holds every word of the question but its "not",
+    while "Damage from drops, water, or unauthorised repairs is not covered." ranked third. A question asking yes or
+    no is left alone: "Is water damage covered?" is answered by a "not covered" as well as by a "covered"."""
+    if len(ranked) < 2 or asks_yes_or_no(question):
+        return ranked
+    negative, positive = said_with_negation(question)
+    asked = negative - positive
+    if not asked:
+        return ranked
+    said_negative, said_positive = said_with_negation(ranked[0].text)
+    if not asked & (said_positive - said_negative):
+        return ranked
+    for i, rival in enumerate(ranked[1:KIND_REACH], start=1):
+        rival_negative, _ = said_with_negation(rival.text)
+        if asked & rival_negative:
+            return [rival, *ranked[:i], *ranked[i + 1 :]]
+    return ranked
 
 
 def named_procedure_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
