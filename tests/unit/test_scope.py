@@ -245,3 +245,21 @@ def test_international_shipping_is_not_answered_with_the_standard_shipping_rule(
         assert stage.detail["missing_kind"] == {"missing": ["international shipping"], "answer_names": ["Standard shipping"]}
         assert any("asks about international shipping, which no passage mentions" in note for note in answer.trace.notes)
         assert "Express shipping" in ask("How long does express shipping take?", passages=seed_passages).answer
+
+
+def test_a_yes_or_no_question_about_a_missing_name_is_not_answered_by_a_sentence_that_says_nothing_of_it():
+    """Found trying a privacy policy as a user: "Do you collect my IP address?" was answered "We collect your name,
+    e-mail address and billing details when you create an account.", which says nothing of IP addresses, and "¿Hacen
+    envíos a Portugal?" (FAQ benchmark) with the express shipping rule. A sentence that says a thing of every place
+    answers, and a question asking for something is left to the answer models as before."""
+    privacy = ["We collect your name, e-mail address and billing details when you create an account."]
+    mismatch = scope_mismatch("Do you collect my IP address?", privacy, privacy)
+    assert mismatch is not None and mismatch.missing == ["IP"] and mismatch.answer_names == []
+    worldwide = ["We ship worldwide. Delivery takes 5 to 10 days."]
+    assert scope_mismatch("Do you ship to Canada?", worldwide, ["We ship worldwide."]) is None
+    assert scope_mismatch("Liefern Sie nach Kanada?", ["Wir liefern weltweit."], ["Wir liefern weltweit."]) is None  # German: not read
+    assert scope_mismatch("¿Hacen envíos a Portugal?", ["Enviamos a todo el mundo."], ["Enviamos a todo el mundo."]) is None
+    assert scope_mismatch("What do you collect in Canada?", privacy, privacy) is None
+    answer = ask("Do you collect my IP address?", passages=[{"text": privacy[0], "source": "Privacy"}], chat="extractive")
+    assert answer.refused and answer.reason == "unsupported", answer.answer
+    assert any("names IP, which no passage mentions; the closest sentence says nothing of it" in n for n in answer.trace.notes)

@@ -235,10 +235,8 @@ async def aask(
             "answers only what a passage states in the question's own words, and refuses the rest"
         )
     if scope := draft.detail.get("named_scope"):
-        trace.notes.append(
-            f"the question names {', '.join(scope['missing'])}, which no passage mentions; the closest sentence is about "
-            f"{', '.join(scope['answer_names'])}, so it is no answer"
-        )
+        about = f"is about {', '.join(scope['answer_names'])}" if scope["answer_names"] else "says nothing of it"
+        trace.notes.append(f"the question names {', '.join(scope['missing'])}, which no passage mentions; the closest sentence {about}, so it is no answer")
     if kind := draft.detail.get("missing_kind"):
         trace.notes.append(
             f"the question asks about {', '.join(kind['missing'])}, which no passage mentions; the closest sentence is about "

@@ -60,6 +60,14 @@ _OTHER = frozenset(
 )
 
 
+# what says a thing of every place (read on folded text: accents and case gone)
+_EVERYWHERE = re.compile(
+    r"\b(?:world-?wide|international\w*|globally|every ?where|any ?where|all (?:countries|regions|destinations)|"
+    r"(?:every|any) (?:country|region|destination)|partout|monde entier|weltweit|(?:in )?alle(?:n)? lander|"
+    r"todo el mundo|a nivel mundial|todos los paises|cualquier pais)\b"
+)
+
+
 @dataclass(frozen=True)
 class ScopeMismatch:
     missing: list[str]  # names of the question that no passage mentions
@@ -126,15 +134,19 @@ def _is_german(question: str) -> bool:
 
 
 def scope_mismatch(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
-    """`missing_names` of the question, when the `answer` sentences are about other names; None when the question
-    names nothing missing, or the answer names nothing else (a missing name beside an answer that names nothing
-    is left to the answer models)."""
+    """`missing_names` of the question, when the `answer` sentences are about other names, or say nothing of it to a
+    question asking yes or no ("Do you collect my IP address?"); None when the question names nothing missing, or
+    the answer to a question asking for something names nothing else (a missing name beside it is left to the
+    answer models), or says a thing of every place ("We ship worldwide.")."""
     missing = missing_names(question, sources)
     if not missing:
         return None
     asked = {_family(w) for w in _WORD.findall(question)}
     others = [" ".join(run) for sentence in answer for run in _answer_names(sentence) if any(_family(w) not in asked for w in run)]
-    if not others:
+    # an answer that names nothing answers a question asking yes or no about a name only by saying it of every place
+    # ("We ship worldwide." to "Do you ship to Canada?"); one that says nothing of the name is none ("We collect your
+    # name, e-mail address and billing details" to "Do you collect my IP address?")
+    if not others and (not asks_yes_or_no(question) or any(_EVERYWHERE.search(normalize(sentence)) for sentence in answer)):
         return None
     return ScopeMismatch(missing=missing, answer_names=list(dict.fromkeys(others)))
 
