@@ -1196,3 +1196,14 @@ def test_a_question_asking_with_a_negation_is_answered_by_a_sentence_that_negate
     opposite of what was asked."""
     answer = ask(question, passages=_chunked("warranty.txt", WARRANTY), chat="extractive")
     assert answer.answer.startswith(first + " [1]"), answer.answer
+
+
+def test_a_price_said_of_another_kind_is_no_answer_to_what_the_asked_kind_costs():
+    """Found trying a shipping page as a user: "How much does standard shipping cost?" was answered "Standard
+    shipping takes 3 to 5 business days. [1] Express shipping arrives the next day and costs $6. [1]": the only
+    amount was express shipping's. An amount held only by a sentence about another kind is none."""
+    shipping = [{"text": "Standard shipping takes 3 to 5 business days. Express shipping arrives the next day and costs $6.", "source": "Shipping"}]
+    standard = ask("How much does standard shipping cost?", passages=shipping, chat="extractive")
+    assert standard.refused and standard.trace.stage("synthesize").detail["missing_value"] == "money", standard.answer
+    express = ask("How much does express shipping cost?", passages=shipping, chat="extractive")
+    assert express.answer.startswith("Express shipping arrives the next day and costs $6. [1]"), express.answer

@@ -249,7 +249,10 @@ async def aask(
             "model (SOURCERER_READER=on) an answer across languages is refused, as the sentence models read words"
         )
     if value := draft.detail.get("missing_value"):
-        trace.notes.append(f"the question asks for {VALUE_WORDS[value]}, and the closest sentences hold none, so they are no answer")
+        trace.notes.append(
+            f"the question asks for {VALUE_WORDS[value]}, and the closest sentences hold none (or only one said of another "
+            "kind of what it asks about), so they are no answer"
+        )
     clock.stage("synthesize", started, units=draft.usage, detail={"provider": draft.provider, **draft.detail})
     if not draft.provider.startswith("extractive"):
         draft.answer = as_plain_text(draft.answer)  # a model's markup and invisible controls never reach a client

@@ -424,12 +424,17 @@ def holds_value(kind: str, text: str) -> bool:
 
 def missing_value(question: str, passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> str | None:
     """The kind of value the question asks for, when the sentences an extractive answer quotes hold none (nor the
-    headings they stand under); None when it asks for none or the answer holds one."""
+    headings they stand under), or only sentences about another kind of the thing asked about (`other_kind`): "How
+    much does standard shipping cost?" answered "Standard shipping takes 3 to 5 business days. Express shipping
+    arrives the next day and costs $6." gives the price of express shipping. None when it asks for none or the
+    answer holds one."""
     kind = asked_value(question)
     if kind is None:
         return None
     sentences, headings = _quoted(passages, quoted)
-    return None if any(holds_value(kind, t) for t in sentences + headings) else kind
+    holders = [t for t in sentences + headings if holds_value(kind, t)]
+    about_another = all(any(other_kind(question, held, rival) for rival in sentences if rival != held) for held in holders)
+    return None if holders and not about_another else kind
 
 
 def _title_case(text: str) -> bool:
