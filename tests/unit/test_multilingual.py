@@ -106,6 +106,25 @@ def test_an_abbreviation_after_an_opening_bracket_does_not_end_the_sentence():
     assert sentences("See the results (e.g. the table). Then stop.") == ["See the results (e.g. the table).", "Then stop."]
 
 
+def test_a_unit_after_a_number_ends_its_sentence_where_an_initial_does_not():
+    """Found trying a product manual as a user: "How much power does it use?" quoted "Power: 45 W. Noise level: 24 dB
+    in sleep mode ...": the unit's stop was read as an initial's. After a number a Latin letter is a unit; a year's
+    era in Arabic ("1950 م.") stays inside its sentence, as do initials and a unit before a lowercase word."""
+    from sourcerer.sentences import sentences
+
+    assert sentences("Power: 45 W. Noise level: 24 dB in sleep mode. Weight: 4.2 kg.") == [
+        "Power: 45 W.",
+        "Noise level: 24 dB in sleep mode.",
+        "Weight: 4.2 kg.",
+    ]
+    assert sentences("The book by J. R. R. Tolkien was read by John F. Kennedy. Then stop.") == [
+        "The book by J. R. R. Tolkien was read by John F. Kennedy.",
+        "Then stop.",
+    ]
+    assert sentences("Use a 13 A. fuse here.") == ["Use a 13 A. fuse here."]
+    assert len(sentences("ولد عام 1950 م. وكان طبيبا.")) == 1
+
+
 def test_text_written_without_capitals_still_splits_into_sentences():
     """Found by the consistency benchmark: a lowercased summary ("... championship . the young lions ...") was one
     claim, so the judge weighed three facts as one. In cased text a lowercase word after a stop still continues."""

@@ -327,7 +327,10 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         if match.group()[0] == ".":
             before = text[max(0, match.start() - _WORD_WINDOW) : match.start()].split()
             last = before[-1].casefold().rstrip(".").lstrip("([{\"'“‘«") if before else ""  # "(c. 1455" as "c."
-            if last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha()):
+            # a single letter is an initial ("J. Smith"), but after a number a unit that ends its sentence ("45 W."),
+            # in Latin letters: Arabic writes a year's era so ("1950 م.") inside its sentence
+            unit = last.isascii() and len(before) > 1 and before[-2].replace(",", "").replace(".", "").isdigit()
+            if last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha() and not unit):
                 continue
             if last.isdigit() and len(last) <= 2 and _ORDINAL_MONTH.match(text, end):
                 continue
