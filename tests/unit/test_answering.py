@@ -397,6 +397,9 @@ def test_a_passage_that_says_the_comparative_names_the_new_topic():
     answer = ask("And on long flights?", passages=passages, history=history)
     assert any("the follow-up asks about long: 1 passage(s) that never name it set aside" in n for n in answer.trace.notes)
     assert answer.refused or answer.citations[0].quote.startswith("Premium economy"), answer.answer
+    # the note says the topic as the follow-up writes it, not as the index stems it ("internat")
+    shipping = ask("And international?", passages=POLICIES, history=[{"role": "user", "text": "How long does standard shipping take?"}])
+    assert any("the follow-up asks about international: " in n for n in shipping.trace.notes), shipping.trace.notes
 
 
 def test_a_word_the_previous_answer_said_is_not_what_the_follow_up_swaps_in():

@@ -23,7 +23,7 @@ from sourcerer.structured import FieldAsker, json_schema, leaves
 from sourcerer.synthesis.chain import relevance_reading, resolve_chain, synthesize
 from sourcerer.synthesis.providers import ChatProvider
 from sourcerer.synthesis.scope import VALUE_WORDS
-from sourcerer.text import names_all, passage_terms, terms
+from sourcerer.text import as_written, names_all, passage_terms, terms
 from sourcerer.verify import (
     Judge,
     LocalJudge,
@@ -214,7 +214,8 @@ async def aask(
         naming = [h for h in grounded if names_all(focus, {*passage_terms(h.text), *terms(h.source or "")})]
         if len(naming) < len(grounded):
             trace.notes.append(
-                f"the follow-up asks about {' '.join(focus)}: {len(grounded) - len(naming)} passage(s) that never name it set aside"
+                f"the follow-up asks about {as_written(focus, question)}: {len(grounded) - len(naming)} passage(s) that never name it "
+                "set aside"
             )
         if not naming:
             return clock.finish(Answer.refusal("unsupported", via=via, passages=grounded))

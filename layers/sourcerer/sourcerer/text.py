@@ -251,6 +251,16 @@ def terms(text: str, *, keep_stopwords: bool = False) -> list[str]:
     return out
 
 
+def as_written(wanted: Iterable[str], text: str) -> str:
+    """Index terms as `text` writes them, for a message: "international" for "internat" in "And international?". A
+    term no word of `text` gives (a Chinese character pair) stays as it is."""
+    written: dict[str, str] = {}
+    for word in re.findall(r"[^\W_][\w'’-]*", text):
+        if len(found := terms(word)) == 1:  # a run of Chinese gives several pairs: none is the run
+            written.setdefault(found[0], word)
+    return " ".join(written.get(term, term) for term in wanted)
+
+
 _THOUSANDS = re.compile(r"\d{1,3}(,\d{3})+")
 # A word's term ("" for a stopword), by whether stopwords are kept: remembered, since words repeat across a
 # corpus. Bounded: cleared when full, as a huge multilingual corpus would otherwise grow it without end.
