@@ -264,6 +264,22 @@ def test_the_answer_cache_serves_a_repeat_and_nothing_else(served, openai, monke
     assert follow["trace"]["cache"] == "off"
 
 
+def test_a_cached_refusal_still_says_why(served):
+    """Found trying the service as a user: a question refused with a reason ("the question names Japan, which no
+    passage mentions ...") came back from the cache the second time with no note at all. The answer's notes are
+    kept with it; the stages are the request's own."""
+    _, headers = served
+    text = "# Travel\n\nThe daily meal allowance is 60 EUR in Europe and 75 USD in the United States.\n"
+    assert call("POST", "/v1/documents", headers, {"source_uri": "travel.md", "text": text})[0] == 200
+    question = {"q": "What is the meal allowance in Japan?"}
+    _, first = call("POST", "/v1/answer", headers, question)
+    _, again = call("POST", "/v1/answer", headers, question)
+    assert first["answer"]["refused"] and again["trace"]["cache"] == "hit" and again["answer"]["refused"]
+    why = [n for n in first["trace"]["notes"] if "names Japan" in n]
+    assert why and [n for n in again["trace"]["notes"] if "names Japan" in n] == why
+    assert len(again["trace"]["notes"]) == len(set(again["trace"]["notes"]))  # the request's own notes, once
+
+
 NEAR_MISSES = [  # (asked first, then asked: the same words but another question)
     ("How long did the failover cutover take during the March drill of project A?", "How long did the failover cutover take during the March drill of project B?"),
     ("Who confirmed recovery after the failover drill?", "Who did not confirm recovery after the failover drill?"),

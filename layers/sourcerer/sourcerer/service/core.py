@@ -380,7 +380,8 @@ class Service:
                     context,
                     request.q,
                     lookup,
-                    answer.model_dump(mode="json", exclude={"trace"}),
+                    # the trace is this request's, but its notes say why the answer is what it is (a refusal's reason)
+                    answer.model_dump(mode="json", exclude={"trace"}) | {"trace": {"notes": answer.trace.notes}},
                     [h.model_dump(mode="json") for h in hits],
                     self.clock(),
                 )
@@ -469,7 +470,7 @@ class Service:
         if lookup.entry is None:
             return None, context, lookup
         answer = Answer.model_validate(lookup.entry.answer)
-        answer.trace = Trace(cache="hit")
+        answer.trace = Trace(cache="hit", notes=[n for n in answer.trace.notes if n not in plan.notes])  # the plan's come back
         return (answer, [Hit.model_validate(h) for h in lookup.entry.hits]), context, lookup
 
     # --- the answer log and audits -------------------------------------------------------------------
