@@ -1210,3 +1210,31 @@ def test_a_price_said_of_another_kind_is_no_answer_to_what_the_asked_kind_costs(
     assert standard.refused and standard.trace.stage("synthesize").detail["missing_value"] == "money", standard.answer
     express = ask("How much does express shipping cost?", passages=shipping, chat="extractive")
     assert express.answer.startswith("Express shipping arrives the next day and costs $6. [1]"), express.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "passages", "first"),
+    [
+        (
+            "What is the most ibuprofen I can take in one day?",
+            ["Adults take 200 mg to 400 mg of ibuprofen every six hours.", "Never exceed 1200 mg of ibuprofen in a day."],
+            "Never exceed 1200 mg of ibuprofen in a day.",
+        ),
+        (
+            "Wie viel Ibuprofen darf ich höchstens am Tag einnehmen?",
+            ["Erwachsene nehmen alle sechs Stunden 200 bis 400 mg Ibuprofen ein.", "Nehmen Sie nicht mehr als 1200 mg Ibuprofen am Tag ein."],
+            "Nehmen Sie nicht mehr als 1200 mg Ibuprofen am Tag ein.",
+        ),
+        (
+            "布洛芬一天最多能吃多少？",
+            ["成人每六小时服用布洛芬200至400毫克。", "布洛芬每日总量不得超过1200毫克。"],
+            "布洛芬每日总量不得超过1200毫克。",
+        ),
+    ],
+)
+def test_a_question_asking_for_a_limit_is_answered_by_the_sentence_that_states_one(question, passages, first):
+    """"What's the most paracetamol I can take in a single day?" was answered with the usual dose ("Adults may take
+    500 mg to 1000 mg ... every four to six hours."), every word of the question, while "Do not exceed 4000 mg in 24
+    hours." stood second: a leaflet's usual dose given for its maximum."""
+    answer = ask(question, passages=[{"text": p, "source": "Leaflet"} for p in passages], chat="extractive")
+    assert answer.answer.startswith(first + " [1]") or answer.answer.startswith(first + " [2]"), answer.answer

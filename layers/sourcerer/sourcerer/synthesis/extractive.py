@@ -380,7 +380,9 @@ class ExtractiveSynthesizer:
         analysis = Analysis(
             feature_set=feature_set,
             question=question,
-            sentences=asked_value_first(question, named_procedure_first(question, asked_polarity_first(question, asked_kind_first(question, ranked)))),
+            sentences=asked_value_first(
+                question, named_procedure_first(question, asked_limit_first(question, asked_polarity_first(question, asked_kind_first(question, ranked))))
+            ),
             asked_question=asked_question,
             passages=passage_rows,
             answer=answer,
@@ -735,6 +737,32 @@ def asked_polarity_first(question: str, ranked: list[ScoredSentence]) -> list[Sc
         if asked & rival_negative:
             return [rival, *ranked[:i], *ranked[i + 1 :]]
     return ranked
+
+
+# A question that asks for a limit, the most that may be done or had ("What's the most paracetamol I can take in a
+# single day?", "Wie viel darf ich höchstens nehmen?", "ما أقصى كمية", "一天最多"), and the words that state one ("Do
+# not exceed 4000 mg", "darf nicht überschritten werden", "لا تتجاوز", "不得超过"); read on folded text.
+_ASKED_LIMIT = re.compile(
+    r"\b(?:maximum|at most|upper limit|the most\b[^?]{0,40}\b(?:can|may|could|should|allowed)|au maximum|le maximum|"
+    r"au plus|hochstens|maximal\w*|hochst\w*|como maximo|la maxima|el maximo|dosis maxima)\b|اقصي|الحد الاقصي|最多|最大|上限|至多"
+)
+_LIMIT_SAID = re.compile(
+    r"\b(?:exceed\w*|more than|maximum|at most|up to|no more|depass\w*|plus de|au maximum|jusqu'a|au plus|"
+    r"uberschr\w*|mehr als|hochstens|maximal\w*|bis zu|superar|supere|supera|superen|exceder|exceda|mas de|maxim[oa]|"
+    r"hasta)\b|hochst|تتجاوز|يتجاوز|تجاوز|اكثر من|اقصي|超过|最多|上限|最大|至多"
+)
+
+
+def asked_limit_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
+    """The ranking with the first of the next best (`KIND_REACH`) that states a limit put first, when the question
+    asks for one and the best states none: "What's the most paracetamol I can take in a single day?" was answered
+    "Adults may take 500 mg to 1000 mg of paracetamol every four to six hours." (the usual dose, every word of the
+    question), while "Do not exceed 4000 mg in 24 hours." stood second. A leaflet's usual dose given for its
+    maximum is the kind of wrong answer the product exists to prevent."""
+    if len(ranked) < 2 or not _ASKED_LIMIT.search(normalize(question)) or _LIMIT_SAID.search(normalize(ranked[0].text)):
+        return ranked
+    holder = next((s for s in ranked[1:KIND_REACH] if _LIMIT_SAID.search(normalize(s.text))), None)
+    return ranked if holder is None else [holder, *(s for s in ranked if s is not holder)]
 
 
 def named_procedure_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
