@@ -12,7 +12,8 @@ one, both shown. For each question two passage sets, as `bench/train/answerabili
 The sentence checked is the one the default path would answer with (the sentence model's best), whatever the
 answerability model decides, so the rates are the check's own. Peer in the same run: a missing name alone,
 without the condition that the answer names something else. The last column is the asked-kind check
-(`missing_kind`: "international shipping" over sources on standard and express shipping), on the same sets.
+(`missing_kind`: "international shipping" over sources on standard and express shipping), on the same sets and
+on XQuAD zh's (its Chinese reading: 产假 over sources on 年假 and 婚假; names are not read in Chinese).
 """
 
 from __future__ import annotations
@@ -25,11 +26,11 @@ from bench.datasets import held_out_articles, read_jsonl, xquad_qrels, xquad_tit
 from bench.metrics import mean
 
 
-def _sets(part: str, n: int, seed: int = 3) -> list[tuple[str, str, list[dict]]]:
+def _sets(part: str, n: int, seed: int = 3, lang: str = "en") -> list[tuple[str, str, list[dict]]]:
     titles, held = xquad_titles(), held_out_articles()
-    corpus = {r["_id"]: r for r in read_jsonl(EVAL / "xquad" / "en" / "corpus.jsonl") if (titles[r["_id"]] in held) == (part == "held-out")}
-    qrels = xquad_qrels("en")
-    queries = [q for q in read_jsonl(EVAL / "xquad" / "en" / "queries.jsonl") if qrels[q["_id"]] in corpus]
+    corpus = {r["_id"]: r for r in read_jsonl(EVAL / "xquad" / lang / "corpus.jsonl") if (titles[r["_id"]] in held) == (part == "held-out")}
+    qrels = xquad_qrels(lang)
+    queries = [q for q in read_jsonl(EVAL / "xquad" / lang / "queries.jsonl") if qrels[q["_id"]] in corpus]
     rng = random.Random(seed)
     rng.shuffle(queries)
     by_article: dict[str, list[str]] = {}
@@ -55,6 +56,15 @@ def run(n: int) -> dict:
     synthesizer = extractive_synthesizer(get_settings())
     rows, data = [], {}
     for part in ("design", "held-out"):
+        by_kind_zh: dict[str, list[bool]] = {}  # the asked-kind check in Chinese (its character pairs: 产假 over 年假)
+        for kind, question, raw in _sets(part, n, lang="zh"):
+            passages = [Passage(text=p["text"], source=p["source"], score=1.0) for p in raw]
+            analysis = synthesizer.analyse(question, passages)
+            if analysis.sentences:
+                sources = [t for p in passages for t in (p.text, p.source)]
+                by_kind_zh.setdefault(kind, []).append(missing_kind(question, sources, [analysis.sentences[0].text]) is not None)
+        data[f"{part} zh"] = {kind: {"sets": len(v), "asked_kind": mean(v)} for kind, v in by_kind_zh.items()}
+        zh_rows = [[f"{part} (zh)", kind, len(v), "—", "—", mean(v)] for kind, v in by_kind_zh.items()]
         fired: dict[str, list[bool]] = {}
         alone: dict[str, list[bool]] = {}
         by_kind: dict[str, list[bool]] = {}  # the asked-kind check (`missing_kind`)
@@ -72,9 +82,11 @@ def run(n: int) -> dict:
             for kind, v in fired.items()
         }
         for kind, v in fired.items():
-            rows.append([part, kind, len(v), mean(v), mean(alone[kind]), mean(by_kind[kind])])
+            rows.append([f"{part} (en)", kind, len(v), mean(v), mean(alone[kind]), mean(by_kind[kind])])
+        rows.extend(zh_rows)
     text = table(
-        "Named scope on XQuAD en — share of passage sets the check refuses (answerable: false refusals; same topic: right refusals)",
+        "Named scope on XQuAD en (the asked kind on zh too) — share of passage sets the check refuses (answerable: false "
+        "refusals; same topic: right refusals)",
         ["articles", "passage set", "sets", "refused by the check", "peer: a missing name alone", "asked kind (missing_kind)"],
         rows,
     )

@@ -263,3 +263,25 @@ def test_a_yes_or_no_question_about_a_missing_name_is_not_answered_by_a_sentence
     answer = ask("Do you collect my IP address?", passages=[{"text": privacy[0], "source": "Privacy"}], chat="extractive")
     assert answer.refused and answer.reason == "unsupported", answer.answer
     assert any("names IP, which no passage mentions; the closest sentence says nothing of it" in n for n in answer.trace.notes)
+
+
+ZH_LEAVE = [
+    "年假\n全职员工每年享有15天带薪年假。",
+    "病假\n员工每年有10天带薪病假。",
+    "婚假\n员工结婚可享受3天婚假。",
+    "申请流程\n年假需至少提前两周申请。在人事系统中提交休假申请。",
+]
+
+
+def test_a_chinese_kind_the_sources_never_mention_is_not_answered_with_another_kind():
+    """Found trying a Chinese leave policy as a user: "丧假有几天？" (bereavement leave) was answered with the annual
+    leave rule, and "产假有几天？" (maternity leave) with the marriage leave rule, cited."""
+    mismatch = missing_kind("丧假有几天？", ZH_LEAVE, ["年假", "全职员工每年享有15天带薪年假。"])
+    assert mismatch is not None and mismatch.missing == ["丧假"] and mismatch.answer_names == ["年假"]
+    assert missing_kind("公司的产假有几天？", ZH_LEAVE, ["婚假", "员工结婚可享受3天婚假。"]) is not None  # after a particle
+    # a kind the sources mention; pairs that are no words ("要提" of 要提前, "伯尔" of the name 伯尔尼)
+    assert missing_kind("婚假有几天？", ZH_LEAVE, ["婚假"]) is None
+    assert missing_kind("年假要提前多久申请？", ZH_LEAVE, ["年假需至少提前两周申请。", "在人事系统中提交休假申请。"]) is None
+    assert missing_kind("伯尔尼大道是以谁的名字命名的？", ["科尔尼大道以科尔尼命名。", "西奥·科尔尼是商人。"], ["科尔尼大道以科尔尼命名。"]) is None
+    answer = ask("丧假有几天？", passages=[{"text": t, "source": "休假制度"} for t in ZH_LEAVE], chat="extractive")
+    assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked kind", answer.answer

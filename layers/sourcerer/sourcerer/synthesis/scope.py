@@ -23,8 +23,9 @@ e-mail address or website is, or what something costs or pays, gets no answer fr
 A **reply** (`answers_another_question`): "Yes." under an FAQ's question answers that question, not another one
 that shares its words.
 
-Why it is long: the four checks read a question's names and words with the same helpers (`name_runs`,
-`_Vocabulary`, the Latin-script and German tests); apart, each would import the others' private parts.
+Why it is long: the checks read a question's names, kinds and words with the same helpers (`name_runs`,
+`_Vocabulary`, `word_pairs`, the Latin-script and German tests, the asking words), in Latin script and, for kinds, in
+Chinese characters; apart, each would import the others' private parts.
 """
 
 from __future__ import annotations
@@ -298,7 +299,10 @@ def missing_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -
     annual leave per year" is about annual leave: true, cited, and no answer. The sources must name two kinds or more
     of the thing ("annual leave", "sick leave"), so a word the question adds to a thing the sources name only one
     way ("my lost password" over "your account password") is left to the answer models. A capitalised kind is a
-    name (`scope_mismatch` reads it). Latin script only, as `other_kind`."""
+    name (`scope_mismatch` reads it). Chinese and Japanese are read by their character pairs (`_missing_cjk_kind`);
+    other scripts are not read."""
+    if CJK_LETTER.search(question):
+        return _missing_cjk_kind(question, sources, answer)
     if _NOT_LATIN.search(question):
         return None
     asked = set(terms(question))
@@ -333,6 +337,58 @@ def missing_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -
         if others:
             return ScopeMismatch(missing=[f"{kind_word} {head_word}"], answer_names=list(dict.fromkeys(others)))
     return None
+
+
+# characters that ask (几天 "how many days", 多少, 什么, 哪, 谁, 怎么; 何, 誰, どう): never a kind
+_CJK_ASKING = frozenset("几多少什么哪谁誰怎何吗呢嗎")
+
+
+def _missing_cjk_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """`missing_kind` in Chinese and Japanese, which write a kind and its thing as one word of characters: "丧假有几
+    天？" (bereavement leave) over a policy on 年假, 病假 and 婚假 (annual, sick and marriage leave). The pair 丧假's
+    first character is in no source, the sources write two pairs or more that end in 假, and the answer holds one
+    that the question does not (the heading 年假 over "全职员工每年享有15天带薪年假。"): it is about another kind. As
+    words are not written apart, a pair counts only where a word starts: the text's start, after a character of
+    another script or after a particle (`_PARTICLES`); "要提" of "年假要提前多久申请？" is no word. The question's
+    pair must end one too: a name written in sounds ("伯尔尼大道") is no pair followed by a particle."""
+    source_pairs = {t for text in sources for t in terms(text) if _han_pair(t)}
+    source_letters = {c for text in sources for c in text if CJK_LETTER.match(c)}
+    said = [pair for sentence in answer for pair in _opening_pairs(sentence.strip()[:SUBJECT_LETTERS])]
+    asked_letters = set(question)
+    for pair in dict.fromkeys(_opening_pairs(question, closed=True)):
+        kind, head = pair
+        if kind in source_letters or _CJK_ASKING & set(pair):
+            continue
+        if len({p for p in source_pairs if p[1] == head and p[0] != kind}) < 2:
+            continue
+        others = [p for p in dict.fromkeys(said) if p[1] == head and p[0] not in asked_letters]
+        if others:
+            return ScopeMismatch(missing=[pair], answer_names=others)
+    return None
+
+
+SUBJECT_LETTERS = 8  # the subject of a Chinese or Japanese sentence: its first characters, about `SUBJECT_WORDS` words
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")  # Chinese characters (kanji): kana pairs are no words
+_PARTICLES = frozenset("的了是在有和与及或请问对从给把被为のはがをにでともへや")
+_FOLLOWING = _PARTICLES | _CJK_ASKING | frozenset("要可能需应该会都也还就才")
+
+
+def _han_pair(term: str) -> bool:
+    return len(term) == 2 and all(_HAN.match(c) for c in term)
+
+
+def _opening_pairs(text: str, *, closed: bool = False) -> list[str]:
+    """The pairs of Chinese characters of `text` that stand where a word starts (see `_missing_cjk_kind`), and with
+    `closed` where one ends too: at the text's end, before a character of another script, a particle or a word that
+    asks or helps a verb ("产假有几天", "年假要")."""
+
+    def opens(i: int) -> bool:
+        return i == 0 or not _HAN.match(text[i - 1]) or text[i - 1] in _PARTICLES
+
+    def closes(i: int) -> bool:
+        return i + 2 >= len(text) or not _HAN.match(text[i + 2]) or text[i + 2] in _FOLLOWING
+
+    return [text[i : i + 2] for i in range(len(text) - 1) if _han_pair(text[i : i + 2]) and opens(i) and (not closed or closes(i))]
 
 
 def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> ScopeMismatch | None:
