@@ -377,12 +377,12 @@ class ExtractiveSynthesizer:
             scored.append(ScoredSentence(pi, start, end, text, features, sigmoid(logit), headed, section=section, heading=heading))
         answer = answer_features([x.features for x in scored], logits, passage_rows, missing, len(q_terms))
         ranked, asked_question = self._asked_question_first(question, sorted(scored, key=_rank_key), passages)
+        for reading in READINGS:  # plain reading of what the question asks, each on the ranking the one before left
+            ranked = reading(question, ranked)
         analysis = Analysis(
             feature_set=feature_set,
             question=question,
-            sentences=asked_value_first(
-                question, named_procedure_first(question, asked_limit_first(question, asked_polarity_first(question, asked_kind_first(question, ranked))))
-            ),
+            sentences=ranked,
             asked_question=asked_question,
             passages=passage_rows,
             answer=answer,
@@ -804,6 +804,11 @@ def asked_value_first(question: str, ranked: list[ScoredSentence]) -> list[Score
         return ranked
     holder = next((s for s in ranked[1:KIND_REACH] if holds_value(kind, s.text)), None)
     return ranked if holder is None else [holder, *(s for s in ranked if s is not holder)]
+
+
+# The rankings' plain readings of the question, in order (see each): the asked kind, a negation, a limit, a named
+# procedure, an asked contact value
+READINGS = (asked_kind_first, asked_polarity_first, asked_limit_first, named_procedure_first, asked_value_first)
 
 
 def _another_row(sentence: ScoredSentence, asked: set[str]) -> bool:
