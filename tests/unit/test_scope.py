@@ -225,6 +225,9 @@ def test_a_kind_the_sources_never_mention_is_not_answered_with_another_kind():
         ("Who first sent radio waves?", ["Long radio waves travel far.", "Short radio waves do not."], ["Long radio waves travel far."]),  # a verb's object
         ("How long is bereavement leave?", LEAVE, ["Full-time employees receive 25 days of paid annual leave per year."]),  # not its subject
         ("How long is Xmas leave?", LEAVE, ["Annual leave"]),  # a capitalised kind is a name
+        # a verb and its pronoun (held-out MLQA de), and a language that puts the kind after its thing (MLQA es)
+        ("Besserte sich sein Zustand?", ["Sie konnten sich erholen.", "Wir freuen sich.", "Er wusch sich."], ["Sie konnten sich erholen."]),
+        ("¿Qué es el órgano legislativo?", ["El cuerpo legislativo vota.", "El poder legislativo decide."], ["El cuerpo legislativo vota."]),
     ],
 )
 def test_a_kind_is_missing_only_where_the_sources_tell_kinds_apart(question, sources, answer):
