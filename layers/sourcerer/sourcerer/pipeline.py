@@ -235,14 +235,13 @@ async def aask(
             "no reading model here (SOURCERER_EMBEDDER=none, or the local extra is not installed): the lexical model "
             "answers only what a passage states in the question's own words, and refuses the rest"
         )
-    if scope := draft.detail.get("named_scope"):
-        about = f"is about {', '.join(scope['answer_names'])}" if scope["answer_names"] else "says nothing of it"
-        trace.notes.append(f"the question names {', '.join(scope['missing'])}, which no passage mentions; the closest sentence {about}, so it is no answer")
-    if kind := draft.detail.get("missing_kind"):
-        trace.notes.append(
-            f"the question asks about {', '.join(kind['missing'])}, which no passage mentions; the closest sentence is about "
-            f"{', '.join(kind['answer_names'])}, so it is no answer"
-        )
+    for key, asks in (("named_scope", "names"), ("missing_kind", "asks about")):  # `scope.ScopeMismatch`es
+        if mismatch := draft.detail.get(key):
+            about = f"is about {', '.join(mismatch['answer_names'])}" if mismatch["answer_names"] else "says nothing of it"
+            trace.notes.append(
+                f"the question {asks} {', '.join(mismatch['missing'])}, which no passage mentions; the closest sentence {about}, "
+                "so it is no answer"
+            )
     if draft.detail.get("decided_by") == "languages":
         pair = draft.detail["languages"]
         trace.notes.append(

@@ -732,11 +732,7 @@ def asked_polarity_first(question: str, ranked: list[ScoredSentence]) -> list[Sc
     said_negative, said_positive = said_with_negation(ranked[0].text)
     if not asked & (said_positive - said_negative):
         return ranked
-    for i, rival in enumerate(ranked[1:KIND_REACH], start=1):
-        rival_negative, _ = said_with_negation(rival.text)
-        if asked & rival_negative:
-            return [rival, *ranked[:i], *ranked[i + 1 :]]
-    return ranked
+    return _first(ranked, next((s for s in ranked[1:KIND_REACH] if asked & said_with_negation(s.text)[0]), None))
 
 
 # A question that asks for a limit, the most that may be done or had ("What's the most paracetamol I can take in a
@@ -761,8 +757,7 @@ def asked_limit_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     maximum is the kind of wrong answer the product exists to prevent."""
     if len(ranked) < 2 or not _ASKED_LIMIT.search(normalize(question)) or _LIMIT_SAID.search(normalize(ranked[0].text)):
         return ranked
-    holder = next((s for s in ranked[1:KIND_REACH] if _LIMIT_SAID.search(normalize(s.text))), None)
-    return ranked if holder is None else [holder, *(s for s in ranked if s is not holder)]
+    return _first(ranked, next((s for s in ranked[1:KIND_REACH] if _LIMIT_SAID.search(normalize(s.text))), None))
 
 
 def named_procedure_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
@@ -773,8 +768,7 @@ def named_procedure_first(question: str, ranked: list[ScoredSentence]) -> list[S
     (`_draft`). A question with a word the heading lacks ("How do I take it if I am pregnant?") is left alone."""
     if not ranked or not names_steps(question):
         return ranked
-    named = next((s for s in ranked if asks_procedure(question, s.heading)), None)
-    return ranked if named is None or named is ranked[0] else [named, *(s for s in ranked if s is not named)]
+    return _first(ranked, next((s for s in ranked if asks_procedure(question, s.heading)), None))
 
 
 # the pronoun a how-question puts before its verb, which a heading's infinitive lacks: "¿Cómo se toma el
@@ -802,8 +796,12 @@ def asked_value_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     kind = asked_value(question)
     if kind not in CONTACT_VALUES or not ranked or holds_value(kind, ranked[0].text):
         return ranked
-    holder = next((s for s in ranked[1:KIND_REACH] if holds_value(kind, s.text)), None)
-    return ranked if holder is None else [holder, *(s for s in ranked if s is not holder)]
+    return _first(ranked, next((s for s in ranked[1:KIND_REACH] if holds_value(kind, s.text)), None))
+
+
+def _first(ranked: list[ScoredSentence], sentence: ScoredSentence | None) -> list[ScoredSentence]:
+    """The ranking with `sentence` put first and the rest in their order; as it was for None."""
+    return ranked if sentence is None or sentence is ranked[0] else [sentence, *(s for s in ranked if s is not sentence)]
 
 
 # The rankings' plain readings of the question, in order (see each): the asked kind, a negation, a limit, a named

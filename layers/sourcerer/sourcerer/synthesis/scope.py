@@ -130,8 +130,13 @@ def _names_by_capitals(question: str) -> bool:
 
 
 def _is_german(question: str) -> bool:
-    words = [w.casefold() for w in _WORD.findall(question)]
-    return sum(w in _GERMAN for w in words) > sum(w in _OTHER for w in words)
+    return _leans(question, _GERMAN, _OTHER, str.casefold)
+
+
+def _leans(question: str, these: frozenset[str], those: frozenset[str], fold: Callable[[str], str]) -> bool:
+    """Whether `question` holds more words (folded by `fold`) of `these` than of `those`: which language it reads as."""
+    words = [fold(w) for w in _WORD.findall(question)]
+    return sum(w in these for w in words) > sum(w in those for w in words)
 
 
 def scope_mismatch(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
@@ -406,8 +411,7 @@ _ENGLISH = frozenset("the a an and is are was were what when where who which how
 
 
 def _kind_after(question: str) -> bool:
-    words = [normalize(w) for w in _WORD.findall(question)]
-    return sum(w in _KIND_AFTER for w in words) > sum(w in _ENGLISH for w in words)
+    return _leans(question, _KIND_AFTER, _ENGLISH, normalize)
 
 
 # words that are no thing nor kind of one, in the languages the index does not drop them from ("sich", "se", "ha")
