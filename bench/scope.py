@@ -13,7 +13,9 @@ The sentence checked is the one the default path would answer with (the sentence
 answerability model decides, so the rates are the check's own. Peer in the same run: a missing name alone,
 without the condition that the answer names something else. The last column is the asked-kind check
 (`missing_kind`: "international shipping" over sources on standard and express shipping), on the same sets and
-on XQuAD zh's (its Chinese reading: 产假 over sources on 年假 and 婚假; names are not read in Chinese).
+on XQuAD zh's (its Chinese reading: 产假 over sources on 年假 and 婚假; names are not read in Chinese). The asked
+number (`missing_number`: "What does a 404 mean?" over a page on 401, 403 and 503) is read in every language, and
+reported on XQuAD en, zh and ar.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ import random
 from bench.common import EVAL, table, use_bench_cache, write_result
 from bench.datasets import held_out_articles, read_jsonl, xquad_qrels, xquad_titles
 from bench.metrics import mean
+
+LANGUAGES = ("en", "zh", "ar")
 
 
 def _sets(part: str, n: int, seed: int = 3, lang: str = "en") -> list[tuple[str, str, list[dict]]]:
@@ -51,43 +55,52 @@ def run(n: int) -> dict:
     from sourcerer.models import Passage
     from sourcerer.settings import get_settings
     from sourcerer.synthesis.chain import extractive_synthesizer
-    from sourcerer.synthesis.scope import missing_kind, missing_names, scope_mismatch
+    from sourcerer.synthesis.scope import missing_kind, missing_names, missing_number, scope_mismatch
 
     synthesizer = extractive_synthesizer(get_settings())
     rows, data = [], {}
     for part in ("design", "held-out"):
-        by_kind_zh: dict[str, list[bool]] = {}  # the asked-kind check in Chinese (its character pairs: 产假 over 年假)
-        for kind, question, raw in _sets(part, n, lang="zh"):
-            passages = [Passage(text=p["text"], source=p["source"], score=1.0) for p in raw]
-            analysis = synthesizer.analyse(question, passages)
-            if analysis.sentences:
+        for lang in LANGUAGES:
+            fired: dict[str, list[bool]] = {}  # names (`scope_mismatch`), read in English only
+            alone: dict[str, list[bool]] = {}
+            by_kind: dict[str, list[bool]] = {}  # the asked kind (`missing_kind`), read in English and Chinese
+            by_number: dict[str, list[bool]] = {}  # the asked number (`missing_number`), in every language
+            for kind, question, raw in _sets(part, n, lang=lang):
+                passages = [Passage(text=p["text"], source=p["source"], score=1.0) for p in raw]
+                analysis = synthesizer.analyse(question, passages)
+                if not analysis.sentences:
+                    continue
                 sources = [t for p in passages for t in (p.text, p.source)]
-                by_kind_zh.setdefault(kind, []).append(missing_kind(question, sources, [analysis.sentences[0].text]) is not None)
-        data[f"{part} zh"] = {kind: {"sets": len(v), "asked_kind": mean(v)} for kind, v in by_kind_zh.items()}
-        zh_rows = [[f"{part} (zh)", kind, len(v), "—", "—", mean(v)] for kind, v in by_kind_zh.items()]
-        fired: dict[str, list[bool]] = {}
-        alone: dict[str, list[bool]] = {}
-        by_kind: dict[str, list[bool]] = {}  # the asked-kind check (`missing_kind`)
-        for kind, question, raw in _sets(part, n):
-            passages = [Passage(text=p["text"], source=p["source"], score=1.0) for p in raw]
-            analysis = synthesizer.analyse(question, passages)
-            if not analysis.sentences:
-                continue
-            sources = [t for p in passages for t in (p.text, p.source)]
-            fired.setdefault(kind, []).append(scope_mismatch(question, sources, [analysis.sentences[0].text]) is not None)
-            alone.setdefault(kind, []).append(bool(missing_names(question, sources)))
-            by_kind.setdefault(kind, []).append(missing_kind(question, sources, [analysis.sentences[0].text]) is not None)
-        data[part] = {
-            kind: {"sets": len(v), "refused": mean(v), "missing_name_alone": mean(alone[kind]), "asked_kind": mean(by_kind[kind])}
-            for kind, v in fired.items()
-        }
-        for kind, v in fired.items():
-            rows.append([f"{part} (en)", kind, len(v), mean(v), mean(alone[kind]), mean(by_kind[kind])])
-        rows.extend(zh_rows)
+                best = [analysis.sentences[0].text]
+                fired.setdefault(kind, []).append(scope_mismatch(question, sources, best) is not None)
+                alone.setdefault(kind, []).append(bool(missing_names(question, sources)))
+                by_kind.setdefault(kind, []).append(missing_kind(question, sources, best) is not None)
+                by_number.setdefault(kind, []).append(missing_number(question, sources, best) is not None)
+            data[f"{part} {lang}"] = {
+                kind: {
+                    "sets": len(v),
+                    "asked_kind": mean(by_kind[kind]),
+                    "asked_number": mean(by_number[kind]),
+                    **({"refused": mean(v), "missing_name_alone": mean(alone[kind])} if lang == "en" else {}),
+                }
+                for kind, v in fired.items()
+            }
+            for kind, v in fired.items():
+                names = [mean(v), mean(alone[kind])] if lang == "en" else ["—", "—"]
+                kinds = mean(by_kind[kind]) if lang != "ar" else "—"
+                rows.append([f"{part} ({lang})", kind, len(v), *names, kinds, mean(by_number[kind])])
     text = table(
-        "Named scope on XQuAD en (the asked kind on zh too) — share of passage sets the check refuses (answerable: false "
-        "refusals; same topic: right refusals)",
-        ["articles", "passage set", "sets", "refused by the check", "peer: a missing name alone", "asked kind (missing_kind)"],
+        "Named scope on XQuAD en (the asked kind on zh too, the asked number on zh and ar too) — share of passage sets "
+        "the check refuses (answerable: false refusals; same topic: right refusals)",
+        [
+            "articles",
+            "passage set",
+            "sets",
+            "refused by the check",
+            "peer: a missing name alone",
+            "asked kind (missing_kind)",
+            "asked number (missing_number)",
+        ],
         rows,
     )
     write_result("scope", text, data)

@@ -86,6 +86,11 @@ def test_natural_sentences_are_not_mistaken_for_instructions():
         "Patients should not ignore symptoms that persist.",
         "The system prompts the user for a password.",
         "Answer the survey by Friday.",
+        # a policy's obligations to its reader (an insurer's claim deadline was set aside as an instruction)
+        "You must tell us about a claim within 30 days.",
+        "You should confirm your booking by e-mail.",
+        "You must claim expenses within a month of the trip.",
+        "You must state the reason for the return on the form.",
     ):
         assert not is_instruction(sentence), sentence
 

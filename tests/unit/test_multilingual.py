@@ -291,3 +291,16 @@ def test_the_sentence_scan_finds_every_kind_of_stop():
     """The scan skips to characters a stop can start with: each kind still ends its sentence."""
     text = "One. Two! Three? Four… Five。六！七？ عربي؟ हिंदी। End.Next part"
     assert sentences(text) == ["One.", "Two!", "Three?", "Four…", "Five。", "六！", "七？", "عربي؟", "हिंदी।", "End.", "Next part"]
+
+
+def test_a_spanish_there_is_is_no_word_of_the_question():
+    """Found trying a gym's terms in Spanish as a user: "¿Hay piscina?" (is there a pool?) was answered "Para darse de
+    baja hay que avisar con 15 días de antelación." (cancelling needs 15 days' notice), which shares only "hay" with
+    it. "Hay", like "there is", says nothing of what is asked."""
+    gym = [
+        {"text": "Baja\nPara darse de baja hay que avisar con 15 días de antelación.", "source": "gimnasio"},
+        {"text": "Cuotas\nLa cuota mensual es de 39 euros.", "source": "gimnasio"},
+    ]
+    assert "hay" not in terms("¿Hay piscina?")
+    assert ask("¿Hay piscina?", passages=gym, chat="extractive").refused
+    assert "15 días" in ask("¿Hay que avisar antes de darse de baja?", passages=gym, chat="extractive").answer

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 from sourcerer import ask
-from sourcerer.synthesis.scope import missing_kind, missing_names, name_runs, scope_mismatch
+from sourcerer.synthesis.scope import missing_kind, missing_names, missing_number, name_runs, scope_mismatch
 
 TRAVEL = "The daily meal allowance is 60 EUR in Europe and 75 USD in the United States."
 
@@ -214,6 +214,7 @@ def test_a_kind_the_sources_never_mention_is_not_answered_with_another_kind():
     assert mismatch is not None
     assert mismatch.missing == ["bereavement leave"] and mismatch.answer_names == ["Annual leave"]
     assert missing_kind("Is sabbatical leave paid?", LEAVE, ["Annual leave"]) is not None
+    assert missing_kind("How long is Xmas leave?", LEAVE, ["Annual leave"]) is not None  # capitalised, as a name is
 
 
 @pytest.mark.parametrize(
@@ -224,7 +225,6 @@ def test_a_kind_the_sources_never_mention_is_not_answered_with_another_kind():
         ("How do I reset a lost password?", ["Change your account password in Settings."], ["Change your account password"]),  # one kind only
         ("Who first sent radio waves?", ["Long radio waves travel far.", "Short radio waves do not."], ["Long radio waves travel far."]),  # a verb's object
         ("How long is bereavement leave?", LEAVE, ["Full-time employees receive 25 days of paid annual leave per year."]),  # not its subject
-        ("How long is Xmas leave?", LEAVE, ["Annual leave"]),  # a capitalised kind is a name
         # a verb and its pronoun (held-out MLQA de), and a language that puts the kind after its thing (MLQA es)
         ("Besserte sich sein Zustand?", ["Sie konnten sich erholen.", "Wir freuen sich.", "Er wusch sich."], ["Sie konnten sich erholen."]),
         ("¿Qué es el órgano legislativo?", ["El cuerpo legislativo vota.", "El poder legislativo decide."], ["El cuerpo legislativo vota."]),
@@ -288,3 +288,58 @@ def test_a_chinese_kind_the_sources_never_mention_is_not_answered_with_another_k
     assert missing_kind("伯尔尼大道是以谁的名字命名的？", ["科尔尼大道以科尔尼命名。", "西奥·科尔尼是商人。"], ["科尔尼大道以科尔尼命名。"]) is None
     answer = ask("丧假有几天？", passages=[{"text": t, "source": "休假制度"} for t in ZH_LEAVE], chat="extractive")
     assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked kind", answer.answer
+
+
+API_LIMITS = [
+    "Rate limits\nFree plan keys may make 60 requests per minute. Pro plan keys may make 600 requests per minute. "
+    "When you exceed the limit the API returns HTTP 429 with a Retry-After header.",
+    "Request size\nA request body may be at most 10 MB. File uploads larger than 10 MB must use the multipart upload "
+    "endpoint, which accepts files up to 5 GB.",
+    "Errors\nA 401 response means the key is missing or invalid. A 403 response means the key is valid but lacks "
+    "permission for the resource. A 503 response means the service is temporarily unavailable; retry with "
+    "exponential backoff.",
+]
+
+
+def test_a_number_no_source_holds_is_not_answered_about_another_number():
+    """Found trying an API help page as a user: "What does a 404 mean?" was answered "A 401 response means the key is
+    missing or invalid." (answerability 0.90), an answer about another status code."""
+    mismatch = missing_number("What does a 404 mean?", API_LIMITS, ["A 401 response means the key is missing or invalid."])
+    assert mismatch is not None and mismatch.missing == ["404"] and mismatch.answer_names == ["401"]
+    answer = ask("What does a 404 mean?", passages=[{"text": t, "source": "Acme API"} for t in API_LIMITS], chat="extractive")
+    assert answer.refused and answer.reason == "unsupported", answer.answer
+    assert any("asks about 404, which no passage mentions; the closest sentence is about 401" in n for n in answer.trace.notes)
+
+
+@pytest.mark.parametrize(
+    ("question", "sources", "answer"),
+    [
+        ("What does a 403 mean?", API_LIMITS, ["A 401 response means the key is missing or invalid."]),  # a source holds it
+        ("What changed after 1945?", ["In 1946, the party won."], ["In 1946, the party won."]),  # one end of a range
+        ("1945年以后发生了什么？", ["1946年，该党获胜。"], ["1946年，该党获胜。"]),
+        ("Who joined for the 10th series?", ["In the 2005 revival, Rose joined."], ["In the 2005 revival, Rose joined."]),  # an ordinal
+        ("Is a 20 kg suitcase allowed?", ["Bags up to 23 kg are free."], ["Bags up to 23 kg are free."]),  # the answer's range
+        ("What does a 404 mean?", API_LIMITS, ["Errors are listed below."]),  # an answer about no number
+    ],
+)
+def test_a_missing_number_refuses_only_an_answer_about_another(question, sources, answer):
+    assert missing_number(question, sources, answer) is None
+
+
+def test_a_question_s_number_finds_the_sentence_that_holds_it():
+    """Found trying the same page: "What does error 429 mean?" was answered with the 401 and 403 sentences (every
+    word but the number), while the sentence on HTTP 429 stood fourth."""
+    page = {"text": "\n\n".join(API_LIMITS), "source": "Acme API"}
+    answer = ask("What does error 429 mean?", passages=[page], chat="extractive")
+    assert answer.answer.startswith("When you exceed the limit the API returns HTTP 429"), answer.answer
+
+
+def test_a_measure_of_a_thing_is_no_kind_of_it():
+    """Found on the same page: "What is the maximum upload size?" was refused as asking about "maximum upload",
+    which no passage mentions, while "File uploads larger than 10 MB must use the multipart upload endpoint" answers
+    it. A capitalised kind the sources lack is still missing: "the Enterprise plan" over the Free and Pro plans."""
+    assert missing_kind("What is the maximum upload size?", API_LIMITS, [API_LIMITS[1].split("\n")[1]]) is None
+    answer = ask("What is the maximum upload size?", passages=[{"text": t, "source": "Acme API"} for t in API_LIMITS], chat="extractive")
+    assert not answer.refused and "10 MB" in answer.answer, answer.trace.notes
+    mismatch = missing_kind("How many requests per minute on the Enterprise plan?", API_LIMITS, ["Free plan keys may make 60 requests per minute."])
+    assert mismatch is not None and mismatch.missing == ["Enterprise plan"] and mismatch.answer_names == ["Free plan"]

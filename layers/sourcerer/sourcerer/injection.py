@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # annotations only: the passage model is a leaf this module n
 # (tests/security/test_injection.py): imperatives to an operator ("Confirm that the backup completed") are not
 # instructions to the model and stay answerable.
 _ROLE = r"system|systeme|système|sistema|система|assistant|asistente|assistent|developer|ai|bot|chatbot|llm"
-_ADDRESSEE = r"you|the assistant|the model|the ai|the chatbot|the llm|ai|assistant|chatbot"
+_MODEL = r"the assistant|the model|the ai|the chatbot|the llm|ai|assistant|chatbot"
 _INSTRUCTION = re.compile(
     "|".join(
         [
@@ -41,7 +41,11 @@ _INSTRUCTION = re.compile(
             r"^\W{0,3}(?:系统|系統|助手|システム|アシスタント)\s*[:：]",
             r"\[/?INST\]|<\|(?:im_start|im_end|system|user|assistant)\|>|<</?SYS>>",
             # an obligation or a persona given to the model
-            rf"\b(?:{_ADDRESSEE})\s+(?:must|should|shall|need to|are to)\s+(?:always\s+)?(?:answer|reply|respond|say|state|tell|confirm|claim|write|output)\b",
+            rf"\b(?:{_MODEL})\s+(?:must|should|shall|need to|are to)\s+(?:always\s+)?(?:answer|reply|respond|say|state|tell|confirm|claim|write|output)\b",
+            # ... to "you", telling others what to think: a policy tells its reader "You must tell us about a claim
+            # within 30 days", "You should confirm your address", "You must claim within a month"
+            r"\byou\s+(?:must|should|shall|need to|are to)\s+(?:always\s+)?(?:answer|reply|respond|say|output|"
+            r"(?:tell|confirm|state|claim|write)\s+(?:that|them|the user|users|the customer|customers|everyone|anyone|people|yes|no)\b)",
             r"\byou are now\b|\byou are an? (?:helpful |friendly |honest )?(?:assistant|ai|model|chatbot|bot)\b|\bact as (?:an?|the) (?:ai|assistant|model|chatbot)\b",
             r"\b(?:system|developer) (?:prompt|message)\b",
             r"\b(?:du musst|sie müssen|du sollst)\b[^.!?\n]{0,60}?\b(?:antworten|beantworten|sagen|bestätigen)\b",

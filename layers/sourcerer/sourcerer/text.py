@@ -98,7 +98,7 @@ der das dem den des ein eine einer eines einem einen und oder ist sind wird werd
 welche welcher welches fur mit von zu im beim bei auf aus nach uber unter ich du sie wir ihr nicht
 kein keine gibt muss mussen kann konnen soll darf viel viele vielen
 el los las lo una unos unas y o fue ser como cual cuales cuando donde quien quienes cuanto cuanta
-cuantos cuantas para por del al su sus que le les puede debe
+cuantos cuantas para por del al su sus que le les puede debe hay puedo pueden tiene tienen tengo
 um uma e ou sao qual quais quando onde quem quanto quanta para por com do da dos das na nas ao seu sua pode deve
 lo gli uno sono quale quali quando quanto senza della dei delle nel nella
 """.split()
@@ -378,11 +378,17 @@ def numbers(text: str) -> set[str]:
 
 def digit_numbers(text: str) -> set[str]:
     """Only the numbers written with digits (number words are too ambiguous to demand)."""
-    out = set()
-    for m in _NUMBER.finditer(normalize(text)):
+    return {number for number, _ in numbers_at(normalize(text))}
+
+
+def numbers_at(folded: str) -> list[tuple[str, re.Match[str]]]:
+    """Each number written with digits in `folded` (`normalize`d) text, as `digit_numbers` writes it ("1,500" is
+    1500), with where it stands."""
+    out = []
+    for m in _NUMBER.finditer(folded):
         token = m.group()
         if re.fullmatch(r"\d{1,3}(,\d{3})+", token):
             token = token.replace(",", "")
-        out.add(token.rstrip(".,"))
+        out.append((token.rstrip(".,"), m))
     return out
 

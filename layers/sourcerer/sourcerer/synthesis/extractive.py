@@ -48,6 +48,7 @@ from sourcerer.synthesis.scope import (
     answer_kind,
     answer_scope,
     answers_another_question,
+    asked_numbers,
     asked_value,
     asks_yes_or_no,
     holds_value,
@@ -698,6 +699,7 @@ def _rank_key(s: ScoredSentence) -> tuple[float, int, int]:  # the sentence mode
     return (-s.under_heading, s.passage, s.start)
 
 
+NUMBER_REACH = 5  # how far down the ranking a sentence holding the question's number is looked for
 KIND_REACH = 3  # how far down the ranking sentences are compared for the kind they are about
 # How much closer in meaning (calibrated similarity) another FAQ question must be to the question asked than the
 # one the best sentence replies to, for its replies to go first (`ExtractiveSynthesizer._asked_question_first`)
@@ -799,14 +801,25 @@ def asked_value_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     return _first(ranked, next((s for s in ranked[1:KIND_REACH] if holds_value(kind, s.text)), None))
 
 
+def asked_number_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
+    """The ranking with the first of the next best (`NUMBER_REACH`) that holds a number the question writes with
+    digits put first, when the best holds none of them: "What does error 429 mean?" was answered "A 401 response
+    means the key is missing or invalid." (every word but the number), while "When you exceed the limit the API
+    returns HTTP 429 with a Retry-After header." stood fourth."""
+    asked = asked_numbers(question)
+    if len(ranked) < 2 or not asked or asked & digit_numbers(ranked[0].text):
+        return ranked
+    return _first(ranked, next((s for s in ranked[1:NUMBER_REACH] if asked & digit_numbers(s.text)), None))
+
+
 def _first(ranked: list[ScoredSentence], sentence: ScoredSentence | None) -> list[ScoredSentence]:
     """The ranking with `sentence` put first and the rest in their order; as it was for None."""
     return ranked if sentence is None or sentence is ranked[0] else [sentence, *(s for s in ranked if s is not sentence)]
 
 
 # The rankings' plain readings of the question, in order (see each): the asked kind, a negation, a limit, a named
-# procedure, an asked contact value
-READINGS = (asked_kind_first, asked_polarity_first, asked_limit_first, named_procedure_first, asked_value_first)
+# procedure, an asked contact value, an asked number
+READINGS = (asked_kind_first, asked_polarity_first, asked_limit_first, named_procedure_first, asked_value_first, asked_number_first)
 
 
 def _another_row(sentence: ScoredSentence, asked: set[str]) -> bool:

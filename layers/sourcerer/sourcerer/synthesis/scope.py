@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from sourcerer.models import CharSpan, Passage
 from sourcerer.sentences import ANSWER_LABEL, QUESTION_LABEL, is_question, row_cells, states_nothing
-from sourcerer.text import CJK_LETTER, FAMILY_LETTERS, STOPWORDS, family, normalize, terms
+from sourcerer.text import CJK_LETTER, FAMILY_LETTERS, STOPWORDS, digit_numbers, family, normalize, numbers_at, terms
 
 _WORD = re.compile(r"[^\W\d_](?:[^\W_]|['’-])*", re.UNICODE)  # "Super_Bowl_50", a title, is two words
 # Letters of the scripts that write names with capitals the way the check reads them (Latin); a question with other
@@ -337,10 +337,10 @@ def missing_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -
         folded = kind_word.casefold()
         if not _WORD.fullmatch(kind_word) or folded in asking or folded not in modifying or normalize(folded) in _ASKING_FOR:
             continue
-        if head_word[0].isupper() or (kind_word[0].isupper() and not question.lstrip(_OPENING_MARKS).startswith(kind_word)):
-            continue  # a name, or part of one: `scope_mismatch` reads names
-        if {normalize(kind_word), normalize(head_word)} & _NO_THING:
-            continue  # "Besserte sich sein Zustand?": a verb and its pronoun, no kind of a thing
+        if head_word[0].isupper():
+            continue  # part of a name: `scope_mismatch` reads names
+        if {normalize(kind_word), normalize(head_word)} & _NO_THING or normalize(kind_word) in _MEASURES:
+            continue  # "Besserte sich sein Zustand?": a verb and its pronoun; "the maximum upload": a measure of it
         if known.mentions([kind_word]) or len(kinds_of.get(head, set()) - {kind}) < 2:
             continue
         others = [f"{k_word} {h_word}" for (k, h), (k_word, h_word) in said.items() if h == head and k not in asked]
@@ -414,15 +414,74 @@ def _kind_after(question: str) -> bool:
     return _leans(question, _KIND_AFTER, _ENGLISH, normalize)
 
 
+# words that ask for a measure of a thing, not a kind of it: "What is the maximum upload size?" over "File uploads
+# larger than 10 MB must use the multipart upload endpoint" asks about every upload
+_MEASURES = frozenset("maximum minimum max min total average typical usual exact approximate overall".split())
 # words that are no thing nor kind of one, in the languages the index does not drop them from ("sich", "se", "ha")
 _NO_THING = _GERMAN | _OTHER | frozenset("sich se ha han hat habe hatte wurde wurden wird mehr plus mas muy tres sehr".split())
 
 
 def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> ScopeMismatch | None:
-    """`missing_kind` of an extractive answer, as `answer_scope` reads its sentences and headings."""
+    """`missing_kind` or `missing_number` of an extractive answer, as `answer_scope` reads its sentences and
+    headings."""
     sources = [t for p in passages for t in (p.text, p.source, p.source_uri or "")]
     sentences, headings = _quoted(passages, quoted)
-    return missing_kind(question, sources, sentences + headings)
+    return missing_kind(question, sources, sentences + headings) or missing_number(question, sources, sentences + headings)
+
+
+# --- the asked number ----------------------------------------------------------------------------------------------
+
+# a number after these asks about a range, not one thing: "What changed after 1945?" is answered "In 1946, ..."
+_RANGE_BEFORE = re.compile(
+    r"(?:\b(?:before|after|since|until|till|by|over|under|than|within|above|below|beyond|from|to|between|and|or|"
+    r"avant|apres|depuis|jusqu'?a?|entre|vor|nach|seit|bis|uber|unter|zwischen|antes|despues|desde|hasta|mas|menos)"
+    r"|قبل|بعد|منذ|حتى|من|الى|إلى|و)\s*$"
+)
+# ... and before these, in Chinese and Japanese: "1945年以后", "2000年前"
+_RANGE_AFTER = re.compile(r"^\s*\S{0,2}?(?:以[前后後上下内]|之[前后後]|前|后|後|まで|から|以降)")
+
+
+# an ordinal, which sources as often write in words: "the 10th series" over "the tenth series"
+_ORDINAL = re.compile(r"(?:st|nd|rd|th|er|re|e|eme|o|a|º|ª)\b")
+
+
+def asked_numbers(text: str, *, ranges: bool = True) -> set[str]:
+    """The numbers `text` writes with digits ("What does a 404 mean?": 404); without `ranges`, not those that stand
+    as one end of a range ("after 1945", "up to 23 kg", "1945年以后") nor ordinals ("the 10th series"): they name
+    no one thing."""
+    folded = normalize(text)
+    return {
+        number
+        for number, at in numbers_at(folded)
+        if ranges
+        or not (_RANGE_BEFORE.search(folded[: at.start()]) or _RANGE_AFTER.search(folded[at.end() :]) or _ORDINAL.match(folded, at.end()))
+    }
+
+
+def missing_number(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """The numbers the question asks about that no source holds, when the answer's subject (its first words, or
+    first characters in Chinese and Japanese) holds another: "What does a 404 mean?" over an API page that explains
+    401, 403 and 503 was answered "A 401 response means the key is missing or invalid." (0.90: every word but the
+    number), an answer about another status. A number written in words in the sources is not matched, and the
+    answer must then name another number to be refused. One end of a range names no one thing: "What changed after
+    1945?" may be answered "In 1946, ...", and "Is a 20 kg suitcase allowed?" by "Bags up to 23 kg are free"."""
+    asked = asked_numbers(question, ranges=False)
+    if not asked:
+        return None
+    held = {n for text in sources for n in digit_numbers(text)}
+    missing = sorted(asked - held)
+    if not missing:
+        return None
+    every = asked_numbers(question)
+    others = [n for sentence in answer for n in sorted(asked_numbers(_subject(sentence), ranges=False)) if n not in every]
+    return ScopeMismatch(missing=missing, answer_names=list(dict.fromkeys(others))) if others else None
+
+
+def _subject(sentence: str) -> str:
+    """What a sentence is about: its first `SUBJECT_WORDS` words, or `SUBJECT_LETTERS` characters of Chinese or
+    Japanese."""
+    opening = sentence.strip().lstrip(_OPENING_MARKS)
+    return opening[:SUBJECT_LETTERS] if CJK_LETTER.search(opening[:SUBJECT_LETTERS]) else " ".join(opening.split()[:SUBJECT_WORDS])
 
 
 # --- the asked value ------------------------------------------------------------------------------------------------
