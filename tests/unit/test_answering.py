@@ -149,6 +149,10 @@ HISTORY = [
         ("What about taxis?", "Can I rent a car on a business trip?", "Can I rent taxis?"),
         ("And paracetamol?", "Is ibuprofen safe during pregnancy?", "Is paracetamol safe?"),  # "safe" asks, with the verb
         ("And on Saturdays?", "When does the store open on Sundays?", "When does the store open on Saturdays?"),
+        # found over a tenancy agreement and an API page: the subject after its auxiliary, and a name before its thing
+        ("And the tenant?", "How much notice does the landlord have to give?", "How much notice does the tenant have to give?"),
+        ("And Enterprise?", "How many requests per minute on the Pro plan?", "How many requests per minute on the Enterprise plan?"),
+        ("And on Pro?", "How many requests per minute on the Free plan?", "How many requests per minute on the Pro plan?"),
         ("¿Y la devolución?", "¿Cuánto cuesta el envío urgente?", "¿Cuánto cuesta el devolución?"),  # "¿" opens it
         # the article that agreed with the old topic goes with it
         ("And for sale items?", "Within how many days can I return an item?", "Within how many days can I return sale items?"),
@@ -1238,3 +1242,19 @@ def test_a_question_asking_for_a_limit_is_answered_by_the_sentence_that_states_o
     hours." stood second: a leaflet's usual dose given for its maximum."""
     answer = ask(question, passages=[{"text": p, "source": "Leaflet"} for p in passages], chat="extractive")
     assert answer.answer.startswith(first + " [1]") or answer.answer.startswith(first + " [2]"), answer.answer
+
+
+def test_a_follow_up_about_the_other_party_keeps_what_was_asked():
+    """Found trying a tenancy agreement as a user: after "How much notice does the landlord have to give?", "And the
+    tenant?" was rewritten "How much tenant does have?" and answered with the deposit the tenant pays."""
+    tenancy = [
+        {"text": "Deposit\nThe tenant pays a deposit of £1,380, equal to five weeks' rent.", "source": "tenancy.md"},
+        {
+            "text": "Ending the tenancy\nThe tenant may end the tenancy after the fixed term by giving at least one month's "
+            "notice in writing. The landlord must give at least two months' notice.",
+            "source": "tenancy.md",
+        },
+    ]
+    history = [{"role": "user", "content": "How much notice does the landlord have to give?"}]
+    answer = ask("And the tenant?", passages=tenancy, chat="extractive", history=history)
+    assert answer.answer.startswith("The tenant may end the tenancy"), answer.answer

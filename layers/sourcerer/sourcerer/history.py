@@ -11,7 +11,10 @@ rule, in two shapes of follow-up:
   Pro plan" -> "the Team plan"), else what an attribute is *of* ("the maximum daily dose of paracetamol" + "And
   ibuprofen?" -> "... of ibuprofen?"), else the first. The verbs a run carries stay with the intent: a
   participle that ends it ("How long are audit logs retained?" + "And backups?" -> "How long are backups
-  retained?") and a verb after a modal and its subject ("Who must review ...", "Can I return ...").
+  retained?") and a verb after a modal and its subject ("Who must review ...", "Can I return ..."). A topic
+  written as a name swaps a name before a thing ("the Pro plan" + "And Enterprise?" -> "the Enterprise plan"), and
+  one with a definite article the subject after the auxiliary ("How much notice does the landlord have to give?"
+  + "And the tenant?" -> "... does the tenant have to give?").
 * **the same topic, a new intent** ("And does it take long?", "Who approves them?"): the follow-up is kept
   and the previous topic's words are added.
 
@@ -22,6 +25,7 @@ passage that names express; the standard shipping rule shares every other word a
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -115,6 +119,8 @@ _MODALS = frozenset("can could must should may might will would shall do does di
 _SUBJECTS = frozenset("i we you they he she one".split())
 _ASKING_WHO = frozenset("who wer qui quien".split())
 _ARTICLES = frozenset("the a an la le les l der die das dem den el los las un une uno una ein eine".split())
+_DEFINITE = frozenset("the la le les l der die das dem den el los las".split())
+_BE = frozenset("is are was were est sont ist sind es son".split())
 
 
 def validate_history(history: Sequence[dict] | None) -> list[dict]:
@@ -201,26 +207,58 @@ def _thing(run: list[re.Match[str]]) -> list[re.Match[str]]:
     return words
 
 
-def _swap_topic(previous: str, new_topic: str, preposition: str | None = None) -> str:
-    """Put `new_topic` where the previous question's topic was (see `standalone_query`)."""
+def _is_name(topic: str) -> bool:
+    """Whether a follow-up's topic is written as a name, every word capitalised ("Enterprise", "Pro")."""
+    words = topic.split()
+    return bool(words) and all(w[0].isupper() for w in words)
+
+
+def _name_before_thing(question: str, run: list[re.Match[str]]) -> bool:
+    """Whether a run is a name before a thing written in lower case ("Free plan"), not at the question's start."""
+    return run[0].start() > 0 and run[0].group()[0].isupper() and run[-1].group()[0].islower()
+
+
+def _name_words(run: list[re.Match[str]]) -> list[re.Match[str]]:
+    """The capitalised words a run opens with: "Free" of "Free plan"."""
+    return list(itertools.takewhile(lambda w: w.group()[0].isupper(), run))
+
+
+def _is_subject(question: str, run: list[re.Match[str]]) -> bool:
+    """Whether a run is the subject of an inverted question, a definite one after its auxiliary ("does the
+    landlord", "muss der Mieter"), not a complement ("for the trip")."""
+    before = _words_before(question, run)
+    return len(before) >= 2 and before[-1] in _DEFINITE and (before[-2] in _MODALS or before[-2] in _BE)
+
+
+def _swap_topic(previous: str, new_topic: str, preposition: str | None = None, *, definite: bool = False) -> str:
+    """Put `new_topic` where the previous question's topic was (see `standalone_query`); `definite`: the follow-up
+    names it with a definite article ("And the tenant?")."""
     runs = [topic for run in _runs(previous) if (topic := _topic_words(previous, run))]
     if not runs:
         return f"{previous} {new_topic}"
     new_terms = set(terms(new_topic))
     sharing = [r for r in runs if new_terms & set(terms(previous[r[0].start() : r[-1].end()]))]
     first_word = preposition or normalize(new_topic).split()[0]
+    named = _is_name(new_topic) and [r for r in runs if _name_before_thing(previous, r)]
     if sharing:  # "the Pro plan" -> "the Team plan": the run with a word in common is the topic
         replaced = [sharing[0]]
+    elif named:  # "How many requests per minute on the Pro plan?" + "And Enterprise?": the Enterprise plan
+        replaced = [_name_words(named[-1])]
     elif first_word in _FUNCTION:  # "and for children?", "and of ibuprofen?": a qualifier
         after = [r for r in runs if _word_before(previous, r) == first_word]
         if not after:
             return f"{previous.rstrip(' ?？!.。؟')} {new_topic}{previous[len(previous.rstrip(' ?？!.。؟')) :]}".strip()
         replaced = after[-1:]
+        if _is_name(new_topic.split(None, 1)[-1]) and _name_before_thing(previous, replaced[0]):
+            replaced = [_name_words(replaced[0])]  # "And on Pro?" after "... on the Free plan?": the Pro plan
         if preposition is None and " " in new_topic:
             new_topic = new_topic.split(None, 1)[1]
     elif owners := [r for r in runs if _owner_word(previous, r) in _OF]:  # "What is the maximum daily dose of
         # paracetamol?" + "And ibuprofen?": the dose of ibuprofen
         replaced = [_thing(owners[-1])]
+    elif definite and (subjects := [r for r in runs[1:] if _is_subject(previous, r)]):  # "How much notice does the
+        # landlord have to give?" + "And the tenant?": the notice the tenant gives, not the tenant's amount
+        replaced = subjects[:1]
     else:  # a new subject takes the first content run's place; the others go, with the words that tie them, and
         # a verb stays ("Can I rent a car on a business trip?" + "What about taxis?" -> "Can I rent taxis?"). Kept,
         # the other runs pull retrieval back: "How many parental leave days do new employees get?" finds the
@@ -285,7 +323,8 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
         )
         if preposition and not any(_word_before(previous, r) == preposition for r in _runs(previous)):
             preposition = None  # "and for express?" after "How long does shipping take?": a new subject
-        return Rewrite(_swap_topic(previous, new_topic, preposition), _new_terms(new_topic, previous, said))
+        definite = bool(opener_words and opener_words[-1] in _DEFINITE) or words[0] in _DEFINITE
+        return Rewrite(_swap_topic(previous, new_topic, preposition, definite=definite), _new_terms(new_topic, previous, said))
     # Same topic, new intent ("and does it take long?"): add the previous topic when the follow-up names none.
     if len(_content_words(question)) >= 2:
         return Rewrite(question)
