@@ -153,6 +153,11 @@ HISTORY = [
         ("And the tenant?", "How much notice does the landlord have to give?", "How much notice does the tenant have to give?"),
         ("And Enterprise?", "How many requests per minute on the Pro plan?", "How many requests per minute on the Enterprise plan?"),
         ("And on Pro?", "How many requests per minute on the Free plan?", "How many requests per minute on the Pro plan?"),
+        # found over a gym's terms and a mobile contract: a day for a day, and the previous question's own article
+        ("¿Y los domingos?", "¿A qué hora abre el gimnasio los sábados?", "¿A qué hora abre el gimnasio los domingos?"),
+        ("Et le dimanche ?", "Le magasin ouvre-t-il le samedi ?", "Le magasin ouvre-t-il le dimanche ?"),
+        ("Und am Sonntag?", "Wann öffnet der Laden am Samstag?", "Wann öffnet der Laden am Sonntag?"),
+        ("Und in der EU?", "Was kostet Roaming in der Schweiz?", "Was kostet Roaming in der EU?"),
         ("¿Y la devolución?", "¿Cuánto cuesta el envío urgente?", "¿Cuánto cuesta el devolución?"),  # "¿" opens it
         # the article that agreed with the old topic goes with it
         ("And for sale items?", "Within how many days can I return an item?", "Within how many days can I return sale items?"),

@@ -14,7 +14,8 @@ rule, in two shapes of follow-up:
   retained?") and a verb after a modal and its subject ("Who must review ...", "Can I return ..."). A topic
   written as a name swaps a name before a thing ("the Pro plan" + "And Enterprise?" -> "the Enterprise plan"), and
   one with a definite article the subject after the auxiliary ("How much notice does the landlord have to give?"
-  + "And the tenant?" -> "... does the tenant have to give?").
+  + "And the tenant?" -> "... does the tenant have to give?"); a day swaps a day ("... los sábados?" + "¿Y los
+  domingos?").
 * **the same topic, a new intent** ("And does it take long?", "Who approves them?"): the follow-up is kept
   and the previous topic's words are added.
 
@@ -68,12 +69,14 @@ mean means approve approves approved handle handles do does did make makes is ar
 will would has have had the a an be there time times date day days seconds minutes hours weeks months years
 far soon fast advance ahead safe available mandatory necessary possible eligible valid open closed
 combien quand qui ou comment quel quelle quels quelles temps dure durent coute coutent faut peut doit est sont
-jours semaines mois ans heures minutes autorise autorisee autorises autorisees permis permise requis requise
-disponible obligatoire necessaire
+jours semaines mois ans heure heures minutes autorise autorisee autorises autorisees permis permise requis requise
+disponible obligatoire necessaire ouvre ouvrent ferme ferment
 wie lange viel viele wann wer wo welche welcher dauert kostet braucht muss kann ist sind
-tag tage tagen wochen monate monaten jahre jahren stunden minuten erlaubt gestattet erforderlich sicher verfugbar notwendig
+tag tage tagen wochen monate monaten jahre jahren uhr stunden minuten erlaubt gestattet erforderlich sicher verfugbar
+notwendig offnet offnen schliesst schliessen
 cuanto cuanta cuantos cuantas cuando quien donde como cual tarda dura cuesta puede debe es son
-dias semanas meses anos horas minutos permitido permitida autorizado autorizada obligatorio seguro segura necesario
+dias semanas meses anos hora horas minutos permitido permitida autorizado autorizada obligatorio seguro segura necesario
+abre abren cierra cierran
 quanto quanta quando quem onde como qual demora custa
 كم متي اين كيف من ما هل تستغرق يستغرق تكلف يكلف
 """.split()
@@ -119,6 +122,17 @@ _MODALS = frozenset("can could must should may might will would shall do does di
 _SUBJECTS = frozenset("i we you they he she one".split())
 _ASKING_WHO = frozenset("who wer qui quien".split())
 _ARTICLES = frozenset("the a an la le les l der die das dem den el los las un une uno una ein eine".split())
+# days of the week, weekdays and weekends (folded), singular and plural, in the languages the answer models know
+_DAYS = frozenset(
+    """
+monday mondays tuesday tuesdays wednesday wednesdays thursday thursdays friday fridays saturday saturdays sunday
+sundays weekday weekdays weekend weekends lundi lundis mardi mardis mercredi mercredis jeudi jeudis vendredi
+vendredis samedi samedis dimanche dimanches week-end week-ends semaine montag montags dienstag dienstags mittwoch
+mittwochs donnerstag donnerstags freitag freitags samstag samstags sonntag sonntags wochenende wochenenden werktags
+werktag werktagen lunes martes miercoles jueves viernes sabado sabados domingo domingos semana finde
+segunda terca quarta quinta sexta
+""".split()
+)
 _DEFINITE = frozenset("the la le les l der die das dem den el los las".split())
 _BE = frozenset("is are was were est sont ist sind es son".split())
 
@@ -207,6 +221,11 @@ def _thing(run: list[re.Match[str]]) -> list[re.Match[str]]:
     return words
 
 
+def _says_day(text: str) -> bool:
+    """Whether `text` names days of the week (`_DAYS`): opening hours are asked day by day."""
+    return any(word in _DAYS for word in normalize(text).split())
+
+
 def _is_name(topic: str) -> bool:
     """Whether a follow-up's topic is written as a name, every word capitalised ("Enterprise", "Pro")."""
     words = topic.split()
@@ -240,6 +259,7 @@ def _swap_topic(previous: str, new_topic: str, preposition: str | None = None, *
     sharing = [r for r in runs if new_terms & set(terms(previous[r[0].start() : r[-1].end()]))]
     first_word = preposition or normalize(new_topic).split()[0]
     named = _is_name(new_topic) and [r for r in runs if _name_before_thing(previous, r)]
+    days = [r for r in runs if _says_day(previous[r[0].start() : r[-1].end()])] if _says_day(new_topic) else []
     if sharing:  # "the Pro plan" -> "the Team plan": the run with a word in common is the topic
         replaced = [sharing[0]]
     elif named:  # "How many requests per minute on the Pro plan?" + "And Enterprise?": the Enterprise plan
@@ -252,7 +272,10 @@ def _swap_topic(previous: str, new_topic: str, preposition: str | None = None, *
         if _is_name(new_topic.split(None, 1)[-1]) and _name_before_thing(previous, replaced[0]):
             replaced = [_name_words(replaced[0])]  # "And on Pro?" after "... on the Free plan?": the Pro plan
         if preposition is None and " " in new_topic:
-            new_topic = new_topic.split(None, 1)[1]
+            rest = new_topic.split(None, 1)[1]
+            new_topic = _ARTICLE.sub("", rest) or rest  # "Und in der EU?": the previous question keeps its "in der"
+    elif days:  # "¿A qué hora abre el gimnasio los sábados?" + "¿Y los domingos?": a day for a day
+        replaced = days[-1:]
     elif owners := [r for r in runs if _owner_word(previous, r) in _OF]:  # "What is the maximum daily dose of
         # paracetamol?" + "And ibuprofen?": the dose of ibuprofen
         replaced = [_thing(owners[-1])]
