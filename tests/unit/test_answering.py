@@ -1263,3 +1263,60 @@ def test_a_follow_up_about_the_other_party_keeps_what_was_asked():
     history = [{"role": "user", "content": "How much notice does the landlord have to give?"}]
     answer = ask("And the tenant?", passages=tenancy, chat="extractive", history=history)
     assert answer.answer.startswith("The tenant may end the tenancy"), answer.answer
+
+
+PARACETAMOL_LEAFLET = (
+    "# Paracetamol 500 mg tablets\n\n## What this medicine is used for\nParacetamol is used to treat mild to moderate pain, "
+    "including headache, toothache and period pain. It also reduces fever.\n\n## Before you take this medicine\nDo not take "
+    "paracetamol if you are allergic to it.\nTalk to your doctor before taking this medicine if you have liver or kidney "
+    "problems, or if you drink more than 14 units of alcohol a week.\n\n## How to take this medicine\nAdults and children "
+    "aged 16 years and over: take 1 or 2 tablets every 4 to 6 hours as needed.\nDo not take more than 8 tablets in 24 hours.\n"
+    "Children aged 10 to 15 years: take 1 tablet every 4 to 6 hours. Do not give more than 4 tablets in 24 hours.\n"
+    "Do not give to children under 10 years.\n\n## Pregnancy and breastfeeding\nParacetamol can be used during pregnancy and "
+    "breastfeeding at the lowest effective dose for the shortest possible time.\n"
+)
+
+
+def test_a_whole_leaflet_given_as_one_passage_still_answers_its_limit_and_its_ages():
+    """Found passing a leaflet whole to `ask()`: "What is the most paracetamol I can take in a day?" was answered "Do
+    not take paracetamol if you are allergic to it." (the limit stood fifth, past the three sentences the limit
+    reading looked at); "How many tablets can a 12 year old take in 24 hours?" was refused as asking about 12 against
+    "Children aged 10 to 15" (one end of a range names no one thing); and "Can I give it to my 8 year old?" put "Do
+    not take more than 8 tablets" first (an 8 beside another word is another thing)."""
+    leaflet = [{"text": PARACETAMOL_LEAFLET, "source": "leaflet.md"}]
+    most = ask("What is the most paracetamol I can take in a day?", passages=leaflet, chat="extractive", verify="strict")
+    assert most.answer.startswith("Do not take more than 8 tablets in 24 hours."), most.answer
+    child = ask("How many tablets can a 12 year old take in 24 hours?", passages=leaflet, chat="extractive")
+    assert not child.refused and "Children aged 10 to 15 years" in child.answer, child.trace.notes
+    young = ask("Can I give it to my 8 year old?", passages=leaflet, chat="extractive")
+    assert not young.answer.startswith("Do not take more than 8 tablets"), young.answer
+
+
+def test_strict_verification_keeps_the_sentence_that_holds_the_asked_number(tmp_path):
+    """Found asking an API page with `sourcerer ask --verify strict`: "What does error 429 mean?" was answered with the
+    HTTP 429 sentence, then refused as off topic, the 401 sentence (every word but the number) read as the better
+    answer. A sentence without the asked number is no better answer to beat."""
+    from sourcerer.retrieval.embedders import local_embedder
+    from sourcerer.store.sqlite import SQLiteIndex
+
+    index = SQLiteIndex(tmp_path / "index.db", embedder=local_embedder())
+    index.ingest_document(
+        {
+            "source_uri": "api.md",
+            "text": "# Acme API — Limits and Errors\n\n## Rate limits\n\n"
+            "Free plan keys may make 60 requests per minute.\nPro plan keys may make 600 requests per minute.\n"
+            "When you exceed the limit the API returns HTTP 429 with a Retry-After header.\n\n## Request size\n\n"
+            "A request body may be at most 10 MB.\n"
+            "File uploads larger than 10 MB must use the multipart upload endpoint, which accepts files up to 5 GB.\n"
+            "\n## Authentication\n\nSend your API key in the Authorization header as a Bearer token.\n"
+            "Keys can be rotated from the dashboard; the old key stays valid for 24 hours after rotation.\n\n"
+            "## Errors\n\nA 401 response means the key is missing or invalid.\n"
+            "A 403 response means the key is valid but lacks permission for the resource.\n"
+            "A 503 response means the service is temporarily unavailable; retry with exponential backoff.\n\n"
+            "## Data retention\n\nRequest logs are kept for 30 days.\n"
+            "Uploaded files are deleted 7 days after the job that used them finishes.\n\n",
+        }
+    )
+    answer = ask("What does error 429 mean?", retriever=index.retriever(tenant="local"), chat="extractive", verify="strict")
+    index.close()
+    assert not answer.refused and "HTTP 429" in answer.answer, answer.trace.notes

@@ -26,7 +26,7 @@ from sourcerer.synthesis.providers import (
     json_object,
     make_provider,
 )
-from sourcerer.synthesis.scope import CONTACT_VALUES, asked_value, heading_over, holds_value
+from sourcerer.synthesis.scope import CONTACT_VALUES, asked_value, heading_over, holds_asked_number, holds_value
 from sourcerer.verify import Claim, RelevanceReading, claim_quotes, reader_relevance
 
 
@@ -107,11 +107,18 @@ def relevance_reading(
 
     given = [s for s in analysis.sentences if used(s)]
     # a sentence about another kind than the one asked is no better answer to beat (`extractive.asked_kind_first`),
-    # nor one without the phone number, address or website asked for (`extractive.asked_value_first`)
+    # nor one without the phone number, address or website asked for (`extractive.asked_value_first`), nor, when
+    # the answer holds a number the question asks about, one without it (`extractive.asked_number_first`)
     value = asked_value(question)
     contact = value if value in CONTACT_VALUES else None
+    numbered = any(holds_asked_number(question, s.text) for s in given)
     passed_over = [
-        s for s in analysis.sentences if not used(s) and s.other_kind is None and (contact is None or holds_value(contact, s.text))
+        s
+        for s in analysis.sentences
+        if not used(s)
+        and s.other_kind is None
+        and (contact is None or holds_value(contact, s.text))
+        and (not numbered or holds_asked_number(question, s.text))
     ]
     point = load_answer_models()[analysis.feature_set].relevance
 

@@ -51,6 +51,7 @@ from sourcerer.synthesis.scope import (
     asked_numbers,
     asked_value,
     asks_yes_or_no,
+    holds_asked_number,
     holds_value,
     missing_value,
     other_kind,
@@ -699,6 +700,7 @@ def _rank_key(s: ScoredSentence) -> tuple[float, int, int]:  # the sentence mode
     return (-s.under_heading, s.passage, s.start)
 
 
+LIMIT_REACH = 5  # how far down the ranking a sentence stating a limit is looked for
 NUMBER_REACH = 5  # how far down the ranking a sentence holding the question's number is looked for
 KIND_REACH = 3  # how far down the ranking sentences are compared for the kind they are about
 # How much closer in meaning (calibrated similarity) another FAQ question must be to the question asked than the
@@ -759,7 +761,7 @@ def asked_limit_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     maximum is the kind of wrong answer the product exists to prevent."""
     if len(ranked) < 2 or not _ASKED_LIMIT.search(normalize(question)) or _LIMIT_SAID.search(normalize(ranked[0].text)):
         return ranked
-    return _first(ranked, next((s for s in ranked[1:KIND_REACH] if _LIMIT_SAID.search(normalize(s.text))), None))
+    return _first(ranked, next((s for s in ranked[1:LIMIT_REACH] if _LIMIT_SAID.search(normalize(s.text))), None))
 
 
 def named_procedure_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
@@ -805,11 +807,11 @@ def asked_number_first(question: str, ranked: list[ScoredSentence]) -> list[Scor
     """The ranking with the first of the next best (`NUMBER_REACH`) that holds a number the question writes with
     digits put first, when the best holds none of them: "What does error 429 mean?" was answered "A 401 response
     means the key is missing or invalid." (every word but the number), while "When you exceed the limit the API
-    returns HTTP 429 with a Retry-After header." stood fourth."""
-    asked = asked_numbers(question)
-    if len(ranked) < 2 or not asked or asked & digit_numbers(ranked[0].text):
+    returns HTTP 429 with a Retry-After header." stood fourth. A short number must stand beside a word it stands
+    beside in the question (`scope.same_thing`): "8 tablets" is no answer to "Can I give it to my 8 year old?"."""
+    if len(ranked) < 2 or not asked_numbers(question) or holds_asked_number(question, ranked[0].text):
         return ranked
-    return _first(ranked, next((s for s in ranked[1:NUMBER_REACH] if asked & digit_numbers(s.text)), None))
+    return _first(ranked, next((s for s in ranked[1:NUMBER_REACH] if holds_asked_number(question, s.text)), None))
 
 
 def _first(ranked: list[ScoredSentence], sentence: ScoredSentence | None) -> list[ScoredSentence]:

@@ -435,46 +435,79 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
 _RANGE_BEFORE = re.compile(
     r"(?:\b(?:before|after|since|until|till|by|over|under|than|within|above|below|beyond|from|to|between|and|or|"
     r"avant|apres|depuis|jusqu'?a?|entre|vor|nach|seit|bis|uber|unter|zwischen|antes|despues|desde|hasta|mas|menos)"
-    r"|قبل|بعد|منذ|حتى|من|الى|إلى|و)\s*$"
+    r"|قبل|بعد|منذ|حتى|من|الى|إلى|و|(?<=\d)\s*[-–—])\s*$"
 )
 # ... and before these, in Chinese and Japanese: "1945年以后", "2000年前"
 _RANGE_AFTER = re.compile(r"^\s*\S{0,2}?(?:以[前后後上下内]|之[前后後]|前|后|後|まで|から|以降)")
 
 
+# ... and the first end of one: "aged 10 to 15", "10-15", "de 10 à 15", "10 bis 15", "entre 10 y 15"
+_RANGE_TO = re.compile(r"\s*(?:to|and|or|-|–|—|a|bis|y|e|al|au)\s*\d")
 # an ordinal, which sources as often write in words: "the 10th series" over "the tenth series"
 _ORDINAL = re.compile(r"(?:st|nd|rd|th|er|re|e|eme|o|a|º|ª)\b")
 
 
 def asked_numbers(text: str, *, ranges: bool = True) -> set[str]:
     """The numbers `text` writes with digits ("What does a 404 mean?": 404); without `ranges`, not those that stand
-    as one end of a range ("after 1945", "up to 23 kg", "1945年以后") nor ordinals ("the 10th series"): they name
-    no one thing."""
+    as one end of a range ("after 1945", "up to 23 kg", "aged 10 to 15", "1945年以后") nor ordinals ("the 10th
+    series"): they name no one thing."""
+    return set(numbered(text, ranges=ranges))
+
+
+def numbered(text: str, *, ranges: bool = True) -> dict[str, set[str]]:
+    """`asked_numbers`, each with the index terms next to it ("error 429 means": {"error", "mean"})."""
     folded = normalize(text)
-    return {
-        number
-        for number, at in numbers_at(folded)
-        if ranges
-        or not (_RANGE_BEFORE.search(folded[: at.start()]) or _RANGE_AFTER.search(folded[at.end() :]) or _ORDINAL.match(folded, at.end()))
-    }
+    out: dict[str, set[str]] = {}
+    for number, at in numbers_at(folded):
+        end_of_range = (
+            _RANGE_BEFORE.search(folded[: at.start()])
+            or _RANGE_AFTER.search(folded[at.end() :])
+            or _RANGE_TO.match(folded, at.end())
+            or _ORDINAL.match(folded, at.end())
+        )
+        if ranges or not end_of_range:
+            beside = terms(folded[max(0, at.start() - 30) : at.start()])[-1:] + terms(folded[at.end() : at.end() + 30])[:1]
+            out.setdefault(number, set()).update(t for t in beside if not t[0].isdigit())
+    return out
+
+
+IDENTIFIER_DIGITS = 3  # a number this long names one thing (a status code, a year, a model); a shorter one counts
+
+
+def same_thing(number: str, beside: set[str], other: str, other_beside: set[str]) -> bool:
+    """Whether two numbers (each with the terms beside it) name the same kind of thing: both long enough to be
+    identifiers, or a word beside them in common ("step 3" and "Step 5"; not "my 8 year old" and "8 tablets")."""
+    return (len(number) >= IDENTIFIER_DIGITS and len(other) >= IDENTIFIER_DIGITS) or bool(beside & other_beside)
+
+
+def holds_asked_number(question: str, text: str) -> bool:
+    """Whether `text` holds a number of the question as the same thing (`same_thing`): "HTTP 429" for "What does
+    error 429 mean?", not "8 tablets" for "Can I give it to my 8 year old?"."""
+    held = numbered(text)
+    return any(n in held and same_thing(n, beside, n, held[n]) for n, beside in numbered(question).items())
 
 
 def missing_number(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
     """The numbers the question asks about that no source holds, when the answer's subject (its first words, or
-    first characters in Chinese and Japanese) holds another: "What does a 404 mean?" over an API page that explains
-    401, 403 and 503 was answered "A 401 response means the key is missing or invalid." (0.90: every word but the
-    number), an answer about another status. A number written in words in the sources is not matched, and the
-    answer must then name another number to be refused. One end of a range names no one thing: "What changed after
-    1945?" may be answered "In 1946, ...", and "Is a 20 kg suitcase allowed?" by "Bags up to 23 kg are free"."""
-    asked = asked_numbers(question, ranges=False)
-    if not asked:
-        return None
+    first characters in Chinese and Japanese) holds another of the same kind (`same_thing`): "What does a 404
+    mean?" over an API page that explains 401, 403 and 503 was answered "A 401 response means the key is missing or
+    invalid." (0.90: every word but the number), an answer about another status. A number written in words in the
+    sources is not matched, and the answer must then name another number to be refused. One end of a range names
+    no one thing: "What changed after 1945?" may be answered "In 1946, ...", "Is a 20 kg suitcase allowed?" by "Bags
+    up to 23 kg are free", and "How many tablets can a 12 year old take?" by "Children aged 10 to 15 years: ..."."""
+    asked = numbered(question, ranges=False)
     held = {n for text in sources for n in digit_numbers(text)}
-    missing = sorted(asked - held)
+    missing = {n: beside for n, beside in asked.items() if n not in held}
     if not missing:
         return None
     every = asked_numbers(question)
-    others = [n for sentence in answer for n in sorted(asked_numbers(_subject(sentence), ranges=False)) if n not in every]
-    return ScopeMismatch(missing=missing, answer_names=list(dict.fromkeys(others))) if others else None
+    others = [
+        m
+        for sentence in answer
+        for m, beside in sorted(numbered(_subject(sentence), ranges=False).items())
+        if m not in every and any(same_thing(n, words, m, beside) for n, words in missing.items())
+    ]
+    return ScopeMismatch(missing=sorted(missing), answer_names=list(dict.fromkeys(others))) if others else None
 
 
 def _subject(sentence: str) -> str:
