@@ -343,3 +343,14 @@ def test_a_measure_of_a_thing_is_no_kind_of_it():
     assert not answer.refused and "10 MB" in answer.answer, answer.trace.notes
     mismatch = missing_kind("How many requests per minute on the Enterprise plan?", API_LIMITS, ["Free plan keys may make 60 requests per minute."])
     assert mismatch is not None and mismatch.missing == ["Enterprise plan"] and mismatch.answer_names == ["Free plan"]
+
+
+def test_a_katakana_kind_the_sources_never_mention_is_not_answered_with_another():
+    """Found trying a Japanese price list as a user: "プレミアムプランの月額料金はいくらですか？" (the premium plan's
+    monthly fee) over one on the basic and standard plans was answered with the basic plan's fee."""
+    plans = ["ベーシックプラン\nベーシックプランの月額料金は980円です。", "スタンダードプラン\nスタンダードプランの月額料金は1980円です。"]
+    mismatch = missing_kind("プレミアムプランの月額料金はいくらですか？", plans, ["ベーシックプランの月額料金は980円です。"])
+    assert mismatch is not None and mismatch.missing == ["プレミアムプラン"] and mismatch.answer_names == ["ベーシックプラン"]
+    assert missing_kind("スタンダードプランの月額料金はいくらですか？", plans, ["スタンダードプランの月額料金は1980円です。"]) is None
+    answer = ask("プレミアムプランの月額料金はいくらですか？", passages=[{"text": t, "source": "料金"} for t in plans], chat="extractive")
+    assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked kind", answer.answer

@@ -310,7 +310,7 @@ def missing_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -
     synonyms for kinds ("órgano legislativo" against "cuerpo legislativo"). Chinese and Japanese are read by their
     character pairs (`_missing_cjk_kind`); other scripts are not read."""
     if CJK_LETTER.search(question):
-        return _missing_cjk_kind(question, sources, answer)
+        return _missing_cjk_kind(question, sources, answer) or _missing_katakana_kind(question, sources, answer)
     if _NOT_LATIN.search(question) or _kind_after(question):
         return None
     asked = set(terms(question))
@@ -374,6 +374,34 @@ def _missing_cjk_kind(question: str, sources: Sequence[str], answer: Sequence[st
         others = [p for p in dict.fromkeys(said) if p[1] == head and p[0] not in asked_letters]
         if others:
             return ScopeMismatch(missing=[pair], answer_names=others)
+    return None
+
+
+_KATAKANA_RUN = re.compile(r"[\u30a0-\u30ff]{3,}")  # katakana, with the long-vowel mark ー
+
+
+def _missing_katakana_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """`missing_kind` for the kinds Japanese writes in katakana, with their thing in one run: "プレミアムプランの月額
+    料金はいくらですか？" (the premium plan's monthly fee) over a price list of ベーシックプラン and スタンダードプラン
+    was answered with the basic plan's fee. The run is in no source, nor is what it puts before the thing they share
+    (プラン, the longest such ending); the sources put two kinds or more before that thing, and the answer's subject
+    or heading holds one of them."""
+    source_runs = {run for text in sources for run in _KATAKANA_RUN.findall(text)}
+    said = [run for sentence in answer for run in _KATAKANA_RUN.findall(_subject(sentence))]
+    for run in dict.fromkeys(_KATAKANA_RUN.findall(question)):
+        if any(run in text for text in sources):
+            continue
+        for cut in range(1, len(run) - 1):  # the longest ending two sources share first
+            kind, head = run[:cut], run[cut:]
+            kinds = {other[: -len(head)] for other in source_runs if other.endswith(head) and len(other) > len(head)}
+            if len(kinds - {kind}) < 2:
+                continue
+            if any(kind in text for text in sources):
+                break
+            others = [other for other in dict.fromkeys(said) if other.endswith(head) and other[: -len(head)] in kinds]
+            if others:
+                return ScopeMismatch(missing=[run], answer_names=others)
+            break
     return None
 
 
