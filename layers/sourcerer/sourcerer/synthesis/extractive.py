@@ -754,7 +754,7 @@ _LIMIT_SAID = re.compile(
 
 
 def asked_limit_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
-    """The ranking with the first of the next best (`KIND_REACH`) that states a limit put first, when the question
+    """The ranking with the first of the next best (`LIMIT_REACH`) that states a limit put first, when the question
     asks for one and the best states none: "What's the most paracetamol I can take in a single day?" was answered
     "Adults may take 500 mg to 1000 mg of paracetamol every four to six hours." (the usual dose, every word of the
     question), while "Do not exceed 4000 mg in 24 hours." stood second. A leaflet's usual dose given for its

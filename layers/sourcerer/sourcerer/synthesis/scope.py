@@ -467,8 +467,6 @@ _RANGE_BEFORE = re.compile(
 )
 # ... and before these, in Chinese and Japanese: "1945年以后", "2000年前"
 _RANGE_AFTER = re.compile(r"^\s*\S{0,2}?(?:以[前后後上下内]|之[前后後]|前|后|後|まで|から|以降)")
-
-
 # ... and the first end of one: "aged 10 to 15", "10-15", "de 10 à 15", "10 bis 15", "entre 10 y 15"
 _RANGE_TO = re.compile(r"\s*(?:to|and|or|-|–|—|a|bis|y|e|al|au)\s*\d")
 # an ordinal, which sources as often write in words: "the 10th series" over "the tenth series"
