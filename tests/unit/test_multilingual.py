@@ -304,3 +304,15 @@ def test_a_spanish_there_is_is_no_word_of_the_question():
     assert "hay" not in terms("¿Hay piscina?")
     assert ask("¿Hay piscina?", passages=gym, chat="extractive").refused
     assert "15 días" in ask("¿Hay que avisar antes de darse de baja?", passages=gym, chat="extractive").answer
+
+
+def test_arabic_indic_digits_are_the_same_numbers():
+    """A question asking about error 404 over an Arabic help page that writes ٤٠٤ asks about a number the page holds:
+    the asked-number check would otherwise refuse it as asking about a number no passage mentions."""
+    from sourcerer.synthesis.scope import missing_number
+    from sourcerer.text import digit_numbers
+
+    assert digit_numbers("الخطأ ٤٠٤ و ۴۰۱") == {"404", "401"}
+    page = ["الخطأ ٤٠٤ يعني أن الصفحة غير موجودة.", "الخطأ ٤٠١ يعني أن المفتاح غير صالح."]
+    assert missing_number("ماذا يعني الخطأ 404؟", page, page[1:]) is None
+    assert missing_number("ماذا يعني الخطأ 500؟", page, page[1:]) is not None

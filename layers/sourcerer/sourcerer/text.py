@@ -381,12 +381,16 @@ def digit_numbers(text: str) -> set[str]:
     return {number for number, _ in numbers_at(normalize(text))}
 
 
+# Arabic-Indic and Persian digits, as the same numbers in ASCII digits: "٤٠٤" is 404 ("الخطأ 404" is as often written)
+_ASCII_DIGITS = str.maketrans("٠١٢٣٤٥٦٧٨٩۰۱۲۳۴۵۶۷۸۹", "01234567890123456789")
+
+
 def numbers_at(folded: str) -> list[tuple[str, re.Match[str]]]:
     """Each number written with digits in `folded` (`normalize`d) text, as `digit_numbers` writes it ("1,500" is
-    1500), with where it stands."""
+    1500, "٤٠٤" is 404), with where it stands."""
     out = []
     for m in _NUMBER.finditer(folded):
-        token = m.group()
+        token = m.group().translate(_ASCII_DIGITS)
         if re.fullmatch(r"\d{1,3}(,\d{3})+", token):
             token = token.replace(",", "")
         out.append((token.rstrip(".,"), m))
