@@ -354,3 +354,15 @@ def test_a_katakana_kind_the_sources_never_mention_is_not_answered_with_another(
     assert missing_kind("スタンダードプランの月額料金はいくらですか？", plans, ["スタンダードプランの月額料金は1980円です。"]) is None
     answer = ask("プレミアムプランの月額料金はいくらですか？", passages=[{"text": t, "source": "料金"} for t in plans], chat="extractive")
     assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked kind", answer.answer
+
+
+def test_a_number_that_says_when_is_no_thing_asked_about():
+    """On the held-out relevance items, strict verification kept "Transformers es una película ... de 2007" against
+    the producer's sentence for "¿Quién fue el productor ejecutivo de la película Transformers en 2007?": the year
+    was read as what the question asks about, and a sentence without it as no better answer."""
+    from sourcerer.synthesis.scope import holds_asked_number
+
+    question = "¿Quién fue el productor ejecutivo de la película Transformers en 2007?"
+    film = "Transformers es una película de acción estadounidense de 2007."
+    assert holds_asked_number(question, film) and not holds_asked_number(question, film, circumstances=False)
+    assert holds_asked_number("What does error 429 mean?", "The API returns HTTP 429.", circumstances=False)

@@ -108,17 +108,19 @@ def relevance_reading(
     given = [s for s in analysis.sentences if used(s)]
     # a sentence about another kind than the one asked is no better answer to beat (`extractive.asked_kind_first`),
     # nor one without the phone number, address or website asked for (`extractive.asked_value_first`), nor, when
-    # the answer holds a number the question asks about, one without it (`extractive.asked_number_first`)
+    # the answer holds a number the question asks about, one without it (`extractive.asked_number_first`). A number
+    # that says when is no thing asked about: "Transformers es una película ... de 2007" held the year of "¿Quién fue
+    # el productor ejecutivo de la película Transformers en 2007?", and was kept against the producer's sentence
     value = asked_value(question)
     contact = value if value in CONTACT_VALUES else None
-    numbered = any(holds_asked_number(question, s.text) for s in given)
+    numbered = any(holds_asked_number(question, s.text, circumstances=False) for s in given)
     passed_over = [
         s
         for s in analysis.sentences
         if not used(s)
         and s.other_kind is None
         and (contact is None or holds_value(contact, s.text))
-        and (not numbered or holds_asked_number(question, s.text))
+        and (not numbered or holds_asked_number(question, s.text, circumstances=False))
     ]
     point = load_answer_models()[analysis.feature_set].relevance
 

@@ -467,6 +467,11 @@ _RANGE_BEFORE = re.compile(
 )
 # ... and before these, in Chinese and Japanese: "1945年以后", "2000年前"
 _RANGE_AFTER = re.compile(r"^\s*\S{0,2}?(?:以[前后後上下内]|之[前后後]|前|后|後|まで|から|以降)")
+# a number after these says when or where ("in 2007", "en 2007", "im Jahr 2007", "في عام 2007", "在2007年")
+_CIRCUMSTANCE_BEFORE = re.compile(
+    r"(?:\b(?:in|on|at|during|en|dans|au|aux|im|am|um|em|no|na|durante|del ano|de l'annee|(?:in|im) jahr[e]?|en el ano)"
+    r"|في|في عام|في سنة|عام|سنة|在|于)\s*$"
+)
 # ... and the first end of one: "aged 10 to 15", "10-15", "de 10 à 15", "10 bis 15", "entre 10 y 15"
 _RANGE_TO = re.compile(r"\s*(?:to|and|or|-|–|—|a|bis|y|e|al|au)\s*\d")
 # an ordinal, which sources as often write in words: "the 10th series" over "the tenth series"
@@ -480,8 +485,10 @@ def asked_numbers(text: str, *, ranges: bool = True) -> set[str]:
     return set(numbered(text, ranges=ranges))
 
 
-def numbered(text: str, *, ranges: bool = True) -> dict[str, set[str]]:
-    """`asked_numbers`, each with the index terms next to it ("error 429 means": {"error", "mean"})."""
+def numbered(text: str, *, ranges: bool = True, circumstances: bool = True) -> dict[str, set[str]]:
+    """`asked_numbers`, each with the index terms next to it ("error 429 means": {"error", "mean"}); without
+    `circumstances`, not those that say when or where the thing asked about is ("the producer of Transformers in
+    2007")."""
     folded = normalize(text)
     out: dict[str, set[str]] = {}
     for number, at in numbers_at(folded):
@@ -491,6 +498,8 @@ def numbered(text: str, *, ranges: bool = True) -> dict[str, set[str]]:
             or _RANGE_TO.match(folded, at.end())
             or _ORDINAL.match(folded, at.end())
         )
+        if not circumstances and _CIRCUMSTANCE_BEFORE.search(folded[: at.start()]):
+            continue
         if ranges or not end_of_range:
             beside = terms(folded[max(0, at.start() - 30) : at.start()])[-1:] + terms(folded[at.end() : at.end() + 30])[:1]
             out.setdefault(number, set()).update(t for t in beside if not t[0].isdigit())
@@ -506,11 +515,13 @@ def same_thing(number: str, beside: set[str], other: str, other_beside: set[str]
     return (len(number) >= IDENTIFIER_DIGITS and len(other) >= IDENTIFIER_DIGITS) or bool(beside & other_beside)
 
 
-def holds_asked_number(question: str, text: str) -> bool:
-    """Whether `text` holds a number of the question as the same thing (`same_thing`): "HTTP 429" for "What does
-    error 429 mean?", not "8 tablets" for "Can I give it to my 8 year old?"."""
+def holds_asked_number(question: str, text: str, *, circumstances: bool = True) -> bool:
+    """Whether `text` holds a number the question asks about as the same thing (`same_thing`): "HTTP 429" for "What
+    does error 429 mean?", not "8 tablets" for "Can I give it to my 8 year old?"; without `circumstances`, not one
+    that says when or where (see `numbered`)."""
     held = numbered(text)
-    return any(n in held and same_thing(n, beside, n, held[n]) for n, beside in numbered(question).items())
+    asked = numbered(question, circumstances=circumstances)
+    return any(n in held and same_thing(n, beside, n, held[n]) for n, beside in asked.items())
 
 
 def missing_number(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
