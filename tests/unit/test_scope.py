@@ -366,3 +366,12 @@ def test_a_number_that_says_when_is_no_thing_asked_about():
     film = "Transformers es una película de acción estadounidense de 2007."
     assert holds_asked_number(question, film) and not holds_asked_number(question, film, circumstances=False)
     assert holds_asked_number("What does error 429 mean?", "The API returns HTTP 429.", circumstances=False)
+
+
+def test_a_table_row_about_another_size_is_no_answer():
+    """Found over a price table: "How much is the 50 GB plan?" was answered with the 100 GB and 20 GB rows. The row's
+    subject ("Plan: Plus; Storage: 100") holds another number, read with the word after it ("100 GB")."""
+    rows = ["Plan: Plus; Storage: 100 GB; Price per month: $5.", "Plan: Starter; Storage: 20 GB; Price per month: $2."]
+    mismatch = missing_number("How much is the 50 GB plan?", rows, rows)
+    assert mismatch is not None and mismatch.missing == ["50"] and mismatch.answer_names == ["100", "20"]
+    assert missing_number("How much is the 100 GB plan?", rows, rows) is None

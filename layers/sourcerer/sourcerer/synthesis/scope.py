@@ -485,13 +485,15 @@ def asked_numbers(text: str, *, ranges: bool = True) -> set[str]:
     return set(numbered(text, ranges=ranges))
 
 
-def numbered(text: str, *, ranges: bool = True, circumstances: bool = True) -> dict[str, set[str]]:
+def numbered(text: str, *, ranges: bool = True, circumstances: bool = True, before: int | None = None) -> dict[str, set[str]]:
     """`asked_numbers`, each with the index terms next to it ("error 429 means": {"error", "mean"}); without
     `circumstances`, not those that say when or where the thing asked about is ("the producer of Transformers in
-    2007")."""
+    2007"); with `before`, only those that start before that offset (a sentence's subject)."""
     folded = normalize(text)
     out: dict[str, set[str]] = {}
     for number, at in numbers_at(folded):
+        if before is not None and at.start() >= before:
+            break
         end_of_range = (
             _RANGE_BEFORE.search(folded[: at.start()])
             or _RANGE_AFTER.search(folded[at.end() :])
@@ -541,17 +543,25 @@ def missing_number(question: str, sources: Sequence[str], answer: Sequence[str])
     others = [
         m
         for sentence in answer
-        for m, beside in sorted(numbered(_subject(sentence), ranges=False).items())
+        for m, beside in sorted(numbered(_opening(sentence), ranges=False, before=len(_subject(sentence))).items())
         if m not in every and any(same_thing(n, words, m, beside) for n, words in missing.items())
     ]
     return ScopeMismatch(missing=sorted(missing), answer_names=list(dict.fromkeys(others))) if others else None
 
 
+def _opening(sentence: str) -> str:
+    """A sentence from its first word: "¿", quotes and brackets that open it dropped."""
+    return sentence.strip().lstrip(_OPENING_MARKS)
+
+
 def _subject(sentence: str) -> str:
     """What a sentence is about: its first `SUBJECT_WORDS` words, or `SUBJECT_LETTERS` characters of Chinese or
-    Japanese."""
-    opening = sentence.strip().lstrip(_OPENING_MARKS)
-    return opening[:SUBJECT_LETTERS] if CJK_LETTER.search(opening[:SUBJECT_LETTERS]) else " ".join(opening.split()[:SUBJECT_WORDS])
+    Japanese, as `_opening` writes them (a number's neighbours are read past its end: "Storage: 100 GB")."""
+    opening = _opening(sentence)
+    if CJK_LETTER.search(opening[:SUBJECT_LETTERS]):
+        return opening[:SUBJECT_LETTERS]
+    words = re.match(rf"\s*(?:\S+\s+){{0,{SUBJECT_WORDS - 1}}}\S*", opening)
+    return words.group() if words else opening
 
 
 # --- the asked value ------------------------------------------------------------------------------------------------
