@@ -375,3 +375,13 @@ def test_a_table_row_about_another_size_is_no_answer():
     mismatch = missing_number("How much is the 50 GB plan?", rows, rows)
     assert mismatch is not None and mismatch.missing == ["50"] and mismatch.answer_names == ["100", "20"]
     assert missing_number("How much is the 100 GB plan?", rows, rows) is None
+
+
+def test_a_missing_name_after_its_article_is_not_answered_by_a_sentence_that_says_nothing_of_it():
+    """Found over a price table: "How much storage does the Ultra plan include?" was answered "All plans include file
+    versioning for 30 days.". A name after a preposition may be a circumstance the answer holds for (FAQ es-06)."""
+    prices = ["Plan: Starter; Storage: 20 GB.", "Plan: Pro; Storage: 1 TB.", "All plans include file versioning for 30 days."]
+    mismatch = scope_mismatch("How much storage does the Ultra plan include?", prices, prices[2:])
+    assert mismatch is not None and mismatch.missing == ["Ultra"] and mismatch.answer_names == []
+    flights = ["Los vuelos de menos de seis horas deben ser en clase turista."]
+    assert scope_mismatch("¿Puedo volar en business a Londres, que son dos horas?", flights, flights) is None

@@ -151,10 +151,35 @@ def scope_mismatch(question: str, sources: Sequence[str], answer: Sequence[str])
     others = [" ".join(run) for sentence in answer for run in _answer_names(sentence) if any(_family(w) not in asked for w in run)]
     # an answer that names nothing answers a question asking yes or no about a name only by saying it of every place
     # ("We ship worldwide." to "Do you ship to Canada?"); one that says nothing of the name is none ("We collect your
-    # name, e-mail address and billing details" to "Do you collect my IP address?")
-    if not others and (not asks_yes_or_no(question) or any(_EVERYWHERE.search(normalize(sentence)) for sentence in answer)):
+    # name, e-mail address and billing details" to "Do you collect my IP address?"). So too for a question asking
+    # about a thing the name, after its article, says which ("All plans include file versioning for 30 days." to "How
+    # much storage does the Ultra plan include?"); a name in a circumstance may be one the answer holds for ("¿Puedo
+    # volar en business a Londres?": "Los vuelos de menos de seis horas deben ser en clase turista."; "How do I book
+    # flights for the Berlin offsite?": "Book flights through the company travel portal.")
+    asks_of_name = asks_yes_or_no(question) or any(_after_article(question, name) for name in missing)
+    if not others and (not asks_of_name or any(_EVERYWHERE.search(normalize(sentence)) for sentence in answer)):
         return None
     return ScopeMismatch(missing=missing, answer_names=list(dict.fromkeys(others)))
+
+
+_DEFINITE_ARTICLES = frozenset("the le la les el los las der die das den dem des il lo gli".split())
+# prepositions that open a circumstance ("for the Berlin offsite", "en el hotel Ritz"); "of", "de", "von" tie a name
+# to the thing asked about ("the price of the Ultra plan") and are not among them
+_CIRCUMSTANTIAL = frozenset(
+    "for to in at on during with from into by via about after before since until "
+    "para por a en con desde hasta pour dans avec sur chez vers pendant fur nach bei mit zu im am an auf in".split()
+)
+
+
+def _after_article(question: str, name: str) -> bool:
+    """Whether `name` stands after a definite article in `question`, not inside a circumstance ("does the Ultra plan
+    include", not "for the Berlin offsite")."""
+    words = [w.casefold() for w in _WORD.findall(question)]
+    first = name.split()[0].casefold()
+    return any(
+        word == first and i > 0 and words[i - 1] in _DEFINITE_ARTICLES and (i < 2 or normalize(words[i - 2]) not in _CIRCUMSTANTIAL)
+        for i, word in enumerate(words)
+    )
 
 
 # a reply that takes its meaning from the question it answers: "No.", "Yes, for a flat fee", "Non,", "Sí.", "Nein."
