@@ -1320,3 +1320,23 @@ def test_strict_verification_keeps_the_sentence_that_holds_the_asked_number(tmp_
     answer = ask("What does error 429 mean?", retriever=index.retriever(tenant="local"), chat="extractive", verify="strict")
     index.close()
     assert not answer.refused and "HTTP 429" in answer.answer, answer.trace.notes
+
+
+def test_a_quantity_is_no_number_to_put_first():
+    """Found over an employee handbook: "Do I need a doctor's note for 2 days off sick?" was answered "Employees may
+    work remotely up to 2 days per week ..." and "Can I carry over 10 days?" "Employees receive 10 days of paid sick
+    leave per year.": the asked-number reading put first a sentence that held the number with the same unit. A short
+    number is a thing asked about by its label ("step 3", "form 8"), not by its unit."""
+    handbook = [
+        {"text": "Vacation\nUp to 5 unused days may be carried over to the next year.", "source": "handbook.md"},
+        {
+            "text": "Sick leave\nEmployees receive 10 days of paid sick leave per year. A doctor's note is required for "
+            "absences longer than 3 consecutive days.",
+            "source": "handbook.md",
+        },
+        {"text": "Remote work\nEmployees may work remotely up to 2 days per week with their manager's approval.", "source": "handbook.md"},
+    ]
+    note = ask("Do I need a doctor's note for 2 days off sick?", passages=handbook, chat="extractive")
+    assert note.answer.startswith("A doctor's note is required"), note.answer
+    carry = ask("Can I carry over 10 days?", passages=handbook, chat="extractive")
+    assert not carry.answer.startswith("Employees receive 10 days"), carry.answer

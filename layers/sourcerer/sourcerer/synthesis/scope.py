@@ -511,7 +511,7 @@ def asked_numbers(text: str, *, ranges: bool = True) -> set[str]:
 
 
 def numbered(text: str, *, ranges: bool = True, circumstances: bool = True, before: int | None = None) -> dict[str, set[str]]:
-    """`asked_numbers`, each with the index terms next to it ("error 429 means": {"error", "mean"}); without
+    """`asked_numbers`, each with the index terms next to it ("error 429 means": {"<error", ">mean"}); without
     `circumstances`, not those that say when or where the thing asked about is ("the producer of Transformers in
     2007"); with `before`, only those that start before that offset (a sentence's subject)."""
     folded = normalize(text)
@@ -528,27 +528,34 @@ def numbered(text: str, *, ranges: bool = True, circumstances: bool = True, befo
         if not circumstances and _CIRCUMSTANCE_BEFORE.search(folded[: at.start()]):
             continue
         if ranges or not end_of_range:
-            beside = terms(folded[max(0, at.start() - 30) : at.start()])[-1:] + terms(folded[at.end() : at.end() + 30])[:1]
-            out.setdefault(number, set()).update(t for t in beside if not t[0].isdigit())
+            label = [f"<{t}" for t in terms(folded[max(0, at.start() - 30) : at.start()])[-1:] if not t[0].isdigit()]
+            unit = [f">{t}" for t in terms(folded[at.end() : at.end() + 30])[:1] if not t[0].isdigit()]
+            out.setdefault(number, set()).update(label + unit)
     return out
 
 
 IDENTIFIER_DIGITS = 3  # a number this long names one thing (a status code, a year, a model); a shorter one counts
 
 
-def same_thing(number: str, beside: set[str], other: str, other_beside: set[str]) -> bool:
-    """Whether two numbers (each with the terms beside it) name the same kind of thing: both long enough to be
-    identifiers, or a word beside them in common ("step 3" and "Step 5"; not "my 8 year old" and "8 tablets")."""
-    return (len(number) >= IDENTIFIER_DIGITS and len(other) >= IDENTIFIER_DIGITS) or bool(beside & other_beside)
+def same_thing(number: str, beside: set[str], other: str, other_beside: set[str], *, by_unit: bool = True) -> bool:
+    """Whether two numbers (each with the terms beside it, "<" the one before, ">" the one after: `numbered`) name
+    the same kind of thing: both long enough to be identifiers, or a word beside them in common: the label before
+    ("step 3" and "Step 5"), or `by_unit` the unit after ("50 GB" and "100 GB"); not "my 8 year old" and "8
+    tablets"."""
+    if len(number) >= IDENTIFIER_DIGITS and len(other) >= IDENTIFIER_DIGITS:
+        return True
+    shared = beside & other_beside
+    return bool(shared if by_unit else {t for t in shared if t.startswith("<")})
 
 
 def holds_asked_number(question: str, text: str, *, circumstances: bool = True) -> bool:
-    """Whether `text` holds a number the question asks about as the same thing (`same_thing`): "HTTP 429" for "What
-    does error 429 mean?", not "8 tablets" for "Can I give it to my 8 year old?"; without `circumstances`, not one
-    that says when or where (see `numbered`)."""
+    """Whether `text` holds a number the question asks about as the same thing (`same_thing`, a short one by its
+    label, as a quantity's unit is no thing: "10 days of paid sick leave" is no answer to "Can I carry over 10
+    days?"): "HTTP 429" for "What does error 429 mean?", not "8 tablets" for "Can I give it to my 8 year old?";
+    without `circumstances`, not one that says when or where (see `numbered`)."""
     held = numbered(text)
     asked = numbered(question, circumstances=circumstances)
-    return any(n in held and same_thing(n, beside, n, held[n]) for n, beside in asked.items())
+    return any(n in held and same_thing(n, beside, n, held[n], by_unit=False) for n, beside in asked.items())
 
 
 def missing_number(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
