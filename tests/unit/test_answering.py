@@ -158,6 +158,9 @@ HISTORY = [
         ("Et le dimanche ?", "Le magasin ouvre-t-il le samedi ?", "Le magasin ouvre-t-il le dimanche ?"),
         ("Und am Sonntag?", "Wann öffnet der Laden am Samstag?", "Wann öffnet der Laden am Sonntag?"),
         ("Und in der EU?", "Was kostet Roaming in der Schweiz?", "Was kostet Roaming in der EU?"),
+        # found over an Arabic travel policy: a follow-up with its own asking word asks a question of its own
+        ("وكيف تُصرف المبالغ؟", "متى أقدم مطالبة المصروفات؟", "وكيف تُصرف المبالغ؟"),
+        ("وكم المدة؟", "كيف أطلب استرداد المبلغ؟", "وكم المدة؟ أطلب استرداد المبلغ"),
         ("¿Y la devolución?", "¿Cuánto cuesta el envío urgente?", "¿Cuánto cuesta el devolución?"),  # "¿" opens it
         # the article that agreed with the old topic goes with it
         ("And for sale items?", "Within how many days can I return an item?", "Within how many days can I return sale items?"),

@@ -81,12 +81,14 @@ quanto quanta quando quem onde como qual demora custa
 كم متي اين كيف من ما هل تستغرق يستغرق تكلف يكلف
 """.split()
 )
-# Words that make a follow-up a question of its own ("and what happens if...?"), not just a new topic.
+# Words that make a follow-up a question of its own ("and what happens if...?", "وكيف تُصرف المبالغ؟"), not just a
+# new topic. Arabic "من" asks who but also means "from" ("ومن الرياض؟"), so it is not among them.
 _FRAME = frozenset(
     """
 what how when who whom where which why is are was were do does did can could should must will would happen happens
 quand comment combien qui ou quel quelle est sont wann wie wer wo welche ist sind cuando como quien donde cual es son
 quando onde qual
+كيف متي كم ما ماذا هل اين لماذا اي
 """.split()
 )
 _FUNCTION = frozenset(
@@ -178,7 +180,10 @@ def _word_before(question: str, run: list[re.Match[str]], article: Callable[[str
 
 
 def _content_words(text: str) -> list[str]:
-    return [w for w in normalize(text).split() if w.strip("?？!.,;:") not in _INTENT and terms(w)]
+    """The words of `text` that say what it is about: not intent words, those with Arabic's "and" (و) glued on
+    ("وكم", and how much) included."""
+    words = [w.strip("?？!.,;:؟") for w in normalize(text).split()]
+    return [w for w in words if w not in _INTENT and not (w.startswith("و") and w[1:] in _INTENT) and terms(w)]
 
 
 def _is_participle(word: str) -> bool:
