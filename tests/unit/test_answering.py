@@ -1343,3 +1343,20 @@ def test_a_quantity_is_no_number_to_put_first():
     assert note.answer.startswith("A doctor's note is required"), note.answer
     carry = ask("Can I carry over 10 days?", passages=handbook, chat="extractive")
     assert not carry.answer.startswith("Employees receive 10 days"), carry.answer
+
+
+def test_a_chinese_follow_up_that_asks_is_no_new_topic():
+    """Found over a Chinese shop FAQ: "那怎么退货？" (then how do I return it?) after "多久发货？" and "还有，积分有效期多久？"
+    after "可以退货吗？" were read as new topics, their every character pair (怎么 too) a word a passage had to name:
+    every passage was set aside and both were refused."""
+    faq = [
+        {"text": "退货政策\n收到商品后7天内可以无理由退货。退货运费由买家承担。", "source": "常见问题"},
+        {"text": "发货时间\n订单在付款后48小时内发货。", "source": "常见问题"},
+        {"text": "会员积分\n每消费1元可获得1积分。积分有效期为一年。", "source": "常见问题"},
+    ]
+    assert not rewrite_follow_up("那怎么退货？", [{"role": "user", "text": "多久发货？"}]).focus
+    ret = ask("那怎么退货？", passages=faq, chat="extractive", history=[{"role": "user", "content": "多久发货？"}])
+    assert not ret.refused and "退货" in ret.answer, ret.trace.notes
+    points = ask("还有，积分有效期多久？", passages=faq, chat="extractive", history=[{"role": "user", "content": "可以退货吗？"}])
+    assert points.answer.startswith("积分有效期为一年。"), points.trace.notes
+    assert rewrite_follow_up("那偏远地区呢？", [{"role": "user", "text": "多久发货？"}]).query == "偏远地区 多久"  # still a new topic

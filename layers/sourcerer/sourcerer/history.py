@@ -56,6 +56,8 @@ _ARTICLE = re.compile(
     r"^(?:the|a|an|my|your|our|les?|la|l'|des?|du|der|die|das|dem|den|el|los|las|o|os|as)\s+|^l'", re.IGNORECASE
 )
 _INDEFINITE = re.compile(r"\b(?:a|an)\s+$", re.IGNORECASE)
+# what asks in Chinese and Japanese: "那怎么退货？" and "还有，积分有效期多久？" are questions of their own
+_CJK_ASKS = re.compile("多久|多长|怎么|怎样|如何|什么|多少|几|哪|谁|吗|是否|何|どう|いつ|どこ|いくら|ですか")
 _CJK_INTENT = re.compile("多长时间|多久|多少钱|多少|什么时候|何时|哪里|在哪|谁|怎么|如何|需要|是否|可以|几天|费用")
 _PRONOUNS = frozenset(
     "it they them this that these those its their il elle ils elles ce cela ca es sie er das ello ellos esto eso".split()
@@ -336,7 +338,7 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
     shift = _TOPIC_SHIFT.match(folded)
     remainder = _TRAILING.sub("", folded[shift.end() :] if shift else folded).strip(" ,")
     words = remainder.split()
-    frame = [w for w in words if w in _FRAME]
+    frame = [w for w in words if w in _FRAME] + _CJK_ASKS.findall(remainder)
     is_new_topic = bool(remainder) and shift is not None and len(words) <= 5 and not frame
     is_new_topic = is_new_topic and not any(w in _PRONOUNS for w in words)
     if is_new_topic and CJK_LETTER.search(previous):
