@@ -35,7 +35,7 @@ from typing import Any
 from sourcerer.errors import InvalidRequest, MalformedReply
 from sourcerer.synthesis.prompt import REWRITE_PROMPT
 from sourcerer.synthesis.providers import ChatProvider, ask_for_json
-from sourcerer.text import CJK_LETTER, normalize, terms
+from sourcerer.text import CJK_LETTER, DEFINITE_ARTICLES, normalize, terms
 
 _WORD = re.compile(r"[\w'’-]+", re.UNICODE)
 
@@ -137,7 +137,6 @@ werktag werktagen lunes martes miercoles jueves viernes sabado sabados domingo d
 segunda terca quarta quinta sexta
 """.split()
 )
-_DEFINITE = frozenset("the la le les l der die das dem den el los las".split())
 _BE = frozenset("is are was were est sont ist sind es son".split())
 
 
@@ -253,7 +252,7 @@ def _is_subject(question: str, run: list[re.Match[str]]) -> bool:
     """Whether a run is the subject of an inverted question, a definite one after its auxiliary ("does the
     landlord", "muss der Mieter"), not a complement ("for the trip")."""
     before = _words_before(question, run)
-    return len(before) >= 2 and before[-1] in _DEFINITE and (before[-2] in _MODALS or before[-2] in _BE)
+    return len(before) >= 2 and before[-1] in DEFINITE_ARTICLES and (before[-2] in _MODALS or before[-2] in _BE)
 
 
 def _swap_topic(previous: str, new_topic: str, preposition: str | None = None, *, definite: bool = False) -> str:
@@ -353,7 +352,7 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
         )
         if preposition and not any(_word_before(previous, r) == preposition for r in _runs(previous)):
             preposition = None  # "and for express?" after "How long does shipping take?": a new subject
-        definite = bool(opener_words and opener_words[-1] in _DEFINITE) or words[0] in _DEFINITE
+        definite = bool(opener_words and opener_words[-1] in DEFINITE_ARTICLES) or words[0] in DEFINITE_ARTICLES
         return Rewrite(_swap_topic(previous, new_topic, preposition, definite=definite), _new_terms(new_topic, previous, said))
     # Same topic, new intent ("and does it take long?"): add the previous topic when the follow-up names none.
     if len(_content_words(question)) >= 2:

@@ -105,6 +105,8 @@ lo gli uno sono quale quali quando quanto senza della dei delle nel nella
     # common Arabic function words, in normalised form (alef and teh marbuta folded)
     + "في من علي الي عن ما ماذا هي هو هل التي الذي الذين ان او ثم قد كان كانت لا لم لن مع هذا هذه ذلك تلك كل بين عند".split()
 )
+# Definite articles (folded) in the languages the answer models read in Latin script: "the tenant", "los sábados"
+DEFINITE_ARTICLES = frozenset("the le la les l el los las der die das den dem des il lo gli".split())
 # Words whose meaning flips a claim; kept out of the stopword list where it matters (see `NEGATIONS`).
 NEGATIONS = frozenset(
     "no not never none nobody nothing neither nor without cannot can't don't doesn't didn't isn't aren't "
@@ -391,7 +393,7 @@ def numbers_at(folded: str) -> list[tuple[str, re.Match[str]]]:
     out = []
     for m in _NUMBER.finditer(folded):
         token = m.group().translate(_ASCII_DIGITS)
-        if re.fullmatch(r"\d{1,3}(,\d{3})+", token):
+        if _THOUSANDS.fullmatch(token):
             token = token.replace(",", "")
         out.append((token.rstrip(".,"), m))
     return out

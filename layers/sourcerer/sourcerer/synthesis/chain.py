@@ -113,14 +113,14 @@ def relevance_reading(
     # el productor ejecutivo de la película Transformers en 2007?", and was kept against the producer's sentence
     value = asked_value(question)
     contact = value if value in CONTACT_VALUES else None
-    numbered = any(holds_asked_number(question, s.text, circumstances=False) for s in given)
+    holds_number = any(holds_asked_number(question, s.text, circumstances=False) for s in given)
     passed_over = [
         s
         for s in analysis.sentences
         if not used(s)
         and s.other_kind is None
         and (contact is None or holds_value(contact, s.text))
-        and (not numbered or holds_asked_number(question, s.text, circumstances=False))
+        and (not holds_number or holds_asked_number(question, s.text, circumstances=False))
     ]
     point = load_answer_models()[analysis.feature_set].relevance
 

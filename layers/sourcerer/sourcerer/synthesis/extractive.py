@@ -48,7 +48,6 @@ from sourcerer.synthesis.scope import (
     answer_kind,
     answer_scope,
     answers_another_question,
-    asked_numbers,
     asked_value,
     asks_yes_or_no,
     holds_asked_number,
@@ -809,7 +808,7 @@ def asked_number_first(question: str, ranked: list[ScoredSentence]) -> list[Scor
     means the key is missing or invalid." (every word but the number), while "When you exceed the limit the API
     returns HTTP 429 with a Retry-After header." stood fourth. A short number must stand beside a word it stands
     beside in the question (`scope.same_thing`): "8 tablets" is no answer to "Can I give it to my 8 year old?"."""
-    if len(ranked) < 2 or not asked_numbers(question) or holds_asked_number(question, ranked[0].text):
+    if len(ranked) < 2 or holds_asked_number(question, ranked[0].text):
         return ranked
     return _first(ranked, next((s for s in ranked[1:NUMBER_REACH] if holds_asked_number(question, s.text)), None))
 

@@ -37,7 +37,17 @@ from dataclasses import dataclass
 
 from sourcerer.models import CharSpan, Passage
 from sourcerer.sentences import ANSWER_LABEL, QUESTION_LABEL, is_question, row_cells, states_nothing
-from sourcerer.text import CJK_LETTER, FAMILY_LETTERS, STOPWORDS, digit_numbers, family, normalize, numbers_at, terms
+from sourcerer.text import (
+    CJK_LETTER,
+    DEFINITE_ARTICLES,
+    FAMILY_LETTERS,
+    STOPWORDS,
+    digit_numbers,
+    family,
+    normalize,
+    numbers_at,
+    terms,
+)
 
 _WORD = re.compile(r"[^\W\d_](?:[^\W_]|['’-])*", re.UNICODE)  # "Super_Bowl_50", a title, is two words
 # Letters of the scripts that write names with capitals the way the check reads them (Latin); a question with other
@@ -162,7 +172,6 @@ def scope_mismatch(question: str, sources: Sequence[str], answer: Sequence[str])
     return ScopeMismatch(missing=missing, answer_names=list(dict.fromkeys(others)))
 
 
-_DEFINITE_ARTICLES = frozenset("the le la les el los las der die das den dem des il lo gli".split())
 # prepositions that open a circumstance ("for the Berlin offsite", "en el hotel Ritz"); "of", "de", "von" tie a name
 # to the thing asked about ("the price of the Ultra plan") and are not among them
 _CIRCUMSTANTIAL = frozenset(
@@ -177,7 +186,7 @@ def _after_article(question: str, name: str) -> bool:
     words = [w.casefold() for w in _WORD.findall(question)]
     first = name.split()[0].casefold()
     return any(
-        word == first and i > 0 and words[i - 1] in _DEFINITE_ARTICLES and (i < 2 or normalize(words[i - 2]) not in _CIRCUMSTANTIAL)
+        word == first and i > 0 and words[i - 1] in DEFINITE_ARTICLES and (i < 2 or normalize(words[i - 2]) not in _CIRCUMSTANTIAL)
         for i, word in enumerate(words)
     )
 
@@ -314,7 +323,7 @@ def other_kind(question: str, sentence: str, rival: str) -> str | None:
     asked = set(terms(question))
     # what the sentence is about: its subject, in its first words ("Standard shipping takes..."); a later phrase
     # ("... developed for the high speed engine inventor") says something else of it
-    subject = word_pairs(" ".join(sentence.split()[:SUBJECT_WORDS]))
+    subject = word_pairs(_subject(sentence))
     held, rival_pairs = set(terms(sentence)), word_pairs(rival)
     for kind, head in word_pairs(question):
         if kind not in held and (kind, head) in rival_pairs and any(h == head and k not in asked for k, h in subject):
@@ -349,9 +358,8 @@ def missing_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -
     # something else of it
     said: dict[tuple[str, str], tuple[str, str]] = {}
     for sentence in answer:
-        opening = sentence.lstrip(_OPENING_MARKS)
-        for pair, (k_word, h_word) in _written_pairs(" ".join(opening.split()[:SUBJECT_WORDS])).items():
-            if _WORD.fullmatch(k_word) and not h_word[0].isupper() and (k_word.islower() or opening.startswith(k_word)):
+        for pair, (k_word, h_word) in _written_pairs(_subject(sentence)).items():
+            if _WORD.fullmatch(k_word) and not h_word[0].isupper() and (k_word.islower() or _opening(sentence).startswith(k_word)):
                 said.setdefault(pair, (k_word, h_word))
     words = [w.casefold() for w in _WORD.findall(question)]
     asking = {after for before, after in itertools.pairwise(words) if normalize(before) in _ASKING_FOR}  # "how many"
@@ -388,7 +396,7 @@ def _missing_cjk_kind(question: str, sources: Sequence[str], answer: Sequence[st
     pair must end one too: a name written in sounds ("伯尔尼大道") is no pair followed by a particle."""
     source_pairs = {t for text in sources for t in terms(text) if _han_pair(t)}
     source_letters = {c for text in sources for c in text if CJK_LETTER.match(c)}
-    said = [pair for sentence in answer for pair in _opening_pairs(sentence.strip()[:SUBJECT_LETTERS])]
+    said = [pair for sentence in answer for pair in _opening_pairs(_subject(sentence))]
     asked_letters = set(question)
     for pair in dict.fromkeys(_opening_pairs(question, closed=True)):
         kind, head = pair
@@ -519,15 +527,9 @@ def numbered(text: str, *, ranges: bool = True, circumstances: bool = True, befo
     for number, at in numbers_at(folded):
         if before is not None and at.start() >= before:
             break
-        end_of_range = (
-            _RANGE_BEFORE.search(folded[: at.start()])
-            or _RANGE_AFTER.search(folded[at.end() :])
-            or _RANGE_TO.match(folded, at.end())
-            or _ORDINAL.match(folded, at.end())
-        )
         if not circumstances and _CIRCUMSTANCE_BEFORE.search(folded[: at.start()]):
             continue
-        if ranges or not end_of_range:
+        if ranges or not _ends_range(folded, at):
             label = [f"<{t}" for t in terms(folded[max(0, at.start() - 30) : at.start()])[-1:] if not t[0].isdigit()]
             unit = [f">{t}" for t in terms(folded[at.end() : at.end() + 30])[:1] if not t[0].isdigit()]
             out.setdefault(number, set()).update(label + unit)
@@ -548,13 +550,21 @@ def same_thing(number: str, beside: set[str], other: str, other_beside: set[str]
     return bool(shared if by_unit else {t for t in shared if t.startswith("<")})
 
 
+def _ends_range(folded: str, at: re.Match[str]) -> bool:
+    """Whether the number `at` stands as one end of a range, or is an ordinal (see `asked_numbers`)."""
+    before, after = folded[: at.start()], folded[at.end() :]
+    return bool(_RANGE_BEFORE.search(before) or _RANGE_AFTER.search(after) or _RANGE_TO.match(after) or _ORDINAL.match(after))
+
+
 def holds_asked_number(question: str, text: str, *, circumstances: bool = True) -> bool:
     """Whether `text` holds a number the question asks about as the same thing (`same_thing`, a short one by its
     label, as a quantity's unit is no thing: "10 days of paid sick leave" is no answer to "Can I carry over 10
     days?"): "HTTP 429" for "What does error 429 mean?", not "8 tablets" for "Can I give it to my 8 year old?";
     without `circumstances`, not one that says when or where (see `numbered`)."""
-    held = numbered(text)
     asked = numbered(question, circumstances=circumstances)
+    if not asked:
+        return False
+    held = numbered(text)
     return any(n in held and same_thing(n, beside, n, held[n], by_unit=False) for n, beside in asked.items())
 
 
