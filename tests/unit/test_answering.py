@@ -320,6 +320,9 @@ def test_a_standalone_question_is_answered_about_the_kind_it_asks_for():
         ("¿Cuánto se cobra por estar de guardia?", "money"),
         ("كم يحصل مهندس المناوبة من بدل إضافي؟", "money"),
         ("值班有多少补贴？", "money"),
+        ("朝食の料金はいくらですか？", "money"),
+        ("前日にキャンセルするといくらかかりますか？", "money"),
+        ("いくらか割引はありますか？", None),  # "some discount", not "how much"
         ("How much paracetamol can I take in a day?", None),
         ("Quel prix obtient le vainqueur ?", None),  # a prize, not a price
         # asking about the value, not for it
@@ -381,6 +384,24 @@ def test_a_question_asking_what_something_costs_is_not_answered_without_an_amoun
     assert not answered.refused and "$14" in answered.answer, answered.trace
     free = [*POLICIES, {"text": "Express shipping is free on orders over $50.", "source": "Shipping Policy"}]
     assert not ask(question, passages=free).refused
+
+
+def test_a_share_is_an_amount_only_where_something_is_paid():
+    """Found trying an SLA as a user: "What is the price of the Business plan?" was answered "We commit to 99.9%
+    monthly uptime for the Standard plan and 99.99% for the Business plan.": a percentage counted as an amount of
+    money. It counts where the sentence says what is paid (a fee, a discount, what the employer covers)."""
+    from sourcerer.synthesis.scope import holds_value
+
+    sla = [
+        {"text": "We commit to 99.9% monthly uptime for the Standard plan and 99.99% for the Business plan.", "source": "SLA"},
+        {"text": "Below 99.0% uptime, you receive a credit of 25% of the monthly fee.", "source": "SLA"},
+    ]
+    answer = ask("What is the price of the Business plan?", passages=sla, chat="extractive")
+    assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked value", answer.answer
+    assert not holds_value("money", "Accuracy is 95% on the test set.")
+    for paid in ("Gym membership is covered at 60% by the employer.", "Annual payment gets a 20% discount.",
+                 "Die Firma übernimmt 50 % der Kosten.", "前日は50%、当日は100%のキャンセル料がかかります。"):
+        assert holds_value("money", paid), paid
 
 
 def test_an_adjective_the_previous_intent_shares_is_still_the_new_topic():

@@ -356,6 +356,29 @@ def test_a_katakana_kind_the_sources_never_mention_is_not_answered_with_another(
     assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked kind", answer.answer
 
 
+def test_an_arabic_kind_the_sources_never_mention_is_not_answered_with_another():
+    """Found trying an Arabic mobile price list as a user: "كم سعر الباقة العائلية؟" (the family plan's price) over one
+    on the basic and premium plans was answered with the premium plan's price. Arabic writes the kind after its thing,
+    both definite; a kind written from the same root as the sources' ("الخافضة", "المخفضة": lowering, reducing) is the
+    same kind, and the second of two adjectives ("الظروف المناخية الباردة") is no kind of the first. Found on XQuAD
+    ar containment: a question writing its vowels was read as asking about "الم", two letters of a word."""
+    plans = [
+        "تشمل الباقة الأساسية 10 غيغابايت من البيانات و300 دقيقة محلية بسعر 50 ريالًا شهريًا.",
+        "تشمل الباقة المميزة بيانات غير محدودة و1000 دقيقة محلية بسعر 120 ريالًا شهريًا.",
+    ]
+    mismatch = missing_kind("كم سعر الباقة العائلية؟", plans, [plans[1]])
+    assert mismatch is not None and mismatch.missing == ["الباقة العائلية"] and mismatch.answer_names == ["الباقة المميزة"]
+    assert missing_kind("كم سعر الباقة المميزة؟", plans, [plans[1]]) is None
+    drugs = ["تستعمل المواد المخفضة للحرارة منذ القدم.", "المواد المسكنة تخفف الألم.", "المواد الحافظة تطيل مدة الصلاحية."]
+    assert missing_kind("بماذا عرفت المواد الخافضة للحرارة؟", drugs, [drugs[0]]) is None
+    # its vowels written ("المُتَبَرَّع", donated) the kind is still one word, said by a verb of its root ("تبَرَعَت")
+    genes = ["نقل الجين المتجانس معروف.", "الجين السائد يظهر أثره.", "الجينات التي تبَرَعَت بها البلاستيدات لا تزال قائمة."]
+    assert missing_kind("ما الدليل الذي تقدمه الجينات المُتَبَرَّع بها؟", genes, [genes[0]]) is None
+    answer = ask("كم سعر الباقة العائلية؟", passages=[{"text": t, "source": "الباقات"} for t in plans], chat="extractive")
+    assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked kind", answer.answer
+    assert not ask("كم سعر الباقة المميزة؟", passages=[{"text": t, "source": "الباقات"} for t in plans], chat="extractive").refused
+
+
 def test_a_number_that_says_when_is_no_thing_asked_about():
     """On the held-out relevance items, strict verification kept "Transformers es una película ... de 2007" against
     the producer's sentence for "¿Quién fue el productor ejecutivo de la película Transformers en 2007?": the year

@@ -290,7 +290,8 @@ def _quoted(passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> t
 
 # --- the asked kind ------------------------------------------------------------------------------------------------
 
-_CLAUSE = re.compile(r"[^\w\s'’-]+")  # punctuation ends a run of adjacent words
+# punctuation ends a run of adjacent words; the marks written on letters do not (Arabic vowels: "المُتَبَرَّع")
+_CLAUSE = re.compile(r"[^\w\s'’\u0300-\u036f\u0610-\u061a\u064b-\u065f\u0670-]+")
 SUBJECT_WORDS = 4
 
 
@@ -342,9 +343,12 @@ def missing_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -
     urgente"), and are not read: read in that order, it refused as many answerable sets as same-topic ones on
     held-out PIAF, SQuAD-es and MLQA es ("se llama", "ha evolucionado"), and read in the English order it took
     synonyms for kinds ("órgano legislativo" against "cuerpo legislativo"). Chinese and Japanese are read by their
-    character pairs (`_missing_cjk_kind`); other scripts are not read."""
+    character pairs (`_missing_cjk_kind`), Arabic by its definite pairs (`_missing_arabic_kind`); other scripts are
+    not read."""
     if CJK_LETTER.search(question):
         return _missing_cjk_kind(question, sources, answer) or _missing_katakana_kind(question, sources, answer)
+    if _ARABIC_LETTER.search(question):
+        return _missing_arabic_kind(question, sources, answer)
     if _NOT_LATIN.search(question) or _kind_after(question):
         return None
     asked = set(terms(question))
@@ -380,6 +384,51 @@ def missing_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -
         if others:
             return ScopeMismatch(missing=[f"{kind_word} {head_word}"], answer_names=list(dict.fromkeys(others)))
     return None
+
+
+_ARABIC_LETTER = re.compile(r"[\u0600-\u06ff]")
+ARABIC_KINDS = 2  # the kinds of a thing the sources must name before an Arabic question's other kind is missing
+
+
+def _missing_arabic_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """`missing_kind` in Arabic, which puts the kind after its thing, as an adjective ("الباقة العائلية", the family
+    plan) or a noun ("باقة المؤسسات", the companies' plan): "كم سعر الباقة العائلية؟" over a price list of the basic and
+    the premium plan (الباقة الأساسية, الباقة المميزة) was answered with the premium plan's price. No source says
+    "العائلية" (nor a word of its root), the sources put `ARABIC_KINDS` kinds or more after "الباقة", and the
+    answer's subject holds one the question does not."""
+    asked = set(terms(question))
+    held = {_root(t) for text in sources for t in terms(text)}
+    kinds_of: dict[str, set[str]] = {}  # thing term -> the kind terms the sources put after it
+    for text in sources:
+        for head, kind in word_pairs(text):
+            kinds_of.setdefault(head, set()).add(kind)
+    said = {pair: written for sentence in answer for pair, written in _written_pairs(_subject(sentence)).items() if _agree(*written)}
+    words = question.split()
+    chained = {after for before, after in itertools.pairwise(words) if before.startswith("ال")}
+    for (head, kind), (head_word, kind_word) in _written_pairs(question).items():
+        if not _agree(head_word, kind_word) or head_word in chained:
+            continue  # "الظروف المناخية الباردة": the second of two adjectives, not a kind of the first
+        if _root(kind) in held or len(kinds_of.get(head, set()) - {kind}) < ARABIC_KINDS:
+            continue
+        others = [" ".join(words) for (h, k), words in said.items() if h == head and k not in asked]
+        if others:
+            return ScopeMismatch(missing=[f"{head_word} {kind_word}"], answer_names=list(dict.fromkeys(others)))
+    return None
+
+
+def _root(word: str) -> str:
+    """An Arabic word without the letters its patterns add: "خافض" and "مخفض" (lowering, reducing) are one root,
+    خفض, and one kind written two ways; "المتبرع" (donated) is said by "تبرعت" (it donated)."""
+    return word.translate(_PATTERN_LETTERS)
+
+
+_PATTERN_LETTERS = str.maketrans("", "", "اويمتةى")
+
+
+def _agree(head: str, kind: str) -> bool:
+    """Whether two Arabic words are a thing and its kind as an adjective agrees with it, both definite ("الباقة
+    العائلية"): two words otherwise are as often a verb and its object, or a thing and what is said of it."""
+    return head.startswith("ال") and kind.startswith("ال")
 
 
 # characters that ask (几天 "how many days", 多少, 什么, 哪, 谁, 怎么; 何, 誰, どう): never a kind
@@ -653,18 +702,32 @@ _ASKED_MONEY = re.compile(
     r"\bcuanto (?:cuesta|cuestan|pago|pagan|se paga|se cobra|cobra\w*|gana\w*|vale\w*|dinero)\b|"
     r"\bcual es el (?:precio|coste|costo|importe|salario|presupuesto)\b|"
     r"كم سعر|كم تكلفه|كم ثمن|كم يكلف|كم تكلف|كم بدل|كم راتب|كم رسوم|ما سعر|ما تكلفه|ما رسوم|ما هو سعر|ما هي تكلفه|من بدل|"
-    r"多少钱|什么价|价格是多少|费用是多少|多少费用|多少补贴|补贴多少|工资多少|多付多少"
+    r"多少钱|什么价|价格是多少|费用是多少|多少费用|多少补贴|补贴多少|工资多少|多付多少|いくら(?!か(?:[^か]|$))"
 )
-# an amount (a currency's sign or name, or a sum too large to be anything else), a share of one ("covered at 60%
-# by the employer") or what costs nothing
+# an amount (a currency's sign or name, or a sum too large to be anything else), or what costs nothing
 _MONEY = re.compile(
-    r"[$€£¥₹%٪]|\bper ?cent\b|\bpour ?cent\b|\bprozent\b|\bpor ?ciento\b|\b(?:usd|eur|gbp|chf|dkk|sek|dollars?|euros?|pounds?|cents?|pence|yen|yuan|francs?|riyals?|dirhams?|"
+    r"[$€£¥₹]|\b(?:usd|eur|gbp|chf|dkk|sek|dollars?|euros?|pounds?|cents?|pence|yen|yuan|francs?|riyals?|dirhams?|"
     r"rupees?|pesos?|sterling|lira|lire|pfund|kronen?|coronas?|couronnes?|đong|marks?|guineas?|shillings?|"
     r"millions?|milliards?|billions?|millones|millonen)\b|\bfree\b|\bgratuit\w*|\bkostenlos\w*|\bgratis\b|"
-    r"\bno charge\b|\bsans frais\b|\bsin coste\b|\bnothing\b|\brien\b|\bnichts\b|\bnada\b|"
-    r"دولار|يورو|ريال|درهم|جنيه|دينار|ليره|مجانا|مجاني|元|块钱|美元|欧元|英镑|日元|免费|不收费"
+    r"\bno charge\b|\bsans frais\b|\bsin coste\b|\bnothing\b|\brien\b|\bnichts\b|\bnada\b|[%٪]\s*off\b|"
+    r"دولار|يورو|ريال|درهم|جنيه|دينار|ليره|مجانا|مجاني|元|块钱|美元|欧元|英镑|日元|免费|不收费|円|無料"
 )
-
+# a share is one of money in a sentence that says what is paid ("covered at 60% by the employer", "a credit of 10%
+# of the monthly fee"); "We commit to 99.99% monthly uptime for the Business plan" is no price of that plan
+_SHARE = re.compile(r"[%٪]|\bper ?cent\b|\bpour ?cent\b|\bprozent\b|\bpor ?ciento\b|بالمئه|بالمائه")
+_PAID = re.compile(
+    r"\b(?:fees?|prices?|costs?|pa(?:y|ys|id|yment|yable)|charge[sd]?|cover(?:s|ed)?|reimburs\w*|refund\w*|discount\w*|"
+    r"rebate|salar(?:y|ies)|bonus\w*|premiums?|tax\w*|vat|interest|commissions?|credits?|deposits?|rent|fares?|tuition|"
+    r"subsid\w*|allowances?|surcharges?|penalt\w*|fines?|wages?|pensions?|contribut\w*|"
+    r"frais|prix|cout\w*|tarif\w*|paie\w*|paye\w*|paiement|rembours\w*|remise|reduction|prise? en charge|salaire|primes?|"
+    r"taxes?|tva|interets?|cotisation\w*|loyer|amendes?|indemnit\w*|majoration|"
+    r"gebuhr\w*|preis\w*|kosten\w*|zahl\w*|bezahl\w*|erstatt\w*|rabatt\w*|nachlass|gehalt|pramie|steuer\w*|zins\w*|"
+    r"beitrag\w*|miete|zuschlag|ubernimmt|ubernommen|vergutung|zulage|"
+    r"precios?|costes?|costos?|tarifas?|pag(?:o|a|an|ado|ada)s?|cobr\w*|reembols\w*|descuentos?|rebaja|salario|prima|"
+    r"impuestos?|iva|interes(?:es)?|cuotas?|alquiler|recargo|multas?|subvencion\w*)\b|"
+    r"رسوم|سعر|تكلف|خصم|فائد|يدفع|تدفع|دفع|بدل|راتب|ضريب|قسط|استرداد|عمول|"
+    r"费|价|折|利息|报销|补贴|工资|税|佣金|退款|押金|租金|罚|料金|料が|料は|料を|費|価格|割引|金利|返金|手数料|給"
+)
 
 # the values a sentence either holds or not, by their shape alone: the one that holds it answers a question asking
 # for it (`extractive.asked_value_first`), and one that lacks it is no answer (an amount may be another thing's)
@@ -682,7 +745,8 @@ def asked_value(question: str) -> str | None:
 def holds_value(kind: str, text: str) -> bool:
     """Whether `text` holds a value of that shape: a phone number has seven digits or more."""
     if kind == "money":
-        return bool(_MONEY.search(normalize(text)))
+        folded = normalize(text)
+        return bool(_MONEY.search(folded) or (_SHARE.search(folded) and _PAID.search(folded)))
     return any(kind != "phone" or sum(c.isdigit() for c in m.group()) >= 7 for m in _VALUE_SHAPES[kind].finditer(text))
 
 
