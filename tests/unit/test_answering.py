@@ -153,6 +153,17 @@ HISTORY = [
         ("And the tenant?", "How much notice does the landlord have to give?", "How much notice does the tenant have to give?"),
         ("And Enterprise?", "How many requests per minute on the Pro plan?", "How many requests per minute on the Enterprise plan?"),
         ("And on Pro?", "How many requests per minute on the Free plan?", "How many requests per minute on the Pro plan?"),
+        # found over an SLA: "do" is the auxiliary of "you", and the plan after "on the" ends with no verb
+        ("What about Enterprise?", "What uptime do you guarantee on the Standard plan?", "What uptime do you guarantee on the Enterprise plan?"),
+        ("And for the work permit?", "Which documents do I need for the visa application?", "Which documents do I need for the work permit?"),
+        # found over a German handbook: "bei einer Hochzeit" is introduced by "bei", its indefinite article skipped
+        ("Und bei der Geburt eines Kindes?", "Wie viel Sonderurlaub gibt es bei einer Hochzeit?", "Wie viel Sonderurlaub gibt es bei einer Geburt eines Kindes?"),
+        ("Und bei einem Umzug?", "Wie viel Sonderurlaub gibt es bei einer Hochzeit?", "Wie viel Sonderurlaub gibt es bei einer Umzug?"),
+        ("¿Y por una mudanza?", "¿Cuántos días de permiso hay por un matrimonio?", "¿Cuántos días de permiso hay por un mudanza?"),
+        # found over a Chinese card FAQ and a Japanese hotel FAQ: a topic alone, marked 呢 or は, is "what about it?"
+        ("普卡呢？", "金卡年费多少钱？", "普卡 多少钱"),
+        ("スタンダードプランは？", "ベーシックプランの月額料金はいくらですか？", "スタンダードプラン 料金 いくら"),
+        ("这个呢？", "可以退货吗？", "这个呢？ 可以退货吗"),  # a pronoun names no new topic
         # found over a gym's terms and a mobile contract: a day for a day, and the previous question's own article
         ("¿Y los domingos?", "¿A qué hora abre el gimnasio los sábados?", "¿A qué hora abre el gimnasio los domingos?"),
         ("Et le dimanche ?", "Le magasin ouvre-t-il le samedi ?", "Le magasin ouvre-t-il le dimanche ?"),
@@ -186,6 +197,7 @@ def test_follow_up_swaps_the_topic_and_keeps_the_intent(follow_up, previous, exp
         ("Und für Expressversand?", "Wie lange dauert der Standardversand?", ("expressversand",)),
         ("What about the Team plan?", "How much does the Pro plan cost?", ("team",)),
         ("那快递呢？", "标准运输需要多长时间？", ("快递",)),
+        ("夕食は？", "朝食は何時からですか？", ("夕食",)),
         ("and does it take long?", "What is the standard shipping time?", ()),  # the same topic: nothing new to name
     ],
 )
@@ -402,6 +414,14 @@ def test_a_share_is_an_amount_only_where_something_is_paid():
     for paid in ("Gym membership is covered at 60% by the employer.", "Annual payment gets a 20% discount.",
                  "Die Firma übernimmt 50 % der Kosten.", "前日は50%、当日は100%のキャンセル料がかかります。"):
         assert holds_value("money", paid), paid
+
+
+def test_a_chinese_topic_alone_asks_the_previous_question_of_it():
+    """Found over a Chinese card FAQ: "普卡呢？" (and the standard card?) after "金卡年费多少钱？" was read as the same
+    topic and answered with the gold card's fee first; "免年费" (the fee waived) is an amount too."""
+    faq = [{"text": "金卡年费为每年300元。", "source": "年费"}, {"text": "普卡首年免年费，刷卡满6次免次年年费。", "source": "年费"}]
+    answer = ask("普卡呢？", passages=faq, history=[{"role": "user", "text": "金卡年费多少钱？"}], chat="extractive")
+    assert not answer.refused and answer.answer.startswith("普卡首年免年费"), answer.answer
 
 
 def test_an_adjective_the_previous_intent_shares_is_still_the_new_topic():

@@ -56,9 +56,16 @@ _ARTICLE = re.compile(
     r"^(?:the|a|an|my|your|our|les?|la|l'|des?|du|der|die|das|dem|den|el|los|las|o|os|as)\s+|^l'", re.IGNORECASE
 )
 _INDEFINITE = re.compile(r"\b(?:a|an)\s+$", re.IGNORECASE)
+_INDEFINITE_ARTICLE = re.compile(r"^(?:a|an|une?|ein(?:e[mnrs]?)?|un[oa]s?)\s+", re.IGNORECASE)
 # what asks in Chinese and Japanese: "那怎么退货？" and "还有，积分有效期多久？" are questions of their own
 _CJK_ASKS = re.compile("多久|多长|怎么|怎样|如何|什么|多少|几|哪|谁|吗|是否|何|どう|いつ|どこ|いくら|ですか")
-_CJK_INTENT = re.compile("多长时间|多久|多少钱|多少|什么时候|何时|哪里|在哪|谁|怎么|如何|需要|是否|可以|几天|费用")
+_CJK_INTENT = re.compile(
+    "多长时间|多久|多少钱|多少|什么时候|何时|哪里|在哪|谁|怎么|如何|需要|是否|可以|几天|费用|"
+    "いくら|何時|いつ|どこ|どのくらい|何日|料金|できますか"
+)
+# a Chinese or Japanese follow-up that is a topic alone, marked as one ("普卡呢？", "スタンダードプランは？"): what about it
+_CJK_TOPIC_ALONE = re.compile(r"^(?P<topic>[^\s?？!！。]{1,12}?)(?:呢|は)\s*[?？]?\s*$")
+_CJK_PRONOUNS = frozenset("这 那 这个 那个 这些 那些 它 它们 这样 那样 これ それ あれ この その あの".split())
 _PRONOUNS = frozenset(
     "it they them this that these those its their il elle ils elles ce cela ca es sie er das ello ellos esto eso".split()
 )
@@ -171,9 +178,10 @@ def _words_before(question: str, run: list[re.Match[str]]) -> list[str]:
 
 
 def _word_before(question: str, run: list[re.Match[str]], article: Callable[[str], bool] | None = None) -> str | None:
-    """The word that introduces a run, articles skipped: "for" in "for the API". `article` says what is skipped
-    (by default `_ARTICLE`, which counts "de" and "des" as articles)."""
-    skipped = article or (lambda w: bool(_ARTICLE.match(w + " ")))
+    """The word that introduces a run, articles skipped: "for" in "for the API", "bei" in "bei einer Hochzeit".
+    `article` says what is skipped (by default `_ARTICLE`, which counts "de" and "des" as articles, and the
+    indefinite articles)."""
+    skipped = article or (lambda w: bool(_ARTICLE.match(w + " ") or _INDEFINITE_ARTICLE.match(w + " ")))
     words = _words_before(question, run)
     while words and skipped(words[-1]):
         words.pop()
@@ -213,7 +221,9 @@ def _topic_words(question: str, run: list[re.Match[str]]) -> list[re.Match[str]]
     if words and _after_modal(question, words):
         words = words[1:]
     last_word_of_question = run[-1].end() == len(question.rstrip(" ?？!.。؟"))
-    does = bool({"do", "does", "did"} & set(_words_before(question, run)))
+    # the subject of "does": "How many seats does the Team plan include?" ends with its verb, while "What uptime do
+    # you guarantee on the Standard plan?" ends with a thing after its preposition
+    does = _word_before(question, run) in {"do", "does", "did"}
     if words and (_is_participle(words[-1].group()) or (does and last_word_of_question and len(words) > 1)):
         words = words[:-1]  # "How long are audit logs retained?", "How many seats does the Team plan include?"
     return words
@@ -279,7 +289,8 @@ def _swap_topic(previous: str, new_topic: str, preposition: str | None = None, *
             replaced = [_name_words(replaced[0])]  # "And on Pro?" after "... on the Free plan?": the Pro plan
         if preposition is None and " " in new_topic:
             rest = new_topic.split(None, 1)[1]
-            new_topic = _ARTICLE.sub("", rest) or rest  # "Und in der EU?": the previous question keeps its "in der"
+            # "Und in der EU?", "¿Y por una mudanza?": the previous question keeps its "in der", "por un"
+            new_topic = _INDEFINITE_ARTICLE.sub("", _ARTICLE.sub("", rest)) or rest
     elif days:  # "¿A qué hora abre el gimnasio los sábados?" + "¿Y los domingos?": a day for a day
         replaced = days[-1:]
     elif owners := [r for r in runs if _owner_word(previous, r) in _OF]:  # "What is the maximum daily dose of
@@ -336,6 +347,9 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
     folded = normalize(question)
     shift = _TOPIC_SHIFT.match(folded)
     remainder = _TRAILING.sub("", folded[shift.end() :] if shift else folded).strip(" ,")
+    alone = None if shift else _CJK_TOPIC_ALONE.match(folded)
+    if alone and not _CJK_ASKS.search(alone["topic"]) and alone["topic"] not in _CJK_PRONOUNS:
+        shift, remainder = alone, alone["topic"]  # "普卡呢？" after "金卡年费多少钱？": what about the standard card
     words = remainder.split()
     frame = [w for w in words if w in _FRAME] + _CJK_ASKS.findall(remainder)
     is_new_topic = bool(remainder) and shift is not None and len(words) <= 5 and not frame
@@ -352,6 +366,8 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
         )
         if preposition and not any(_word_before(previous, r) == preposition for r in _runs(previous)):
             preposition = None  # "and for express?" after "How long does shipping take?": a new subject
+        if preposition:  # "Und bei einer Geburt?" after "... bei einer Hochzeit?": the previous keeps its article
+            new_topic = _INDEFINITE_ARTICLE.sub("", new_topic) or new_topic
         definite = bool(opener_words and opener_words[-1] in DEFINITE_ARTICLES) or words[0] in DEFINITE_ARTICLES
         return Rewrite(_swap_topic(previous, new_topic, preposition, definite=definite), _new_terms(new_topic, previous, said))
     # Same topic, new intent ("and does it take long?"): add the previous topic when the follow-up names none.

@@ -710,7 +710,7 @@ _MONEY = re.compile(
     r"rupees?|pesos?|sterling|lira|lire|pfund|kronen?|coronas?|couronnes?|đong|marks?|guineas?|shillings?|"
     r"millions?|milliards?|billions?|millones|millonen)\b|\bfree\b|\bgratuit\w*|\bkostenlos\w*|\bgratis\b|"
     r"\bno charge\b|\bsans frais\b|\bsin coste\b|\bnothing\b|\brien\b|\bnichts\b|\bnada\b|[%٪]\s*off\b|"
-    r"دولار|يورو|ريال|درهم|جنيه|دينار|ليره|مجانا|مجاني|元|块钱|美元|欧元|英镑|日元|免费|不收费|円|無料"
+    r"دولار|يورو|ريال|درهم|جنيه|دينار|ليره|مجانا|مجاني|元|块钱|美元|欧元|英镑|日元|免\w{0,2}费|不收费|円|無料"
 )
 # a share is one of money in a sentence that says what is paid ("covered at 60% by the employer", "a credit of 10%
 # of the monthly fee"); "We commit to 99.99% monthly uptime for the Business plan" is no price of that plan
