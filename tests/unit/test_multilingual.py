@@ -316,3 +316,7 @@ def test_arabic_indic_digits_are_the_same_numbers():
     page = ["الخطأ ٤٠٤ يعني أن الصفحة غير موجودة.", "الخطأ ٤٠١ يعني أن المفتاح غير صالح."]
     assert missing_number("ماذا يعني الخطأ 404؟", page, page[1:]) is None
     assert missing_number("ماذا يعني الخطأ 500؟", page, page[1:]) is not None
+    # every script's digits: an MLQA hi question asking about 2010 over a paragraph writing २०१० was refused
+    assert digit_numbers("२०१० की जनगणना, ১৯৭১") == {"2010", "1971"}
+    census = ["२०१० की जनगणना के अनुसार शहरी आबादी 29 लाख थी।"]
+    assert missing_number("2010 की जनगणना के अनुसार शहरी आबादी कितनी थी?", census, census) is None

@@ -398,6 +398,12 @@ def test_a_table_row_about_another_size_is_no_answer():
     mismatch = missing_number("How much is the 50 GB plan?", rows, rows)
     assert mismatch is not None and mismatch.missing == ["50"] and mismatch.answer_names == ["100", "20"]
     assert missing_number("How much is the 100 GB plan?", rows, rows) is None
+    # a short number is held only where a source writes it as the same thing: "$2" holds no "2 TB"
+    rows.append("Plan: Pro; Storage: 1 TB; Price per month: $10.")
+    mismatch = missing_number("How much is the 2 TB plan?", rows, rows)
+    assert mismatch is not None and mismatch.missing == ["2"] and mismatch.answer_names == ["1"]
+    assert missing_number("How much is the 1 TB plan?", rows, rows) is None
+    assert missing_number("Which plan costs $2 per month?", rows, rows) is None
 
 
 def test_a_missing_name_after_its_article_is_not_answered_by_a_sentence_that_says_nothing_of_it():

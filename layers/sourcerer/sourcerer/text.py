@@ -383,8 +383,9 @@ def digit_numbers(text: str) -> set[str]:
     return {number for number, _ in numbers_at(normalize(text))}
 
 
-# Arabic-Indic and Persian digits, as the same numbers in ASCII digits: "٤٠٤" is 404 ("الخطأ 404" is as often written)
-_ASCII_DIGITS = str.maketrans("٠١٢٣٤٥٦٧٨٩۰۱۲۳۴۵۶۷۸۹", "01234567890123456789")
+# every script's decimal digits (Arabic-Indic, Persian, Devanagari ...), as the same numbers in ASCII digits: "٤٠٤"
+# is 404 ("الخطأ 404" is as often written), "२०१०" is 2010
+_ASCII_DIGITS = {c: str(unicodedata.decimal(chr(c))) for c in range(0x80, 0x10000) if unicodedata.category(chr(c)) == "Nd"}
 
 
 def numbers_at(folded: str) -> list[tuple[str, re.Match[str]]]:

@@ -622,12 +622,20 @@ def missing_number(question: str, sources: Sequence[str], answer: Sequence[str])
     first characters in Chinese and Japanese) holds another of the same kind (`same_thing`): "What does a 404
     mean?" over an API page that explains 401, 403 and 503 was answered "A 401 response means the key is missing or
     invalid." (0.90: every word but the number), an answer about another status. A number written in words in the
-    sources is not matched, and the answer must then name another number to be refused. One end of a range names
+    sources is not matched, and the answer must then name another number to be refused; a short number counts as
+    held only where a source writes it as the same thing ("$2" holds no "2 TB"). One end of a range names
     no one thing: "What changed after 1945?" may be answered "In 1946, ...", "Is a 20 kg suitcase allowed?" by "Bags
     up to 23 kg are free", and "How many tablets can a 12 year old take?" by "Children aged 10 to 15 years: ..."."""
     asked = numbered(question, ranges=False)
     held = {n for text in sources for n in digit_numbers(text)}
-    missing = {n: beside for n, beside in asked.items() if n not in held}
+    # a short number is held where a source writes it as the same thing: "$2" holds no "2 TB"
+    written = [numbered(text) for text in sources] if any(len(n) < IDENTIFIER_DIGITS for n in asked) else []
+    missing = {
+        n: beside
+        for n, beside in asked.items()
+        if n not in held
+        or (len(n) < IDENTIFIER_DIGITS and not any(n in w and same_thing(n, beside, n, w[n]) for w in written))
+    }
     if not missing:
         return None
     every = asked_numbers(question)
