@@ -391,6 +391,16 @@ def test_a_number_that_says_when_is_no_thing_asked_about():
     assert holds_asked_number("What does error 429 mean?", "The API returns HTTP 429.", circumstances=False)
 
 
+def test_held_out_false_refusals_of_the_asked_kind_and_number():
+    """Answerable questions of held-out QA sets the checks refused over their gold paragraph: a superlative measures
+    the thing it asks about ("the highest price of oil" against "the world price"), and "jusqu'en 1928" is one end
+    of a range."""
+    oil = ["The world price of oil peaked at $39.50 per barrel in 1980.", "The oil price fell in 1986."]
+    assert missing_kind("In 1979, what was the highest price of oil?", oil, oil[:1]) is None
+    stadium = ["1922 : le CO Roubaix-Tourcoing occupe le stade Amédée-Prouvost."]
+    assert missing_number("Quel club occupait le stade Amédée-Prouvost jusqu'en 1928 ?", stadium, stadium) is None
+
+
 def test_a_table_row_about_another_size_is_no_answer():
     """Found over a price table: "How much is the 50 GB plan?" was answered with the 100 GB and 20 GB rows. The row's
     subject ("Plan: Plus; Storage: 100") holds another number, read with the word after it ("100 GB")."""

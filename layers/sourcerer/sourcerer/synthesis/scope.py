@@ -526,7 +526,10 @@ def _kind_after(question: str) -> bool:
 
 # words that ask for a measure of a thing, not a kind of it: "What is the maximum upload size?" over "File uploads
 # larger than 10 MB must use the multipart upload endpoint" asks about every upload
-_MEASURES = frozenset("maximum minimum max min total average typical usual exact approximate overall".split())
+_MEASURES = frozenset(
+    "maximum minimum max min total average typical usual exact approximate overall "
+    "highest lowest largest smallest biggest longest shortest greatest fewest".split()
+)
 # words that are no thing nor kind of one, in the languages the index does not drop them from ("sich", "se", "ha")
 _NO_THING = _GERMAN | _OTHER | frozenset("sich se ha han hat habe hatte wurde wurden wird mehr plus mas muy tres sehr".split())
 
@@ -544,7 +547,7 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
 # a number after these asks about a range, not one thing: "What changed after 1945?" is answered "In 1946, ..."
 _RANGE_BEFORE = re.compile(
     r"(?:\b(?:before|after|since|until|till|by|over|under|than|within|above|below|beyond|from|to|between|and|or|"
-    r"avant|apres|depuis|jusqu'?a?|entre|vor|nach|seit|bis|uber|unter|zwischen|antes|despues|desde|hasta|mas|menos)"
+    r"avant|apres|depuis|jusqu'?(?:a|au|en)?|entre|vor|nach|seit|bis|uber|unter|zwischen|antes|despues|desde|hasta|mas|menos)"
     r"|قبل|بعد|منذ|حتى|من|الى|إلى|و|(?<=\d)\s*[-–—])\s*$"
 )
 # ... and before these, in Chinese and Japanese: "1945年以后", "2000年前"
