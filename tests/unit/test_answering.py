@@ -411,6 +411,9 @@ def test_a_share_is_an_amount_only_where_something_is_paid():
     answer = ask("What is the price of the Business plan?", passages=sla, chat="extractive")
     assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked value", answer.answer
     assert not holds_value("money", "Accuracy is 95% on the test set.")
+    # a table's row labels its price ("price_eur: 2.40"): found asking a CSV price list what oat milk costs
+    assert holds_value("money", "product: Oat milk; size: 1 l; price_eur: 2.40; in_stock: yes.")
+    assert holds_value("money", "Preis: 12,50") and not holds_value("money", "size: 1 l")
     for paid in ("Gym membership is covered at 60% by the employer.", "Annual payment gets a 20% discount.",
                  "Die Firma übernimmt 50 % der Kosten.", "前日は50%、当日は100%のキャンセル料がかかります。"):
         assert holds_value("money", paid), paid
@@ -1291,6 +1294,22 @@ def test_a_question_asking_for_a_limit_is_answered_by_the_sentence_that_states_o
     hours." stood second: a leaflet's usual dose given for its maximum."""
     answer = ask(question, passages=[{"text": p, "source": "Leaflet"} for p in passages], chat="extractive")
     assert answer.answer.startswith(first + " [1]") or answer.answer.startswith(first + " [2]"), answer.answer
+
+
+def test_a_question_asking_how_often_is_answered_by_the_sentence_that_states_a_frequency():
+    """Found trying a German leaflet as a user: "Wie oft darf ich Ibuprofen nehmen?" was answered with the
+    contraindication ("Nehmen Sie Ibuprofen nicht ein, wenn Sie allergisch ... sind"), which holds its words, while
+    the dose "alle 6 bis 8 Stunden" stood second. "How many times did he win?" asks a count, not a frequency."""
+    from sourcerer.synthesis.extractive import _ASKED_FREQUENCY
+
+    leaflet = [
+        {"text": "Dosierung\nErwachsene und Jugendliche ab 40 kg nehmen 1 Tablette, bei Bedarf alle 6 bis 8 Stunden.", "source": "Ibuprofen"},
+        {"text": "Gegenanzeigen\nNehmen Sie Ibuprofen nicht ein, wenn Sie allergisch gegen Ibuprofen sind.", "source": "Ibuprofen"},
+    ]
+    answer = ask("Wie oft darf ich Ibuprofen nehmen?", passages=leaflet, chat="extractive")
+    assert answer.answer.startswith("Erwachsene und Jugendliche ab 40 kg"), answer.answer
+    assert not _ASKED_FREQUENCY.search("how many times did grant hill win the award?")
+    assert _ASKED_FREQUENCY.search("how many times a day can i take it?")
 
 
 def test_a_follow_up_about_the_other_party_keeps_what_was_asked():

@@ -345,6 +345,25 @@ def test_a_measure_of_a_thing_is_no_kind_of_it():
     assert mismatch is not None and mismatch.missing == ["Enterprise plan"] and mismatch.answer_names == ["Free plan"]
 
 
+def test_a_chinese_kind_written_before_a_kind_the_sources_name_is_missing():
+    """Found trying a Chinese leave policy and a card FAQ as a user: "陪产假有几天？" (paternity leave) was answered with
+    the maternity leave rule (产假), and "白金卡年费多少钱？" (the platinum card) with the gold card's fee (金卡). One
+    character more, in no source, before a pair the sources name as one of their kinds; not a character that points
+    ("该合同", that contract) nor one before a particle ("除了朝鲜")."""
+    leave = ["年假\n员工每年享有5天带薪年假。", "病假\n病假需提供医院证明。", "婚假\n员工结婚可享受3天婚假。", "产假\n女职工生育享受98天产假。"]
+    mismatch = missing_kind("陪产假有几天？", leave, ["女职工生育享受98天产假。", "产假"])
+    assert mismatch is not None and mismatch.missing == ["陪产假"] and mismatch.answer_names == ["产假"]
+    assert missing_kind("产假有几天？", leave, ["女职工生育享受98天产假。", "产假"]) is None
+    card = ["金卡年费为每年300元。", "普卡首年免年费，刷卡满6次免次年年费。"]
+    mismatch = missing_kind("白金卡年费多少钱？", card, card[:1])
+    assert mismatch is not None and mismatch.missing == ["白金卡"] and mismatch.answer_names == ["金卡"]
+    assert missing_kind("该金卡年费多少钱？", card, card[:1]) is None
+    teachers = ["教师\n2005到2010年间，攻击教师的事件最多。", "律师\n律师人数增加。"]
+    assert missing_kind("对教师的攻击什么时候最高？", teachers, ["教师"]) is None
+    answer = ask("陪产假有几天？", passages=[{"text": t, "source": "员工休假制度"} for t in leave], chat="extractive")
+    assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked kind", answer.answer
+
+
 def test_a_katakana_kind_the_sources_never_mention_is_not_answered_with_another():
     """Found trying a Japanese price list as a user: "プレミアムプランの月額料金はいくらですか？" (the premium plan's
     monthly fee) over one on the basic and standard plans was answered with the basic plan's fee."""

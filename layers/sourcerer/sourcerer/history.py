@@ -22,6 +22,10 @@ rule, in two shapes of follow-up:
 A new topic is also the rewrite's **focus** (`Rewrite.focus`): the index terms it brings that the previous
 question lacked ("express" after "standard shipping"). An answer to "And express shipping?" must come from a
 passage that names express; the standard shipping rule shares every other word and is still no answer.
+
+Why it is long: the rule-based rewrite is one job, reading a follow-up against the previous question in seven
+languages (word lists for each, and Chinese and Japanese without spaces); split, each half would need the other's
+word lists and run readers.
 """
 
 from __future__ import annotations

@@ -763,6 +763,38 @@ def asked_limit_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     return _first(ranked, next((s for s in ranked[1:LIMIT_REACH] if _LIMIT_SAID.search(normalize(s.text))), None))
 
 
+# A question that asks how often ("How often can I take ibuprofen?", "Wie oft darf ich ...?", "À quelle fréquence",
+# "¿Cada cuánto ...?", "كم مرة في", "多久一次", "何回"; not how many times something happened), and the words that state a frequency ("every 6 hours", "alle 6 bis 8
+# Stunden", "toutes les", "twice a day", "cada ocho horas", "كل", "每", "毎"); read on folded text.
+_ASKED_FREQUENCY = re.compile(
+    r"\b(?:how often|how many times (?:a|per|each)|how frequently|a quelle frequence|combien de fois par|"
+    r"tous les combien|wie oft|wie haufig|in welchen abstanden|cada cuanto|con que frecuencia|cuantas veces (?:al|por))\b|"
+    r"كم مره في|多久一次|多长时间一次|"
+    r"[日週月年]に?何回|どのくらいの頻度|どれくらいの頻度"
+)
+_EVERY_UNIT = r"(?:\d+|[a-z]+)(?:\s*(?:to|or|bis|oder|a|ou|y|o|-|–)\s*(?:\d+|[a-z]+))? (?:hours?|days?|weeks?|months?|years?|heures|jours|semaines|mois|ans|stunden|tage[n]?|wochen|monate[n]?|jahre[n]?|horas|dias|semanas|meses|anos)"
+_FREQUENCY_SAID = re.compile(
+    rf"\b(?:(?:every|each|toutes les|tous les|chaque|alle|jede[nrs]?|cada) (?:{_EVERY_UNIT}|day|week|month|year|hour|morning|"
+    r"evening|night|other|jour|semaine|annee|matin|soir|tag|woche|monat|jahr|stunde|dia|semana|mes|ano|hora)|once|twice|"
+    r"times (?:a|per|each)|per (?:day|week|month|year|hour)|daily|weekly|monthly|yearly|annually|hourly|fois par|"
+    r"par (?:jour|semaine|mois|an)|taglich|wochentlich|monatlich|jahrlich|mal (?:am|pro|im|in der)|"
+    r"pro (?:tag|woche|monat|jahr)|veces (?:al|por)|al (?:dia|mes|ano)|por (?:dia|semana|mes|ano)|diari\w*|semanal\w*|"
+    r"mensual\w*|anual\w*)\b|كل (?:\d|\S+ (?:ساعات|ايام|اسابيع|اشهر)|يوم|اسبوع|شهر|سنه|ساعه)|مرات|مرتين|مره في|يوميا|"
+    r"اسبوعيا|شهريا|每|毎|[0-9一二三四五六七八九十]+回"
+)
+FREQUENCY_REACH = 5  # how far down the ranking a sentence stating a frequency is looked for
+
+
+def asked_frequency_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
+    """The ranking with the first of the next best (`FREQUENCY_REACH`) that states a frequency put first, when the
+    question asks how often and the best states none: "Wie oft darf ich Ibuprofen nehmen?" over a leaflet was
+    answered "Nehmen Sie Ibuprofen nicht ein, wenn Sie allergisch gegen Ibuprofen sind ..." (its words: Ibuprofen,
+    nehmen), while "Erwachsene ... nehmen 1 Tablette, bei Bedarf alle 6 bis 8 Stunden." stood second."""
+    if len(ranked) < 2 or not _ASKED_FREQUENCY.search(normalize(question)) or _FREQUENCY_SAID.search(normalize(ranked[0].text)):
+        return ranked
+    return _first(ranked, next((s for s in ranked[1:FREQUENCY_REACH] if _FREQUENCY_SAID.search(normalize(s.text))), None))
+
+
 def named_procedure_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
     """The ranking with the best line under a procedure's heading put first, when the question asks how to do
     what that heading names, every word of it: "How should I take this medicine?" over a leaflet whose "How to
@@ -818,9 +850,17 @@ def _first(ranked: list[ScoredSentence], sentence: ScoredSentence | None) -> lis
     return ranked if sentence is None or sentence is ranked[0] else [sentence, *(s for s in ranked if s is not sentence)]
 
 
-# The rankings' plain readings of the question, in order (see each): the asked kind, a negation, a limit, a named
-# procedure, an asked contact value, an asked number
-READINGS = (asked_kind_first, asked_polarity_first, asked_limit_first, named_procedure_first, asked_value_first, asked_number_first)
+# The rankings' plain readings of the question, in order (see each): the asked kind, a negation, a limit, a
+# frequency, a named procedure, an asked contact value, an asked number
+READINGS = (
+    asked_kind_first,
+    asked_polarity_first,
+    asked_limit_first,
+    asked_frequency_first,
+    named_procedure_first,
+    asked_value_first,
+    asked_number_first,
+)
 
 
 def _another_row(sentence: ScoredSentence, asked: set[str]) -> bool:

@@ -62,7 +62,9 @@ _ASKING = frozenset("who what when where which why how whom whose".split())
 # capital does not make a name. Words both spell ("was", "des") count for both.
 _GERMAN = frozenset(
     "der die das den dem des ein eine einen einem einer und ist sind was wie wer wann warum welche welcher welches wo "
-    "für fur mit bei von zu zum zur vom nicht ich du sie wir gibt kann muss wird werden hat haben bis auch oder".split()
+    "für fur mit bei von zu zum zur vom nicht ich du sie wir gibt kann muss wird werden hat haben bis auch oder "
+    "es ab im auf aus nach welchem welchen dürfen darf können müssen soll sollen sollte mich mir mein meine meinen "
+    "wenn noch nur kein keine keinen viele oft lange gilt brauche bekomme sich ihre ihren wurde würde".split()
 )
 _OTHER = frozenset(
     "the a an and is are was were what when where who which how why do does did of to in on for with at by from "
@@ -346,7 +348,11 @@ def missing_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -
     character pairs (`_missing_cjk_kind`), Arabic by its definite pairs (`_missing_arabic_kind`); other scripts are
     not read."""
     if CJK_LETTER.search(question):
-        return _missing_cjk_kind(question, sources, answer) or _missing_katakana_kind(question, sources, answer)
+        return (
+            _missing_cjk_kind(question, sources, answer)
+            or _missing_cjk_prefix(question, sources, answer)
+            or _missing_katakana_kind(question, sources, answer)
+        )
     if _ARABIC_LETTER.search(question):
         return _missing_arabic_kind(question, sources, answer)
     if _NOT_LATIN.search(question) or _kind_after(question):
@@ -456,6 +462,36 @@ def _missing_cjk_kind(question: str, sources: Sequence[str], answer: Sequence[st
         others = [p for p in dict.fromkeys(said) if p[1] == head and p[0] not in asked_letters]
         if others:
             return ScopeMismatch(missing=[pair], answer_names=others)
+    return None
+
+
+# characters that point at a thing or say when, never a kind of it: "当免疫系统..." (when the immune system), "该合同"
+_POINTING = frozenset("当该这那此各每某本其另")
+
+
+def _missing_cjk_prefix(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """`_missing_cjk_kind` for a kind written as one more character before a pair the sources name as a kind:
+    "陪产假有几天？" (paternity leave) over a policy on 年假, 病假, 婚假 and 产假 was answered with the maternity leave
+    rule, and "白金卡年费多少钱？" (the platinum card) over a card FAQ on 金卡 and 普卡 with the gold card's fee. The
+    character (陪, 白) starts a word, is in no source and is no particle nor a word that points (`_POINTING`: "对教师",
+    towards teachers; "该合同", that contract), the pair after it (产假, 金卡) is one of two kinds or more of its thing
+    in the sources, and the answer's subject holds a kind of that thing."""
+    source_pairs = {t for text in sources for t in terms(text) if _han_pair(t)}
+    source_letters = {c for text in sources for c in text if CJK_LETTER.match(c)}
+    said = [pair for sentence in answer for pair in _opening_pairs(_subject(sentence))]
+    for pair in dict.fromkeys(_opening_pairs(question)):
+        at = question.find(pair)
+        inner = question[at + 1 : at + 3]
+        kind = pair[0]
+        if kind in source_letters or kind in _FOLLOWING or kind in _POINTING or not _han_pair(inner) or inner not in source_pairs:
+            continue
+        if inner[0] in _FOLLOWING:
+            continue  # "除了朝鲜": a particle after the character, no kind and thing
+        if len({p for p in source_pairs if p[1] == inner[1]}) < 2:
+            continue
+        others = [p for p in dict.fromkeys(said) if p[1] == inner[1]]
+        if others:
+            return ScopeMismatch(missing=[question[at : at + 3]], answer_names=others)
     return None
 
 
@@ -723,6 +759,8 @@ _MONEY = re.compile(
     r"\bno charge\b|\bsans frais\b|\bsin coste\b|\bnothing\b|\brien\b|\bnichts\b|\bnada\b|[%٪]\s*off\b|"
     r"دولار|يورو|ريال|درهم|جنيه|دينار|ليره|مجانا|مجاني|元|块钱|美元|欧元|英镑|日元|免\w{0,2}费|不收费|円|無料"
 )
+# a number labelled as a price, as a table's row writes one ("price: 2.40", "Preis: 12,50")
+_PRICED = re.compile(r"\b(?:price|cost|fee|amount|prix|cout|tarif|montant|preis|kosten|betrag|precio|coste|importe)\w*\s*[:=]\s*\d")
 # a share is one of money in a sentence that says what is paid ("covered at 60% by the employer", "a credit of 10%
 # of the monthly fee"); "We commit to 99.99% monthly uptime for the Business plan" is no price of that plan
 _SHARE = re.compile(r"[%٪]|\bper ?cent\b|\bpour ?cent\b|\bprozent\b|\bpor ?ciento\b|بالمئه|بالمائه")
@@ -756,8 +794,8 @@ def asked_value(question: str) -> str | None:
 def holds_value(kind: str, text: str) -> bool:
     """Whether `text` holds a value of that shape: a phone number has seven digits or more."""
     if kind == "money":
-        folded = normalize(text)
-        return bool(_MONEY.search(folded) or (_SHARE.search(folded) and _PAID.search(folded)))
+        folded = normalize(text).replace("_", " ")  # a table's column "price_eur"
+        return bool(_MONEY.search(folded) or _PRICED.search(folded) or (_SHARE.search(folded) and _PAID.search(folded)))
     return any(kind != "phone" or sum(c.isdigit() for c in m.group()) >= 7 for m in _VALUE_SHAPES[kind].finditer(text))
 
 
