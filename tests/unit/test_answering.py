@@ -164,6 +164,9 @@ HISTORY = [
         ("普卡呢？", "金卡年费多少钱？", "普卡 多少钱"),
         ("スタンダードプランは？", "ベーシックプランの月額料金はいくらですか？", "スタンダードプラン 料金 いくら"),
         ("这个呢？", "可以退货吗？", "这个呢？ 可以退货吗"),  # a pronoun names no new topic
+        ("CDは？", "本は何冊まで借りられますか？", "cd 何冊"),  # "how many volumes" goes with it
+        # found over a Spanish car insurance: "cuánto" asks, so the follow-up is a question of its own
+        ("¿Y cuánto cuesta añadirlas?", "¿Cubre el seguro la rotura de lunas?", "Y cuánto cuesta añadirlas? Cubre rotura lunas"),
         # found over a gym's terms and a mobile contract: a day for a day, and the previous question's own article
         ("¿Y los domingos?", "¿A qué hora abre el gimnasio los sábados?", "¿A qué hora abre el gimnasio los domingos?"),
         ("Et le dimanche ?", "Le magasin ouvre-t-il le samedi ?", "Le magasin ouvre-t-il le dimanche ?"),

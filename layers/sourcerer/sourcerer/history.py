@@ -65,7 +65,7 @@ _INDEFINITE_ARTICLE = re.compile(r"^(?:a|an|une?|ein(?:e[mnrs]?)?|un[oa]s?)\s+",
 _CJK_ASKS = re.compile("多久|多长|怎么|怎样|如何|什么|多少|几|哪|谁|吗|是否|何|どう|いつ|どこ|いくら|ですか")
 _CJK_INTENT = re.compile(
     "多长时间|多久|多少钱|多少|什么时候|何时|哪里|在哪|谁|怎么|如何|需要|是否|可以|几天|费用|"
-    "いくら|何時|いつ|どこ|どのくらい|何日|料金|できますか"
+    "いくら|何[時日冊点人回個枚歳]|いつ|どこ|どのくらい|料金|できますか"
 )
 # a Chinese or Japanese follow-up that is a topic alone, marked as one ("普卡呢？", "スタンダードプランは？"): what about it
 _CJK_TOPIC_ALONE = re.compile(r"^(?P<topic>[^\s?？!！。]{1,12}?)(?:呢|は)\s*[?？]?\s*$")
@@ -99,7 +99,8 @@ quanto quanta quando quem onde como qual demora custa
 _FRAME = frozenset(
     """
 what how when who whom where which why is are was were do does did can could should must will would happen happens
-quand comment combien qui ou quel quelle est sont wann wie wer wo welche ist sind cuando como quien donde cual es son
+quand comment combien qui ou quel quelle est sont pourquoi wann wie wer wo welche ist sind warum wieviel wieviele
+cuando como quien donde cual es son cuanto cuanta cuantos cuantas
 quando onde qual
 كيف متي كم ما ماذا هل اين لماذا اي
 """.split()
