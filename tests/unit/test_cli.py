@@ -206,6 +206,20 @@ def test_bad_history_file_is_a_clear_error(tmp_path, capsys):
     assert "each history turn must be" in capsys.readouterr().err
 
 
+def test_history_may_be_written_inline(tmp_path, capsys):
+    """Found trying the README's follow-up as a user: `--history '[{"role": ...}]'` failed with "[Errno 2] No such
+    file or directory: '[{...'". A JSON list written inline is the conversation; a missing file says so plainly."""
+    from pathlib import Path
+
+    policies = Path(__file__).parents[2] / "examples" / "policies.jsonl"
+    inline = '[{"role": "user", "text": "How long does standard shipping take?"}]'
+    code = main(["ask", "And express shipping?", "--passages", str(policies), "--history", inline, "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["answer"].startswith("Express shipping arrives the next business day"), data
+    assert main(["ask", "And returns?", "--passages", str(policies), "--history", str(tmp_path / "none.json")]) == 2
+    assert "no such file (give a file, or the JSON list inline)" in capsys.readouterr().err
+
+
 def test_ask_answers_what_the_passage_plainly_says(tmp_path, capsys):
     path = tmp_path / "eng.jsonl"
     path.write_text(

@@ -133,8 +133,13 @@ def _clock(ms: int) -> str:
 
 
 def load_history(path: str) -> list[dict[str, str]]:
-    """A conversation so far: a JSON list of {"role": "user"|"assistant", "text"} turns, or one turn per line."""
-    raw = Path(path).read_text(encoding="utf-8").strip()
+    """A conversation so far: a JSON list of {"role": "user"|"assistant", "text"} turns, or one turn per line, in a
+    file or written inline (`--history '[{"role": "user", "text": "..."}]'`)."""
+    inline = path.lstrip().startswith(("[", "{")) and not Path(path).exists()
+    if not inline and not Path(path).is_file():
+        raise InvalidRequest(f"--history {path}: no such file (give a file, or the JSON list inline)")
+    raw = path.strip() if inline else Path(path).read_text(encoding="utf-8").strip()
+    path = "--history" if inline else path
     try:
         turns = json.loads(raw) if raw.startswith("[") else [json.loads(line) for line in raw.splitlines() if line.strip()]
     except json.JSONDecodeError as exc:
@@ -298,7 +303,8 @@ def register(sub: Any) -> None:
     ask_p.add_argument(
         "--history",
         metavar="FILE",
-        help='the conversation so far, for a follow-up: a JSON list of {"role": "user"|"assistant", "text": ...}',
+        help='the conversation so far, for a follow-up: a JSON list of {"role": "user"|"assistant", "text": ...}, in a '
+        "file or inline",
     )
     ask_p.add_argument("--json", action="store_true", help="print the full answer as JSON (with --stream: one event per line)")
     ask_p.add_argument(
