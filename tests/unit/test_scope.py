@@ -364,6 +364,26 @@ def test_a_chinese_kind_written_before_a_kind_the_sources_name_is_missing():
     assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked kind", answer.answer
 
 
+def test_a_thing_asked_for_someone_no_source_mentions_is_not_answered_for_another():
+    """Found trying an antibiotic leaflet as a user: "What is the dose for children?" was answered "The usual dose
+    for adults is one capsule every eight hours for seven days." (0.88): the same thing, for someone else. Not read:
+    a verb after "for" ("a justification for imposing"), a verb before it ("se utiliza para el cultivo"), a
+    possessive ("im Austausch für ihre Instrumente"), a name."""
+    from sourcerer.synthesis.scope import missing_for_whom
+
+    leaflet = ["The usual dose for adults is one capsule every eight hours for seven days.", "Do not take it if you are allergic to penicillin."]
+    mismatch = missing_for_whom("What is the dose for children?", leaflet, leaflet[:1])
+    assert mismatch is not None and mismatch.missing == ["dose for children"] and mismatch.answer_names == ["dose for adults"]
+    assert missing_for_whom("What is the dose for adults?", leaflet, leaflet[:1]) is None
+    notice = ["La dose habituelle pour les adultes est de 400 mg."]
+    assert missing_for_whom("Quelle est la dose pour les enfants ?", notice, notice) is not None
+    assert missing_for_whom("Wie hoch ist die Dosis für Kinder?", ["Die Dosis für Erwachsene beträgt 400 mg."], ["Die Dosis für Erwachsene beträgt 400 mg."]) is not None
+    assert missing_for_whom("What served as a justification for imposing policies?", ["It was a justification for domination."], ["It was a justification for domination."]) is None
+    assert missing_for_whom("¿Qué parte se utiliza para el cultivo?", ["La tierra se utiliza para pastoreo."], ["La tierra se utiliza para pastoreo."]) is None
+    answer = ask("What is the dose for children?", passages=[{"text": t, "source": "Amoxicillin"} for t in leaflet], chat="extractive")
+    assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked kind", answer.answer
+
+
 def test_a_katakana_kind_the_sources_never_mention_is_not_answered_with_another():
     """Found trying a Japanese price list as a user: "プレミアムプランの月額料金はいくらですか？" (the premium plan's
     monthly fee) over one on the basic and standard plans was answered with the basic plan's fee."""

@@ -575,7 +575,69 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
     headings."""
     sources = [t for p in passages for t in (p.text, p.source, p.source_uri or "")]
     sentences, headings = _quoted(passages, quoted)
-    return missing_kind(question, sources, sentences + headings) or missing_number(question, sources, sentences + headings)
+    said = sentences + headings
+    return missing_kind(question, sources, said) or missing_for_whom(question, sources, said) or missing_number(question, sources, said)
+
+
+# the words that say for whom or what a thing is: "the dose for children", "la dose pour les enfants", "die Dosis für
+# Kinder", "la dosis para niños"; read on folded text, articles and possessives skipped
+_FOR = frozenset("for pour fur para".split())
+_DETERMINERS = frozenset(
+    "the a an le la les l un une des der die das den dem des ein eine einen einem einer el los las unos unas "
+    "my your his her its our their mon ma mes ton ta tes son sa ses notre nos votre vos leur leurs mein meine meinen "
+    "meinem meiner sein seine seinen ihr ihre ihren ihrem unser unsere mi mis tu tus su sus nuestro nuestra nuestros".split()
+)
+_RELATIVES = frozenset("which whom what whose laquelle lequel lesquels lesquelles qui quoi welche welcher welchem welchen was wen wem cual cuales que quien quienes".split())
+# a verb right after the word ("for imposing", "pour manger", "para determinar"), by its ending
+_VERB_ENDING = {"for": re.compile(r"ing$"), "pour": re.compile(r"(?:er|ir|re)$"), "para": re.compile(r"(?:ar|er|ir)$")}
+
+
+def _for_pairs(text: str, *, asked: bool = False) -> dict[tuple[str, str], tuple[str, str, str]]:
+    """The pairs (thing, for whom) of `text` ("dose for adults": ("dose", "adult")), each with the thing, the word
+    that says for whom and the one it is for as written. A name (capitalised, but in German) is left to named scope;
+    with `asked`, the thing must follow a determiner ("What is the dose for children?"): "se utiliza para el cultivo"
+    and "what did demand for grow" read a verb as the thing."""
+    german = _is_german(text)
+    pairs: dict[tuple[str, str], tuple[str, str, str]] = {}
+    for clause in _CLAUSE.split(text):
+        words = clause.split()
+        for i, word in enumerate(words[:-2]):
+            if normalize(words[i + 1]) not in _FOR or (asked and (i == 0 or normalize(words[i - 1]) not in _DETERMINERS)):
+                continue
+            j = i + 2
+            while j < len(words) - 1 and normalize(words[j]) in _DETERMINERS:
+                j += 1
+            whom = words[j]
+            verb = _VERB_ENDING.get(normalize(words[i + 1]))
+            if normalize(whom) in _RELATIVES or not _WORD.fullmatch(whom) or (whom[0].isupper() and not german) or (j == i + 2 and verb and verb.search(normalize(whom))):
+                continue
+            whom_terms = terms(whom)
+            # in an answer the thing may stand before its adjective: "la dose habituelle pour les adultes"
+            for thing in [word] if asked or i == 0 else [word, words[i - 1]]:
+                thing_terms = terms(thing)
+                if len(thing_terms) == 1 and len(whom_terms) == 1:
+                    pairs.setdefault((thing_terms[0], whom_terms[0]), (thing, words[i + 1], whom))
+    return pairs
+
+
+def missing_for_whom(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """The one a thing is asked for, when no source mentions them and the answer gives the thing for another: "What is
+    the dose for children?" over a leaflet that says "The usual dose for adults is one capsule every eight hours" was
+    answered with it (0.88). No source says "children", and the answer's sentence holds "dose for adults": the same
+    thing for someone the question does not name. The same in French, German and Spanish ("pour", "für", "para")."""
+    asked = _for_pairs(question, asked=True)
+    if not asked:
+        return None
+    known = _Vocabulary(sources)
+    question_terms = set(terms(question))
+    said = {pair: written for sentence in answer for pair, written in _for_pairs(sentence).items()}
+    for (thing, whom), written in asked.items():
+        if known.mentions([written[-1]]):
+            continue
+        others = [" ".join(words) for (t, w), words in said.items() if t == thing and w not in question_terms]
+        if others:
+            return ScopeMismatch(missing=[" ".join(written)], answer_names=list(dict.fromkeys(others)))
+    return None
 
 
 # --- the asked number ----------------------------------------------------------------------------------------------
