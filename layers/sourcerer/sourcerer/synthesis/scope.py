@@ -631,7 +631,7 @@ def missing_for_whom(question: str, sources: Sequence[str], answer: Sequence[str
     known = _Vocabulary(sources)
     question_terms = set(terms(question))
     said = {pair: written for sentence in answer for pair, written in _for_pairs(sentence).items()}
-    for (thing, whom), written in asked.items():
+    for (thing, _), written in asked.items():
         if known.mentions([written[-1]]):
             continue
         others = [" ".join(words) for (t, w), words in said.items() if t == thing and w not in question_terms]
