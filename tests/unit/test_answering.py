@@ -338,6 +338,9 @@ def test_a_standalone_question_is_answered_about_the_kind_it_asks_for():
         ("朝食の料金はいくらですか？", "money"),
         ("前日にキャンセルするといくらかかりますか？", "money"),
         ("いくらか割引はありますか？", None),  # "some discount", not "how much"
+        ("どんな企業がいくらでも探すことが出来るか？", None),  # "any number of", JSQuAD
+        ("全GDPのいくら占めているか？", None),  # a share of the GDP, JSQuAD
+        ("How much does late check-out cost?", "money"),  # a hyphenated word between
         ("How much paracetamol can I take in a day?", None),
         ("Quel prix obtient le vainqueur ?", None),  # a prize, not a price
         # asking about the value, not for it
@@ -417,6 +420,7 @@ def test_a_share_is_an_amount_only_where_something_is_paid():
     # a table's row labels its price ("price_eur: 2.40"): found asking a CSV price list what oat milk costs
     assert holds_value("money", "product: Oat milk; size: 1 l; price_eur: 2.40; in_stock: yes.")
     assert holds_value("money", "Preis: 12,50") and not holds_value("money", "size: 1 l")
+    assert holds_value("money", "2013年のGDPは100億ドルであった。")  # JSQuAD's amounts in katakana currencies
     for paid in ("Gym membership is covered at 60% by the employer.", "Annual payment gets a 20% discount.",
                  "Die Firma übernimmt 50 % der Kosten.", "前日は50%、当日は100%のキャンセル料がかかります。"):
         assert holds_value("money", paid), paid
@@ -428,6 +432,18 @@ def test_a_chinese_topic_alone_asks_the_previous_question_of_it():
     faq = [{"text": "金卡年费为每年300元。", "source": "年费"}, {"text": "普卡首年免年费，刷卡满6次免次年年费。", "source": "年费"}]
     answer = ask("普卡呢？", passages=faq, history=[{"role": "user", "text": "金卡年费多少钱？"}], chat="extractive")
     assert not answer.refused and answer.answer.startswith("普卡首年免年费"), answer.answer
+
+
+def test_the_price_of_another_kind_is_no_answer_however_few_kinds_the_sources_name():
+    """Found over a hotel FAQ: "How much does late check-out cost?" was answered "Early check-in costs 1,000 yen per
+    hour." The sources name one kind of check only, which the asked kind otherwise needs two of; a price is asked."""
+    hotel = [
+        {"text": "Check-in is from 3 pm and check-out is until 11 am. Early check-in costs 1,000 yen per hour.", "source": "Hotel"},
+        {"text": "Parking costs 1,500 yen per night.", "source": "Hotel"},
+    ]
+    answer = ask("How much does late check-out cost?", passages=hotel, chat="extractive")
+    assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked kind", answer.answer
+    assert "1,000 yen" in ask("How much does early check-in cost?", passages=hotel, chat="extractive").answer
 
 
 def test_an_adjective_the_previous_intent_shares_is_still_the_new_topic():
