@@ -384,6 +384,21 @@ def test_a_thing_asked_for_someone_no_source_mentions_is_not_answered_for_anothe
     assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked kind", answer.answer
 
 
+def test_a_condition_no_source_speaks_of_is_not_answered_with_another():
+    """Found trying an antibiotic leaflet as a user: "Can I stop taking it when I feel better?" was answered "If a
+    severe rash appears, stop taking it and call your doctor.": what to do under another condition. A condition the
+    sources speak of is read as usual, and a question's opening "When" asks a time."""
+    from sourcerer.synthesis.scope import missing_condition
+
+    leaflet = ["If a severe rash appears, stop taking it and call your doctor.", "Do not take it if you are allergic to penicillin."]
+    mismatch = missing_condition("Can I stop taking it when I feel better?", leaflet, leaflet[:1])
+    assert mismatch is not None and mismatch.missing == ["when I feel better"] and mismatch.answer_names == ["If a severe rash appears"]
+    assert missing_condition("What should I do if I get a rash?", leaflet, leaflet[:1]) is None
+    assert missing_condition("When does the pharmacy open?", leaflet, leaflet[:1]) is None
+    answer = ask("Can I stop taking it when I feel better?", passages=[{"text": t, "source": "Leaflet"} for t in leaflet], chat="extractive")
+    assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked kind", answer.answer
+
+
 def test_a_katakana_kind_the_sources_never_mention_is_not_answered_with_another():
     """Found trying a Japanese price list as a user: "プレミアムプランの月額料金はいくらですか？" (the premium plan's
     monthly fee) over one on the basic and standard plans was answered with the basic plan's fee."""

@@ -579,7 +579,44 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
     sources = [t for p in passages for t in (p.text, p.source, p.source_uri or "")]
     sentences, headings = _quoted(passages, quoted)
     said = sentences + headings
-    return missing_kind(question, sources, said) or missing_for_whom(question, sources, said) or missing_number(question, sources, said)
+    return (
+        missing_kind(question, sources, said)
+        or missing_for_whom(question, sources, said)
+        or missing_condition(question, sources, sentences)
+        or missing_number(question, sources, said)
+    )
+
+
+# a clause that says under what condition ("if a severe rash appears", "when I feel better", "si la fièvre persiste",
+# "wenn das Fieber steigt", "cuando me sienta mejor"): a question's "when" that opens it asks a time instead
+_CONDITION = re.compile(r"\b(?:if|when|whenever|unless|si|quand|lorsque|wenn|falls|cuando)\b", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[,;:.?!¿？]")
+
+
+def _condition(text: str) -> str | None:
+    """The first condition clause of `text`, from its word to the next punctuation; None without one."""
+    for match in _CONDITION.finditer(text):
+        if match.start() == len(text) - len(text.lstrip(_OPENING_MARKS)) and match.group().casefold() in ("when", "quand", "cuando"):
+            continue  # "When does the store open?" asks a time
+        end = _CLAUSE_END.search(text, match.end())
+        return text[match.start() : end.start() if end else len(text)].strip()
+    return None
+
+
+def missing_condition(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """A condition the question asks under, when no source speaks of it and the answer says what to do under
+    another: "Can I stop taking it when I feel better?" over an antibiotic leaflet was answered "If a severe rash
+    appears, stop taking it and call your doctor.", true, cited, and about a rash. No source mentions feeling better
+    (no word of the condition, as names are looked up), and the answer's sentence holds a condition of its own."""
+    asked = _condition(question)
+    words = [w for w in _WORD.findall(asked or "") if terms(w)]
+    if not words:
+        return None
+    known = _Vocabulary(sources)
+    if any(known.mentions([w]) for w in words):
+        return None
+    others = [clause for sentence in answer if (clause := _condition(sentence))]
+    return ScopeMismatch(missing=[asked or ""], answer_names=others[:1]) if others else None
 
 
 # the words that say for whom or what a thing is: "the dose for children", "la dose pour les enfants", "die Dosis für
