@@ -395,6 +395,8 @@ def test_a_condition_no_source_speaks_of_is_not_answered_with_another():
     assert mismatch is not None and mismatch.missing == ["when I feel better"] and mismatch.answer_names == ["If a severe rash appears"]
     assert missing_condition("What should I do if I get a rash?", leaflet, leaflet[:1]) is None
     assert missing_condition("When does the pharmacy open?", leaflet, leaflet[:1]) is None
+    forces = ["Energy is conserved if no external force acts on the system."]
+    assert missing_condition("What is preserved in a closed system when acted upon?", forces, forces) is None  # SQuAD 2.0
     answer = ask("Can I stop taking it when I feel better?", passages=[{"text": t, "source": "Leaflet"} for t in leaflet], chat="extractive")
     assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked kind", answer.answer
 

@@ -609,9 +609,10 @@ def missing_condition(question: str, sources: Sequence[str], answer: Sequence[st
     appears, stop taking it and call your doctor.", true, cited, and about a rash. No source mentions feeling better
     (no word of the condition, as names are looked up), and the answer's sentence holds a condition of its own."""
     asked = _condition(question)
+    opening = _WORD.findall(asked or "")[1:2]
     words = [w for w in _WORD.findall(asked or "") if terms(w)]
-    if not words:
-        return None
+    if len(words) < 2 or (opening and re.search(r"(?:ed|en|ing)$", opening[0])):
+        return None  # "when acted upon", "if needed": a participle, no condition of its own
     known = _Vocabulary(sources)
     if any(known.mentions([w]) for w in words):
         return None
