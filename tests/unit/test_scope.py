@@ -380,6 +380,13 @@ def test_a_thing_asked_for_someone_no_source_mentions_is_not_answered_for_anothe
     assert missing_for_whom("Wie hoch ist die Dosis für Kinder?", ["Die Dosis für Erwachsene beträgt 400 mg."], ["Die Dosis für Erwachsene beträgt 400 mg."]) is not None
     assert missing_for_whom("What served as a justification for imposing policies?", ["It was a justification for domination."], ["It was a justification for domination."]) is None
     assert missing_for_whom("¿Qué parte se utiliza para el cultivo?", ["La tierra se utiliza para pastoreo."], ["La tierra se utiliza para pastoreo."]) is None
+    # Arabic glues "لل" (for the) to the word: the FAQ's "ما جرعة الباراسيتامول للأطفال؟" over the adult dose
+    arabic = ["الجرعة المعتادة من الباراسيتامول للبالغين هي 500 ملغ كل ست ساعات."]
+    mismatch = missing_for_whom("ما جرعة الباراسيتامول للأطفال؟", arabic, arabic)
+    assert mismatch is not None and mismatch.missing == ["الباراسيتامول للأطفال"] and mismatch.answer_names == ["الباراسيتامول للبالغين"]
+    assert missing_for_whom("ما جرعة الباراسيتامول للبالغين؟", arabic, arabic) is None
+    assert missing_for_whom("ما الأعراض المشابهة للاظطراب؟", ["الأعراض المشابهة للاضطراب كثيرة."], ["الأعراض المشابهة للاضطراب كثيرة."]) is None
+    assert missing_for_whom("بماذا ينصح الأطباء الذين تعرضوا للحوادث؟", ["ينصح الأطباء بالفحص للغشاء."], ["ينصح الأطباء بالفحص للغشاء."]) is None
     answer = ask("What is the dose for children?", passages=[{"text": t, "source": "Amoxicillin"} for t in leaflet], chat="extractive")
     assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked kind", answer.answer
 
@@ -425,6 +432,8 @@ def test_an_arabic_kind_the_sources_never_mention_is_not_answered_with_another()
     mismatch = missing_kind("كم سعر الباقة العائلية؟", plans, [plans[1]])
     assert mismatch is not None and mismatch.missing == ["الباقة العائلية"] and mismatch.answer_names == ["الباقة المميزة"]
     assert missing_kind("كم سعر الباقة المميزة؟", plans, [plans[1]]) is None
+    factors = ["العوامل الوراثية تلعب دورا.", "العوامل البيئية مهمة.", "العوامل النفسية أيضا."]
+    assert missing_kind("ما هى العوامل اللتى قد تلعب دورا؟", factors, factors[:1]) is None  # a relative pronoun (ARCD)
     drugs = ["تستعمل المواد المخفضة للحرارة منذ القدم.", "المواد المسكنة تخفف الألم.", "المواد الحافظة تطيل مدة الصلاحية."]
     assert missing_kind("بماذا عرفت المواد الخافضة للحرارة؟", drugs, [drugs[0]]) is None
     # its vowels written ("المُتَبَرَّع", donated) the kind is still one word, said by a verb of its root ("تبَرَعَت")

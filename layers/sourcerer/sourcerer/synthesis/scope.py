@@ -436,8 +436,12 @@ _PATTERN_LETTERS = str.maketrans("", "", "اويمتةى")
 
 def _agree(head: str, kind: str) -> bool:
     """Whether two Arabic words are a thing and its kind as an adjective agrees with it, both definite ("الباقة
-    العائلية"): two words otherwise are as often a verb and its object, or a thing and what is said of it."""
-    return head.startswith("ال") and kind.startswith("ال")
+    العائلية"): two words otherwise are as often a verb and its object, or a thing and what is said of it. A relative
+    pronoun ("العوامل التي", "اللتى" as ARCD spells it) is no kind."""
+    return head.startswith("ال") and kind.startswith("ال") and normalize(kind) not in _RELATIVE_PRONOUNS
+
+
+_RELATIVE_PRONOUNS = frozenset("الذي التي الذين اللذين اللتين اللاتي اللواتي اللتي اللذي اللذان اللتان".split())
 
 
 # characters that ask (几天 "how many days", 多少, 什么, 哪, 谁, 怎么; 何, 誰, どう): never a kind
@@ -587,6 +591,29 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
     )
 
 
+def _arabic_for_whom(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """`missing_for_whom` in Arabic, which says for whom with "لل" glued to the word: "ما جرعة الباراسيتامول
+    للأطفال؟" (the dose for children) over "الجرعة المعتادة من الباراسيتامول للبالغين هي 500 ملغ" (for adults). No
+    source holds the word (nor one of its root, nor one spelt one letter apart: "للاظطراب" is "للاضطراب"), and an
+    answer's sentence says "لل" of someone the question does not name after the same definite word ("الباراسيتامول");
+    after another, "لل" is as often "to" ("تعرضوا للحوادث", exposed to accidents; "قابلة للتلف", liable to damage)."""
+    asked_terms = set(terms(question))
+    source_terms = {t for text in sources for t in terms(text)}
+    held = {_root(t) for t in source_terms}
+    for before, word in itertools.pairwise(question.split()):
+        whom, thing = terms(word), terms(before)
+        if not word.startswith("لل") or not before.startswith("ال") or len(whom) != 1 or len(thing) != 1 or _root(whom[0]) in held:
+            continue  # after a verb or an adjective ("وإتاحتها للجمهور", "قابلة للتلف") it says to what, not for whom
+        if any(_one_edit(whom[0], t) for t in source_terms):
+            continue
+        for sentence in answer:
+            for other_before, other in itertools.pairwise(sentence.split()):
+                said = terms(other)
+                if other.startswith("لل") and len(said) == 1 and said[0] not in asked_terms and terms(other_before) == thing:
+                    return ScopeMismatch(missing=[f"{before} {word.strip('؟?.,')}"], answer_names=[f"{other_before} {other.strip('؟?.,')}"])
+    return None
+
+
 # a clause that says under what condition ("if a severe rash appears", "when I feel better", "si la fièvre persiste",
 # "wenn das Fieber steigt", "cuando me sienta mejor"): a question's "when" that opens it asks a time instead
 _CONDITION = re.compile(r"\b(?:if|when|whenever|unless|si|quand|lorsque|wenn|falls|cuando)\b", re.IGNORECASE)
@@ -666,6 +693,8 @@ def missing_for_whom(question: str, sources: Sequence[str], answer: Sequence[str
     the dose for children?" over a leaflet that says "The usual dose for adults is one capsule every eight hours" was
     answered with it (0.88). No source says "children", and the answer's sentence holds "dose for adults": the same
     thing for someone the question does not name. The same in French, German and Spanish ("pour", "für", "para")."""
+    if _ARABIC_LETTER.search(question):
+        return _arabic_for_whom(question, sources, answer)
     asked = _for_pairs(question, asked=True)
     if not asked:
         return None
