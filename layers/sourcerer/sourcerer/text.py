@@ -383,9 +383,10 @@ def digit_numbers(text: str) -> set[str]:
     return {number for number, _ in numbers_at(normalize(text))}
 
 
-# every script's decimal digits (Arabic-Indic, Persian, Devanagari ...), as the same numbers in ASCII digits: "٤٠٤"
-# is 404 ("الخطأ 404" is as often written), "२०१०" is 2010
-_ASCII_DIGITS = {c: str(unicodedata.decimal(chr(c))) for c in range(0x80, 0x10000) if unicodedata.category(chr(c)) == "Nd"}
+def _ascii_digits(token: str) -> str:
+    """Every script's decimal digits (Arabic-Indic, Persian, Devanagari ...) as the same number in ASCII digits: "٤٠٤"
+    is 404 ("الخطأ 404" is as often written), "२०१०" is 2010."""
+    return token if token.isascii() else "".join(str(unicodedata.decimal(c)) if c.isdecimal() else c for c in token)
 
 
 def numbers_at(folded: str) -> list[tuple[str, re.Match[str]]]:
@@ -393,7 +394,7 @@ def numbers_at(folded: str) -> list[tuple[str, re.Match[str]]]:
     1500, "٤٠٤" is 404), with where it stands."""
     out = []
     for m in _NUMBER.finditer(folded):
-        token = m.group().translate(_ASCII_DIGITS)
+        token = _ascii_digits(m.group())
         if _THOUSANDS.fullmatch(token):
             token = token.replace(",", "")
         out.append((token.rstrip(".,"), m))

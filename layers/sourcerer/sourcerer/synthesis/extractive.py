@@ -758,9 +758,7 @@ def asked_limit_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     "Adults may take 500 mg to 1000 mg of paracetamol every four to six hours." (the usual dose, every word of the
     question), while "Do not exceed 4000 mg in 24 hours." stood second. A leaflet's usual dose given for its
     maximum is the kind of wrong answer the product exists to prevent."""
-    if len(ranked) < 2 or not _ASKED_LIMIT.search(normalize(question)) or _LIMIT_SAID.search(normalize(ranked[0].text)):
-        return ranked
-    return _first(ranked, next((s for s in ranked[1:LIMIT_REACH] if _LIMIT_SAID.search(normalize(s.text))), None))
+    return _first_stating(question, ranked, _ASKED_LIMIT, _LIMIT_SAID, LIMIT_REACH)
 
 
 # A question that asks how often ("How often can I take ibuprofen?", "Wie oft darf ich ...?", "À quelle fréquence",
@@ -790,9 +788,7 @@ def asked_frequency_first(question: str, ranked: list[ScoredSentence]) -> list[S
     question asks how often and the best states none: "Wie oft darf ich Ibuprofen nehmen?" over a leaflet was
     answered "Nehmen Sie Ibuprofen nicht ein, wenn Sie allergisch gegen Ibuprofen sind ..." (its words: Ibuprofen,
     nehmen), while "Erwachsene ... nehmen 1 Tablette, bei Bedarf alle 6 bis 8 Stunden." stood second."""
-    if len(ranked) < 2 or not _ASKED_FREQUENCY.search(normalize(question)) or _FREQUENCY_SAID.search(normalize(ranked[0].text)):
-        return ranked
-    return _first(ranked, next((s for s in ranked[1:FREQUENCY_REACH] if _FREQUENCY_SAID.search(normalize(s.text))), None))
+    return _first_stating(question, ranked, _ASKED_FREQUENCY, _FREQUENCY_SAID, FREQUENCY_REACH)
 
 
 def named_procedure_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
@@ -843,6 +839,14 @@ def asked_number_first(question: str, ranked: list[ScoredSentence]) -> list[Scor
     if len(ranked) < 2 or holds_asked_number(question, ranked[0].text):
         return ranked
     return _first(ranked, next((s for s in ranked[1:NUMBER_REACH] if holds_asked_number(question, s.text)), None))
+
+
+def _first_stating(question: str, ranked: list[ScoredSentence], asks: re.Pattern[str], states: re.Pattern[str], reach: int) -> list[ScoredSentence]:
+    """The ranking with the first of the next best (up to `reach`) whose folded text `states` what the folded question
+    `asks` for (a limit, a frequency) put first, when the question asks for it and the best states none."""
+    if len(ranked) < 2 or not asks.search(normalize(question)) or states.search(normalize(ranked[0].text)):
+        return ranked
+    return _first(ranked, next((s for s in ranked[1:reach] if states.search(normalize(s.text))), None))
 
 
 def _first(ranked: list[ScoredSentence], sentence: ScoredSentence | None) -> list[ScoredSentence]:

@@ -348,11 +348,7 @@ def missing_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -
     character pairs (`_missing_cjk_kind`), Arabic by its definite pairs (`_missing_arabic_kind`); other scripts are
     not read."""
     if CJK_LETTER.search(question):
-        return (
-            _missing_cjk_kind(question, sources, answer)
-            or _missing_cjk_prefix(question, sources, answer)
-            or _missing_katakana_kind(question, sources, answer)
-        )
+        return _missing_cjk_kind(question, sources, answer) or _missing_katakana_kind(question, sources, answer)
     if _ARABIC_LETTER.search(question):
         return _missing_arabic_kind(question, sources, answer)
     if _NOT_LATIN.search(question) or _kind_after(question):
@@ -396,6 +392,11 @@ def missing_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -
 
 
 _ARABIC_LETTER = re.compile(r"[\u0600-\u06ff]")
+# relative pronouns (folded), which neither name a kind nor for whom a thing is: "العوامل التي", "pour laquelle"
+_RELATIVES = frozenset(
+    "which whom what whose laquelle lequel lesquels lesquelles qui quoi welche welcher welchem welchen was wen wem "
+    "cual cuales que quien quienes الذي التي الذين اللذين اللتين اللاتي اللواتي اللتي اللذي اللذان اللتان".split()
+)
 ARABIC_KINDS = 2  # the kinds of a thing the sources must name before an Arabic question's other kind is missing
 
 
@@ -406,7 +407,7 @@ def _missing_arabic_kind(question: str, sources: Sequence[str], answer: Sequence
     "العائلية" (nor a word of its root), the sources put `ARABIC_KINDS` kinds or more after "الباقة", and the
     answer's subject holds one the question does not."""
     asked = set(terms(question))
-    held = {_root(t) for text in sources for t in terms(text)}
+    held = _held_roots(sources)
     kinds_of: dict[str, set[str]] = {}  # thing term -> the kind terms the sources put after it
     for text in sources:
         for head, kind in word_pairs(text):
@@ -434,14 +435,16 @@ def _root(word: str) -> str:
 _PATTERN_LETTERS = str.maketrans("", "", "اويمتةى")
 
 
+def _held_roots(sources: Sequence[str]) -> set[str]:
+    """The roots (`_root`) of every index term of the sources."""
+    return {_root(t) for text in sources for t in terms(text)}
+
+
 def _agree(head: str, kind: str) -> bool:
     """Whether two Arabic words are a thing and its kind as an adjective agrees with it, both definite ("الباقة
     العائلية"): two words otherwise are as often a verb and its object, or a thing and what is said of it. A relative
     pronoun ("العوامل التي", "اللتى" as ARCD spells it) is no kind."""
-    return head.startswith("ال") and kind.startswith("ال") and normalize(kind) not in _RELATIVE_PRONOUNS
-
-
-_RELATIVE_PRONOUNS = frozenset("الذي التي الذين اللذين اللتين اللاتي اللواتي اللتي اللذي اللذان اللتان".split())
+    return head.startswith("ال") and kind.startswith("ال") and normalize(kind) not in _RELATIVES
 
 
 # characters that ask (几天 "how many days", 多少, 什么, 哪, 谁, 怎么; 何, 誰, どう): never a kind
@@ -469,23 +472,21 @@ def _missing_cjk_kind(question: str, sources: Sequence[str], answer: Sequence[st
         others = [p for p in dict.fromkeys(said) if p[1] == head and p[0] not in asked_letters]
         if others:
             return ScopeMismatch(missing=[pair], answer_names=others)
-    return None
+    return _missing_cjk_prefix(question, source_pairs, source_letters, said)
 
 
 # characters that point at a thing or say when, never a kind of it: "当免疫系统..." (when the immune system), "该合同"
 _POINTING = frozenset("当该这那此各每某本其另")
 
 
-def _missing_cjk_prefix(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+def _missing_cjk_prefix(question: str, source_pairs: set[str], source_letters: set[str], said: list[str]) -> ScopeMismatch | None:
     """`_missing_cjk_kind` for a kind written as one more character before a pair the sources name as a kind:
     "陪产假有几天？" (paternity leave) over a policy on 年假, 病假, 婚假 and 产假 was answered with the maternity leave
     rule, and "白金卡年费多少钱？" (the platinum card) over a card FAQ on 金卡 and 普卡 with the gold card's fee. The
     character (陪, 白) starts a word, is in no source and is no particle nor a word that points (`_POINTING`: "对教师",
     towards teachers; "该合同", that contract), the pair after it (产假, 金卡) is one of two kinds or more of its thing
-    in the sources, and the answer's subject holds a kind of that thing."""
-    source_pairs = {t for text in sources for t in terms(text) if _han_pair(t)}
-    source_letters = {c for text in sources for c in text if CJK_LETTER.match(c)}
-    said = [pair for sentence in answer for pair in _opening_pairs(_subject(sentence))]
+    in the sources, and the answer's subject holds a kind of that thing (`_missing_cjk_kind` reads the sources' pairs
+    and letters and the answer's pairs, and passes them on)."""
     for pair in dict.fromkeys(_opening_pairs(question)):
         at = question.find(pair)
         inner = question[at + 1 : at + 3]
@@ -599,7 +600,7 @@ def _arabic_for_whom(question: str, sources: Sequence[str], answer: Sequence[str
     after another, "لل" is as often "to" ("تعرضوا للحوادث", exposed to accidents; "قابلة للتلف", liable to damage)."""
     asked_terms = set(terms(question))
     source_terms = {t for text in sources for t in terms(text)}
-    held = {_root(t) for t in source_terms}
+    held = _held_roots(sources)
     for before, word in itertools.pairwise(question.split()):
         whom, thing = terms(word), terms(before)
         if not word.startswith("لل") or not before.startswith("ال") or len(whom) != 1 or len(thing) != 1 or _root(whom[0]) in held:
@@ -636,9 +637,9 @@ def missing_condition(question: str, sources: Sequence[str], answer: Sequence[st
     appears, stop taking it and call your doctor.", true, cited, and about a rash. No source mentions feeling better
     (no word of the condition, as names are looked up), and the answer's sentence holds a condition of its own."""
     asked = _condition(question)
-    opening = _WORD.findall(asked or "")[1:2]
-    words = [w for w in _WORD.findall(asked or "") if terms(w)]
-    if len(words) < 2 or (opening and re.search(r"(?:ed|en|ing)$", opening[0])):
+    clause = _WORD.findall(asked or "")
+    words = [w for w in clause if terms(w)]
+    if len(words) < 2 or (len(clause) > 1 and re.search(r"(?:ed|en|ing)$", clause[1])):
         return None  # "when acted upon", "if needed": a participle, no condition of its own
     known = _Vocabulary(sources)
     if any(known.mentions([w]) for w in words):
@@ -655,7 +656,7 @@ _DETERMINERS = frozenset(
     "my your his her its our their mon ma mes ton ta tes son sa ses notre nos votre vos leur leurs mein meine meinen "
     "meinem meiner sein seine seinen ihr ihre ihren ihrem unser unsere mi mis tu tus su sus nuestro nuestra nuestros".split()
 )
-_RELATIVES = frozenset("which whom what whose laquelle lequel lesquels lesquelles qui quoi welche welcher welchem welchen was wen wem cual cuales que quien quienes".split())
+
 # a verb right after the word ("for imposing", "pour manger", "para determinar"), by its ending
 _VERB_ENDING = {"for": re.compile(r"ing$"), "pour": re.compile(r"(?:er|ir|re)$"), "para": re.compile(r"(?:ar|er|ir)$")}
 
