@@ -162,9 +162,13 @@ HISTORY = [
         ("¿Y por una mudanza?", "¿Cuántos días de permiso hay por un matrimonio?", "¿Cuántos días de permiso hay por un mudanza?"),
         # found over a Chinese card FAQ and a Japanese hotel FAQ: a topic alone, marked 呢 or は, is "what about it?"
         ("普卡呢？", "金卡年费多少钱？", "普卡 多少钱"),
-        ("スタンダードプランは？", "ベーシックプランの月額料金はいくらですか？", "スタンダードプラン 料金 いくら"),
+        ("スタンダードプランは？", "ベーシックプランの月額料金はいくらですか？", "スタンダードプランは 料金 いくら"),
         ("这个呢？", "可以退货吗？", "这个呢？ 可以退货吗"),  # a pronoun names no new topic
-        ("CDは？", "本は何冊まで借りられますか？", "cd 何冊"),  # "how many volumes" goes with it
+        ("CDは？", "本は何冊まで借りられますか？", "cdは 何冊"),  # "how many volumes" goes with it
+        # found over a ryokan's page: the topic keeps its は, so the answer is read as about it (`asked_topic_first`)
+        ("チェックアウトは？", "チェックインは何時からですか？", "チェックアウトは 何時"),
+        # found over a vaccination schedule: "pour" says what "contre" said; "âge" and "se fait" frame the question
+        ("Et pour la grippe ?", "À quel âge se fait le vaccin contre le pneumocoque ?", "À quel âge se fait le vaccin contre le grippe ?"),
         # found over a Spanish car insurance: "cuánto" asks, so the follow-up is a question of its own
         ("¿Y cuánto cuesta añadirlas?", "¿Cubre el seguro la rotura de lunas?", "Y cuánto cuesta añadirlas? Cubre rotura lunas"),
         # found over a gym's terms and a mobile contract: a day for a day, and the previous question's own article
@@ -313,6 +317,41 @@ def test_a_standalone_question_is_answered_about_the_kind_it_asks_for():
         assert not answer.refused and answer.citations[0].quote.startswith("Express shipping arrives"), answer.answer
         assert answer.trace.stage("synthesize").detail["other_kind_set_aside"] == ["express"]
     assert ask("How long does standard shipping take?", passages=POLICIES).citations[0].quote.startswith("Standard shipping")
+
+
+def test_a_japanese_question_is_answered_by_the_sentence_about_its_topic():
+    """Found trying a ryokan's page as a user: "夕食は何時までですか？" (until when is dinner?) was answered
+    "チェックインは15時から19時までです。", whose character pairs (時ま, まで, です) the question shares, while "夕食は18時
+    から20時まで、お部屋で…" stood fourth; the follow-up "チェックアウトは？" after the check-in question got the check-in
+    hours first. A sentence that only names the topic in passing, or a title before Wikipedia's text, is not
+    promoted (none of 1,071 JSQuAD questions opening with a topic changed)."""
+    page = [
+        {"text": "チェックインは15時から19時までです。チェックアウトは10時です。19時以降の到着の場合は、夕食のご用意ができませんので、必ずご連絡ください。", "source": "チェックイン・チェックアウト"},
+        {"text": "夕食は18時から20時まで、お部屋でお召し上がりいただけます。朝食は7時から9時まで、大広間でご用意しております。", "source": "お食事"},
+    ]
+    answer = ask("夕食は何時までですか？", passages=page, chat="extractive")
+    assert not answer.refused and answer.citations[0].quote.startswith("夕食は18時から20時まで"), answer.answer
+    follow_up = ask("チェックアウトは？", passages=page, history=[{"role": "user", "text": "チェックインは何時からですか？"}], chat="extractive")
+    assert not follow_up.refused and follow_up.answer.startswith("チェックアウトは10時です。"), follow_up.answer
+
+
+def test_a_preposition_is_neither_a_kind_nor_a_thing():
+    """Found trying a French vaccination schedule as a user: "Combien de doses pour le vaccin contre le
+    papillomavirus ?" was answered with the ROR vaccine's second dose. "la vaccination contre les papillomavirus"
+    read as a "vaccination" kind of "contre" beside "le vaccin contre le pneumocoque", and the right sentence was set
+    last as being about another kind."""
+    from sourcerer.synthesis.scope import other_kind, word_pairs
+
+    schedule = [
+        "La vaccination contre les papillomavirus est recommandée de 11 à 14 ans, en deux doses espacées de 6 à 13 mois.",
+        "Le vaccin contre le pneumocoque est administré à 2 mois, 4 mois et 11 mois.",
+        "Le vaccin ROR est administré à 12 mois, avec une seconde dose entre 16 et 18 mois.",
+    ]
+    question = "Combien de doses pour le vaccin contre le papillomavirus ?"
+    assert word_pairs(question) == set()
+    assert other_kind(question, schedule[0], schedule[1]) is None
+    answer = ask(question, passages=[{"text": t, "source": "Calendrier des vaccinations"} for t in schedule], chat="extractive")
+    assert not answer.refused and answer.citations[0].quote.startswith("La vaccination contre les papillomavirus"), answer.answer
 
 
 @pytest.mark.parametrize(

@@ -207,6 +207,23 @@ LEAVE = [
 ]
 
 
+def test_a_named_kind_the_sources_do_not_name_is_missing_though_they_share_a_word_of_it():
+    """Found trying a baggage policy as a user: "How many checked bags do Premium Economy fares include?" was
+    answered with the Economy Classic fare (0.99). The sources name their fares "Economy Light", "Economy Classic"
+    and "Business"; "Economy" alone does not make "Premium Economy" one of them. A fare they name, or a question
+    whose every word they hold ("Economy fares"), is read as before."""
+    policy = [
+        "Economy Light fares include no checked bag. Economy Classic fares include one checked bag of 23 kg.",
+        "Business fares include two checked bags of 32 kg each.",
+    ]
+    assert missing_names("How many checked bags do Premium Economy fares include?", policy) == ["Premium Economy"]
+    assert missing_names("How many checked bags do Economy Classic fares include?", policy) == []
+    assert missing_names("What do Economy fares include?", policy) == []
+    assert missing_names("What does Premium Economy include?", policy) == []  # no kind of thing it is said to be
+    answer = ask("How many checked bags do Premium Economy fares include?", passages=[{"text": t, "source": "Baggage"} for t in policy], chat="extractive")
+    assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "named scope", answer.answer
+
+
 def test_a_kind_the_sources_never_mention_is_not_answered_with_another_kind():
     """Found trying an HR policy as a user: "How many days of bereavement leave do I get?" was answered with the
     annual leave rule, cited. The policy tells kinds of leave apart and never says "bereavement"."""
@@ -380,6 +397,15 @@ def test_a_thing_asked_for_someone_no_source_mentions_is_not_answered_for_anothe
     assert missing_for_whom("Wie hoch ist die Dosis für Kinder?", ["Die Dosis für Erwachsene beträgt 400 mg."], ["Die Dosis für Erwachsene beträgt 400 mg."]) is not None
     assert missing_for_whom("What served as a justification for imposing policies?", ["It was a justification for domination."], ["It was a justification for domination."]) is None
     assert missing_for_whom("¿Qué parte se utiliza para el cultivo?", ["La tierra se utiliza para pastoreo."], ["La tierra se utiliza para pastoreo."]) is None
+    # and against what: "le vaccin contre la varicelle" over a schedule of other vaccines, where the sources tell two
+    # or more apart (MLQA de: "ein Krieg gegen die Menschen in Amerika" over the one "Krieg gegen die Revolutionäre")
+    schedule = ["Le vaccin contre le pneumocoque est administré à 2 mois.", "La vaccination contre la grippe est annuelle."]
+    mismatch = missing_for_whom("Quand faire le vaccin contre la varicelle ?", schedule, schedule[:1])
+    assert mismatch is not None and mismatch.missing == ["vaccin contre varicelle"] and mismatch.answer_names == ["vaccin contre pneumocoque"]
+    assert missing_for_whom("Quand faire le vaccin contre le pneumocoque ?", schedule, schedule[:1]) is None
+    assert missing_for_whom("Quand faire le vaccin contre la varicelle ?", schedule[:1], schedule[:1]) is None
+    war = ["Er führte einen Krieg gegen die Revolutionäre.", "Die Opposition gegen die Steuern wuchs."]
+    assert missing_for_whom("Wer führte einen Krieg gegen die Menschen in Amerika?", war, war[:1]) is None
     # Arabic glues "لل" (for the) to the word: the FAQ's "ما جرعة الباراسيتامول للأطفال؟" over the adult dose
     arabic = ["الجرعة المعتادة من الباراسيتامول للبالغين هي 500 ملغ كل ست ساعات."]
     mismatch = missing_for_whom("ما جرعة الباراسيتامول للأطفال؟", arabic, arabic)
@@ -388,6 +414,28 @@ def test_a_thing_asked_for_someone_no_source_mentions_is_not_answered_for_anothe
     assert missing_for_whom("ما الأعراض المشابهة للاظطراب؟", ["الأعراض المشابهة للاضطراب كثيرة."], ["الأعراض المشابهة للاضطراب كثيرة."]) is None
     assert missing_for_whom("بماذا ينصح الأطباء الذين تعرضوا للحوادث؟", ["ينصح الأطباء بالفحص للغشاء."], ["ينصح الأطباء بالفحص للغشاء."]) is None
     answer = ask("What is the dose for children?", passages=[{"text": t, "source": "Amoxicillin"} for t in leaflet], chat="extractive")
+    assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked kind", answer.answer
+
+
+def test_a_thing_asked_the_price_of_that_no_source_holds_is_not_answered_with_another_price():
+    """Found trying a gym's membership terms as a user: "¿Cuánto cuesta la toalla?" and "¿Cuánto cuesta la clase de
+    yoga?" were answered "La matrícula de inscripción cuesta 25 euros y no es reembolsable.", the price of something
+    else. A thing a source holds a word of ("la cuota mensual"), a price asked of nothing a determiner names ("How
+    much does it cost per month?", "¿Cuánto pago si quiero recibirlo mañana?") and a German compound's last word
+    ("Miete" in "Nettokaltmieten") are read as before."""
+    from sourcerer.synthesis.scope import missing_priced
+
+    fees = ["La cuota mensual es de 39 euros.", "La matrícula de inscripción cuesta 25 euros y no es reembolsable."]
+    mismatch = missing_priced("¿Cuánto cuesta la toalla?", fees, fees[1:])
+    assert mismatch is not None and mismatch.missing == ["toalla"] and mismatch.answer_names == ["La matrícula de inscripción"]
+    assert missing_priced("¿Cuánto cuesta la clase de yoga?", fees, fees[1:]) is not None
+    assert missing_priced("¿Cuánto cuesta la cuota mensual?", fees, fees[:1]) is None
+    assert missing_priced("¿Cuánto cuesta la toalla?", fees, ["El gimnasio abre a las 6:00."]) is None  # no price: `missing_value`
+    express = ["El envío urgente llega en 24 horas y cuesta 6 euros."]
+    assert missing_priced("¿Cuánto pago si quiero recibirlo mañana?", express, express) is None  # names no thing: FAQ es-02
+    assert missing_priced("How much does it cost per month?", fees, fees[:1]) is None
+    assert missing_priced("Wie viel kostet die Miete?", ["Die Kaution beträgt drei Nettokaltmieten von 900 Euro."], ["Die Kaution beträgt 2700 Euro."]) is None
+    answer = ask("¿Cuánto cuesta la toalla?", passages=[{"text": t, "source": "Cuotas"} for t in fees], chat="extractive")
     assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked kind", answer.answer
 
 

@@ -83,7 +83,7 @@ will would has have had the a an be there time times date day days seconds minut
 far soon fast advance ahead safe available mandatory necessary possible eligible valid open closed
 combien quand qui ou comment quel quelle quels quelles temps dure durent coute coutent faut peut doit est sont
 jours semaines mois ans heure heures minutes autorise autorisee autorises autorisees permis permise requis requise
-disponible obligatoire necessaire ouvre ouvrent ferme ferment
+disponible obligatoire necessaire ouvre ouvrent ferme ferment age fait font faire
 wie lange viel viele wann wer wo welche welcher dauert kostet braucht muss kann ist sind
 tag tage tagen wochen monate monaten jahre jahren uhr stunden minuten erlaubt gestattet erforderlich sicher verfugbar
 notwendig offnet offnen schliesst schliessen
@@ -109,12 +109,15 @@ _FUNCTION = frozenset(
     """
 of for to in on at by with from about per each every into the a an and or de la le les des du d l pour et en un une au aux sur avec par
 my your our their his her its within before after during without since until between under over via
-dans sous avant apres pendant depuis entre sans chez vers
+dans sous avant apres pendant depuis entre sans chez vers contre against gegen contra se
 der die das den dem des ein eine einer fur mit von zu im am bei und innerhalb vor nach wahrend seit bis ohne zwischen
 el los las del al para con por y en un una o dentro antes despues durante desde hasta sin bajo hacia
 do da dos das no na para com e o a
 """.split()
 )
+# The words that say what a thing is for or against, which a follow-up says one for another: "Et pour la grippe ?"
+# after "... le vaccin contre le pneumocoque ?" asks of the vaccine against flu
+_FOR_OR_AGAINST = frozenset("for against pour contre fur gegen para contra".split())
 # The words that tie an attribute to what it is of: "the maximum daily dose OF paracetamol", "le délai DE
 # remboursement", "la période d'essai DES cadres". What follows is the thing the question is about.
 _OF = frozenset("of de des du del von vom di".split())
@@ -360,8 +363,10 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
     is_new_topic = bool(remainder) and shift is not None and len(words) <= 5 and not frame
     is_new_topic = is_new_topic and not any(w in _PRONOUNS for w in words)
     if is_new_topic and CJK_LETTER.search(previous):
-        # no spaces to find the old topic by: the new topic plus the previous question's frame words
-        return Rewrite(" ".join([remainder, *_CJK_INTENT.findall(previous)]), _new_terms(remainder, previous, said))
+        # no spaces to find the old topic by: the new topic plus the previous question's frame words, after は where
+        # the follow-up marks its topic so ("チェックアウトは？" -> "チェックアウトは 何時": what the answer is about)
+        topic = remainder + "は" if alone and alone.group().rstrip("?？ ").endswith("は") else remainder
+        return Rewrite(" ".join([topic, *_CJK_INTENT.findall(previous)]), _new_terms(remainder, previous, said))
     if is_new_topic:
         new_topic = _TRAILING.sub("", _strip_opener(question.strip(), shift.group() if shift else "")).strip(" ,") or remainder
         new_topic = _ARTICLE.sub("", new_topic) or new_topic  # the previous question keeps its own article
@@ -369,6 +374,8 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
         preposition = (
             opener_words[-1] if opener_words and opener_words[-1] in _FUNCTION - {"and", "et", "und", "y", "e"} else None
         )
+        if preposition in _FOR_OR_AGAINST:  # "Et pour la grippe ?" after "... le vaccin contre le pneumocoque ?"
+            preposition = next((w for r in _runs(previous) if (w := _word_before(previous, r)) in _FOR_OR_AGAINST), preposition)
         if preposition and not any(_word_before(previous, r) == preposition for r in _runs(previous)):
             preposition = None  # "and for express?" after "How long does shipping take?": a new subject
         if preposition:  # "Und bei einer Geburt?" after "... bei einer Hochzeit?": the previous keeps its article

@@ -791,6 +791,26 @@ def asked_frequency_first(question: str, ranked: list[ScoredSentence]) -> list[S
     return _first_stating(question, ranked, _ASKED_FREQUENCY, _FREQUENCY_SAID, FREQUENCY_REACH)
 
 
+# the topic a Japanese question opens with ("夕食は何時までですか？"): two or more letters before は, no asking word
+_JAPANESE_TOPIC = re.compile(r"^\s*(?P<topic>[\u3400-\u9fff\u30a0-\u30ff\u3040-\u309f]{2,12}?)は(?!.*は)")
+_JAPANESE_ASKING = re.compile("何|いつ|どこ|だれ|誰|どの|どう|いくら|どれ")
+TOPIC_REACH = 5  # how far down the ranking a sentence opening with the question's topic is looked for
+
+
+def asked_topic_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
+    """The ranking with the first of the next best (`TOPIC_REACH`) that opens with the Japanese question's topic put
+    first, when the best does not name it: "夕食は何時までですか？" (until when is dinner?) over a ryokan's page was
+    answered "チェックインは15時から19時までです。" (its character pairs: 時ま, まで, です), while "夕食は18時から20時まで、
+    お部屋で…" stood fourth."""
+    match = _JAPANESE_TOPIC.match(question)
+    if not ranked or match is None or _JAPANESE_ASKING.search(match["topic"]) or match["topic"] in ranked[0].text:
+        return ranked
+    # a sentence about the topic marks it so ("夕食は", "夕食が", "夕食の"); a title before Wikipedia's text does not
+    # ("オランダ [SEP] ...": JSQuAD, where sentences leave out a topic already named and the best often does)
+    about = re.compile(re.escape(match["topic"]) + "(?:は|が|も|の|では|には|、)")
+    return _first(ranked, next((s for s in ranked[1:TOPIC_REACH] if about.match(s.text.lstrip())), None))
+
+
 def named_procedure_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
     """The ranking with the best line under a procedure's heading put first, when the question asks how to do
     what that heading names, every word of it: "How should I take this medicine?" over a leaflet whose "How to
@@ -855,12 +875,13 @@ def _first(ranked: list[ScoredSentence], sentence: ScoredSentence | None) -> lis
 
 
 # The rankings' plain readings of the question, in order (see each): the asked kind, a negation, a limit, a
-# frequency, a named procedure, an asked contact value, an asked number
+# frequency, a Japanese topic, a named procedure, an asked contact value, an asked number
 READINGS = (
     asked_kind_first,
     asked_polarity_first,
     asked_limit_first,
     asked_frequency_first,
+    asked_topic_first,
     named_procedure_first,
     asked_value_first,
     asked_number_first,

@@ -303,11 +303,16 @@ def word_pairs(text: str) -> set[tuple[str, str]]:
     return set(_written_pairs(text))
 
 
+# prepositions the index keeps as terms (they are words of names and of science), which are neither a kind nor a
+# thing: "le vaccin contre le pneumocoque" pairs no "vaccin contre" against "la vaccination contre les papillomavirus"
+_PREPOSITIONS = frozenset("contre entre par selon vers chez gegen ohne durch zwischen contra sin sobre segun hacia".split())
+
+
 def _written_pairs(text: str) -> dict[tuple[str, str], tuple[str, str]]:
     """`word_pairs`, each with the two words as `text` writes them: ("express", "ship") -> ("Express", "shipping")."""
     pairs: dict[tuple[str, str], tuple[str, str]] = {}
     for clause in _CLAUSE.split(text):
-        words = [(w, terms(w)) for w in clause.split()]
+        words = [(w, [] if normalize(w) in _PREPOSITIONS else terms(w)) for w in clause.split()]
         for (a, ta), (b, tb) in itertools.pairwise(words):
             if len(ta) == len(tb) == 1 and ta != tb:
                 pairs.setdefault((ta[0], tb[0]), (a, b))
@@ -588,6 +593,7 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
         missing_kind(question, sources, said)
         or missing_for_whom(question, sources, said)
         or missing_condition(question, sources, sentences)
+        or missing_priced(question, sources, sentences)
         or missing_number(question, sources, said)
     )
 
@@ -648,9 +654,11 @@ def missing_condition(question: str, sources: Sequence[str], answer: Sequence[st
     return ScopeMismatch(missing=[asked or ""], answer_names=others[:1]) if others else None
 
 
-# the words that say for whom or what a thing is: "the dose for children", "la dose pour les enfants", "die Dosis für
-# Kinder", "la dosis para niños"; read on folded text, articles and possessives skipped
-_FOR = frozenset("for pour fur para".split())
+# the words that say for whom or what a thing is, or against what: "the dose for children", "la dose pour les
+# enfants", "die Dosis für Kinder", "la dosis para niños", "le vaccin contre la varicelle"; read on folded text,
+# articles and possessives skipped
+_AGAINST = frozenset("against contre gegen contra".split())
+_FOR = frozenset("for pour fur para".split()) | _AGAINST
 _DETERMINERS = frozenset(
     "the a an le la les l un une des der die das den dem des ein eine einen einem einer el los las unos unas "
     "my your his her its our their mon ma mes ton ta tes son sa ses notre nos votre vos leur leurs mein meine meinen "
@@ -702,13 +710,77 @@ def missing_for_whom(question: str, sources: Sequence[str], answer: Sequence[str
     known = _Vocabulary(sources)
     question_terms = set(terms(question))
     said = {pair: written for sentence in answer for pair, written in _for_pairs(sentence).items()}
+    # what a thing is against is missing only where the sources tell two or more apart for it (by its first five
+    # letters: "le vaccin contre le pneumocoque", "la vaccination contre la grippe"): "ein Krieg gegen die Menschen in
+    # Amerika" over the one "Krieg gegen die amerikanischen Revolutionäre" is the same war in other words (MLQA de)
+    against: dict[str, set[str]] = {}
+    for text in sources:
+        for (thing, whom), (_, word, _) in _for_pairs(text).items():
+            if normalize(word) in _AGAINST:
+                against.setdefault(thing[:5], set()).add(whom)
     for (thing, _), written in asked.items():
-        if known.mentions([written[-1]]):
+        if known.mentions([written[-1]]) or (normalize(written[1]) in _AGAINST and len(against.get(thing[:5], ())) < 2):
             continue
         others = [" ".join(words) for (t, w), words in said.items() if t == thing and w not in question_terms]
         if others:
             return ScopeMismatch(missing=[" ".join(written)], answer_names=list(dict.fromkeys(others)))
     return None
+
+
+# the articles, definite and indefinite (folded), that name a thing in a question: "the", "la", "un", "einen"
+_ARTICLES = DEFINITE_ARTICLES | frozenset("a an un une des una unos unas ein eine einen einem einer".split())
+# the words that ask a price rather than name what is priced ("How much does ... cost?", "¿Cuánto cuesta ...?"), and
+# those a price is given per ("a night", "por mes"), which name no thing either; folded
+_PRICE_WORDS = frozenset(
+    "cost costs costing price prices priced fee fees charge charged charges pay paid much expensive cheap worth money "
+    "amount coute coutent prix tarif tarifs montant cout frais payer paie paye kostet kosten preis preise gebuhr "
+    "gebuhren teuer zahlen bezahlen zahle cuesta cuestan precio precios coste costo tarifa importe cobra cobran pagar "
+    "pago vale valen dinero".split()
+)
+_PRICED_PER = frozenset(
+    "month months year years week weeks day days night nights hour hours person people mes meses ano anos semana "
+    "semanas dia dias noche noches hora horas persona mois an ans annee semaine jour jours nuit nuits heure heures "
+    "personne monat monate jahr jahre woche tag tage nacht stunde stunden".split()
+)
+
+
+def missing_priced(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """The thing a question asks the price of, when no source holds a word of it and the answer gives a price:
+    "¿Cuánto cuesta la toalla?" over a gym's fees was answered "La matrícula de inscripción cuesta 25 euros",
+    true, cited, and the price of something else. The thing is what a determiner names, and every word of it must
+    be missing; names are left to named scope; German reads a source's compound as holding its last word ("Miete"
+    in "Nettokaltmieten"). Latin script only."""
+    if asked_value(question) != "money" or _NOT_LATIN.search(question):
+        return None
+    priced = [sentence for sentence in answer if holds_value("money", sentence)]
+    if not priced:
+        return None  # an answer without an amount is `missing_value`'s
+    # the thing is what an article names ("la toalla", "an extra checked bag"): "¿Cuánto pago si quiero recibirlo
+    # mañana?" (FAQ es-02, express delivery in other words) names none, "sa sœur" (PIAF) is whose money, and "the
+    # original Fast and the Furious film" (MLQA en) is a name's, which named scope reads
+    names = {w for run in name_runs(question) for w in run}
+    words = _WORD.findall(question)
+    thing: list[str] = []
+    for i, word in enumerate(words[:-1]):
+        if normalize(word) not in _ARTICLES:
+            continue
+        phrase = []
+        for named in words[i + 1 :]:
+            if not terms(named) or named in names or normalize(named) in _PRICE_WORDS | _PRICED_PER | _ASKING_FOR:
+                break
+            phrase.append(named)
+        if not (i + 1 + len(phrase) < len(words) and words[i + 1 + len(phrase)] in names):
+            thing += phrase
+    if not thing:
+        return None
+    known = _Vocabulary(sources)
+    german = _is_german(question)
+    compounds = {_family(w) for w in known.words if len(w) > FAMILY_LETTERS} if german else set()
+    for word in thing:
+        family_of = _family(word)
+        if known.mentions([word]) or any(len(family_of) >= FAMILY_LETTERS and c.endswith(family_of) for c in compounds):
+            return None
+    return ScopeMismatch(missing=[" ".join(thing)], answer_names=[_subject(priced[0]).strip()])
 
 
 # --- the asked number ----------------------------------------------------------------------------------------------
@@ -989,19 +1061,42 @@ class _Vocabulary:
                     self.followed_by.setdefault(_family(word), set()).add(_family(after))
         runs = [run for words in split for run in _runs(words, lambda i, w: w[0].isupper())]
         self.acronyms = {"".join(w[0] for w in run[i:j]) for run in runs for i in range(len(run)) for j in range(i + 2, len(run) + 1)}
+        # for each word the sources write in lower case after a name, the names they write before it: "fares" ->
+        # {("economy", "light"), ("economy", "classic"), ("business",)}
+        self.names_before: dict[str, set[tuple[str, ...]]] = {}
+        for words in split:
+            i = 0
+            while i < len(words):
+                j = i
+                while j < len(words) and words[j][0].isupper():
+                    j += 1
+                if i < j < len(words) and words[j].casefold() not in STOPWORDS:
+                    self.names_before.setdefault(_family(words[j]), set()).add(tuple(_family(w) for w in words[i:j]))
+                i = j + 1
 
     def mentions(self, run: list[str], after: str | None = None) -> bool:
         """Whether the sources mention the name `run`, which the question writes before the word `after`."""
-        if self._another_compound(run, after):
+        if self._another_compound(run, after) or self._another_named_kind(run, after):
             return False
-        for word in run:
-            if _family(word) in self.families or (word.isupper() and word in self.acronyms):
-                return True
-            if len(word) >= FAMILY_LETTERS and any(_one_edit(_POSSESSIVE.sub("", word.casefold()), w) for w in self.folded):
-                return True
+        if any(self._knows(word) for word in run):
+            return True
         # "United States" written "US" or "USA" (its initials, or them and one more letter, in capitals)
         initials = "".join(w[0] for w in run)
         return len(run) > 1 and any(w.isupper() and w.startswith(initials) and len(w) <= len(initials) + 1 for w in self.words)
+
+    def _knows(self, word: str) -> bool:
+        """Whether the sources hold `word`: its family, its acronym, or a word one letter apart."""
+        if _family(word) in self.families or (word.isupper() and word in self.acronyms):
+            return True
+        return len(word) >= FAMILY_LETTERS and any(_one_edit(_POSSESSIVE.sub("", word.casefold()), w) for w in self.folded)
+
+    def _another_named_kind(self, run: list[str], after: str | None) -> bool:
+        """"Premium Economy fares" over sources that name their fares "Economy Light", "Economy Classic" and
+        "Business": they name two kinds or more of the thing, none is the question's, and a word of it ("Premium")
+        is in no source. One word in common ("Economy") does not make it one of theirs."""
+        named = self.names_before.get(_family(after), set()) if after is not None else set()
+        asked = tuple(_family(w) for w in run)
+        return len(named) >= 2 and asked not in named and not all(self._knows(w) for w in run)
 
     def _another_compound(self, run: list[str], after: str | None) -> bool:
         """"The Business plan" over sources whose only "business" is the common word of "next business day", while
