@@ -38,6 +38,8 @@ _ORDINAL_MONTH = re.compile(
     r"september|oktober|october|november|dezember|december|desember)\b",
     re.IGNORECASE,
 )
+# ... and after an article or a preposition with one: "die 1. Klasse", "in der 2. Klasse", "zum 3. Mal"
+_ORDINAL_BEFORE = frozenset("der die das dem den des zum zur am im vom beim".split())
 _WORD_WINDOW = 40  # longer than any abbreviation: the word before a stop is found within this many characters
 _NEXT_CHAR = re.compile(r"[ \t\r\n\f\v]{0,200}(\S)")
 # A section's number before its title or its clause, on the same line: "2. Payment" over "2.1 Subscriptions
@@ -332,7 +334,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
             unit = last.isascii() and len(before) > 1 and before[-2].replace(",", "").replace(".", "").isdigit()
             if last in _ABBREVIATIONS or (len(last) == 1 and last.isalpha() and not unit):
                 continue
-            if last.isdigit() and len(last) <= 2 and _ORDINAL_MONTH.match(text, end):
+            if last.isdigit() and len(last) <= 2 and (_ORDINAL_MONTH.match(text, end) or (len(before) > 1 and before[-2].casefold() in _ORDINAL_BEFORE)):
                 continue
             # "No. 5", decimals are excluded by requiring whitespace after the stop already
             following = _NEXT_CHAR.match(text, end)
