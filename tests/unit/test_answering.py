@@ -473,6 +473,23 @@ def test_a_chinese_topic_alone_asks_the_previous_question_of_it():
     assert not answer.refused and answer.answer.startswith("普卡首年免年费"), answer.answer
 
 
+def test_a_price_question_is_answered_by_what_costs_nothing():
+    """Found trying a French broadband offer as a user: "Combien coûte l'installation ?" was refused (0.18) over a
+    section that says "L'installation est gratuite.": the sentence models read the question as asking a number, which
+    "gratuite" is not. A price question asks an amount, and "free" is one."""
+    from sourcerer.synthesis.extractive import type_match
+
+    question = "Combien coûte l'installation ?"
+    assert type_match("number", "L'installation est gratuite.", question) == 1.0
+    assert type_match("number", "L'installation est gratuite.", "Combien de jours faut-il ?") == 0.0
+    offer = [
+        {"text": "Installation\nUn technicien intervient sous 15 jours après la commande. L'installation est gratuite.", "source": "Fibre"},
+        {"text": "Prix\nL'offre Fibre coûte 29,99 € par mois pendant 12 mois, puis 39,99 € par mois.", "source": "Fibre"},
+    ]
+    answer = ask(question, passages=offer, chat="extractive")
+    assert not answer.refused and answer.answer.startswith("L'installation est gratuite."), answer.answer
+
+
 def test_the_price_of_another_kind_is_no_answer_however_few_kinds_the_sources_name():
     """Found over a hotel FAQ: "How much does late check-out cost?" was answered "Early check-in costs 1,000 yen per
     hour." The sources name one kind of check only, which the asked kind otherwise needs two of; a price is asked."""

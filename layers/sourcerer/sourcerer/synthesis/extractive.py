@@ -149,7 +149,9 @@ def type_match(kind: str | None, sentence: str, question: str) -> float:
     folded = normalize(sentence)
     if kind == "number":
         new = digit_numbers(sentence) - digit_numbers(question)
-        return 1.0 if new or _NUMBER_WORD.search(folded) else 0.0
+        # what costs nothing is an amount: "Combien coûte l'installation ?" is answered "L'installation est gratuite."
+        free = asked_value(question) == "money" and holds_value("money", sentence)
+        return 1.0 if new or free or _NUMBER_WORD.search(folded) else 0.0
     if kind == "time":
         new_year = set(_YEAR.findall(sentence)) - set(_YEAR.findall(question))
         return 1.0 if new_year or _CLOCK.search(sentence) or _TIME_WORDS.search(folded) else 0.0
