@@ -326,3 +326,15 @@ def test_arabic_indic_digits_are_the_same_numbers():
     assert digit_numbers("२०१० की जनगणना, ১৯৭১") == {"2010", "1971"}
     census = ["२०१० की जनगणना के अनुसार शहरी आबादी 29 लाख थी।"]
     assert missing_number("2010 की जनगणना के अनुसार शहरी आबादी कितनी थी?", census, census) is None
+
+
+def test_direction_marks_are_no_part_of_a_question():
+    """Found reading XQuAD ar's design half: a fifth of its questions open with a right-to-left mark (U+200F), as text
+    copied from a right-to-left page does, and "\u200fمن ساعد تيموجين؟" (who helped Temüjin?) read "من" as no asking
+    word. The marks are folded away with the rest; Persian's zero-width non-joiner, part of how a word is spelt,
+    stays."""
+    from sourcerer.synthesis.extractive import answer_type
+
+    assert normalize("\u200fمن ساعد\u200e؟\ufeff") == normalize("من ساعد؟")
+    assert answer_type("\u200fمن ساعد تيموجين في إنقاذ زوجته؟") == answer_type("من ساعد تيموجين في إنقاذ زوجته؟") == "person"
+    assert "\u200c" in normalize("می\u200cخواهم")

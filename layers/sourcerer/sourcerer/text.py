@@ -41,11 +41,15 @@ _ARABIC_MAP = str.maketrans(
 )
 _ARABIC_DIACRITICS = re.compile("[\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed]")
 _LATIN_MARKS = re.compile("[\u0300-\u036f]")
+# marks that set the direction of text or a break, and show nothing: "\u200fمن ساعد ...؟" (a right-to-left mark, as
+# text copied from a right-to-left page opens) read "من" as no asking word. The joiners a word is spelt with (Persian
+# ZWNJ, U+200C, U+200D) stay.
+_FORMAT_MARKS = re.compile("[\u200b\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c\ufeff]")
 
 
 def normalize(text: str) -> str:
-    """Fold text for matching: NFKC, casefold, Latin accents and Arabic letter variants."""
-    text = unicodedata.normalize("NFKC", text).casefold()
+    """Fold text for matching: NFKC, casefold, direction marks, Latin accents and Arabic letter variants."""
+    text = _FORMAT_MARKS.sub("", unicodedata.normalize("NFKC", text).casefold())
     text = _ARABIC_DIACRITICS.sub("", text).translate(_ARABIC_MAP)
     decomposed = unicodedata.normalize("NFD", text)
     if decomposed != text:
