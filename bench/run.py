@@ -17,6 +17,7 @@ from bench import (
     crosslingual,
     engines,
     faq,
+    floor,
     groundedness,
     ingest,
     keyword_speed,
@@ -61,6 +62,7 @@ def main() -> None:
     partial.run(50 if quick else 300, 300 if quick else 2000)
     groundedness.run(30 if quick else 200)
     refusal.run(50 if quick else 250)
+    floor.run(50 if quick else 250)
     containment.run(100 if quick else 1190)
     crosslingual.run(30 if quick else 150)
     faq.run()
