@@ -335,6 +335,23 @@ def test_a_japanese_question_is_answered_by_the_sentence_about_its_topic():
     assert not follow_up.refused and follow_up.answer.startswith("チェックアウトは10時です。"), follow_up.answer
 
 
+def test_a_verb_before_the_thing_is_no_kind_of_it():
+    """Found trying a leave policy as a user: "Do part-time employees get annual leave?" was answered "Full-time
+    employees receive 25 days of paid annual leave per year.", while "Part-time employees receive leave pro rata."
+    ranked first and was set last as being about a "receive" kind of leave. A kind opens the subject or follows a
+    word that says nothing; after another word it is a verb."""
+    from sourcerer.synthesis.scope import other_kind
+
+    question = "Do part-time employees get annual leave?"
+    full, part = "Full-time employees receive 25 days of paid annual leave per year.", "Part-time employees receive leave pro rata."
+    assert other_kind(question, part, full) is None
+    assert other_kind("How long does express shipping take?", "The standard shipping takes 3 to 5 days.", "Express shipping arrives tomorrow.") == "express"
+    policy = [{"text": f"Annual leave\n{full} {part}\nUp to 5 unused days can be carried over.", "source": "Leave policy"}]
+    answer = ask(question, passages=policy, chat="extractive")
+    assert not answer.refused and answer.answer.startswith(part), answer.answer
+    assert ask("Do full-time employees get annual leave?", passages=policy, chat="extractive").answer.startswith(full)
+
+
 def test_a_preposition_is_neither_a_kind_nor_a_thing():
     """Found trying a French vaccination schedule as a user: "Combien de doses pour le vaccin contre le
     papillomavirus ?" was answered with the ROR vaccine's second dose. "la vaccination contre les papillomavirus"

@@ -330,8 +330,13 @@ def other_kind(question: str, sentence: str, rival: str) -> str | None:
         return None
     asked = set(terms(question))
     # what the sentence is about: its subject, in its first words ("Standard shipping takes..."); a later phrase
-    # ("... developed for the high speed engine inventor") says something else of it
-    subject = word_pairs(_subject(sentence))
+    # ("... developed for the high speed engine inventor") says something else of it. A kind opens it or follows a
+    # word that says nothing ("The standard shipping"); after another word it is a verb: "Part-time employees
+    # receive leave pro rata." holds no "receive" kind of leave
+    opening = _subject(sentence)
+    words = _WORD.findall(opening)
+    modifying = {normalize(b) for a, b in itertools.pairwise(words) if normalize(a) in STOPWORDS} | {normalize(w) for w in words[:1]}
+    subject = {pair for pair, (kind_word, _) in _written_pairs(opening).items() if normalize(kind_word) in modifying}
     held, rival_pairs = set(terms(sentence)), word_pairs(rival)
     for kind, head in word_pairs(question):
         if kind not in held and (kind, head) in rival_pairs and any(h == head and k not in asked for k, h in subject):
