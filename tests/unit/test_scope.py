@@ -439,6 +439,33 @@ def test_a_thing_asked_the_price_of_that_no_source_holds_is_not_answered_with_an
     assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked kind", answer.answer
 
 
+def test_a_weight_or_age_is_answered_by_the_range_that_holds_it():
+    """Found trying a French paracetamol leaflet as a user: "Quelle est la dose pour un enfant de 30 kg ?" was answered
+    first with the dose for "plus de 50 kg" (1 to 2 tablets) and the one for "27 à 50 kg" second, and "... de 15 kg ?"
+    with both, neither for 15 kg. Now the range that holds the weight answers alone, and a weight no range holds is
+    refused. A question that states no weight or age, or one that bounds it ("over 30 kg"), reads as before."""
+    from sourcerer.synthesis.scope import asked_quantities, fits_quantity, missing_range
+
+    adults = "Adultes et enfants de plus de 50 kg : 1 à 2 comprimés par prise, à renouveler si besoin au bout de 4 heures."
+    children = "Enfants de 27 à 50 kg : 1 comprimé par prise, à renouveler si besoin au bout de 6 heures."
+    leaflet = [adults, children, "Ne pas dépasser 6 comprimés par jour."]
+    assert asked_quantities("Quelle est la dose pour un enfant de 30 kg ?") == {"weight": 30}
+    assert asked_quantities("How many tablets can a 12 year old take?") == {"age": 12}
+    assert asked_quantities("What is the dose for children over 30 kg?") == {}
+    assert fits_quantity("Dose for a 30 kg child?", children) is True and fits_quantity("Dose for a 30 kg child?", adults) is False
+    assert fits_quantity("Dose for a 30 kg child?", leaflet[2]) is None
+    assert fits_quantity("Can a 12 year old take it?", "Children aged 10 to 15 years: 1 tablet.") is True
+    mismatch = missing_range("Quelle est la dose pour un enfant de 15 kg ?", leaflet, [adults, children])
+    assert mismatch is not None and mismatch.missing == ["15 kg"]
+    assert missing_range("Quelle est la dose pour un enfant de 30 kg ?", leaflet, [adults]) is None  # a source holds it
+    assert missing_range("Combien de comprimés par jour au maximum ?", leaflet, leaflet[2:]) is None
+    passages = [{"text": "\n".join(leaflet), "source": "Paracétamol 500 mg"}]
+    answer = ask("Quelle est la dose pour un enfant de 30 kg ?", passages=passages, chat="extractive")
+    assert not answer.refused and answer.answer.startswith(children) and "plus de 50 kg" not in answer.answer, answer.answer
+    answer = ask("Quelle est la dose pour un enfant de 15 kg ?", passages=passages, chat="extractive")
+    assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked kind", answer.answer
+
+
 def test_a_condition_no_source_speaks_of_is_not_answered_with_another():
     """Found trying an antibiotic leaflet as a user: "Can I stop taking it when I feel better?" was answered "If a
     severe rash appears, stop taking it and call your doctor.": what to do under another condition. A condition the

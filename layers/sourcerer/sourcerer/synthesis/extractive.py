@@ -50,6 +50,7 @@ from sourcerer.synthesis.scope import (
     answers_another_question,
     asked_value,
     asks_yes_or_no,
+    fits_quantity,
     holds_asked_number,
     holds_value,
     missing_value,
@@ -513,6 +514,8 @@ class ExtractiveSynthesizer:
                 and candidate.features["coverage"] > 0
                 and not _another_row(candidate, asked)
                 and candidate.other_kind is None
+                # "... enfant de 30 kg ?": the dose for "plus de 50 kg" does not follow the one for "27 à 50 kg"
+                and fits_quantity(question, candidate.text) is not False
             )
             close = candidate.score >= second_ratio * ranked[0].score
             if same_topic and close and normalize(candidate.text) not in {normalize(c.text) for c in chosen}:
@@ -863,6 +866,16 @@ def asked_number_first(question: str, ranked: list[ScoredSentence]) -> list[Scor
     return _first(ranked, next((s for s in ranked[1:NUMBER_REACH] if holds_asked_number(question, s.text)), None))
 
 
+def asked_range_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
+    """The ranking with the first of the next best (`NUMBER_REACH`) whose stated range holds the weight or age the
+    question states put first, when the best states ranges of it that do not (`scope.fits_quantity`): "Quelle est la
+    dose pour un enfant de 30 kg ?" over a paracetamol leaflet was answered first with the dose for "plus de 50 kg",
+    while "Enfants de 27 à 50 kg : 1 comprimé par prise" stood second."""
+    if len(ranked) < 2 or fits_quantity(question, ranked[0].text) is not False:
+        return ranked
+    return _first(ranked, next((s for s in ranked[1:NUMBER_REACH] if fits_quantity(question, s.text)), None))
+
+
 def _first_stating(question: str, ranked: list[ScoredSentence], asks: re.Pattern[str], states: re.Pattern[str], reach: int) -> list[ScoredSentence]:
     """The ranking with the first of the next best (up to `reach`) whose folded text `states` what the folded question
     `asks` for (a limit, a frequency) put first, when the question asks for it and the best states none."""
@@ -877,7 +890,7 @@ def _first(ranked: list[ScoredSentence], sentence: ScoredSentence | None) -> lis
 
 
 # The rankings' plain readings of the question, in order (see each): the asked kind, a negation, a limit, a
-# frequency, a Japanese topic, a named procedure, an asked contact value, an asked number
+# frequency, a Japanese topic, a named procedure, an asked contact value, an asked number, a weight or age in a range
 READINGS = (
     asked_kind_first,
     asked_polarity_first,
@@ -887,6 +900,7 @@ READINGS = (
     named_procedure_first,
     asked_value_first,
     asked_number_first,
+    asked_range_first,
 )
 
 

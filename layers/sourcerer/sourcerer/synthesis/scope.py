@@ -599,6 +599,7 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
         or missing_for_whom(question, sources, said)
         or missing_condition(question, sources, sentences)
         or missing_priced(question, sources, sentences)
+        or missing_range(question, sources, sentences)
         or missing_number(question, sources, said)
     )
 
@@ -752,7 +753,7 @@ _PRICED_PER = frozenset(
 def missing_priced(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
     """The thing a question asks the price of, when no source holds a word of it and the answer gives a price:
     "¿Cuánto cuesta la toalla?" over a gym's fees was answered "La matrícula de inscripción cuesta 25 euros",
-    true, cited, and the price of something else. The thing is what a determiner names, and every word of it must
+    true, cited, and the price of something else. The thing is what an article names, and every word of it must
     be missing; names are left to named scope; German reads a source's compound as holding its last word ("Miete"
     in "Nettokaltmieten"). Latin script only."""
     if asked_value(question) != "money" or _NOT_LATIN.search(question):
@@ -895,6 +896,78 @@ def missing_number(question: str, sources: Sequence[str], answer: Sequence[str])
         if m not in every and any(same_thing(n, words, m, beside) for n, words in missing.items())
     ]
     return ScopeMismatch(missing=sorted(missing), answer_names=list(dict.fromkeys(others))) if others else None
+
+
+# --- a weight or an age within a stated range ----------------------------------------------------------------------
+
+# the units a dose is given by, folded: a weight or an age ("30 kg", "8 ans", "a 12 year old", "10 Jahre", "15 años")
+_BODY_UNIT = r"(?P<unit>kg|kilos?|kilogram\w*|years?|year-old|ans|jahre[n]?|anos|lbs?|pounds)\b"
+_QUANTITY = re.compile(r"(?<![\d.,])(?P<n>\d{1,3})(?:[.,]\d+)?\s*" + _BODY_UNIT)
+# a stated range or bound of such a unit: "27 à 50 kg", "10 to 15 years", "de 10 a 15 años", "10-15 Jahre", "plus de
+# 50 kg", "over 12 years", "unter 40 kg", "ab 12 Jahren", "moins de 6 ans"
+_RANGE = re.compile(
+    r"(?P<low>\d{1,3})(?:[.,]\d+)?\s*(?:kg\s*)?(?:a|à|to|-|–|bis|y|and|et|al)\s*(?P<high>\d{1,3})(?:[.,]\d+)?\s*" + _BODY_UNIT
+)
+_BOUND = re.compile(
+    r"\b(?P<word>plus de|more than|over|above|older than|heavier than|at least|au moins|mindestens|uber|ab|mas de|mayores de|"
+    r"moins de|less than|under|below|younger than|lighter than|unter|menos de|menores de|jusqu'a|up to|bis zu|hasta)\s+"
+    r"(?P<n>\d{1,3})(?:[.,]\d+)?\s*" + _BODY_UNIT
+)
+_ABOVE = frozenset("plus de|more than|over|above|older than|heavier than|at least|au moins|mindestens|uber|ab|mas de|mayores de".split("|"))
+_UNIT_KIND = {"kg": "weight", "kilo": "weight", "kilos": "weight", "lb": "weight", "lbs": "weight", "pounds": "weight"}
+
+
+def _unit_kind(unit: str) -> str:
+    return _UNIT_KIND.get(unit, "weight" if unit.startswith("kilogram") else "age")
+
+
+def asked_quantities(question: str) -> dict[str, int]:
+    """The weight or age a question states ("pour un enfant de 30 kg": {"weight": 30}); not one that ends a range
+    ("plus de 30 kg", "after 5 years")."""
+    folded = normalize(question)
+    out: dict[str, int] = {}
+    for m in _QUANTITY.finditer(folded):
+        if not _RANGE_BEFORE.search(folded[: m.start()]) and not _BOUND.search(folded[max(0, m.start() - 20) : m.end()]):
+            out.setdefault(_unit_kind(m["unit"]), int(m["n"]))
+    return out
+
+
+def stated_ranges(text: str) -> dict[str, list[tuple[float, float]]]:
+    """The ranges and bounds of weight or age `text` states ("27 à 50 kg": {"weight": [(27, 50)]}; "plus de 50 kg":
+    (50, inf))."""
+    folded = normalize(text)
+    out: dict[str, list[tuple[float, float]]] = {}
+    for m in _RANGE.finditer(folded):
+        out.setdefault(_unit_kind(m["unit"]), []).append((float(m["low"]), float(m["high"])))
+    for m in _BOUND.finditer(folded):
+        n = float(m["n"])
+        out.setdefault(_unit_kind(m["unit"]), []).append((n, float("inf")) if m["word"] in _ABOVE else (0.0, n))
+    return out
+
+
+def fits_quantity(question: str, text: str) -> bool | None:
+    """Whether a range `text` states holds the weight or age the question states: True, False (it states ranges of
+    that unit, none holds it), or None (nothing to compare)."""
+    verdict = None
+    ranges = stated_ranges(text)
+    for kind, n in asked_quantities(question).items():
+        if kind in ranges:
+            if any(low <= n <= high for low, high in ranges[kind]):
+                return True
+            verdict = False
+    return verdict
+
+
+def missing_range(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """A weight or an age the question states that no range of the sources holds, when the answer states ranges of
+    it: "Quelle est la dose pour un enfant de 15 kg ?" over a paracetamol leaflet that doses "plus de 50 kg" and "27
+    à 50 kg" was answered with both, neither for 15 kg. A source whose range holds it, or an answer that states no
+    range, is left to the rest."""
+    fits = [fits_quantity(question, sentence) for sentence in answer]
+    if False not in fits or True in fits or any(fits_quantity(question, text) for text in sources):
+        return None
+    asked = ", ".join(f"{n} {'kg' if kind == 'weight' else 'years'}" for kind, n in asked_quantities(question).items())
+    return ScopeMismatch(missing=[asked], answer_names=[_subject(sentence).strip() for sentence, fit in zip(answer, fits, strict=True) if fit is False][:2])
 
 
 def _opening(sentence: str) -> str:
