@@ -455,6 +455,11 @@ def test_a_weight_or_age_is_answered_by_the_range_that_holds_it():
     assert fits_quantity("Dose for a 30 kg child?", children) is True and fits_quantity("Dose for a 30 kg child?", adults) is False
     assert fits_quantity("Dose for a 30 kg child?", leaflet[2]) is None
     assert fits_quantity("Can a 12 year old take it?", "Children aged 10 to 15 years: 1 tablet.") is True
+    assert asked_quantities("What is the dose for a 9-year-old?") == {"age": 9}
+    # a bound holds it too, and the number it states is then no other number (`missing_number`)
+    syrup = ["Kinder von 10 bis 15 kg erhalten 5 ml.", "Kinder ab 16 kg erhalten 7,5 ml."]
+    assert fits_quantity("Wie viel Saft bekommt ein Kind mit 20 kg?", syrup[1]) is True
+    assert missing_number("Wie viel Saft bekommt ein Kind mit 20 kg?", syrup, syrup[1:]) is None
     mismatch = missing_range("Quelle est la dose pour un enfant de 15 kg ?", leaflet, [adults, children])
     assert mismatch is not None and mismatch.missing == ["15 kg"]
     assert missing_range("Quelle est la dose pour un enfant de 30 kg ?", leaflet, [adults]) is None  # a source holds it

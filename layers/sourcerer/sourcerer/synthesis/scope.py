@@ -876,6 +876,8 @@ def missing_number(question: str, sources: Sequence[str], answer: Sequence[str])
     held only where a source writes it as the same thing ("$2" holds no "2 TB"). One end of a range names
     no one thing: "What changed after 1945?" may be answered "In 1946, ...", "Is a 20 kg suitcase allowed?" by "Bags
     up to 23 kg are free", and "How many tablets can a 12 year old take?" by "Children aged 10 to 15 years: ..."."""
+    if any(fits_quantity(question, sentence) for sentence in answer):
+        return None  # "ein Kind mit 20 kg" is answered by "Kinder ab 16 kg": a range holds it
     asked = numbered(question, ranges=False)
     held = {n for text in sources for n in digit_numbers(text)}
     # a short number is held where a source writes it as the same thing: "$2" holds no "2 TB"
@@ -902,7 +904,7 @@ def missing_number(question: str, sources: Sequence[str], answer: Sequence[str])
 
 # the units a dose is given by, folded: a weight or an age ("30 kg", "8 ans", "a 12 year old", "10 Jahre", "15 años")
 _BODY_UNIT = r"(?P<unit>kg|kilos?|kilogram\w*|years?|year-old|ans|jahre[n]?|anos|lbs?|pounds)\b"
-_QUANTITY = re.compile(r"(?<![\d.,])(?P<n>\d{1,3})(?:[.,]\d+)?\s*" + _BODY_UNIT)
+_QUANTITY = re.compile(r"(?<![\d.,])(?P<n>\d{1,3})(?:[.,]\d+)?(?:\s*|-)" + _BODY_UNIT)
 # a stated range or bound of such a unit: "27 à 50 kg", "10 to 15 years", "de 10 a 15 años", "10-15 Jahre", "plus de
 # 50 kg", "over 12 years", "unter 40 kg", "ab 12 Jahren", "moins de 6 ans"
 _RANGE = re.compile(
