@@ -460,6 +460,14 @@ def test_a_weight_or_age_is_answered_by_the_range_that_holds_it():
     syrup = ["Kinder von 10 bis 15 kg erhalten 5 ml.", "Kinder ab 16 kg erhalten 7,5 ml."]
     assert fits_quantity("Wie viel Saft bekommt ein Kind mit 20 kg?", syrup[1]) is True
     assert missing_number("Wie viel Saft bekommt ein Kind mit 20 kg?", syrup, syrup[1:]) is None
+    # in Chinese and Arabic leaflets too: "1至3岁儿童（体重10至15公斤）", "الأطفال من 6 إلى 12 سنة", "أكثر من 12 سنة", "1岁以下"
+    assert asked_quantities("5岁儿童一次吃多少毫升？") == {"age": 5} and asked_quantities("12岁以上儿童吃多少？") == {}
+    assert asked_quantities("ما جرعة طفل عمره 8 سنوات؟") == {"age": 8}
+    assert fits_quantity("5岁儿童一次吃多少毫升？", "4至6岁儿童（体重16至21公斤），一次5毫升。") is True
+    assert fits_quantity("12岁的孩子吃多少？", "1至3岁儿童（体重10至15公斤），一次4毫升。") is False
+    assert fits_quantity("12岁的孩子吃多少？", "1岁以下儿童请遵医嘱。") is False
+    assert fits_quantity("ما جرعة طفل عمره 8 سنوات؟", "الأطفال من 6 إلى 12 سنة: نصف قرص.") is True
+    assert fits_quantity("ما جرعة طفل عمره 8 سنوات؟", "لا يستخدم للأطفال أقل من 6 سنوات.") is False
     mismatch = missing_range("Quelle est la dose pour un enfant de 15 kg ?", leaflet, [adults, children])
     assert mismatch is not None and mismatch.missing == ["15 kg"]
     assert missing_range("Quelle est la dose pour un enfant de 30 kg ?", leaflet, [adults]) is None  # a source holds it

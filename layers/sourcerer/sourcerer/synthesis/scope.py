@@ -903,33 +903,43 @@ def missing_number(question: str, sources: Sequence[str], answer: Sequence[str])
 # --- a weight or an age within a stated range ----------------------------------------------------------------------
 
 # the units a dose is given by, folded: a weight or an age ("30 kg", "8 ans", "a 12 year old", "10 Jahre", "15 años")
-_BODY_UNIT = r"(?P<unit>kg|kilos?|kilogram\w*|years?|year-old|ans|jahre[n]?|anos|lbs?|pounds)\b"
+_BODY_UNIT = (
+    r"(?P<unit>kg|kilos?|kilogram\w*|years?|year-old|ans|jahre[n]?|anos|lbs?|pounds|岁|周岁|公斤|千克|"
+    r"سنه|سنوات|سنين|عام|اعوام|كغ|كجم|كيلوغرام|كيلو)(?![a-z])"
+)
 _QUANTITY = re.compile(r"(?<![\d.,])(?P<n>\d{1,3})(?:[.,]\d+)?(?:\s*|-)" + _BODY_UNIT)
-# a stated range or bound of such a unit: "27 à 50 kg", "10 to 15 years", "de 10 a 15 años", "10-15 Jahre", "plus de
-# 50 kg", "over 12 years", "unter 40 kg", "ab 12 Jahren", "moins de 6 ans"
+# a stated range or bound of such a unit: "27 à 50 kg", "10 to 15 years", "de 10 a 15 años", "10-15 Jahre", "10至15公斤",
+# "من 6 إلى 12 سنة"; "plus de 50 kg", "over 12 years", "unter 40 kg", "ab 12 Jahren", "أكثر من 12 سنة", "12岁以上"
 _RANGE = re.compile(
-    r"(?P<low>\d{1,3})(?:[.,]\d+)?\s*(?:kg\s*)?(?:a|à|to|-|–|bis|y|and|et|al)\s*(?P<high>\d{1,3})(?:[.,]\d+)?\s*" + _BODY_UNIT
+    r"(?P<low>\d{1,3})(?:[.,]\d+)?\s*(?:kg\s*)?(?:a|à|to|-|–|bis|y|and|et|al|至|到|~|～|الي|حتي)\s*(?P<high>\d{1,3})(?:[.,]\d+)?\s*"
+    + _BODY_UNIT
+)
+_ABOVE_WORDS = (
+    "plus de|more than|over|above|older than|heavier than|at least|au moins|mindestens|uber|ab|mas de|mayores de|"
+    "اكثر من|اكبر من|فوق|大于|超过"
 )
 _BOUND = re.compile(
-    r"\b(?P<word>plus de|more than|over|above|older than|heavier than|at least|au moins|mindestens|uber|ab|mas de|mayores de|"
-    r"moins de|less than|under|below|younger than|lighter than|unter|menos de|menores de|jusqu'a|up to|bis zu|hasta)\s+"
+    rf"(?:\b|(?<=\s)|^)(?P<word>{_ABOVE_WORDS}|moins de|less than|under|below|younger than|lighter than|unter|menos de|"
+    r"menores de|jusqu'a|up to|bis zu|hasta|اقل من|اصغر من|دون|تحت|小于|不满|未满)\s*"
     r"(?P<n>\d{1,3})(?:[.,]\d+)?\s*" + _BODY_UNIT
 )
-_ABOVE = frozenset("plus de|more than|over|above|older than|heavier than|at least|au moins|mindestens|uber|ab|mas de|mayores de".split("|"))
-_UNIT_KIND = {"kg": "weight", "kilo": "weight", "kilos": "weight", "lb": "weight", "lbs": "weight", "pounds": "weight"}
+_BOUND_AFTER = re.compile(r"(?P<n>\d{1,3})(?:[.,]\d+)?\s*" + _BODY_UNIT + r"\s*(?:及)?(?P<word>以上|以下)")
+_ABOVE = frozenset(_ABOVE_WORDS.split("|")) | {"以上"}
+_WEIGHTS = frozenset("kg kilo kilos lb lbs pounds 公斤 千克 كغ كجم كيلوغرام كيلو".split())
 
 
 def _unit_kind(unit: str) -> str:
-    return _UNIT_KIND.get(unit, "weight" if unit.startswith("kilogram") else "age")
+    return "weight" if unit in _WEIGHTS or unit.startswith("kilogram") else "age"
 
 
 def asked_quantities(question: str) -> dict[str, int]:
-    """The weight or age a question states ("pour un enfant de 30 kg": {"weight": 30}); not one that ends a range
-    ("plus de 30 kg", "after 5 years")."""
+    """The weight or age a question states ("pour un enfant de 30 kg": {"weight": 30}, "5岁儿童", "عمره 8 سنوات"); not
+    one that ends a range ("plus de 30 kg", "after 5 years", "12岁以上")."""
     folded = normalize(question)
     out: dict[str, int] = {}
     for m in _QUANTITY.finditer(folded):
-        if not _RANGE_BEFORE.search(folded[: m.start()]) and not _BOUND.search(folded[max(0, m.start() - 20) : m.end()]):
+        bounded = _BOUND.search(folded[max(0, m.start() - 20) : m.end()]) or _RANGE_AFTER.search(folded[m.end() :])
+        if not _RANGE_BEFORE.search(folded[: m.start()]) and not bounded:
             out.setdefault(_unit_kind(m["unit"]), int(m["n"]))
     return out
 
@@ -941,7 +951,7 @@ def stated_ranges(text: str) -> dict[str, list[tuple[float, float]]]:
     out: dict[str, list[tuple[float, float]]] = {}
     for m in _RANGE.finditer(folded):
         out.setdefault(_unit_kind(m["unit"]), []).append((float(m["low"]), float(m["high"])))
-    for m in _BOUND.finditer(folded):
+    for m in itertools.chain(_BOUND.finditer(folded), _BOUND_AFTER.finditer(folded)):
         n = float(m["n"])
         out.setdefault(_unit_kind(m["unit"]), []).append((n, float("inf")) if m["word"] in _ABOVE else (0.0, n))
     return out
