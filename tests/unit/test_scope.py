@@ -468,6 +468,11 @@ def test_a_weight_or_age_is_answered_by_the_range_that_holds_it():
     assert fits_quantity("12岁的孩子吃多少？", "1岁以下儿童请遵医嘱。") is False
     assert fits_quantity("ما جرعة طفل عمره 8 سنوات؟", "الأطفال من 6 إلى 12 سنة: نصف قرص.") is True
     assert fits_quantity("ما جرعة طفل عمره 8 سنوات؟", "لا يستخدم للأطفال أقل من 6 سنوات.") is False
+    # and Japanese: "7歳～14歳", "15歳以上", "7歳未満" (found over a Japanese leaflet: a 10-year-old got the dose for 15 and over)
+    assert asked_quantities("10歳の子どもは何錠飲めますか？") == {"age": 10} and asked_quantities("7歳未満の子は？") == {}
+    assert fits_quantity("10歳の子どもは何錠飲めますか？", "7歳～14歳：1回1錠、1日3回まで服用してください。") is True
+    assert fits_quantity("10歳の子どもは何錠飲めますか？", "15歳以上：1回2錠、1日3回まで服用してください。") is False
+    assert fits_quantity("3歳の子どもは何錠ですか？", "7歳未満の小児には服用させないでください。") is True
     mismatch = missing_range("Quelle est la dose pour un enfant de 15 kg ?", leaflet, [adults, children])
     assert mismatch is not None and mismatch.missing == ["15 kg"]
     assert missing_range("Quelle est la dose pour un enfant de 30 kg ?", leaflet, [adults]) is None  # a source holds it

@@ -904,14 +904,15 @@ def missing_number(question: str, sources: Sequence[str], answer: Sequence[str])
 
 # the units a dose is given by, folded: a weight or an age ("30 kg", "8 ans", "a 12 year old", "10 Jahre", "15 años")
 _BODY_UNIT = (
-    r"(?P<unit>kg|kilos?|kilogram\w*|years?|year-old|ans|jahre[n]?|anos|lbs?|pounds|岁|周岁|公斤|千克|"
+    r"(?P<unit>kg|kilos?|kilogram\w*|years?|year-old|ans|jahre[n]?|anos|lbs?|pounds|岁|周岁|歳|公斤|千克|"
     r"سنه|سنوات|سنين|عام|اعوام|كغ|كجم|كيلوغرام|كيلو)(?![a-z])"
 )
 _QUANTITY = re.compile(r"(?<![\d.,])(?P<n>\d{1,3})(?:[.,]\d+)?(?:\s*|-)" + _BODY_UNIT)
 # a stated range or bound of such a unit: "27 à 50 kg", "10 to 15 years", "de 10 a 15 años", "10-15 Jahre", "10至15公斤",
-# "من 6 إلى 12 سنة"; "plus de 50 kg", "over 12 years", "unter 40 kg", "ab 12 Jahren", "أكثر من 12 سنة", "12岁以上"
+# "من 6 إلى 12 سنة", "7歳～14歳"; "plus de 50 kg", "over 12 years", "unter 40 kg", "ab 12 Jahren", "أكثر من 12 سنة", "12岁以上",
+# "7歳未満"
 _RANGE = re.compile(
-    r"(?P<low>\d{1,3})(?:[.,]\d+)?\s*(?:kg\s*)?(?:a|à|to|-|–|bis|y|and|et|al|至|到|~|～|الي|حتي)\s*(?P<high>\d{1,3})(?:[.,]\d+)?\s*"
+    r"(?P<low>\d{1,3})(?:[.,]\d+)?\s*(?:(?:kg|歳|岁|公斤)\s*)?(?:a|à|to|-|–|bis|y|and|et|al|至|到|~|～|الي|حتي)\s*(?P<high>\d{1,3})(?:[.,]\d+)?\s*"
     + _BODY_UNIT
 )
 _ABOVE_WORDS = (
@@ -923,7 +924,7 @@ _BOUND = re.compile(
     r"menores de|jusqu'a|up to|bis zu|hasta|اقل من|اصغر من|دون|تحت|小于|不满|未满)\s*"
     r"(?P<n>\d{1,3})(?:[.,]\d+)?\s*" + _BODY_UNIT
 )
-_BOUND_AFTER = re.compile(r"(?P<n>\d{1,3})(?:[.,]\d+)?\s*" + _BODY_UNIT + r"\s*(?:及)?(?P<word>以上|以下)")
+_BOUND_AFTER = re.compile(r"(?P<n>\d{1,3})(?:[.,]\d+)?\s*" + _BODY_UNIT + r"\s*(?:及)?(?P<word>以上|以下|未満)")
 _ABOVE = frozenset(_ABOVE_WORDS.split("|")) | {"以上"}
 _WEIGHTS = frozenset("kg kilo kilos lb lbs pounds 公斤 千克 كغ كجم كيلوغرام كيلو".split())
 
@@ -938,7 +939,7 @@ def asked_quantities(question: str) -> dict[str, int]:
     folded = normalize(question)
     out: dict[str, int] = {}
     for m in _QUANTITY.finditer(folded):
-        bounded = _BOUND.search(folded[max(0, m.start() - 20) : m.end()]) or _RANGE_AFTER.search(folded[m.end() :])
+        bounded = _BOUND.search(folded[max(0, m.start() - 20) : m.end()]) or _BOUND_AFTER.match(folded, m.start()) or _RANGE_AFTER.search(folded[m.end() :])
         if not _RANGE_BEFORE.search(folded[: m.start()]) and not bounded:
             out.setdefault(_unit_kind(m["unit"]), int(m["n"]))
     return out
