@@ -39,7 +39,7 @@ from typing import Any
 from sourcerer.errors import InvalidRequest, MalformedReply
 from sourcerer.synthesis.prompt import REWRITE_PROMPT
 from sourcerer.synthesis.providers import ChatProvider, ask_for_json
-from sourcerer.text import CJK_LETTER, DEFINITE_ARTICLES, normalize, terms
+from sourcerer.text import CJK_LETTER, DEFINITE_ARTICLES, FOR_WORDS, normalize, terms
 
 _WORD = re.compile(r"[\w'’-]+", re.UNICODE)
 
@@ -115,9 +115,6 @@ el los las del al para con por y en un una o dentro antes despues durante desde 
 do da dos das no na para com e o a
 """.split()
 )
-# The words that say what a thing is for or against, which a follow-up says one for another: "Et pour la grippe ?"
-# after "... le vaccin contre le pneumocoque ?" asks of the vaccine against flu
-_FOR_OR_AGAINST = frozenset("for against pour contre fur gegen para contra".split())
 # The words that tie an attribute to what it is of: "the maximum daily dose OF paracetamol", "le délai DE
 # remboursement", "la période d'essai DES cadres". What follows is the thing the question is about.
 _OF = frozenset("of de des du del von vom di".split())
@@ -374,8 +371,8 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
         preposition = (
             opener_words[-1] if opener_words and opener_words[-1] in _FUNCTION - {"and", "et", "und", "y", "e"} else None
         )
-        if preposition in _FOR_OR_AGAINST:  # "Et pour la grippe ?" after "... le vaccin contre le pneumocoque ?"
-            preposition = next((w for r in _runs(previous) if (w := _word_before(previous, r)) in _FOR_OR_AGAINST), preposition)
+        if preposition in FOR_WORDS:  # "Et pour la grippe ?" after "... le vaccin contre le pneumocoque ?"
+            preposition = next((w for r in _runs(previous) if (w := _word_before(previous, r)) in FOR_WORDS), preposition)
         if preposition and not any(_word_before(previous, r) == preposition for r in _runs(previous)):
             preposition = None  # "and for express?" after "How long does shipping take?": a new subject
         if preposition:  # "Und bei einer Geburt?" after "... bei einer Hochzeit?": the previous keeps its article

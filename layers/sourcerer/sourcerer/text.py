@@ -111,6 +111,11 @@ lo gli uno sono quale quali quando quanto senza della dei delle nel nella
 )
 # Definite articles (folded) in the languages the answer models read in Latin script: "the tenant", "los sábados"
 DEFINITE_ARTICLES = frozenset("the le la les l el los las der die das den dem des il lo gli".split())
+# The words that say what a thing is against, and with them what or whom it is for (folded): "le vaccin contre la
+# varicelle", "the dose for children"; a follow-up says one for another ("Et pour la grippe ?" after "... contre le
+# pneumocoque ?")
+AGAINST_WORDS = frozenset("against contre gegen contra".split())
+FOR_WORDS = frozenset("for pour fur para".split()) | AGAINST_WORDS
 # Words whose meaning flips a claim; kept out of the stopword list where it matters (see `NEGATIONS`).
 NEGATIONS = frozenset(
     "no not never none nobody nothing neither nor without cannot can't don't doesn't didn't isn't aren't "

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
 from sourcerer.citations import strip_markers
@@ -850,9 +850,9 @@ def asked_value_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     refused for lacking one (`scope.missing_value`) while "Call us on 0800 123 456" stood third. An amount is not
     looked for this way: the price of something else is a near-miss, not the answer."""
     kind = asked_value(question)
-    if kind not in CONTACT_VALUES or not ranked or holds_value(kind, ranked[0].text):
+    if kind not in CONTACT_VALUES:
         return ranked
-    return _first(ranked, next((s for s in ranked[1:KIND_REACH] if holds_value(kind, s.text)), None))
+    return _first_holding(ranked, KIND_REACH, lambda text: holds_value(kind, text))
 
 
 def asked_number_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
@@ -861,9 +861,7 @@ def asked_number_first(question: str, ranked: list[ScoredSentence]) -> list[Scor
     means the key is missing or invalid." (every word but the number), while "When you exceed the limit the API
     returns HTTP 429 with a Retry-After header." stood fourth. A short number must stand beside a word it stands
     beside in the question (`scope.same_thing`): "8 tablets" is no answer to "Can I give it to my 8 year old?"."""
-    if len(ranked) < 2 or holds_asked_number(question, ranked[0].text):
-        return ranked
-    return _first(ranked, next((s for s in ranked[1:NUMBER_REACH] if holds_asked_number(question, s.text)), None))
+    return _first_holding(ranked, NUMBER_REACH, lambda text: holds_asked_number(question, text))
 
 
 def asked_range_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
@@ -879,9 +877,17 @@ def asked_range_first(question: str, ranked: list[ScoredSentence]) -> list[Score
 def _first_stating(question: str, ranked: list[ScoredSentence], asks: re.Pattern[str], states: re.Pattern[str], reach: int) -> list[ScoredSentence]:
     """The ranking with the first of the next best (up to `reach`) whose folded text `states` what the folded question
     `asks` for (a limit, a frequency) put first, when the question asks for it and the best states none."""
-    if len(ranked) < 2 or not asks.search(normalize(question)) or states.search(normalize(ranked[0].text)):
+    if not asks.search(normalize(question)):
         return ranked
-    return _first(ranked, next((s for s in ranked[1:reach] if states.search(normalize(s.text))), None))
+    return _first_holding(ranked, reach, lambda text: bool(states.search(normalize(text))))
+
+
+def _first_holding(ranked: list[ScoredSentence], reach: int, holds: Callable[[str], bool]) -> list[ScoredSentence]:
+    """The ranking with the first of the next best (up to `reach`) whose text `holds` what is asked put first, when the
+    best's does not; as it was otherwise."""
+    if len(ranked) < 2 or holds(ranked[0].text):
+        return ranked
+    return _first(ranked, next((s for s in ranked[1:reach] if holds(s.text)), None))
 
 
 def _first(ranked: list[ScoredSentence], sentence: ScoredSentence | None) -> list[ScoredSentence]:

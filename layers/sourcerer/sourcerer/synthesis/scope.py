@@ -34,13 +34,16 @@ import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from sourcerer.models import CharSpan, Passage
 from sourcerer.sentences import ANSWER_LABEL, QUESTION_LABEL, is_question, row_cells, states_nothing
 from sourcerer.text import (
+    AGAINST_WORDS,
     CJK_LETTER,
     DEFINITE_ARTICLES,
     FAMILY_LETTERS,
+    FOR_WORDS,
     STOPWORDS,
     digit_numbers,
     family,
@@ -121,7 +124,7 @@ def missing_names(question: str, sources: Sequence[str]) -> list[str]:
     runs = name_runs(question)
     if not runs:
         return []
-    known = _Vocabulary(sources)
+    known = _vocabulary(sources)
     words = _WORD.findall(question)
     return [" ".join(run) for run in runs if not known.mentions(run, _word_after(words, run))]
 
@@ -364,7 +367,7 @@ def missing_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -
     if _NOT_LATIN.search(question) or _kind_after(question):
         return None
     asked = set(terms(question))
-    known = _Vocabulary(sources)
+    known = _vocabulary(sources)
     # the price of another kind is no answer however few kinds the sources name: "How much does late check-out
     # cost?" over a hotel FAQ whose only priced kind of check is "Early check-in costs 1,000 yen per hour."
     kinds_needed = 1 if asked_value(question) == "money" else 2
@@ -653,18 +656,16 @@ def missing_condition(question: str, sources: Sequence[str], answer: Sequence[st
     words = [w for w in clause if terms(w)]
     if len(words) < 2 or (len(clause) > 1 and re.search(r"(?:ed|en|ing)$", clause[1])):
         return None  # "when acted upon", "if needed": a participle, no condition of its own
-    known = _Vocabulary(sources)
+    known = _vocabulary(sources)
     if any(known.mentions([w]) for w in words):
         return None
     others = [clause for sentence in answer if (clause := _condition(sentence))]
     return ScopeMismatch(missing=[asked or ""], answer_names=others[:1]) if others else None
 
 
-# the words that say for whom or what a thing is, or against what: "the dose for children", "la dose pour les
-# enfants", "die Dosis für Kinder", "la dosis para niños", "le vaccin contre la varicelle"; read on folded text,
+# the words that say for whom or what a thing is (`FOR_WORDS`), or against what: "the dose for children", "la dose pour
+# les enfants", "die Dosis für Kinder", "la dosis para niños", "le vaccin contre la varicelle"; read on folded text,
 # articles and possessives skipped
-_AGAINST = frozenset("against contre gegen contra".split())
-_FOR = frozenset("for pour fur para".split()) | _AGAINST
 _DETERMINERS = frozenset(
     "the a an le la les l un une des der die das den dem des ein eine einen einem einer el los las unos unas "
     "my your his her its our their mon ma mes ton ta tes son sa ses notre nos votre vos leur leurs mein meine meinen "
@@ -685,7 +686,7 @@ def _for_pairs(text: str, *, asked: bool = False) -> dict[tuple[str, str], tuple
     for clause in _CLAUSE.split(text):
         words = clause.split()
         for i, word in enumerate(words[:-2]):
-            if normalize(words[i + 1]) not in _FOR or (asked and (i == 0 or normalize(words[i - 1]) not in _DETERMINERS)):
+            if normalize(words[i + 1]) not in FOR_WORDS or (asked and (i == 0 or normalize(words[i - 1]) not in _DETERMINERS)):
                 continue
             j = i + 2
             while j < len(words) - 1 and normalize(words[j]) in _DETERMINERS:
@@ -713,19 +714,20 @@ def missing_for_whom(question: str, sources: Sequence[str], answer: Sequence[str
     asked = _for_pairs(question, asked=True)
     if not asked:
         return None
-    known = _Vocabulary(sources)
+    known = _vocabulary(sources)
     question_terms = set(terms(question))
     said = {pair: written for sentence in answer for pair, written in _for_pairs(sentence).items()}
     # what a thing is against is missing only where the sources tell two or more apart for it (by its first five
     # letters: "le vaccin contre le pneumocoque", "la vaccination contre la grippe"): "ein Krieg gegen die Menschen in
     # Amerika" over the one "Krieg gegen die amerikanischen Revolutionäre" is the same war in other words (MLQA de)
     against: dict[str, set[str]] = {}
-    for text in sources:
-        for (thing, whom), (_, word, _) in _for_pairs(text).items():
-            if normalize(word) in _AGAINST:
-                against.setdefault(thing[:5], set()).add(whom)
+    if any(normalize(word) in AGAINST_WORDS for _, word, _ in asked.values()):
+        for text in sources:
+            for (thing, whom), (_, word, _) in _for_pairs(text).items():
+                if normalize(word) in AGAINST_WORDS:
+                    against.setdefault(thing[:5], set()).add(whom)
     for (thing, _), written in asked.items():
-        if known.mentions([written[-1]]) or (normalize(written[1]) in _AGAINST and len(against.get(thing[:5], ())) < 2):
+        if known.mentions([written[-1]]) or (normalize(written[1]) in AGAINST_WORDS and len(against.get(thing[:5], ())) < 2):
             continue
         others = [" ".join(words) for (t, w), words in said.items() if t == thing and w not in question_terms]
         if others:
@@ -779,7 +781,7 @@ def missing_priced(question: str, sources: Sequence[str], answer: Sequence[str])
             thing += phrase
     if not thing:
         return None
-    known = _Vocabulary(sources)
+    known = _vocabulary(sources)
     german = _is_german(question)
     compounds = {_family(w) for w in known.words if len(w) > FAMILY_LETTERS} if german else set()
     for word in thing:
@@ -961,9 +963,12 @@ def stated_ranges(text: str) -> dict[str, list[tuple[float, float]]]:
 def fits_quantity(question: str, text: str) -> bool | None:
     """Whether a range `text` states holds the weight or age the question states: True, False (it states ranges of
     that unit, none holds it), or None (nothing to compare)."""
+    asked = asked_quantities(question)
+    if not asked:
+        return None
     verdict = None
     ranges = stated_ranges(text)
-    for kind, n in asked_quantities(question).items():
+    for kind, n in asked.items():
         if kind in ranges:
             if any(low <= n <= high for low, high in ranges[kind]):
                 return True
@@ -1129,6 +1134,17 @@ def heading_over(passage: Passage, start: int) -> str:
         if states_nothing(passage.text, s, e):
             over = passage.text[s:e]
     return over
+
+
+def _vocabulary(sources: Sequence[str]) -> _Vocabulary:
+    """The `_Vocabulary` of `sources`, built once for all the checks that read one answer's passages (each took a
+    millisecond to build it again)."""
+    return _vocabulary_of(tuple(sources))
+
+
+@lru_cache(maxsize=16)
+def _vocabulary_of(sources: tuple[str, ...]) -> _Vocabulary:
+    return _Vocabulary(sources)
 
 
 class _Vocabulary:
