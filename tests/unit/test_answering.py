@@ -176,6 +176,10 @@ HISTORY = [
         ("Et le dimanche ?", "Le magasin ouvre-t-il le samedi ?", "Le magasin ouvre-t-il le dimanche ?"),
         ("Und am Sonntag?", "Wann öffnet der Laden am Samstag?", "Wann öffnet der Laden am Sonntag?"),
         ("Und in der EU?", "Was kostet Roaming in der Schweiz?", "Was kostet Roaming in der EU?"),
+        # found over a hospital's visiting rules: a place for a place, under the follow-up's own preposition ("And in
+        # intensive care?" had become "What are the intensive care hours?", answered with the ICU's flowers rule)
+        ("And in intensive care?", "What are the visiting hours on general wards?", "What are the visiting hours in intensive care?"),
+        ("Et en soins intensifs ?", "Quels sont les horaires de visite dans les services généraux ?", "Quels sont les horaires de visite en soins intensifs ?"),
         # found over an Arabic travel policy: a follow-up with its own asking word asks a question of its own
         ("وكيف تُصرف المبالغ؟", "متى أقدم مطالبة المصروفات؟", "وكيف تُصرف المبالغ؟"),
         ("وكم المدة؟", "كيف أطلب استرداد المبلغ؟", "وكم المدة؟ أطلب استرداد المبلغ"),
@@ -333,6 +337,11 @@ def test_a_japanese_question_is_answered_by_the_sentence_about_its_topic():
     assert not answer.refused and answer.citations[0].quote.startswith("夕食は18時から20時まで"), answer.answer
     follow_up = ask("チェックアウトは？", passages=page, history=[{"role": "user", "text": "チェックインは何時からですか？"}], chat="extractive")
     assert not follow_up.refused and follow_up.answer.startswith("チェックアウトは10時です。"), follow_up.answer
+    # a sentence may join another topic to it, or say how often, before it (a library's page: "日曜日は何時まで開いて
+    # いますか？" got the weekday hours first)
+    hours = [{"text": "平日は9時から20時まで開館しています。土曜日と日曜日は9時から17時までです。", "source": "開館時間"}]
+    answer = ask("日曜日は何時まで開いていますか？", passages=hours, chat="extractive")
+    assert not answer.refused and answer.answer.startswith("土曜日と日曜日は9時から17時までです。"), answer.answer
 
 
 def test_a_verb_before_the_thing_is_no_kind_of_it():
@@ -350,6 +359,46 @@ def test_a_verb_before_the_thing_is_no_kind_of_it():
     answer = ask(question, passages=policy, chat="extractive")
     assert not answer.refused and answer.answer.startswith(part), answer.answer
     assert ask("Do full-time employees get annual leave?", passages=policy, chat="extractive").answer.startswith(full)
+
+
+def test_another_form_of_the_word_does_not_keep_the_asked_kind():
+    """Found trying a SaaS billing page as a user: "Can I get a refund on a monthly plan?" was answered "Annual
+    plans are refunded pro rata for unused full months ...": "months" is indexed as "monthly" is, so the sentence
+    read as holding the asked kind. A form of the word ("express", "expressed") still holds it."""
+    from sourcerer.synthesis.scope import other_kind
+
+    question = "Can I get a refund on a monthly plan?"
+    annual = "Annual plans are refunded pro rata for unused full months if cancelled within the first 90 days."
+    monthly = "Monthly plans stop at the end of the current month."
+    assert other_kind(question, annual, monthly) == "month"
+    assert other_kind("How long does express shipping take?", "Standard shipping takes 5 days; expressed parcels one.", "Express shipping arrives tomorrow.") is None
+    answer = ask(question, passages=[{"text": f"Cancellation\nYou can cancel at any time. {monthly} {annual}", "source": "Billing"}], chat="extractive")
+    assert not answer.refused and answer.answer.startswith(monthly), answer.answer
+
+
+def test_a_second_sentence_about_another_kind_is_not_added():
+    """Found trying a school's page as a user: "How much is the breakfast club?" got the breakfast club's price and,
+    after it, the after-school club's; "When does the spring term end?" the autumn term's dates after its own."""
+    school = [{"text": "School day\nThe breakfast club opens at 7:45 am and costs £3 per session. The after-school club runs until 6 pm and costs £12 per session.", "source": "School"}]
+    answer = ask("How much is the breakfast club?", passages=school, chat="extractive")
+    assert not answer.refused and "£3" in answer.answer and "after-school" not in answer.answer, answer.answer
+    terms = [{"text": "Term dates\nThe spring term starts on 6 January and ends on 28 March. The autumn term starts on 4 September and ends on 20 December.", "source": "School"}]
+    answer = ask("When does the spring term end?", passages=terms, chat="extractive")
+    assert not answer.refused and "28 March" in answer.answer and "autumn" not in answer.answer, answer.answer
+
+
+def test_a_german_compound_of_another_kind_goes_after_the_asked_one():
+    """Found trying a rail operator's terms as a user: "Was kostet die Fahrradkarte im Nahverkehr?" was answered
+    "Die Fahrradkarte für den Fernverkehr kostet 9,90 Euro.", while "Im Nahverkehr gelten die Regeln des jeweiligen
+    Verkehrsverbunds." stood second. German writes the kind and its thing as one word."""
+    from sourcerer.synthesis.scope import other_kind
+
+    far, near = "Die Fahrradkarte für den Fernverkehr kostet 9,90 Euro.", "Im Nahverkehr gelten die Regeln des jeweiligen Verkehrsverbunds."
+    assert other_kind("Was kostet die Fahrradkarte im Nahverkehr?", far, near) == "Nahverkehr"
+    assert other_kind("Was kostet die Fahrradkarte?", far, near) is None
+    rules = [{"text": f"Fahrräder\nFahrräder dürfen nur mit einer Fahrradkarte mitgenommen werden. {far}\n{near}", "source": "Fahrräder"}]
+    answer = ask("Was kostet die Fahrradkarte im Nahverkehr?", passages=rules, chat="extractive")
+    assert not answer.refused and answer.answer.startswith(near), answer.answer
 
 
 def test_a_preposition_is_neither_a_kind_nor_a_thing():

@@ -105,6 +105,9 @@ quando onde qual
 كيف متي كم ما ماذا هل اين لماذا اي
 """.split()
 )
+# the prepositions of a place or a time, one of which a follow-up may swap for another ("on general wards" -> "in
+# intensive care")
+_PLACE = frozenset("in on at during dans sur en a au aux im am an auf bei en durante".split())
 _FUNCTION = frozenset(
     """
 of for to in on at by with from about per each every into the a an and or de la le les des du d l pour et en un une au aux sur avec par
@@ -373,6 +376,10 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
         )
         if preposition in FOR_WORDS:  # "Et pour la grippe ?" after "... le vaccin contre le pneumocoque ?"
             preposition = next((w for r in _runs(previous) if (w := _word_before(previous, r)) in FOR_WORDS), preposition)
+        if preposition in _PLACE and (placed := [r for r in _runs(previous) if _word_before(previous, r) in _PLACE - {preposition}]):
+            # "And in intensive care?" after "What are the visiting hours on general wards?": a place for a place
+            written = question.split()[len(opener_words) - 1]  # as the follow-up writes it: "in", "während"
+            return Rewrite(_swap_place(previous, placed[-1], written, new_topic), _new_terms(new_topic, previous, said))
         if preposition and not any(_word_before(previous, r) == preposition for r in _runs(previous)):
             preposition = None  # "and for express?" after "How long does shipping take?": a new subject
         if preposition:  # "Und bei einer Geburt?" after "... bei einer Hochzeit?": the previous keeps its article
@@ -392,6 +399,15 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
         if terms(w.group()) and not set(terms(w.group())) & have
     ]
     return Rewrite(f"{question} {' '.join(dict.fromkeys(extra))}".strip() if extra else question)
+
+
+def _swap_place(previous: str, run: list[re.Match[str]], preposition: str, new_topic: str) -> str:
+    """The previous question with the place `run` stands in (its preposition and articles too) replaced by the
+    follow-up's: "... the visiting hours on general wards?" + "in" "intensive care" -> "... the visiting hours in
+    intensive care?"."""
+    before = [w for w in _WORD.finditer(previous[: run[0].start()]) if normalize(w.group()) in _PLACE]
+    start = before[-1].start() if before else run[0].start()
+    return f"{previous[:start]}{preposition} {new_topic}{previous[run[-1].end() :]}"
 
 
 def _new_terms(topic: str, previous: str, said: str = "") -> tuple[str, ...]:

@@ -242,6 +242,11 @@ async def aask(
                 f"the question {asks} {', '.join(mismatch['missing'])}, which no passage mentions; the closest sentence {about}, "
                 "so it is no answer"
             )
+    if swap := draft.detail.get("other_named_kind"):
+        trace.notes.append(
+            f"the question asks about the {swap['missing'][0]}, and the closest sentence says it of the "
+            f"{swap['answer_names'][0]} instead, so it is no answer"
+        )
     if draft.detail.get("decided_by") == "languages":
         pair = draft.detail["languages"]
         trace.notes.append(

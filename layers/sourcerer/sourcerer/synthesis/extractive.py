@@ -47,6 +47,7 @@ from sourcerer.synthesis.scope import (
     CONTACT_VALUES,
     answer_kind,
     answer_scope,
+    answer_swaps_name,
     answers_another_question,
     asked_value,
     asks_yes_or_no,
@@ -55,6 +56,7 @@ from sourcerer.synthesis.scope import (
     holds_value,
     missing_value,
     other_kind,
+    swapped_name,
 )
 from sourcerer.text import digit_numbers, family, names_all, normalize, passage_terms, terms
 
@@ -451,6 +453,8 @@ class ExtractiveSynthesizer:
                 refusal = {"decided_by": "named scope", "named_scope": asdict(mismatch)}
             elif (mismatch := answer_kind(question, read, draft.spans)) is not None:
                 refusal = {"decided_by": "asked kind", "missing_kind": asdict(mismatch)}
+            elif (mismatch := answer_swaps_name(question, read, draft.spans)) is not None:
+                refusal = {"decided_by": "named kind", "other_named_kind": asdict(mismatch)}
             elif (value := missing_value(question, read, draft.spans)) is not None:
                 refusal = {"decided_by": "asked value", "missing_value": value}
             if refusal is not None:
@@ -500,6 +504,7 @@ class ExtractiveSynthesizer:
         if len(listed) > 1:  # a list the question asks for whole
             return self._draft(listed, detail, analysis, more=more)
         chosen, asked = [ranked[0]], set(terms(question))
+        sources = [t for p in analysis.sources for t in (p.text, p.source, p.source_uri or "")]
         # to a yes-or-no question, a second sentence that holds no word of it the first lacks adds another rule, not
         # the answer: "Can I store customer data on my personal laptop?" got "Personal laptops may not be used to
         # store customer data." and "You may read work email on a personal phone ...", which reads as a yes
@@ -514,8 +519,13 @@ class ExtractiveSynthesizer:
                 and candidate.features["coverage"] > 0
                 and not _another_row(candidate, asked)
                 and candidate.other_kind is None
+                # "Until when does the breakfast club run?": the after-school club's hours do not follow the
+                # breakfast club's
+                and other_kind(question, candidate.text, ranked[0].text) is None
                 # "... enfant de 30 kg ?": the dose for "plus de 50 kg" does not follow the one for "27 à 50 kg"
                 and fits_quantity(question, candidate.text) is not False
+                # "How much is the Team plan?": the Starter plan's price does not follow the Team plan's
+                and swapped_name(question, sources, candidate.text) is None
             )
             close = candidate.score >= second_ratio * ranked[0].score
             if same_topic and close and normalize(candidate.text) not in {normalize(c.text) for c in chosen}:
@@ -797,9 +807,11 @@ def asked_frequency_first(question: str, ranked: list[ScoredSentence]) -> list[S
 
 
 # the topic a Japanese question opens with ("夕食は何時までですか？"): two or more letters before は, no asking word
-_JAPANESE_TOPIC = re.compile(r"^\s*(?P<topic>[\u3400-\u9fff\u30a0-\u30ff\u3040-\u309f]{2,12}?)は(?!.*は)")
+_KANA_KANJI = "\u3400-\u9fff\u30a0-\u30ff\u3040-\u309f"  # a character class's ranges: kanji, katakana, hiragana
+_JAPANESE_TOPIC = re.compile(rf"^\s*(?P<topic>[{_KANA_KANJI}]{{2,12}}?)は(?!.*は)")
 _JAPANESE_ASKING = re.compile("何|いつ|どこ|だれ|誰|どの|どう|いくら|どれ")
 TOPIC_REACH = 5  # how far down the ranking a sentence opening with the question's topic is looked for
+TOPIC_LEAD = 4  # the letters a sentence may put before the topic: "土曜日と" in "土曜日と日曜日は", "毎週" in "毎週月曜日は"
 
 
 def asked_topic_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
@@ -810,9 +822,10 @@ def asked_topic_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     match = _JAPANESE_TOPIC.match(question)
     if not ranked or match is None or _JAPANESE_ASKING.search(match["topic"]) or match["topic"] in ranked[0].text:
         return ranked
-    # a sentence about the topic marks it so ("夕食は", "夕食が", "夕食の"); a title before Wikipedia's text does not
-    # ("オランダ [SEP] ...": JSQuAD, where sentences leave out a topic already named and the best often does)
-    about = re.compile(re.escape(match["topic"]) + "(?:は|が|も|の|では|には|、)")
+    # a sentence about the topic marks it so ("夕食は", "夕食が", "夕食の"), maybe after a few letters that join
+    # another topic to it or say how often ("土曜日と日曜日は", "毎週月曜日は"); a title before Wikipedia's text does
+    # not ("オランダ [SEP] ...": JSQuAD, where sentences leave out a topic already named and the best often does)
+    about = re.compile(rf"[{_KANA_KANJI}]{{0,{TOPIC_LEAD}}}?" + re.escape(match["topic"]) + "(?:は|が|も|の|では|には|、)")
     return _first(ranked, next((s for s in ranked[1:TOPIC_REACH] if about.match(s.text.lstrip())), None))
 
 

