@@ -532,6 +532,32 @@ def test_a_height_or_a_time_before_is_answered_by_the_range_that_holds_it():
         assert not answer.refused and answer.answer.startswith(first), (question, answer.answer)
 
 
+def test_a_number_written_as_a_word_and_an_age_without_its_unit_are_read_too():
+    """Found trying a hotel's booking conditions as a user: "What if I cancel one day before arrival?" was answered
+    with the full refund for "more than 7 days before" (one was no number), and "How much does a 2-year-old pay?"
+    was refused for its "year-old" as a thing no source prices, while "Children under 4 stay free" (an age, its unit
+    left out) answers it."""
+    from sourcerer.synthesis.scope import asked_quantities, missing_priced, stated_ranges
+
+    assert asked_quantities("What if I cancel one day before arrival?") == {"time": 24}
+    assert asked_quantities("Et si j'annule une semaine avant ?") == {"time": 168}
+    assert asked_quantities("Is it free for a child of three years?") == {"age": 3}
+    assert stated_ranges("Children under 4 stay free in their parents' room.") == {"age": [(0, 4)]}
+    assert stated_ranges("Children aged 4 to 12 pay €25 per night for an extra bed.") == {"age": [(4, 12)]}
+    assert stated_ranges("Kinder unter 6 zahlen nichts.") == {"age": [(0, 6)]}
+    assert stated_ranges("Children under 15 kg") == {"weight": [(0, 15)]}  # a unit said is the unit read
+    hotel = [
+        "Cancellation\nCancellations made more than 7 days before arrival are refunded in full. Cancellations made between 2 and 7 days before arrival are refunded at 50%. Cancellations made less than 48 hours before arrival are not refunded.",
+        "Children\nChildren under 4 stay free in their parents' room. Children aged 4 to 12 pay €25 per night for an extra bed.",
+    ]
+    assert missing_priced("How much does a 2-year-old pay?", hotel, hotel[1].splitlines()[1:]) is None
+    passages = [{"text": t, "source": "Booking conditions"} for t in hotel]
+    answer = ask("What if I cancel one day before arrival?", passages=passages, chat="extractive")
+    assert not answer.refused and answer.answer.startswith("Cancellations made less than 48 hours"), answer.answer
+    answer = ask("How much does a 2-year-old pay?", passages=passages, chat="extractive")
+    assert not answer.refused and answer.answer.startswith("Children under 4 stay free"), answer.answer
+
+
 def test_a_condition_no_source_speaks_of_is_not_answered_with_another():
     """Found trying an antibiotic leaflet as a user: "Can I stop taking it when I feel better?" was answered "If a
     severe rash appears, stop taking it and call your doctor.": what to do under another condition. A condition the
@@ -702,6 +728,27 @@ def test_an_arabic_kind_the_sources_never_name_is_missing_wherever_the_answer_sa
     mismatch = missing_kind("كم حقيبة يحق لمسافر الدرجة الأولى؟", policy, policy[:1])
     assert mismatch is not None and mismatch.missing == ["الدرجة الأولى"]
     assert missing_kind("كم حقيبة يحق لمسافر الدرجة السياحية؟", policy, policy[:1]) is None
+
+
+def test_a_yes_or_no_answer_that_says_nothing_of_what_another_sentence_says_is_refused():
+    """Found trying a SaaS price list as a user: "Does the Starter plan include single sign-on?" was answered "The
+    Starter plan costs $12 per user per month and includes 10 GB of storage per user." (0.96), which says nothing of
+    single sign-on, while the Team plan's sentence does. A paraphrase that keeps a word of the pair, a verb and its
+    object ("Can I read work email ...": after the subject), and a follow-up that swaps the topic (its focus is what
+    it asks) are left alone."""
+    from sourcerer.synthesis.scope import said_elsewhere
+
+    starter = PLANS[0].splitlines()[1]
+    mismatch = said_elsewhere("Does the Starter plan include single sign-on?", PLANS, [starter])
+    assert mismatch is not None and mismatch.missing == ["single sign-on"]
+    assert said_elsewhere("Is there a student discount?", ["Students get 10% off.", "The student discount card is free."], ["Students get 10% off."]) is None
+    devices = ["You may read work email on a personal phone if it has a screen lock.", "Personal laptops may not be used to store customer data."]
+    assert said_elsewhere("Can I read email on personal laptops?", devices, devices[1:]) is None
+    answer = ask("Does the Starter plan include single sign-on?", passages=[{"text": PLANS[0], "source": "billing"}], chat="extractive")
+    assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "said elsewhere", answer.answer
+    assert any("says nothing of it while another sentence" in note for note in answer.trace.notes)
+    follow_up = ask("And personal laptops?", passages=[{"text": " ".join(devices), "source": "devices"}], history=[{"role": "user", "text": "Can I read work email on a personal phone?"}], chat="extractive")
+    assert not follow_up.refused and follow_up.answer.startswith("Personal laptops"), follow_up.answer
 
 
 def test_an_acronym_names_what_the_sources_write_out_in_lower_case():

@@ -247,6 +247,11 @@ async def aask(
             f"the question asks about the {swap['missing'][0]}, and the closest sentence says it of the "
             f"{swap['answer_names'][0]} instead, so it is no answer"
         )
+    if elsewhere := draft.detail.get("said_elsewhere"):
+        trace.notes.append(
+            f"the question asks about {elsewhere['missing'][0]}, and the closest sentence says nothing of it while another "
+            "sentence of the sources does, of something else, so it is no answer"
+        )
     if draft.detail.get("decided_by") == "languages":
         pair = draft.detail["languages"]
         trace.notes.append(

@@ -46,6 +46,7 @@ from sourcerer.synthesis.draft import Draft
 from sourcerer.synthesis.scope import (
     CONTACT_VALUES,
     answer_kind,
+    answer_said_elsewhere,
     answer_scope,
     answer_swaps_name,
     answers_another_question,
@@ -455,6 +456,10 @@ class ExtractiveSynthesizer:
                 refusal = {"decided_by": "asked kind", "missing_kind": asdict(mismatch)}
             elif (mismatch := answer_swaps_name(question, read, draft.spans)) is not None:
                 refusal = {"decided_by": "named kind", "other_named_kind": asdict(mismatch)}
+            # a follow-up that swaps the topic asks about its focus ("And personal laptops?" after "Can I read work
+            # email on a personal phone?"): the words it carries from the previous question are not what it asks
+            elif not focus and (mismatch := answer_said_elsewhere(question, read, draft.spans)) is not None:
+                refusal = {"decided_by": "said elsewhere", "said_elsewhere": asdict(mismatch)}
             elif (value := missing_value(question, read, draft.spans)) is not None:
                 refusal = {"decided_by": "asked value", "missing_value": value}
             if refusal is not None:

@@ -36,7 +36,7 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from sourcerer.models import CharSpan, Passage
 from sourcerer.sentences import ANSWER_LABEL, QUESTION_LABEL, is_question, row_cells, states_nothing
@@ -106,6 +106,7 @@ def name_runs(text: str) -> list[list[str]]:
 
 # a letter of a script that is not Latin (Vietnamese, with its marks, is Latin)
 _OTHER_SCRIPT = re.compile(r"[^\W\d_A-Za-z\u00c0-\u024f\u1e00-\u1eff]")
+_WORD_OR_NUMBER = re.compile(r"\d[\w.,'’-]*|" + _WORD.pattern)
 _LATIN_RUN = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[ '’.&-]+[A-Za-z0-9]+)*")
 
 
@@ -396,6 +397,14 @@ def answer_swaps_name(question: str, passages: Sequence[Passage], quoted: dict[i
     sentences, _ = _quoted(passages, quoted)
     sources = [t for p in passages for t in (p.text, p.source, p.source_uri or "")]
     return next((swap for sentence in sentences if (swap := swapped_name(question, sources, sentence))), None)
+
+
+def answer_said_elsewhere(question: str, passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> ScopeMismatch | None:
+    """`said_elsewhere` of an extractive answer's sentences, read with the headings they stand under ("A
+    government-issued photo ID." under "What to bring on your first day" answers "Do I need a photo ID on my first
+    day?")."""
+    sentences, headings = _quoted(passages, quoted)
+    return said_elsewhere(question, [p.text for p in passages], sentences + headings)
 
 
 def _quoted(passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> tuple[list[str], list[str]]:
@@ -921,6 +930,43 @@ _PRICED_PER = frozenset(
 )
 
 
+# words the index keeps as terms that name no thing: "se guardan en otro país" asks nothing of a "guardan en"
+_FUNCTION_WORDS = STOPWORDS | _GOVERNING | frozenset("en a y o e".split())
+_SUBJECTS_AND_MODALS = frozenset(
+    "i you we they he she it can could may might must should shall will would je tu il elle nous vous ils elles on "
+    "peux peut pouvons pouvez peuvent dois doit ich du er sie wir ihr kann kannst konnen darf darfst durfen muss "
+    "yo puedo puede podemos pueden debo debe".split()
+)
+
+
+def said_elsewhere(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """The pair of words a yes-or-no question asks about ("single sign-on"), when the answer holds neither word and
+    a source sentence holds the pair: "Does the Starter plan include single sign-on?" over a price list was answered
+    "The Starter plan costs $12 per user per month and includes 10 GB of storage per user.", which says nothing of
+    it, while the Team plan's sentence does. A paraphrase that keeps one word of the pair ("Is there a student
+    discount?": "Students get 10% off.") answers it. Latin script only."""
+    if not asks_yes_or_no(question) or _NOT_LATIN.search(question):
+        return None
+    held = {t for sentence in answer for t in terms(sentence)}
+    words = [normalize(w) for w in _WORD.findall(question)]
+    # a verb and its object are no thing: "Can I read work email ...?" (after its subject, "I", or a modal)
+    verbs = {after for before, after in itertools.pairwise(words) if before in _SUBJECTS_AND_MODALS}
+    wanted = {
+        pair: written
+        for pair, written in _written_pairs(question).items()
+        if not set(pair) & held and normalize(written[0]) not in verbs and not {normalize(w) for w in written} & _FUNCTION_WORDS
+    }
+    if not wanted:
+        return None
+    for text in sources:
+        for sentence in _SENTENCE_BREAK.split(text):
+            said = word_pairs(sentence)
+            for pair, written in wanted.items():
+                if pair in said:
+                    return ScopeMismatch(missing=[" ".join(written)], answer_names=[_subject(answer[0]).strip()] if answer else [])
+    return None
+
+
 def missing_priced(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
     """The thing a question asks the price of, when no source holds a word of it and the answer gives a price:
     "¿Cuánto cuesta la toalla?" over a gym's fees was answered "La matrícula de inscripción cuesta 25 euros",
@@ -936,14 +982,14 @@ def missing_priced(question: str, sources: Sequence[str], answer: Sequence[str])
     # mañana?" (FAQ es-02, express delivery in other words) names none, "sa sœur" (PIAF) is whose money, and "the
     # original Fast and the Furious film" (MLQA en) is a name's, which named scope reads
     names = {w for run in name_runs(question) for w in run}
-    words = _WORD.findall(question)
+    words = _WORD_OR_NUMBER.findall(question)  # "a 2-year-old" is a number's, not a thing's
     thing: list[str] = []
     for i, word in enumerate(words[:-1]):
         if normalize(word) not in _ARTICLES:
             continue
         phrase = []
         for named in words[i + 1 :]:
-            if not terms(named) or named in names or normalize(named) in _PRICE_WORDS | _PRICED_PER | _ASKING_FOR:
+            if named[0].isdigit() or not terms(named) or named in names or normalize(named) in _PRICE_WORDS | _PRICED_PER | _ASKING_FOR:
                 break
             phrase.append(named)
         if not (i + 1 + len(phrase) < len(words) and words[i + 1 + len(phrase)] in names):
@@ -1131,12 +1177,40 @@ def _amount(number: str, unit: str) -> float | None:
 
 
 _UNIT_WORDS = {"weight": "kg", "age": "years", "height": "cm", "time": "hours"}
+# numbers written as words before a unit ("one day before", "une semaine", "zwei Tage", "dos años"), as digits
+_NUMBER_WORDS = {
+    word: str(n)
+    for words in (
+        "one two three four five six seven eight nine ten eleven twelve",
+        "un deux trois quatre cinq six sept huit neuf dix onze douze",
+        "ein zwei drei vier funf sechs sieben acht neun zehn elf zwolf",
+        "uno dos tres cuatro cinco seis siete ocho nueve diez once doce",
+    )
+    for n, word in enumerate(words.split(), start=1)
+} | dict.fromkeys("une eine einen einem una".split(), "1")
+_SPELT_NUMBER = re.compile(r"\b(?P<word>" + "|".join(_NUMBER_WORDS) + r")(?=[\s-]+" + _BODY_UNIT + ")")
+# an age its unit is left out of, after the children it is said of: "Children under 4 stay free", "Children aged 4
+# to 12 pay €25", "enfants de moins de 6", "Kinder unter 6"
+_CHILDREN = r"\b(?:children|child|kids|infants|babies|enfants?|kinder|ninos?|ninas?)\s+"
+_NOT_A_UNIT = r"(?!\s*(?:[.,]\d)?\s*(?:kg|cm|m|lbs?|pounds|kilos?|%))\b"
+_AGED_RANGE = re.compile(
+    _CHILDREN + r"(?:aged\s+|ages\s+|de\s+|von\s+|entre\s+)?(?P<low>\d{1,2})\s*(?:to|-|–|a|à|bis|y|and|et)\s*(?P<high>\d{1,2})" + _NOT_A_UNIT
+)
+_AGED_BOUND = re.compile(
+    _CHILDREN + r"(?:de\s+)?(?P<word>under|over|below|above|moins de|plus de|unter|uber|ab|menores de|mayores de|de menos de|de mas de)"
+    r"\s+(?P<n>\d{1,2})" + _NOT_A_UNIT
+)
+
+
+def _folded_numbers(text: str) -> str:
+    """`text` folded (`normalize`), its numbers written as words before a unit written as digits."""
+    return _SPELT_NUMBER.sub(lambda m: _NUMBER_WORDS[m["word"]], normalize(text))
 
 
 def asked_quantities(question: str) -> dict[str, float]:
     """The weight, age or height a question states ("pour un enfant de 30 kg": {"weight": 30}, "5岁儿童", "عمره 8
     سنوات", "1.3米的儿童": {"height": 130}); not one that ends a range ("plus de 30 kg", "after 5 years", "12岁以上")."""
-    folded = normalize(question)
+    folded = _folded_numbers(question)
     out: dict[str, float] = {}
     for m in _QUANTITY.finditer(folded):
         bounded = _BOUND.search(folded[max(0, m.start() - 20) : m.end()]) or _BOUND_AFTER.match(folded, m.start()) or _RANGE_AFTER.search(folded[m.end() :])
@@ -1149,7 +1223,7 @@ def asked_quantities(question: str) -> dict[str, float]:
 def stated_ranges(text: str) -> dict[str, list[tuple[float, float]]]:
     """The ranges and bounds of weight, age or height `text` states ("27 à 50 kg": {"weight": [(27, 50)]}; "plus de
     50 kg": (50, inf))."""
-    folded = normalize(text)
+    folded = _folded_numbers(text)
     out: dict[str, list[tuple[float, float]]] = {}
     for m in _RANGE.finditer(folded):
         low, high = _amount(m["low"], m["unit"]), _amount(m["high"], m["unit"])
@@ -1159,6 +1233,12 @@ def stated_ranges(text: str) -> dict[str, list[tuple[float, float]]]:
         n = _amount(m["n"], m["unit"])
         if n is not None:
             out.setdefault(_unit_kind(m["unit"]), []).append((n, float("inf")) if m["word"] in _ABOVE else (0.0, n))
+    if "age" not in out:  # "Children under 4 stay free": the children's ages, unit left out
+        for m in _AGED_RANGE.finditer(folded):
+            out.setdefault("age", []).append((float(m["low"]), float(m["high"])))
+        for m in _AGED_BOUND.finditer(folded):
+            n = float(m["n"])
+            out.setdefault("age", []).append((n, float("inf")) if m["word"] in _ABOVE or "mas" in m["word"] else (0.0, n))
     # one bound each way is one range: "48小时以上、不足8天" (48 to 192 hours), "over 6 and under 12 years"
     for kind, ranges in out.items():
         above = [low for low, high in ranges if high == float("inf")]
@@ -1383,13 +1463,7 @@ class _Vocabulary:
             for word, after in itertools.pairwise(words if not uncased else ()):
                 if word[0].islower():
                     self.followed_by.setdefault(_family(word), set()).add(_family(after))
-        runs = [run for words in split for run in _runs(words, lambda i, w: w[0].isupper())]
-        self.acronyms = {"".join(w[0] for w in run[i:j]) for run in runs for i in range(len(run)) for j in range(i + 2, len(run) + 1)}
-        # and of the words they write in lower case, three or more, stopwords not among them: "ICU" is the
-        # "intensive care unit", "SSO" "single sign-on"
-        for run in (run for words in split for run in _runs(words, lambda i, w: w.casefold() not in STOPWORDS)):
-            initials = "".join(part[0] for w in run for part in re.split(r"[-‐]", w) if part).upper()
-            self.acronyms.update(initials[i:j] for i in range(len(initials)) for j in range(i + 3, min(i + ACRONYM_LETTERS, len(initials)) + 1))
+        self._split = split
         # for each word the sources write in lower case after a name, the names they write before it: "fares" ->
         # {("economy", "light"), ("economy", "classic"), ("business",)}
         self.names_before: dict[str, set[tuple[str, ...]]] = {}
@@ -1405,16 +1479,37 @@ class _Vocabulary:
                 if name and j < len(words) and words[j].casefold() not in STOPWORDS:
                     self.names_before.setdefault(_family(words[j]), set()).add(tuple(_family(w) for w in name))
                 i = j + 1
-        # and the names they write after a word in lower case, in the languages that name a kind after the thing:
-        # "carte" -> {("classic",), ("premier",)}; within a sentence, whose first word is capitalised for no name
-        self.names_after: dict[str, set[tuple[str, ...]]] = {}
-        for text in sources:
+        self._sources = sources
+
+    @cached_property
+    def acronyms(self) -> set[str]:
+        """The initials of the sources' runs of capitalised words ("UMC"), and of their words written in lower case,
+        three or more, stopwords not among them: "ICU" is the "intensive care unit", "SSO" "single sign-on". Read
+        only for a question that writes a word in capitals."""
+        runs = [run for words in self._split for run in _runs(words, lambda i, w: w[0].isupper())]
+        acronyms = {"".join(w[0] for w in run[i:j]) for run in runs for i in range(len(run)) for j in range(i + 2, len(run) + 1)}
+        for run in (run for words in self._split for run in _runs(words, lambda i, w: w.casefold() not in STOPWORDS)):
+            initials = "".join(_initials(w) for w in run).upper()
+            acronyms.update(initials[i:j] for i in range(len(initials)) for j in range(i + 3, min(i + ACRONYM_LETTERS, len(initials)) + 1))
+        return acronyms
+
+    @cached_property
+    def names_after(self) -> dict[str, set[tuple[str, ...]]]:
+        """The names the sources write after a word in lower case, in the languages that name a kind after the
+        thing: "carte" -> {("classic",), ("premier",)}; within a sentence, whose first word is capitalised for no
+        name."""
+        names_after: dict[str, set[tuple[str, ...]]] = {}
+        for text in self._sources:
             for sentence in _SENTENCE_BREAK.split(text):
                 words = _WORD.findall(sentence)
-                for i, word in enumerate(words):
-                    run = list(itertools.takewhile(lambda w: w[0].isupper(), words[i + 1 :]))
-                    if run and word[0].islower() and word.casefold() not in STOPWORDS:
-                        self.names_after.setdefault(_family(word), set()).add(tuple(_family(w) for w in run))
+                for i, word in enumerate(words[:-1]):
+                    if not words[i + 1][0].isupper() or not word[0].islower() or word.casefold() in STOPWORDS:
+                        continue
+                    j = i + 1
+                    while j < len(words) and words[j][0].isupper():
+                        j += 1
+                    names_after.setdefault(_family(word), set()).add(tuple(_family(w) for w in words[i + 1 : j]))
+        return names_after
 
     def mentions(self, run: list[str], after: str | None = None) -> bool:
         """Whether the sources mention the name `run`, which the question writes before the word `after`."""
@@ -1456,6 +1551,12 @@ class _Vocabulary:
         return _family(after) in self.families and _family(after) not in self.followed_by[last]
 
 
+def _initials(word: str) -> str:
+    """The first letter of a word, of each part of a hyphenated one ("sign-on": "so")."""
+    return "".join(part[0] for part in re.split(r"[-‐]", word) if part) if "-" in word or "‐" in word else word[0]
+
+
+@lru_cache(maxsize=65536)  # the same words come back in every answer's passages: a quarter of a vocabulary's build
 def _family(word: str) -> str:
     return family(_POSSESSIVE.sub("", word.casefold()).strip("'’-"))
 
