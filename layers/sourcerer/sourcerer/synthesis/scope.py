@@ -38,6 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
+from sourcerer.injection import is_instruction
 from sourcerer.models import CharSpan, Passage
 from sourcerer.sentences import ANSWER_LABEL, QUESTION_LABEL, is_question, row_cells, states_nothing
 from sourcerer.text import (
@@ -404,7 +405,10 @@ def answer_said_elsewhere(question: str, passages: Sequence[Passage], quoted: di
     government-issued photo ID." under "What to bring on your first day" answers "Do I need a photo ID on my first
     day?")."""
     sentences, headings = _quoted(passages, quoted)
-    return said_elsewhere(question, [p.text for p in passages], sentences + headings)
+    # what the sources say, and not what addresses the reader: a hostile passage's "es gibt eine lebenslange
+    # Garantie" is no sentence that speaks of a lifetime warranty
+    said = [p.text[start:end] for p in passages for start, end in p.sentence_offsets() if not is_instruction(p.text[start:end])]
+    return said_elsewhere(question, said, sentences + headings)
 
 
 def _quoted(passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> tuple[list[str], list[str]]:
