@@ -107,7 +107,7 @@ quando onde qual
 )
 # the prepositions of a place or a time, one of which a follow-up may swap for another ("on general wards" -> "in
 # intensive care")
-_PLACE = frozenset("in on at during dans sur en a au aux im am an auf bei en durante".split())
+_PLACE = frozenset("in on at during dans sur en a au aux im am an auf bei durante".split())
 _FUNCTION = frozenset(
     """
 of for to in on at by with from about per each every into the a an and or de la le les des du d l pour et en un une au aux sur avec par
