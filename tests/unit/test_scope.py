@@ -516,6 +516,11 @@ def test_a_height_or_a_time_before_is_answered_by_the_range_that_holds_it():
     assert stated_ranges(rules[1]) == {"time": [(48, 192)]} and stated_ranges(rules[0]) == {"time": [(192, float("inf"))]}
     assert [fits_quantity("开车前3天退票要收多少手续费？", rule) for rule in rules] == [False, True, False, False]
     assert stated_ranges("Cancellations made between 2 and 7 days before arrival receive 50%.") == {"time": [(48, 168)]}
+    # and in German: "mehr als", "weniger als", "zwischen 2 und 7 Tagen", "einen Tag" (found over a hotel's terms)
+    assert stated_ranges("Bei Stornierung mehr als 7 Tage vor Anreise erstatten wir den vollen Preis.") == {"time": [(168, float("inf"))]}
+    assert stated_ranges("Bei Stornierung zwischen 2 und 7 Tagen vor Anreise erstatten wir 50 %.") == {"time": [(48, 168)]}
+    assert stated_ranges("Bei Stornierung weniger als 48 Stunden vor Anreise gibt es keine Erstattung.") == {"time": [(0, 48)]}
+    assert asked_quantities("Was bekomme ich, wenn ich einen Tag vorher storniere?") == {"time": 24}
     assert fits_quantity("What if I cancel 5 days before arrival?", "Cancellations within 48 hours of arrival are not refunded.") is False
     assert missing_range("What if I cancel 5 days before arrival?", ["Cancellations within 48 hours are not refunded."], ["Cancellations within 48 hours are not refunded."]) is None
     assert asked_quantities("1.3米的儿童需要买票吗？") == {"height": 130} and asked_quantities("My son is 120 cm tall.") == {"height": 120}

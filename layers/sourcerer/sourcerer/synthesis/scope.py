@@ -1127,7 +1127,7 @@ def missing_number(question: str, sources: Sequence[str], answer: Sequence[str])
 _BODY_UNIT = (
     r"(?P<unit>kg|kilos?|kilogram\w*|years?|year-old|ans|jahre[n]?|anos|lbs?|pounds|岁|周岁|歳|公斤|千克|"
     r"سنه|سنوات|سنين|عام|اعوام|كغ|كجم|كيلوغرام|كيلو|cm|centimet\w*|厘米|公分|سم|m|metres?|meters?|metros?|米|متر|"
-    r"hours?|hrs?|h|heures?|stunden|horas?|小时|時間|ساعه|ساعات|days?|jours?|tage[n]?|dias?|天|日間|يوم|ايام|"
+    r"hours?|hrs?|h|heures?|stunden|horas?|小时|時間|ساعه|ساعات|days?|jours?|tag(?:e|en)?|dias?|天|日間|يوم|ايام|"
     r"weeks?|semaines?|wochen|semanas?|周|週間|اسبوع|اسابيع)(?![a-z])"
 )
 _NUMBER = r"\d{1,3}(?:[.,]\d+)?"
@@ -1136,16 +1136,16 @@ _QUANTITY = re.compile(rf"(?<![\d.,])(?P<n>{_NUMBER})(?:\s*|-)" + _BODY_UNIT)
 # "من 6 إلى 12 سنة", "7歳～14歳", "1.2米至1.5米"; "plus de 50 kg", "over 12 years", "unter 40 kg", "ab 12 Jahren", "أكثر من 12
 # سنة", "12岁以上", "7歳未満", "超过1.5米"
 _RANGE = re.compile(
-    rf"(?P<low>{_NUMBER})\s*(?:(?:kg|歳|岁|公斤|米|cm|m)\s*)?(?:a|à|to|-|–|bis|y|and|et|al|至|到|~|～|الي|حتي)\s*(?P<high>{_NUMBER})\s*"
+    rf"(?P<low>{_NUMBER})\s*(?:(?:kg|歳|岁|公斤|米|cm|m)\s*)?(?:a|à|to|-|–|bis|und|y|and|et|al|至|到|~|～|الي|حتي)\s*(?P<high>{_NUMBER})\s*"
     + _BODY_UNIT
 )
 _ABOVE_WORDS = (
     "plus de|more than|over|above|older than|heavier than|taller than|at least|au moins|mindestens|uber|ab|mas de|mayores de|"
-    "اكثر من|اكبر من|فوق|大于|超过|高于|no less than"
+    "اكثر من|اكبر من|فوق|大于|超过|高于|no less than|mehr als|alter als|schwerer als"
 )
 _BOUND = re.compile(
     rf"(?:\b|(?<=\s)|^|(?<=[\u3400-\u9fff]))(?P<word>{_ABOVE_WORDS}|moins de|less than|under|below|younger than|lighter than|shorter than|unter|menos de|"
-    rf"menores de|jusqu'a|up to|bis zu|hasta|اقل من|اصغر من|دون|تحت|小于|不满|未满|低于|不足|within|dans les|innerhalb von|"
+    rf"menores de|jusqu'a|up to|bis zu|hasta|اقل من|اصغر من|دون|تحت|小于|不满|未满|低于|不足|within|dans les|innerhalb von|weniger als|junger als|leichter als|"
     rf"dentro de|en los|خلال)\s*(?P<n>{_NUMBER})\s*"
     + _BODY_UNIT
 )
@@ -1158,7 +1158,7 @@ TALLEST = 3.0  # metres: a larger number of them is a distance, not how tall som
 # a time before or after something ("开车前3天", "cancel 5 days before arrival"), in hours: days and weeks
 _HOURS = {
     **dict.fromkeys("hour hours hr hrs h heure heures stunden hora horas 小时 時間 ساعه ساعات".split(), 1),
-    **dict.fromkeys("day days jour jours tage tagen dia dias 天 日間 يوم ايام".split(), 24),
+    **dict.fromkeys("day days jour jours tag tage tagen dia dias 天 日間 يوم ايام".split(), 24),
     **dict.fromkeys("week weeks semaine semaines wochen semana semanas 周 週間 اسبوع اسابيع".split(), 168),
 }
 
