@@ -39,7 +39,7 @@ from typing import Any
 from sourcerer.errors import InvalidRequest, MalformedReply
 from sourcerer.synthesis.prompt import REWRITE_PROMPT
 from sourcerer.synthesis.providers import ChatProvider, ask_for_json
-from sourcerer.text import CJK_LETTER, DEFINITE_ARTICLES, FOR_WORDS, normalize, terms
+from sourcerer.text import AGAINST_WORDS, CJK_LETTER, DEFINITE_ARTICLES, FOR_WORDS, normalize, terms
 
 _WORD = re.compile(r"[\w'’-]+", re.UNICODE)
 
@@ -112,12 +112,12 @@ _FUNCTION = frozenset(
     """
 of for to in on at by with from about per each every into the a an and or de la le les des du d l pour et en un une au aux sur avec par
 my your our their his her its within before after during without since until between under over via
-dans sous avant apres pendant depuis entre sans chez vers contre against gegen contra se
+dans sous avant apres pendant depuis entre sans chez vers se
 der die das den dem des ein eine einer fur mit von zu im am bei und innerhalb vor nach wahrend seit bis ohne zwischen
 el los las del al para con por y en un una o dentro antes despues durante desde hasta sin bajo hacia
 do da dos das no na para com e o a
 """.split()
-)
+) | AGAINST_WORDS  # "Et contre la grippe ?"
 # The words that tie an attribute to what it is of: "the maximum daily dose OF paracetamol", "le délai DE
 # remboursement", "la période d'essai DES cadres". What follows is the thing the question is about.
 _OF = frozenset("of de des du del von vom di".split())
@@ -378,7 +378,7 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
             preposition = next((w for r in _runs(previous) if (w := _word_before(previous, r)) in FOR_WORDS), preposition)
         if preposition in _PLACE and (placed := [r for r in _runs(previous) if _word_before(previous, r) in _PLACE - {preposition}]):
             # "And in intensive care?" after "What are the visiting hours on general wards?": a place for a place
-            written = question.split()[len(opener_words) - 1]  # as the follow-up writes it: "in", "während"
+            written = question.split()[len(opener_words) - 1]  # as the follow-up writes it: "in", "en", "bei"
             return Rewrite(_swap_place(previous, placed[-1], written, new_topic), _new_terms(new_topic, previous, said))
         if preposition and not any(_word_before(previous, r) == preposition for r in _runs(previous)):
             preposition = None  # "and for express?" after "How long does shipping take?": a new subject

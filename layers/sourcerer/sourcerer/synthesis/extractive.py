@@ -57,6 +57,7 @@ from sourcerer.synthesis.scope import (
     holds_value,
     missing_value,
     other_kind,
+    source_texts,
     swapped_name,
 )
 from sourcerer.text import digit_numbers, family, names_all, normalize, passage_terms, terms
@@ -509,7 +510,7 @@ class ExtractiveSynthesizer:
         if len(listed) > 1:  # a list the question asks for whole
             return self._draft(listed, detail, analysis, more=more)
         chosen, asked = [ranked[0]], set(terms(question))
-        sources = [t for p in analysis.sources for t in (p.text, p.source, p.source_uri or "")]
+        sources = source_texts(analysis.sources)
         # to a yes-or-no question, a second sentence that holds no word of it the first lacks adds another rule, not
         # the answer: "Can I store customer data on my personal laptop?" got "Personal laptops may not be used to
         # store customer data." and "You may read work email on a personal phone ...", which reads as a yes

@@ -168,11 +168,14 @@ def missing_names(question: str, sources: Sequence[str]) -> list[str]:
 
 def _word_after(words: list[str], run: list[str]) -> str | None:
     """The word after `run` in `words` when it is no stopword: "plan" in "the Business plan"."""
-    for i in range(len(words) - len(run) + 1):
-        if words[i : i + len(run)] == run:
-            after = words[i + len(run)] if i + len(run) < len(words) else None
-            return after if after is not None and after.casefold() not in STOPWORDS else None
-    return None
+    start = _run_start(words, run)
+    after = words[start + len(run)] if start is not None and start + len(run) < len(words) else None
+    return after if after is not None and after.casefold() not in STOPWORDS else None
+
+
+def _run_start(words: list[str], run: list[str]) -> int | None:
+    """Where `run` first stands in `words`."""
+    return next((i for i in range(len(words) - len(run) + 1) if words[i : i + len(run)] == run), None)
 
 
 def _names_by_capitals(question: str) -> bool:
@@ -255,7 +258,9 @@ def swapped_name(question: str, sources: Sequence[str], sentence: str) -> ScopeM
     for run in name_runs(question):
         if any(_family(w) in said_families for w in run):
             continue
-        start = next(i for i in range(len(words)) if words[i : i + len(run)] == run)
+        start = _run_start(words, run)
+        if start is None:  # never: `name_runs` reads the question's own words
+            continue
         after = words[start + len(run)] if start + len(run) < len(words) else None
         before = words[start - 1] if start > 0 else None
         asked = tuple(_family(w) for w in run)
@@ -382,11 +387,16 @@ def _answer_names(sentence: str) -> list[list[str]]:
     return [run for cell in cells for run in _runs(_WORD.findall(cell), lambda _, w: len(w) >= 2 and w[0].isupper())]
 
 
+def source_texts(passages: Sequence[Passage]) -> list[str]:
+    """What the checks read a name or a kind in: each passage's text, its title and its file name."""
+    return [t for p in passages for t in (p.text, p.source, p.source_uri or "")]
+
+
 def answer_scope(question: str, passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> ScopeMismatch | None:
     """`scope_mismatch` of an extractive answer: the sentences it quotes (`quoted`: citation number -> spans), with
     the heading each stands under, over `passages`, their titles and file names. "Yes, for a flat fee." under "Do
     you ship to Canada?" is about Canada, and no answer to "Do you ship to Mexico?"."""
-    sources = [t for p in passages for t in (p.text, p.source, p.source_uri or "")]
+    sources = source_texts(passages)
     sentences, headings = _quoted(passages, quoted)
     # a Title Case heading ("Travel Policy") capitalises for style, not names: it says nothing of Berlin
     return scope_mismatch(question, sources, sentences + [h for h in headings if not _title_case(h)])
@@ -396,7 +406,7 @@ def answer_swaps_name(question: str, passages: Sequence[Passage], quoted: dict[i
     """`swapped_name` of a sentence an extractive answer quotes: its first (a later one is chosen only where it
     swaps none)."""
     sentences, _ = _quoted(passages, quoted)
-    sources = [t for p in passages for t in (p.text, p.source, p.source_uri or "")]
+    sources = source_texts(passages)
     return next((swap for sentence in sentences if (swap := swapped_name(question, sources, sentence))), None)
 
 
@@ -776,7 +786,7 @@ _NO_THING = _GERMAN | _OTHER | frozenset("sich se ha han hat habe hatte wurde wu
 def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> ScopeMismatch | None:
     """`missing_kind` or `missing_number` of an extractive answer, as `answer_scope` reads its sentences and
     headings."""
-    sources = [t for p in passages for t in (p.text, p.source, p.source_uri or "")]
+    sources = source_texts(passages)
     sentences, headings = _quoted(passages, quoted)
     said = sentences + headings
     return (
@@ -1242,7 +1252,8 @@ def stated_ranges(text: str) -> dict[str, list[tuple[float, float]]]:
             out.setdefault("age", []).append((float(m["low"]), float(m["high"])))
         for m in _AGED_BOUND.finditer(folded):
             n = float(m["n"])
-            out.setdefault("age", []).append((n, float("inf")) if m["word"] in _ABOVE or "mas" in m["word"] else (0.0, n))
+            above = m["word"].removeprefix("de ") in _ABOVE  # "de más de" says what "más de" does
+            out.setdefault("age", []).append((n, float("inf")) if above else (0.0, n))
     # one bound each way is one range: "48小时以上、不足8天" (48 to 192 hours), "over 6 and under 12 years"
     for kind, ranges in out.items():
         above = [low for low, high in ranges if high == float("inf")]
