@@ -1561,3 +1561,42 @@ def test_a_chinese_follow_up_that_asks_is_no_new_topic():
     points = ask("还有，积分有效期多久？", passages=faq, chat="extractive", history=[{"role": "user", "content": "可以退货吗？"}])
     assert points.answer.startswith("积分有效期为一年。"), points.trace.notes
     assert rewrite_follow_up("那偏远地区呢？", [{"role": "user", "text": "多久发货？"}]).query == "偏远地区 多久"  # still a new topic
+
+
+def test_a_range_put_first_is_about_what_the_best_sentence_is_about():
+    """Found trying travel insurance terms as a user: "My bags were delayed 5 hours, can I claim?" was answered
+    "Theft must be reported to the local police within 24 hours …": its range holds 5 hours, and it says nothing of
+    delayed bags, while the rule for bags delayed more than 12 hours (which does not apply) ranked first."""
+    baggage = (
+        "Baggage\nLost, stolen or damaged baggage is covered up to £1,500 on Essential and £3,000 on Premier. The single item "
+        "limit is £300; valuables are limited to £500 in total. If your bags are delayed more than 12 hours on the outward "
+        "journey, we pay £100 for essentials. Theft must be reported to the local police within 24 hours and you need a "
+        "written police report."
+    )
+    answer = ask("My bags were delayed 5 hours, can I claim?", passages=[{"text": baggage, "source": "Travel insurance"}], chat="extractive")
+    assert not answer.refused and answer.answer.startswith("If your bags are delayed more than 12 hours"), answer.answer
+
+
+def test_a_sentence_that_leans_on_the_one_before_is_said_after_it():
+    """Found trying a nursery's rules as a user: "Combien coûte une heure de crèche ?" was answered "Il varie de 0,50 €
+    à 4,20 € de l'heure.", which does not say what varies; the sentence before it does. It is said first, and takes
+    no second sentence's place."""
+    fees = (
+        "Tarifs\nLe tarif horaire dépend des revenus du foyer et du nombre d'enfants à charge, selon le barème de la CNAF. "
+        "Il varie de 0,50 € à 4,20 € de l'heure. Les couches et les repas sont fournis sans supplément."
+    )
+    answer = ask("Combien coûte une heure de crèche ?", passages=[{"text": fees, "source": "Règlement"}], chat="extractive")
+    assert not answer.refused and answer.answer.startswith("Le tarif horaire dépend"), answer.answer
+    assert "Il varie de 0,50 € à 4,20 €" in answer.answer
+
+
+def test_the_price_said_right_after_the_best_sentence_answers_what_it_costs():
+    """Found trying a Japanese clinic's page as a user: "インフルエンザの予防接種はいくらですか？" (how much is the flu
+    vaccination?) was refused for holding no amount: the best sentence says when it is given, and the next, "料金は…"
+    (the fee is …), leaves the topic out as Japanese does. An amount in another section is still no answer."""
+    clinic = (
+        "予防接種\nインフルエンザの予防接種は10月から1月まで行っています。料金は大人3,500円、13歳未満の子どもは1回2,500円です。"
+        "13歳未満の子どもは2回接種が必要です。"
+    )
+    answer = ask("インフルエンザの予防接種はいくらですか？", passages=[{"text": clinic, "source": "受診のご案内"}], chat="extractive")
+    assert not answer.refused and "3,500円" in answer.answer, answer.answer

@@ -59,6 +59,7 @@ from sourcerer.synthesis.scope import (
     other_kind,
     source_texts,
     swapped_name,
+    without_quantities,
 )
 from sourcerer.text import digit_numbers, family, names_all, normalize, passage_terms, terms
 
@@ -509,7 +510,9 @@ class ExtractiveSynthesizer:
         listed, more = self._whole_list(ranked[0], analysis)
         if len(listed) > 1:  # a list the question asks for whole
             return self._draft(listed, detail, analysis, more=more)
-        chosen, asked = [ranked[0]], set(terms(question))
+        # the sentence the best leans on is said with it, and takes no second sentence's place
+        leaned = _leaned_on(ranked[0], analysis)
+        chosen, asked = [ranked[0], *leaned], set(terms(question))
         sources = source_texts(analysis.sources)
         # to a yes-or-no question, a second sentence that holds no word of it the first lacks adds another rule, not
         # the answer: "Can I store customer data on my personal laptop?" got "Personal laptops may not be used to
@@ -518,7 +521,7 @@ class ExtractiveSynthesizer:
         for candidate in ranked[1:]:  # a second sentence continues the first one's passage and topic
             if yes_no and asked & set(passage_terms(candidate.text)) <= first_holds:
                 continue
-            if len(chosen) >= self.settings.max_sentences:
+            if len(chosen) >= self.settings.max_sentences + len(leaned):
                 break
             same_topic = (
                 (candidate.passage, candidate.section) == (ranked[0].passage, ranked[0].section)
@@ -591,9 +594,11 @@ class ExtractiveSynthesizer:
         chosen, more = self._whole_list(candidates[order[0]], analysis)
         if len(chosen) > 1:  # a list the question asks for whole
             return self._draft(chosen, detail, analysis, more=more)
+        leaned = _leaned_on(chosen[0], analysis)
+        chosen += leaned
         asked = set(terms(question))
         for i in order[1:]:  # a second sentence of the same passage that the reader also finds answering
-            if len(chosen) >= self.settings.max_sentences:
+            if len(chosen) >= self.settings.max_sentences + len(leaned):
                 break
             c = candidates[i]
             if (c.passage, c.section) == (chosen[0].passage, chosen[0].section) and read[i] >= 0.5 and not _another_row(c, asked) and normalize(c.text) not in {normalize(x.text) for x in chosen}:
@@ -866,12 +871,24 @@ def asked_value_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     """The ranking with the first of the next best (`KIND_REACH`) that holds the contact value the question asks
     for (a phone number, an e-mail address, a website: `scope.asked_value`) put first, when the best holds none:
     "What is your phone number?" matched "Send your order number to refunds@acme.com" by its "number", and was
-    refused for lacking one (`scope.missing_value`) while "Call us on 0800 123 456" stood third. An amount is not
-    looked for this way: the price of something else is a near-miss, not the answer."""
+    refused for lacking one (`scope.missing_value`) while "Call us on 0800 123 456" stood third. An amount is looked
+    for only in the sentence right after the best, in its section: the price of something else is a near-miss, not
+    the answer, but "インフルエンザの予防接種は10月から1月まで行っています。料金は大人3,500円…" gives the price of what
+    the best is about (Japanese leaves out a topic already said)."""
     kind = asked_value(question)
+    if kind == "money" and ranked and not holds_value(kind, ranked[0].text):
+        following = _next_in_section(ranked[0], ranked)
+        return _first(ranked, following if following in ranked[1:KIND_REACH] and holds_value(kind, following.text) else None)
     if kind not in CONTACT_VALUES:
         return ranked
     return _first_holding(ranked, KIND_REACH, lambda text: holds_value(kind, text))
+
+
+def _next_in_section(sentence: ScoredSentence, ranked: list[ScoredSentence]) -> ScoredSentence | None:
+    """The sentence right after `sentence` in its passage and section, among `ranked`; None where it ends one."""
+    after = [s for s in ranked if s.passage == sentence.passage and s.start >= sentence.end]
+    following = min(after, key=lambda s: s.start, default=None)
+    return following if following is not None and following.section == sentence.section else None
 
 
 def asked_number_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
@@ -887,10 +904,19 @@ def asked_range_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     """The ranking with the first of the next best (`NUMBER_REACH`) whose stated range holds the weight or age the
     question states put first, when the best states ranges of it that do not (`scope.fits_quantity`): "Quelle est la
     dose pour un enfant de 30 kg ?" over a paracetamol leaflet was answered first with the dose for "plus de 50 kg",
-    while "Enfants de 27 à 50 kg : 1 comprimé par prise" stood second."""
+    while "Enfants de 27 à 50 kg : 1 comprimé par prise" stood second. The one put first shares a word with the
+    best, numbers and units aside: it is about the same thing. "My bags were delayed 5 hours, can I claim?" is
+    answered by "If your bags are delayed more than 12 hours …" (the rule, which does not apply here), not by the
+    police report due "within 24 hours" of a theft, whose range holds 5 hours."""
     if len(ranked) < 2 or fits_quantity(question, ranked[0].text) is not False:
         return ranked
-    return _first(ranked, next((s for s in ranked[1:NUMBER_REACH] if fits_quantity(question, s.text)), None))
+    about = _words_of(ranked[0].text)
+    return _first(ranked, next((s for s in ranked[1:NUMBER_REACH] if fits_quantity(question, s.text) and about & _words_of(s.text)), None))
+
+
+def _words_of(text: str) -> set[str]:
+    """The families of the words `text` says, its numbers and the quantities it states left out."""
+    return {family(t) for t in passage_terms(without_quantities(text)) if not t[0].isdigit()}
 
 
 def _first_stating(question: str, ranked: list[ScoredSentence], asks: re.Pattern[str], states: re.Pattern[str], reach: int) -> list[ScoredSentence]:
@@ -955,6 +981,17 @@ _LEANING = frozenset(
     "ce cet cette ces cela leur leurs puis ensuite er sie es dies diese dieser dieses dann danach ello ella ellos "
     "ellas esto este esta estos estas luego despues".split()
 )
+
+
+def _leaned_on(best: ScoredSentence, analysis: Analysis) -> list[ScoredSentence]:
+    """The sentence before `best` in its passage and section, when `best` leans on it: "Il varie de 0,50 € à 4,20 €
+    de l'heure." said alone does not say what varies; "Le tarif horaire dépend des revenus du foyer …" before it
+    does. The answer says both, in source order. A line after its lead-in is said with that instead ("Do not give
+    it to children if: They have chickenpox.")."""
+    if not _leans_back(best.text) or (best.start, best.end) in analysis.leads[best.passage]:
+        return []
+    before = [s for s in analysis.sentences if s.passage == best.passage and s.section == best.section and s.end <= best.start]
+    return [max(before, key=lambda s: s.end)] if before else []
 
 
 def _leans_back(sentence: str) -> bool:

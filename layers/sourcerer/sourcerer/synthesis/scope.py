@@ -1234,6 +1234,11 @@ def asked_quantities(question: str) -> dict[str, float]:
     return out
 
 
+def without_quantities(text: str) -> str:
+    """`text` folded, the weights, ages, heights and times it states left out: what it says them of."""
+    return _QUANTITY.sub(" ", _folded_numbers(text))
+
+
 def stated_ranges(text: str) -> dict[str, list[tuple[float, float]]]:
     """The ranges and bounds of weight, age or height `text` states ("27 à 50 kg": {"weight": [(27, 50)]}; "plus de
     50 kg": (50, inf))."""
