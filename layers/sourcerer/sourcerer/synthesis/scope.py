@@ -658,8 +658,8 @@ _CJK_ASKING = frozenset("几多少什么哪谁誰怎何吗呢嗎")
 
 def _missing_cjk_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
     """`missing_kind` in Chinese and Japanese, which write a kind and its thing as one word of characters: "丧假有几
-    天？" (bereavement leave) over a policy on 年假, 病假 and 婚假 (annual, sick and marriage leave). The pair 丧假's
-    first character is in no source, the sources write two pairs or more that end in 假, and the answer holds one
+    天？" (bereavement leave) over a policy on 年假, 病假 and 婚假 (annual, sick and marriage leave). The pair 丧假 is
+    in no source (its first character may be, in other words), the sources write two pairs or more that end in 假, and the answer holds one
     that the question does not (the heading 年假 over "全职员工每年享有15天带薪年假。"): it is about another kind. As
     words are not written apart, a pair counts only where a word starts: the text's start, after a character of
     another script or after a particle (`_PARTICLES`); "要提" of "年假要提前多久申请？" is no word. The question's
@@ -670,7 +670,9 @@ def _missing_cjk_kind(question: str, sources: Sequence[str], answer: Sequence[st
     asked_letters = set(question)
     for pair in dict.fromkeys(_opening_pairs(question, closed=True)):
         kind, head = pair
-        if kind in source_letters or _CJK_ASKING & set(pair):
+        # the kind's character may be in the sources in other words ("周卡", a weekly card, over 月卡, 季卡 and 年卡 and
+        # "周一至周五"), but a pronoun or a particle makes no kind nor thing ("它是", it is; "在力", in force)
+        if pair in source_pairs or _CJK_ASKING & set(pair) or kind in _PRONOUNS or _FOLLOWING & set(pair):
             continue
         if len({p for p in source_pairs if p[1] == head and p[0] != kind}) < 2:
             continue
@@ -680,6 +682,7 @@ def _missing_cjk_kind(question: str, sources: Sequence[str], answer: Sequence[st
     return _missing_cjk_prefix(question, source_pairs, source_letters, said)
 
 
+_PRONOUNS = frozenset("我你您他她它")
 # characters that point at a thing or say when, never a kind of it: "当免疫系统..." (when the immune system), "该合同"
 _POINTING = frozenset("当该这那此各每某本其另")
 
