@@ -1600,3 +1600,24 @@ def test_the_price_said_right_after_the_best_sentence_answers_what_it_costs():
     )
     answer = ask("インフルエンザの予防接種はいくらですか？", passages=[{"text": clinic, "source": "受診のご案内"}], chat="extractive")
     assert not answer.refused and "3,500円" in answer.answer, answer.answer
+
+
+def test_a_follow_up_that_says_one_for_the_thing_asks_of_its_kind():
+    """Found trying a gym's membership terms as a user: "And the Anytime one?" after "How much is the Off-Peak
+    membership?" became "How much is the Anytime one?" and was refused; "For how long?" after "Can I freeze it?"
+    carried the membership's words and not "freeze", and got the price."""
+    off_peak = [{"role": "user", "text": "How much is the Off-Peak membership?"}]
+    assert standalone_query("And the Anytime one?", off_peak) == "How much is the Anytime membership?"
+    assert standalone_query("And the webhook one?", [{"role": "user", "text": "What is the API rate limit?"}]) == "What is the webhook rate limit?"
+    assert standalone_query("What about the monthly one?", [{"role": "user", "text": "Can I get a refund on the annual plan?"}]) == "Can I get a refund on the monthly plan?"
+    assert "freeze" in standalone_query("For how long?", [{"role": "user", "text": "Can I freeze my membership?"}])
+    gym = (
+        "Memberships\nThe Off-Peak membership costs £24.99 a month and gives access from 10am to 4pm on weekdays. The Anytime "
+        "membership costs £34.99 a month and gives access 24 hours a day. You can freeze your membership for 1 to 3 months "
+        "once a year for £5 a month. There is no minimum term; cancel any time with one month's notice."
+    )
+    passages = [{"text": gym, "source": "FitHub"}]
+    answer = ask("And the Anytime one?", passages=passages, history=off_peak, chat="extractive")
+    assert not answer.refused and answer.answer.startswith("The Anytime membership costs £34.99"), answer.answer
+    answer = ask("For how long?", passages=passages, history=[{"role": "user", "text": "Can I freeze my membership?"}], chat="extractive")
+    assert not answer.refused and answer.answer.startswith("You can freeze your membership for 1 to 3 months"), answer.answer

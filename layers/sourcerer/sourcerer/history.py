@@ -153,6 +153,8 @@ segunda terca quarta quinta sexta
 """.split()
 )
 _BE = frozenset("is are was were est sont ist sind es son".split())
+# "one" standing for the previous question's thing, after the kind a follow-up asks of: "And the Anytime one?"
+_ONE = re.compile(r"\s+ones?$", re.IGNORECASE)
 
 
 def validate_history(history: Sequence[dict] | None) -> list[dict]:
@@ -385,20 +387,40 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
         if preposition:  # "Und bei einer Geburt?" after "... bei einer Hochzeit?": the previous keeps its article
             new_topic = _INDEFINITE_ARTICLE.sub("", new_topic) or new_topic
         definite = bool(opener_words and opener_words[-1] in DEFINITE_ARTICLES) or words[0] in DEFINITE_ARTICLES
+        kind = _ONE.sub("", new_topic)
+        if kind != new_topic and (swapped := _swap_kind(previous, kind)):  # "And the Anytime one?"
+            return Rewrite(swapped, _new_terms(kind, previous, said))
         return Rewrite(_swap_topic(previous, new_topic, preposition, definite=definite), _new_terms(new_topic, previous, said))
     # Same topic, new intent ("and does it take long?"): add the previous topic when the follow-up names none.
     if len(_content_words(question)) >= 2:
         return Rewrite(question)
     have = set(terms(question))
     # the previous topic, not its predicate: "and if it is stolen?" after "Do laptops need to be encrypted?" asks
-    # of stolen laptops, and "encrypted" carried along drew the encryption rule back as the answer
+    # of stolen laptops, and "encrypted" carried along drew the encryption rule back as the answer. A follow-up
+    # that names nothing asks of the predicate too: "For how long?" after "Can I freeze my membership?" asks how
+    # long it may be frozen, and got the membership's price
+    asks_only = not _content_words(question)
     extra = [
         w.group()
         for run in _runs(previous)
-        for w in _topic_words(previous, run)
+        for w in (run if asks_only else _topic_words(previous, run))
         if terms(w.group()) and not set(terms(w.group())) & have
     ]
     return Rewrite(f"{question} {' '.join(dict.fromkeys(extra))}".strip() if extra else question)
+
+
+def _swap_kind(previous: str, kind: str) -> str | None:
+    """The previous question with the words before its thing's last (the kind of it) replaced by `kind`, which a
+    follow-up says with "one": "How much is the Off-Peak membership?" + "And the Anytime one?" -> "How much is the
+    Anytime membership?"; "What is the API rate limit?" + "And the webhook one?" -> "What is the webhook rate
+    limit?". A named kind replaces a named one first. None where the previous question names no thing."""
+    runs = [_thing(topic) for run in _runs(previous) if (topic := _topic_words(previous, run))]
+    if not runs:
+        return None
+    named = [r for r in runs if _name_before_thing(previous, r)] if _is_name(kind) else []
+    thing = (named or [r for r in runs if len(r) > 1] or runs)[0]
+    replaced = thing[:-1] or thing
+    return f"{previous[: replaced[0].start()]}{kind}{previous[replaced[-1].end() :]}"
 
 
 def _swap_place(previous: str, run: list[re.Match[str]], preposition: str, new_topic: str) -> str:
