@@ -1621,3 +1621,22 @@ def test_a_follow_up_that_says_one_for_the_thing_asks_of_its_kind():
     assert not answer.refused and answer.answer.startswith("The Anytime membership costs £34.99"), answer.answer
     answer = ask("For how long?", passages=passages, history=[{"role": "user", "text": "Can I freeze my membership?"}], chat="extractive")
     assert not answer.refused and answer.answer.startswith("You can freeze your membership for 1 to 3 months"), answer.answer
+
+
+def test_the_sentence_that_says_the_asked_kind_goes_before_the_one_that_leaves_it_out():
+    """Found trying a council's parking permit rules as a user: "Can I get a refund on visitor permits?" was
+    answered "If you no longer need your permit, you can get a refund …" first (every other word of the question,
+    read as a yes), and "Visitor permits cannot be refunded." second. A sentence of another section that says the
+    pair of something else ("apply for a residents' permit") is not put first."""
+    permits = [
+        {"text": "Who can apply\nYou can apply for a residents' permit if you live in a controlled parking zone.", "source": "Permits"},
+        {
+            "text": "Refunds\nIf you no longer need your permit, you can get a refund for each full unused month, minus a £10 "
+            "admin fee. Visitor permits cannot be refunded.",
+            "source": "Permits",
+        },
+    ]
+    answer = ask("Can I get a refund on visitor permits?", passages=permits, chat="extractive")
+    assert not answer.refused and answer.answer.startswith("Visitor permits cannot be refunded."), answer.answer
+    answer = ask("Can I get a refund on my residents' permit?", passages=permits, chat="extractive")
+    assert not answer.refused and answer.answer.startswith("If you no longer need your permit"), answer.answer

@@ -54,6 +54,7 @@ from sourcerer.synthesis.scope import (
     asks_yes_or_no,
     fits_quantity,
     holds_asked_number,
+    holds_asked_pair,
     holds_value,
     missing_value,
     other_kind,
@@ -743,7 +744,12 @@ def asked_kind_first(question: str, ranked: list[ScoredSentence]) -> list[Scored
     if best is None:
         return ranked
     best.other_kind = next((kind for rival in ranked[1:KIND_REACH] if (kind := other_kind(question, best.text, rival.text))), None)
-    return ranked if best.other_kind is None else [*ranked[1:], best]
+    if best.other_kind is not None:
+        return [*ranked[1:], best]
+    # the best says the thing without the asked kind, and one of the next in its section says the pair ("visitor
+    # permits" under "Refunds"); in another section it says the pair of something else ("apply for a residents' permit")
+    section = (best.passage, best.section)
+    return _first(ranked, next((r for r in ranked[1:KIND_REACH] if (r.passage, r.section) == section and holds_asked_pair(question, best.text, r.text)), None))
 
 
 def asked_polarity_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:

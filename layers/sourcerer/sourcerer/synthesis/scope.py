@@ -484,6 +484,27 @@ def other_kind(question: str, sentence: str, rival: str) -> str | None:
     return None
 
 
+def holds_asked_pair(question: str, sentence: str, rival: str) -> bool:
+    """Whether `rival` holds a pair of words the question asks with ("visitor permits"), where `sentence` holds
+    the thing without its kind: "Can I get a refund on visitor permits?" over a council's permit rules ranked "If
+    you no longer need your permit, you can get a refund …" (every other word of the question) above "Visitor
+    permits cannot be refunded.", and the answer read as a yes. The kind opens the question or follows a word
+    that says nothing ("on visitor permits"), as `other_kind` reads it. Latin script, not German (one word there)."""
+    if _NOT_LATIN.search(question) or _is_german(question):
+        return False
+    words = [w.casefold() for w in _WORD.findall(question)]
+    modifying = {after for before, after in itertools.pairwise(words) if before in STOPWORDS} | set(words[:1])
+    said, rival_pairs = set(terms(sentence)), word_pairs(rival)
+    return any(
+        kind_word.casefold() in modifying
+        and not head_word[0].isupper()  # a name's words ("Genghis Khan") are named scope's
+        and head in said
+        and not _holds_word(sentence, kind, kind_word)
+        and (kind, head) in rival_pairs
+        for (kind, head), (kind_word, head_word) in _written_pairs(question).items()
+    )
+
+
 COMPOUND_TAIL = 5  # the letters two German compounds must end in alike to be kinds of one thing ("-verkehr")
 _COMPOUND_HEAD = 3  # and the letters each must hold before them ("Nah-", "Fern-")
 
