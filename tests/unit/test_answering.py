@@ -1640,3 +1640,21 @@ def test_the_sentence_that_says_the_asked_kind_goes_before_the_one_that_leaves_i
     assert not answer.refused and answer.answer.startswith("Visitor permits cannot be refunded."), answer.answer
     answer = ask("Can I get a refund on my residents' permit?", passages=permits, chat="extractive")
     assert not answer.refused and answer.answer.startswith("If you no longer need your permit"), answer.answer
+
+
+def test_a_follow_up_names_what_it_asks_and_a_day_qualifies_a_question_that_named_none():
+    """Found trying home insurance terms and a nursery's rules as a user: "¿Hay franquicia?" after "¿Cuánto cubren
+    por dinero en efectivo?" was answered with the cash cover, drawn by the words carried along; the follow-up's own
+    word is now its focus, which an answer's passage names. "Et le samedi ?" after "À quelle heure ferme la crèche ?"
+    became "À quelle heure ferme la samedi ?": a day where the previous question named none is added to it."""
+    cash = [{"role": "user", "text": "¿Cuánto cubren por dinero en efectivo?"}]
+    assert rewrite_follow_up("¿Hay franquicia?", cash).focus == ("franquicia",)
+    assert standalone_query("Et le samedi ?", [{"role": "user", "text": "À quelle heure ferme la crèche ?"}]) == "À quelle heure ferme la crèche le samedi ?"
+    assert standalone_query("And on Sundays?", [{"role": "user", "text": "What time does the gym open?"}]) == "What time does the gym open on Sundays?"
+    assert standalone_query("¿Y los domingos?", [{"role": "user", "text": "¿A qué hora abre el gimnasio los sábados?"}]) == "¿A qué hora abre el gimnasio los domingos?"
+    policy = [
+        {"text": "Robo\nEl robo en la vivienda está cubierto hasta 6.000 euros. El dinero en efectivo está cubierto hasta 300 euros.", "source": "Hogar"},
+        {"text": "Franquicia\nSe aplica una franquicia de 150 euros en cada siniestro de daños por agua. No hay franquicia en robo.", "source": "Hogar"},
+    ]
+    answer = ask("¿Hay franquicia?", passages=policy, history=cash, chat="extractive")
+    assert not answer.refused and "franquicia" in answer.answer, answer.answer

@@ -249,7 +249,7 @@ def _thing(run: list[re.Match[str]]) -> list[re.Match[str]]:
 
 def _says_day(text: str) -> bool:
     """Whether `text` names days of the week (`_DAYS`): opening hours are asked day by day."""
-    return any(word in _DAYS for word in normalize(text).split())
+    return any(normalize(word) in _DAYS for word in _WORD.findall(text))
 
 
 def _is_name(topic: str) -> bool:
@@ -371,11 +371,18 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
         return Rewrite(" ".join([topic, *_CJK_INTENT.findall(previous)]), _new_terms(remainder, previous, said))
     if is_new_topic:
         new_topic = _TRAILING.sub("", _strip_opener(question.strip(), shift.group() if shift else "")).strip(" ,") or remainder
+        written_topic = new_topic
         new_topic = _ARTICLE.sub("", new_topic) or new_topic  # the previous question keeps its own article
         opener_words = normalize(shift.group()).split() if shift else []
         preposition = (
             opener_words[-1] if opener_words and opener_words[-1] in _FUNCTION - {"and", "et", "und", "y", "e"} else None
         )
+        if _says_day(new_topic) and not _says_day(previous):
+            # "Et le samedi ?" after "À quelle heure ferme la crèche ?": a day where none was asked qualifies the
+            # question, and replaced its subject ("À quelle heure ferme la samedi ?"); said as the follow-up says it
+            lead = f"{question.split()[len(opener_words) - 1]} " if preposition in _PLACE else ""
+            body = previous.rstrip(" ?？!.。؟")
+            return Rewrite(f"{body} {lead}{written_topic}{previous[len(body) :]}", _new_terms(new_topic, previous, said))
         if preposition in FOR_WORDS:  # "Et pour la grippe ?" after "... le vaccin contre le pneumocoque ?"
             preposition = next((w for r in _runs(previous) if (w := _word_before(previous, r)) in FOR_WORDS), preposition)
         if preposition in _PLACE and (placed := [r for r in _runs(previous) if _word_before(previous, r) in _PLACE - {preposition}]):
@@ -406,7 +413,11 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
         for w in (run if asks_only else _topic_words(previous, run))
         if terms(w.group()) and not set(terms(w.group())) & have
     ]
-    return Rewrite(f"{question} {' '.join(dict.fromkeys(extra))}".strip() if extra else question)
+    # what the follow-up names itself is what it asks about, and an answer names it: "¿Hay franquicia?" after "¿Cuánto
+    # cubren por dinero en efectivo?" was answered with the cash cover, drawn by the words carried along. Not in
+    # Chinese or Japanese, whose words are not written apart ("那怎么退货？" is one run of pairs, 怎么 among them)
+    own = () if CJK_LETTER.search(question) else _new_terms(" ".join(_content_words(question)), previous)
+    return Rewrite(f"{question} {' '.join(dict.fromkeys(extra))}".strip() if extra else question, own)
 
 
 def _swap_kind(previous: str, kind: str) -> str | None:
