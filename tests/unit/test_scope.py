@@ -778,3 +778,24 @@ def test_an_acronym_names_what_the_sources_write_out_in_lower_case():
     assert missing_names("Can my 10-year-old visit the ICU?", ward) == []
     assert missing_names("Does the Team plan include SSO?", ["The Team plan includes single sign-on."]) == []
     assert missing_names("Can I visit the NICU?", ward) == ["NICU"]
+
+
+def test_a_sum_within_a_stated_bound_of_money_is_answered_and_pence_are_money():
+    """Found trying a travel and expenses policy as a user: "Who approves a £700 claim?" was refused for its 700,
+    which no source writes, while "Claims over £500 need approval from your director." answers it; "How much is
+    mileage paid?" was refused for holding no amount, "45p per mile" being read as none."""
+    from sourcerer.synthesis.scope import fits_amount, holds_value
+
+    assert fits_amount("Who approves a £700 claim?", "Claims over £500 need approval from your director.")
+    assert fits_amount("Who approves a £1,200 claim?", "Claims over £500 need approval from your director.")
+    assert not fits_amount("Who approves a £200 claim?", "Claims over £500 need approval from your director.")
+    assert fits_amount("Un colis de 15 € ?", "Livraison gratuite dès 50 €, moins de 20 € : 4,90 €.")
+    assert holds_value("money", "Using your own car is reimbursed at 45p per mile.") and not holds_value("money", "Videos play at 1080p.")
+    policy = [
+        {"text": "Claims\nSubmit expense claims within 30 days of the expense, with receipts. Claims over £500 need approval from your director.", "source": "Expenses"},
+        {"text": "Mileage\nUsing your own car is reimbursed at 45p per mile for the first 10,000 miles in a tax year and 25p per mile after that.", "source": "Expenses"},
+    ]
+    answer = ask("Who approves a £700 claim?", passages=policy, chat="extractive")
+    assert not answer.refused and answer.answer.startswith("Claims over £500"), answer.answer
+    answer = ask("How much is mileage paid?", passages=policy, chat="extractive")
+    assert not answer.refused and "45p per mile" in answer.answer, answer.answer

@@ -1131,8 +1131,8 @@ def missing_number(question: str, sources: Sequence[str], answer: Sequence[str])
     held only where a source writes it as the same thing ("$2" holds no "2 TB"). One end of a range names
     no one thing: "What changed after 1945?" may be answered "In 1946, ...", "Is a 20 kg suitcase allowed?" by "Bags
     up to 23 kg are free", and "How many tablets can a 12 year old take?" by "Children aged 10 to 15 years: ..."."""
-    if any(fits_quantity(question, sentence) for sentence in answer):
-        return None  # "ein Kind mit 20 kg" is answered by "Kinder ab 16 kg": a range holds it
+    if any(fits_quantity(question, sentence) or fits_amount(question, sentence) for sentence in answer):
+        return None  # "ein Kind mit 20 kg" is answered by "Kinder ab 16 kg", "a £700 claim" by "Claims over £500"
     asked = numbered(question, ranges=False)
     held = {n for text in sources for n in digit_numbers(text)}
     # a short number is held where a source writes it as the same thing: "$2" holds no "2 TB"
@@ -1153,6 +1153,30 @@ def missing_number(question: str, sources: Sequence[str], answer: Sequence[str])
         if m not in every and any(same_thing(n, words, m, beside) for n, words in missing.items())
     ]
     return ScopeMismatch(missing=sorted(missing), answer_names=list(dict.fromkeys(others))) if others else None
+
+
+# an amount of money as written ("£700", "$1,500", "€4.20", "150 euros"), and a bound of one ("over £500", "up to
+# $250", "moins de 20 €"), on folded text
+_AMOUNT = r"(?:[$€£¥]\s?(?P<n>\d[\d,]*(?:\.\d+)?)|(?P<m>\d[\d,]*(?:[.,]\d+)?)\s?(?:€|(?:euros?|dollars?|pounds?)\b))"
+_ASKED_AMOUNT = re.compile(_AMOUNT)
+
+
+def _money(match: re.Match[str]) -> float:
+    number = match["n"] or match["m"]
+    return float(re.sub(r",(?=\d{3}\b)", "", number).replace(",", "."))
+
+
+def fits_amount(question: str, text: str) -> bool:
+    """Whether a bound of money `text` states holds an amount the question states: "Who approves a £700 claim?" is
+    answered by "Claims over £500 need approval from your director." (a sum, not a number no source holds)."""
+    asked = [_money(m) for m in _ASKED_AMOUNT.finditer(normalize(question))]
+    if not asked:
+        return False
+    for bound in _MONEY_BOUND.finditer(normalize(text)):
+        n, above = _money(bound), bound["word"] in _ABOVE
+        if any(a >= n if above else a <= n for a in asked):
+            return True
+    return False
 
 
 # --- a weight or an age within a stated range ----------------------------------------------------------------------
@@ -1185,6 +1209,10 @@ _BOUND = re.compile(
 )
 _BOUND_AFTER = re.compile(rf"(?P<n>{_NUMBER})\s*" + _BODY_UNIT + r"\s*(?:及)?(?P<word>以上|以下|未満|以内)")
 _ABOVE = frozenset(_ABOVE_WORDS.split("|")) | {"以上"}
+_MONEY_BOUND = re.compile(
+    rf"\b(?P<word>{_ABOVE_WORDS}|less than|under|below|up to|no more than|moins de|jusqu'a|unter|bis zu|weniger als|menos de|"
+    rf"hasta)\s*{_AMOUNT}"
+)
 _WEIGHTS = frozenset("kg kilo kilos lb lbs pounds 公斤 千克 كغ كجم كيلوغرام كيلو".split())
 _METRES = frozenset("m metre metres meter meters metro metros 米 متر".split())
 _HEIGHTS = _METRES | frozenset("cm 厘米 公分 سم".split())
@@ -1392,7 +1420,7 @@ _ASKED_MONEY = re.compile(
 _MONEY = re.compile(
     r"[$€£¥₹]|\b(?:usd|eur|gbp|chf|dkk|sek|dollars?|euros?|pounds?|cents?|pence|yen|yuan|francs?|riyals?|dirhams?|"
     r"rupees?|pesos?|sterling|lira|lire|pfund|kronen?|coronas?|couronnes?|đong|marks?|guineas?|shillings?|"
-    r"millions?|milliards?|billions?|millones|millonen)\b|\bfree\b|\bgratuit\w*|\bkostenlos\w*|\bgratis\b|"
+    r"millions?|milliards?|billions?|millones|millonen)\b|\b\d{1,2}p\b|\bfree\b|\bgratuit\w*|\bkostenlos\w*|\bgratis\b|"
     r"\bno charge\b|\bsans frais\b|\bsin coste\b|\bnothing\b|\brien\b|\bnichts\b|\bnada\b|[%٪]\s*off\b|"
     r"دولار|يورو|ريال|درهم|جنيه|دينار|ليره|مجانا|مجاني|元|块钱|美元|欧元|英镑|日元|免\w{0,2}费|不收费|円|無料|ドル|ユーロ|ポンド|ウォン|ルピー|フラン"
 )
