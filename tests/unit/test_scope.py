@@ -799,3 +799,22 @@ def test_a_sum_within_a_stated_bound_of_money_is_answered_and_pence_are_money():
     assert not answer.refused and answer.answer.startswith("Claims over £500"), answer.answer
     answer = ask("How much is mileage paid?", passages=policy, chat="extractive")
     assert not answer.refused and "45p per mile" in answer.answer, answer.answer
+
+
+def test_a_german_noun_the_best_sentence_lacks_is_read_in_its_plural_and_welchen_asks():
+    """Found trying German house rules as a user: "Darf ich eine Katze halten?" was answered "Kleintiere wie Hamster
+    und Fische dürfen ohne Genehmigung gehalten werden." (its verb only), while "Hunde und Katzen dürfen nur mit
+    schriftlicher Zustimmung … gehalten werden." stood second: the index keeps "Katzen" apart from "Katze". To a
+    yes-or-no question, a sentence of the best one's section that names a noun of the question goes first where the
+    best names none. And "Welchen Faktor …?" asks for something: "welchen" and "welchem" were read as a yes or no
+    (MLQA de over its gold paragraphs: 294 → 298 of 512 answers hold the gold answer, 142 → 140 refused)."""
+    from sourcerer.synthesis.scope import asks_yes_or_no, holds_asked_pair
+
+    assert not asks_yes_or_no("Welchen Jet entwickelten beide Unternehmen gemeinsam?")
+    assert not asks_yes_or_no("In welchem Jahr wurde der Flugplatz erbaut?")
+    small, pets = "Kleintiere wie Hamster und Fische dürfen ohne Genehmigung gehalten werden.", "Hunde und Katzen dürfen nur mit schriftlicher Zustimmung der Hausverwaltung gehalten werden."
+    assert holds_asked_pair("Darf ich eine Katze halten?", small, pets)
+    assert not holds_asked_pair("Darf ich einen Hamster halten?", small, pets)
+    rules = [{"text": f"Haustiere\n{small} {pets}", "source": "Hausordnung"}]
+    answer = ask("Darf ich eine Katze halten?", passages=rules, chat="extractive")
+    assert not answer.refused and answer.answer.startswith("Hunde und Katzen"), answer.answer

@@ -328,7 +328,8 @@ def answers_another_question(question: str, sentence: str, heading: str, *, by_w
 # folded): "How much does delivery to Belgium cost?" takes its answer from the words of a reply, not its "Yes"
 _ASKING_FOR = _ASKING | frozenset(
     "que quoi quand ou qui quel quelle quels quelles pourquoi comment "
-    "combien was wann wo wer wen wem welche welcher welches warum wie wieviel wieviele cuando donde quien quienes "
+    "combien was wann wo wer wen wem wessen welche welcher welches welchen welchem warum weshalb wieso wozu wofur "
+    "woher wohin womit wie wieviel wieviele cuando donde quien quienes "
     "cual cuales como cuanto cuanta cuantos cuantas porque quando onde quem qual quais quanto quanta".split()
 )
 
@@ -489,9 +490,19 @@ def holds_asked_pair(question: str, sentence: str, rival: str) -> bool:
     the thing without its kind: "Can I get a refund on visitor permits?" over a council's permit rules ranked "If
     you no longer need your permit, you can get a refund …" (every other word of the question) above "Visitor
     permits cannot be refunded.", and the answer read as a yes. The kind opens the question or follows a word
-    that says nothing ("on visitor permits"), as `other_kind` reads it. Latin script, not German (one word there)."""
-    if _NOT_LATIN.search(question) or _is_german(question):
+    that says nothing ("on visitor permits"), as `other_kind` reads it. German writes the pair as one word, and
+    its plural with an ending the index keeps ("Katze", "Katzen"): there `sentence` holds no noun of the question
+    (capitalised, not its first word) and `rival` holds one, by its first letters: "Darf ich eine Katze halten?"
+    over house rules got "Kleintiere wie Hamster und Fische dürfen ohne Genehmigung gehalten werden." before "Hunde
+    und Katzen dürfen nur mit schriftlicher Zustimmung … gehalten werden.". Latin script only."""
+    if _NOT_LATIN.search(question):
         return False
+    if _is_german(question):  # to a yes-or-no question: on Wikipedia's German (MLQA) the names moved answers
+        if not asks_yes_or_no(question):
+            return False
+        nouns = [_compound_form(w) for w in _WORD.findall(question)[1:] if w[0].isupper() and len(w) >= FAMILY_LETTERS]
+        # the best holds none of them: a sentence that names one of the question's things is about it
+        return not any(_holds_noun(sentence, noun) for noun in nouns) and any(_holds_noun(rival, noun) for noun in nouns)
     words = [w.casefold() for w in _WORD.findall(question)]
     modifying = {after for before, after in itertools.pairwise(words) if before in STOPWORDS} | set(words[:1])
     said, rival_pairs = set(terms(sentence)), word_pairs(rival)
@@ -525,6 +536,11 @@ def _other_compound(question: str, sentence: str, rival: str) -> str | None:
             if tail >= COMPOUND_TAIL and min(len(asked), len(other)) - tail >= _COMPOUND_HEAD:
                 return word
     return None
+
+
+def _holds_noun(text: str, noun: str) -> bool:
+    """Whether `text` holds a word that is the German `noun` (as `_compound_form` writes it) or one of its forms."""
+    return any(normalize(word).startswith(noun) for word in _WORD.findall(text))
 
 
 def _compound_form(word: str) -> str:
