@@ -812,6 +812,9 @@ def test_a_german_noun_the_best_sentence_lacks_is_read_in_its_plural_and_welchen
 
     assert not asks_yes_or_no("Welchen Jet entwickelten beide Unternehmen gemeinsam?")
     assert not asks_yes_or_no("In welchem Jahr wurde der Flugplatz erbaut?")
+    assert not asks_yes_or_no("Wonach suchen Banner und Stark?")
+    assert not asks_yes_or_no("Traore sinh năm nào?") and not asks_yes_or_no("Ai đã đóng Bruce Banner?")  # Vietnamese
+    assert asks_yes_or_no("Besserte sich sein Zustand?") and asks_yes_or_no("Darf ich eine Katze halten?")
     small, pets = "Kleintiere wie Hamster und Fische dürfen ohne Genehmigung gehalten werden.", "Hunde und Katzen dürfen nur mit schriftlicher Zustimmung der Hausverwaltung gehalten werden."
     assert holds_asked_pair("Darf ich eine Katze halten?", small, pets)
     assert not holds_asked_pair("Darf ich einen Hamster halten?", small, pets)

@@ -329,7 +329,10 @@ def answers_another_question(question: str, sentence: str, heading: str, *, by_w
 _ASKING_FOR = _ASKING | frozenset(
     "que quoi quand ou qui quel quelle quels quelles pourquoi comment "
     "combien was wann wo wer wen wem wessen welche welcher welches welchen welchem warum weshalb wieso wozu wofur "
-    "woher wohin womit wie wieviel wieviele cuando donde quien quienes "
+    "woher wohin womit wogegen wonach wovon woran worauf woraus worin worum woruber wodurch wobei wie wieviel wieviele "
+    "cuando donde quien quienes "
+    # Vietnamese, its marks folded: nào (which), gì (what), ai (who), đâu (where), bao nhiêu (how many), bao giờ (when)
+    "nao gi ai đau nhieu gio "
     "cual cuales como cuanto cuanta cuantos cuantas porque quando onde quem qual quais quanto quanta".split()
 )
 
