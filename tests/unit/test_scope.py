@@ -821,3 +821,12 @@ def test_a_german_noun_the_best_sentence_lacks_is_read_in_its_plural_and_welchen
     rules = [{"text": f"Haustiere\n{small} {pets}", "source": "Hausordnung"}]
     answer = ask("Darf ich eine Katze halten?", passages=rules, chat="extractive")
     assert not answer.refused and answer.answer.startswith("Hunde und Katzen"), answer.answer
+
+
+def test_a_hyphenated_name_is_held_by_its_parts_and_a_spanish_question_opens_after_its_mark():
+    """Found reading MLQA's refusals over gold paragraphs: "What has assisted in measuring the geodetic precession of
+    the Moon-Earth system?" was refused, the sources writing the Moon and the Earth apart; "Cuando se reevaluó el dong
+    en 1985, ¿Cuantó más valia el nuevo dong?" named "Cuantó", whose capital opens the question after its "¿"."""
+    assert missing_names("What has measured the precession of the Moon-Earth system?", ["Lunar laser ranging measured the precession of the Earth and the Moon."]) == []
+    assert missing_names("What orbits the Moon-Mars system?", ["The Earth and the Moon orbit the Sun."]) == ["Moon-Mars"]
+    assert name_runs("Cuando se reevaluó el dong en 1985, ¿Cuantó más valía el nuevo dong?") == []

@@ -60,7 +60,8 @@ _WORD = re.compile(r"[^\W\d_](?:[^\W_]|['’-])*", re.UNICODE)  # "Super_Bowl_50
 # letters (Chinese, Arabic, Cyrillic...) is not checked: its names are often written in another script than the
 # sources' ("NFL" for 国家橄榄球联盟), and a Latin word inside it does not open a sentence even when it starts one.
 _NOT_LATIN = re.compile(r"[^\W\d_A-Za-z\u00c0-\u024f]")
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?:;])\s+")
+# a stop and the space after it, or the space before a Spanish opening mark ("… en 1985, ¿Cuánto …")
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?:;])\s+|\s+(?=[¿¡])")
 _OPENING_MARKS = "¿¡\"'“«‘( "
 _POSSESSIVE = re.compile(r"['’]s$")
 _ASKING = frozenset("who what when where which why how whom whose".split())
@@ -1613,8 +1614,12 @@ class _Vocabulary:
         return len(run) > 1 and any(w.isupper() and w.startswith(initials) and len(w) <= len(initials) + 1 for w in self.words)
 
     def _knows(self, word: str) -> bool:
-        """Whether the sources hold `word`: its family, its acronym, or a word one letter apart."""
+        """Whether the sources hold `word`: its family, its acronym, a word one letter apart, or each part of a
+        hyphenated one ("Moon-Earth" where they write "the Earth and the Moon")."""
         if _family(word) in self.families or (word.isupper() and word in self.acronyms):
+            return True
+        parts = [p for p in word.split("-") if p]
+        if len(parts) > 1 and all(self._knows(p) for p in parts):
             return True
         return len(word) >= FAMILY_LETTERS and any(_one_edit(_POSSESSIVE.sub("", word.casefold()), w) for w in self.folded)
 
