@@ -830,3 +830,14 @@ def test_a_hyphenated_name_is_held_by_its_parts_and_a_spanish_question_opens_aft
     assert missing_names("What has measured the precession of the Moon-Earth system?", ["Lunar laser ranging measured the precession of the Earth and the Moon."]) == []
     assert missing_names("What orbits the Moon-Mars system?", ["The Earth and the Moon orbit the Sun."]) == ["Moon-Mars"]
     assert name_runs("Cuando se reevaluó el dong en 1985, ¿Cuantó más valía el nuevo dong?") == []
+
+
+def test_a_short_german_question_is_read_as_german_and_its_nouns_as_no_names():
+    """Found reading MLQA de's refusals over gold paragraphs: "In welchem Jahr starb König Sho Toku?" was refused for
+    naming "Jahr", and "Welcher Adler brütet normalerweise in Rumänien?" for "Adler" (over "Der Steppenadler kommt von
+    Rumänien …"): "In" counted as English, and no word of the question as German, so its capitalised nouns were read
+    as names (8 such refusals of 512)."""
+    passage = ["Als 1469 König Shō Toku ohne einen männlichen Erben starb, ging der Thron an einen Diener."]
+    assert missing_names("In welchem Jahr starb König Sho Toku?", passage) == []
+    assert missing_names("Was tat Goldman weiterhin, als er in die Staaten zurückkehrte?", ["Goldman reiste weiterhin umher."]) == []
+    assert missing_names("In which year did Emperor Meiji die?", passage) == ["Emperor Meiji"]  # English still names

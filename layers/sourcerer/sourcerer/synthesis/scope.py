@@ -71,7 +71,12 @@ _GERMAN = frozenset(
     "der die das den dem des ein eine einen einem einer und ist sind was wie wer wann warum welche welcher welches wo "
     "für fur mit bei von zu zum zur vom nicht ich du sie wir gibt kann muss wird werden hat haben bis auch oder "
     "es ab im auf aus nach welchem welchen dürfen darf können müssen soll sollen sollte mich mir mein meine meinen "
-    "wenn noch nur kein keine keinen viele oft lange gilt brauche bekomme sich ihre ihren wurde würde".split()
+    "wenn noch nur kein keine keinen viele oft lange gilt brauche bekomme sich ihre ihren wurde würde "
+    # the past and pronouns of Wikipedia's questions ("In welchem Jahr starb König Sho Toku?", "Was tat Goldman, als
+    # er ...?"), and "in", which both languages spell
+    "in war waren ging starb tat als er sein seine seinen seiner ihm ihn dass über uber unter durch gegen ohne um wen "
+    "wem wessen wofür wofur wonach wovon womit woher wohin "
+    "am beim vor seit während wahrend".split()
 )
 _OTHER = frozenset(
     "the a an and is are was were what when where who which how why do does did of to in on for with at by from "
