@@ -841,3 +841,14 @@ def test_a_short_german_question_is_read_as_german_and_its_nouns_as_no_names():
     assert missing_names("In welchem Jahr starb König Sho Toku?", passage) == []
     assert missing_names("Was tat Goldman weiterhin, als er in die Staaten zurückkehrte?", ["Goldman reiste weiterhin umher."]) == []
     assert missing_names("In which year did Emperor Meiji die?", passage) == ["Emperor Meiji"]  # English still names
+
+
+def test_a_name_is_read_with_its_accents_folded_and_a_title_ends_no_sentence():
+    """Found reading MLQA en's refusals over gold paragraphs: "What is Devi better known as?" over "… Amritānandamayī
+    Devī …" and "Who is Matyas Szuros?" over "Mátyás Szűrös …" were refused, the names read with their marks; "What
+    is the nationality of Mr. Studd?" named "Mr", the stop after it read as a sentence's end."""
+    assert missing_names("What is Devi better known as?", ["Mata Amritānandamayī Devī is a Hindu spiritual leader."]) == []
+    assert missing_names("Who is Matyas Szuros?", ["Mátyás Szűrös (born 11 September 1933) is a Hungarian politician."]) == []
+    assert name_runs("What is the nationality of Mr. Studd?") == [["Mr", "Studd"]]
+    assert missing_names("Who is Matyas Kovacs?", ["Mátyás Szűrös (born 11 September 1933) is a Hungarian politician."]) == []  # one word held
+    assert missing_names("Who is Imre Kovacs?", ["Mátyás Szűrös (born 11 September 1933) is a Hungarian politician."]) == ["Imre Kovacs"]

@@ -60,8 +60,11 @@ _WORD = re.compile(r"[^\W\d_](?:[^\W_]|['’-])*", re.UNICODE)  # "Super_Bowl_50
 # letters (Chinese, Arabic, Cyrillic...) is not checked: its names are often written in another script than the
 # sources' ("NFL" for 国家橄榄球联盟), and a Latin word inside it does not open a sentence even when it starts one.
 _NOT_LATIN = re.compile(r"[^\W\d_A-Za-z\u00c0-\u024f]")
-# a stop and the space after it, or the space before a Spanish opening mark ("… en 1985, ¿Cuánto …")
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?:;])\s+|\s+(?=[¿¡])")
+# a stop and the space after it (not a title's: "Mr. Studd"), or the space before a Spanish opening mark ("… en
+# 1985, ¿Cuánto …")
+_SENTENCE_BREAK = re.compile(
+    r"(?<=[.!?:;])(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bJr\.)(?<!\bSr\.)(?<!\bProf\.)\s+|\s+(?=[¿¡])"
+)
 _OPENING_MARKS = "¿¡\"'“«‘( "
 _POSSESSIVE = re.compile(r"['’]s$")
 _ASKING = frozenset("who what when where which why how whom whose".split())
@@ -1658,8 +1661,8 @@ def _initials(word: str) -> str:
 
 
 @lru_cache(maxsize=65536)  # the same words come back in every answer's passages: a quarter of a vocabulary's build
-def _family(word: str) -> str:
-    return family(_POSSESSIVE.sub("", word.casefold()).strip("'’-"))
+def _family(word: str) -> str:  # accents folded: "Devi" is "Devī", "My Son" is "Mỹ Sơn"
+    return family(_POSSESSIVE.sub("", normalize(word)).strip("'’-"))
 
 
 def _one_edit(a: str, b: str) -> bool:
