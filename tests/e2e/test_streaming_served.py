@@ -69,7 +69,7 @@ def model_answering(model: ScriptedServer) -> None:
 def test_events_arrive_as_the_answer_is_made_and_end_with_the_unstreamed_response(served):
     client, model, _ = served
     model_answering(model)
-    model.chunk_delay_s = 0.01
+    model.chunk_delay_s = 0.02  # the first sentence well before the end even on a loaded machine (0.01 s left 0.09 s once)
     arrivals: list[tuple[float, str]] = []
     started = time.perf_counter()
     with client.stream("POST", "/v1/answer", json={"q": QUESTION}, headers={"Accept": "text/event-stream"}) as response:
