@@ -338,3 +338,11 @@ def test_direction_marks_are_no_part_of_a_question():
     assert normalize("\u200fمن ساعد\u200e؟\ufeff") == normalize("من ساعد؟")
     assert answer_type("\u200fمن ساعد تيموجين في إنقاذ زوجته؟") == answer_type("من ساعد تيموجين في إنقاذ زوجته؟") == "person"
     assert "\u200c" in normalize("می\u200cخواهم")
+
+
+def test_ascii_text_is_folded_by_its_case_alone():
+    """`normalize`'s ASCII fast path: NFKC, direction marks, accents and Arabic letters leave ASCII as it is, so its
+    fold is its casefold (a name's words are folded for each answer's passages; the full fold cost 0.9 µs a word)."""
+    for text in ("Washington", "API-Version: 2026-09-01\t\r\n", "Mr. Studd's"):
+        assert normalize(text) == text.casefold()
+    assert normalize("Café Zürich ﬁle") == "cafe zurich file"  # and the rest as before

@@ -49,6 +49,8 @@ _FORMAT_MARKS = re.compile("[\u200b\u200e\u200f\u202a-\u202e\u2066-\u2069\u061c\
 
 def normalize(text: str) -> str:
     """Fold text for matching: NFKC, casefold, direction marks, Latin accents and Arabic letter variants."""
+    if text.isascii():  # nothing but case to fold: a word of a name is read this way for each answer's passages
+        return text.casefold()
     text = _FORMAT_MARKS.sub("", unicodedata.normalize("NFKC", text).casefold())
     text = _ARABIC_DIACRITICS.sub("", text).translate(_ARABIC_MAP)
     decomposed = unicodedata.normalize("NFD", text)
