@@ -883,18 +883,22 @@ def asked_value_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     the best is about (Japanese leaves out a topic already said)."""
     kind = asked_value(question)
     if kind == "money" and ranked and not holds_value(kind, ranked[0].text):
-        following = _next_in_section(ranked[0], ranked)
+        following = _beside(ranked[0], ranked, after=True)
         return _first(ranked, following if following in ranked[1:KIND_REACH] and holds_value(kind, following.text) else None)
     if kind not in CONTACT_VALUES:
         return ranked
     return _first_holding(ranked, KIND_REACH, lambda text: holds_value(kind, text))
 
 
-def _next_in_section(sentence: ScoredSentence, ranked: list[ScoredSentence]) -> ScoredSentence | None:
-    """The sentence right after `sentence` in its passage and section, among `ranked`; None where it ends one."""
-    after = [s for s in ranked if s.passage == sentence.passage and s.start >= sentence.end]
-    following = min(after, key=lambda s: s.start, default=None)
-    return following if following is not None and following.section == sentence.section else None
+def _beside(sentence: ScoredSentence, sentences: list[ScoredSentence], *, after: bool) -> ScoredSentence | None:
+    """The sentence right after (or before) `sentence` in its passage, among `sentences`, where it stands in the
+    same section; None where `sentence` ends (or opens) one."""
+    same = [s for s in sentences if s.passage == sentence.passage]
+    if after:
+        nearest = min((s for s in same if s.start >= sentence.end), key=lambda s: s.start, default=None)
+    else:
+        nearest = max((s for s in same if s.end <= sentence.start), key=lambda s: s.end, default=None)
+    return nearest if nearest is not None and nearest.section == sentence.section else None
 
 
 def asked_number_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
@@ -996,8 +1000,8 @@ def _leaned_on(best: ScoredSentence, analysis: Analysis) -> list[ScoredSentence]
     it to children if: They have chickenpox.")."""
     if not _leans_back(best.text) or (best.start, best.end) in analysis.leads[best.passage]:
         return []
-    before = [s for s in analysis.sentences if s.passage == best.passage and s.section == best.section and s.end <= best.start]
-    return [max(before, key=lambda s: s.end)] if before else []
+    before = _beside(best, analysis.sentences, after=False)
+    return [before] if before is not None else []
 
 
 def _leans_back(sentence: str) -> bool:

@@ -721,7 +721,7 @@ def _missing_cjk_kind(question: str, sources: Sequence[str], answer: Sequence[st
         kind, head = pair
         # the kind's character may be in the sources in other words ("周卡", a weekly card, over 月卡, 季卡 and 年卡 and
         # "周一至周五"), but a pronoun or a particle makes no kind nor thing ("它是", it is; "在力", in force)
-        if pair in source_pairs or _CJK_ASKING & set(pair) or kind in _PRONOUNS or _FOLLOWING & set(pair):
+        if pair in source_pairs or _CJK_ASKING & set(pair) or kind in _CJK_PRONOUNS or _FOLLOWING & set(pair):
             continue
         if len({p for p in source_pairs if p[1] == head and p[0] != kind}) < 2:
             continue
@@ -731,7 +731,7 @@ def _missing_cjk_kind(question: str, sources: Sequence[str], answer: Sequence[st
     return _missing_cjk_prefix(question, source_pairs, source_letters, said)
 
 
-_PRONOUNS = frozenset("我你您他她它")
+_CJK_PRONOUNS = frozenset("我你您他她它")  # a person or a thing pointed at: never a kind
 # characters that point at a thing or say when, never a kind of it: "当免疫系统..." (when the immune system), "该合同"
 _POINTING = frozenset("当该这那此各每某本其另")
 
