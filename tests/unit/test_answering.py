@@ -186,6 +186,14 @@ HISTORY = [
         ("¿Y la devolución?", "¿Cuánto cuesta el envío urgente?", "¿Cuánto cuesta el devolución?"),  # "¿" opens it
         # the article that agreed with the old topic goes with it
         ("And for sale items?", "Within how many days can I return an item?", "Within how many days can I return sale items?"),
+        # found over a pharmacy's page: a group of people, after a question that named none, qualifies it ("How much
+        # is children?" was answered with a vaccine's price "not available to children")
+        ("And for children?", "How much is a prescription?", "How much is a prescription for children?"),
+        ("What about pensioners?", "How much does delivery cost?", "How much does delivery cost for pensioners?"),
+        ("And for people over 65?", "How much does delivery cost?", "How much does delivery cost for people over 65?"),
+        ("Et les étudiants ?", "Combien coûte l'abonnement ?", "Combien coûte l'abonnement pour les étudiants ?"),
+        ("Und für Kinder?", "Wie viel kostet der Eintritt?", "Wie viel kostet der Eintritt für Kinder?"),
+        ("¿Y para niños?", "¿Cuánto cuesta la entrada?", "¿Cuánto cuesta la entrada para niños?"),
         ("and does it take long?", "What is the standard shipping time?", "and does it take long? standard shipping"),
         # the same topic with a new predicate takes the old topic, not the old predicate ("encrypted")
         ("and if it is stolen?", "Do laptops need to be encrypted?", "and if it is stolen? laptops"),
@@ -616,6 +624,25 @@ def test_a_word_the_previous_answer_said_is_not_what_the_follow_up_swaps_in():
     answer = ask("and for international orders?", passages=passages, history=history)
     assert not answer.refused, answer.trace
     assert [c.label for c in answer.citations] == ["international"], answer.answer
+
+
+def test_a_follow_up_for_a_group_of_people_asks_the_same_thing_for_them():
+    """"And for children?" after "How much is a prescription?" became "How much is children?", the one passage
+    naming children was all that was left, and its vaccine price was the answer. The prescription is still what is
+    asked of; a group of people, where the previous question named none, says whom for."""
+    pharmacy = [
+        {"text": "The standard prescription charge is £9.90 per item. Patients under 16 or over 60 do not pay prescription charges.", "source": "Prescription charges"},
+        {"text": "The yellow fever vaccine costs £75 and is not available to children under 9 months.", "source": "Vaccinations"},
+        {"text": "We deliver free of charge to patients over 65. Other patients pay £3.50 per delivery.", "source": "Delivery"},
+    ]
+    history = [{"role": "user", "text": "How much is a prescription?"}, {"role": "assistant", "text": "The standard prescription charge is £9.90 per item. [1]"}]
+    children = ask("And for children?", passages=pharmacy, history=history)
+    assert children.trace.stage("rewrite").detail["query"] == "How much is a prescription for children?"
+    assert children.refused or [c.label for c in children.citations] == ["Prescription charges"], children.answer
+    delivery = [{"role": "user", "text": "How much does delivery cost?"}, {"role": "assistant", "text": "Other patients pay £3.50 per delivery. [1]"}]
+    over_65 = ask("And for people over 65?", passages=pharmacy, history=delivery)
+    assert not over_65.refused, over_65.trace
+    assert over_65.citations[0].quote.startswith("We deliver free of charge to patients over 65"), over_65.answer
 
 
 def test_an_entity_no_passage_names_is_refused_not_answered_about_another():

@@ -153,6 +153,36 @@ segunda terca quarta quinta sexta
 """.split()
 )
 _BE = frozenset("is are was were est sont ist sind es son".split())
+# the groups of people a rule is said for (folded): "And for children?" after "How much is a prescription?" asks the
+# prescription's price for children, and is not the price of children. A follow-up naming one, after a question that
+# named none, qualifies the question; after one that named one it swaps them ("And the tenant?" after "... does the
+# landlord ...", "Et pour les employés ?" after "... des cadres ?")
+_PEOPLE = frozenset(
+    """
+people person persons adult adults child children kid kids baby babies infant infants toddler toddlers teen teens
+teenager teenagers minor minors student students pupil pupils senior seniors pensioner pensioners retiree retirees
+elderly veteran veterans member members non-members guest guests visitor visitors resident residents non-residents
+citizen citizens customer customers client clients patient patients employee employees staff worker workers
+contractor contractors manager managers intern interns woman women man men mother mothers father fathers parent
+parents family families couple couples partner partners spouse spouses dependant dependants dependent dependents
+landlord landlords tenant tenants owner owners driver drivers passenger passengers traveller travellers traveler
+travelers user users beginner beginners
+personne personnes adulte adultes enfant enfants bebe bebes etudiant etudiants etudiante etudiantes eleve eleves
+retraite retraites membre membres client clients cliente clientes patient patients salarie salaries employe employes
+cadre cadres femme femmes homme hommes parent parents famille familles visiteur visiteurs resident residents
+locataire locataires proprietaire proprietaires
+person personen erwachsene erwachsenen erwachsener kind kinder kindern baby babys jugendliche jugendlichen student
+studenten studierende schuler schulerinnen senioren rentner rentnerin mitglied mitglieder kunde kunden kundin
+patient patienten mitarbeiter mitarbeiterin mitarbeitende angestellte familie familien eltern frau frauen mann manner
+besucher gast gaste bewohner mieter vermieter
+persona personas adulto adultos nino ninos nina ninas bebe bebes menor menores estudiante estudiantes alumno alumnos
+jubilado jubilados mayores socio socios miembro miembros cliente clientes paciente pacientes empleado empleados
+trabajador trabajadores mujer mujeres hombre hombres familia familias padres visitante visitantes residente
+residentes inquilino inquilinos propietario propietarios
+""".split()
+)
+# the word that says whom a rule is for, by the language a follow-up opens in: "And students?" -> "for students"
+_FOR_BY_OPENER = {"and": "for", "what": "for", "how": "for", "but": "for", "et": "pour", "und": "für", "y": "para"}
 # "one" standing for the previous question's thing, after the kind a follow-up asks of: "And the Anytime one?"
 _ONE = re.compile(r"\s+ones?$", re.IGNORECASE)
 
@@ -250,6 +280,11 @@ def _thing(run: list[re.Match[str]]) -> list[re.Match[str]]:
 def _says_day(text: str) -> bool:
     """Whether `text` names days of the week (`_DAYS`): opening hours are asked day by day."""
     return any(normalize(word) in _DAYS for word in _WORD.findall(text))
+
+
+def _names_people(text: str) -> bool:
+    """Whether `text` names a group of people (`_PEOPLE`): "children", "people over 65", "les étudiants"."""
+    return any(normalize(word) in _PEOPLE for word in _WORD.findall(text))
 
 
 def _is_name(topic: str) -> bool:
@@ -383,6 +418,16 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
             lead = f"{question.split()[len(opener_words) - 1]} " if preposition in _PLACE else ""
             body = previous.rstrip(" ?？!.。؟")
             return Rewrite(f"{body} {lead}{written_topic}{previous[len(body) :]}", _new_terms(new_topic, previous, said))
+        for_word = preposition if preposition in FOR_WORDS else _FOR_BY_OPENER.get(opener_words[0] if opener_words else "")
+        if (preposition in FOR_WORDS or preposition in (None, "about")) and for_word and _names_people(new_topic) and not _names_people(previous):
+            # "And for children?" after "How much is a prescription?": the prescription's price for children; as a new
+            # subject it had become "How much is children?", answered with a vaccine's price "not available to children"
+            written = question.split()[len(opener_words) - 1] if preposition in FOR_WORDS else for_word
+            lead = "" if normalize(new_topic.split()[0]) in FOR_WORDS else f"{written} "
+            # no focus: the question still asks of the prescription, and the one passage naming children (a vaccine's)
+            # would be all that is left to answer from; read as a question of its own
+            body = previous.rstrip(" ?？!.。؟")
+            return Rewrite(f"{body} {lead}{written_topic}{previous[len(body) :]}")
         if preposition in FOR_WORDS:  # "Et pour la grippe ?" after "... le vaccin contre le pneumocoque ?"
             preposition = next((w for r in _runs(previous) if (w := _word_before(previous, r)) in FOR_WORDS), preposition)
         if preposition in _PLACE and (placed := [r for r in _runs(previous) if _word_before(previous, r) in _PLACE - {preposition}]):
