@@ -1480,6 +1480,29 @@ def test_a_question_asking_how_often_is_answered_by_the_sentence_that_states_a_f
     assert _ASKED_FREQUENCY.search("how many times a day can i take it?")
 
 
+@pytest.mark.parametrize(
+    ("question", "first"),
+    [
+        ("How many books can I borrow?", "Each card may have at most 30 items on loan"),
+        ("How many times can I renew a loan?", "Loans can be renewed twice"),
+        ("Wie viele Bücher darf ich ausleihen?", "Pro Ausweis dürfen höchstens 30 Medien"),
+        ("Wie oft kann ich verlängern?", "Die Leihfrist kann zweimal verlängert werden"),
+    ],
+)
+def test_a_question_asking_how_many_is_answered_by_the_sentence_that_states_a_count(question, first):
+    """Found trying a library's rules as a user: "How many books can I borrow?" was answered "Books can be borrowed
+    for four weeks." (its words, and a number of weeks), while the limit of 30 items stood lower. A number of times
+    ("twice") counts where times are asked; "zweimal" says how often in German."""
+    rules = [
+        {"text": "Ausleihe\nBücher können für vier Wochen ausgeliehen werden. Die Leihfrist kann zweimal verlängert werden, sofern keine "
+         "Vormerkung vorliegt. Pro Ausweis dürfen höchstens 30 Medien gleichzeitig ausgeliehen werden.", "source": "Benutzungsordnung"},
+        {"text": "Borrowing\nBooks can be borrowed for four weeks. Loans can be renewed twice, unless another reader has reserved the "
+         "item. Each card may have at most 30 items on loan at the same time.", "source": "Rules of use"},
+    ]
+    answer = ask(question, passages=rules, chat="extractive")
+    assert answer.answer.startswith(first), answer.answer
+
+
 def test_a_follow_up_about_the_other_party_keeps_what_was_asked():
     """Found trying a tenancy agreement as a user: after "How much notice does the landlord have to give?", "And the
     tenant?" was rewritten "How much tenant does have?" and answered with the deposit the tenant pays."""

@@ -409,6 +409,21 @@ def test_a_chinese_kind_written_before_a_kind_the_sources_name_is_missing():
     assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked kind", answer.answer
 
 
+def test_a_name_after_of_the_in_one_word_is_what_is_asked_about():
+    """Found trying a French bank's fees as a user: "Quel est le taux du PEL ?" was answered with the overdraft rate.
+    "du" is "de le": the PEL, in no source, is what the rate is asked of, as "the rate of the PEL" is."""
+    fees = ["Le taux du découvert autorisé est de 15,5 % par an.", "Le Livret A est rémunéré à 2,4 % par an."]
+    answer = ask("Quel est le taux du PEL ?", passages=[{"text": t, "source": "Tarifs"} for t in fees], chat="extractive")
+    assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "named scope", answer.answer
+    assert not ask("Quel est le taux du Livret A ?", passages=[{"text": t, "source": "Tarifs"} for t in fees], chat="extractive").refused
+    # read after "del", an acronym must be known by the initials of a name with a small word inside (SQuAD-es: a
+    # chapter "del informe del IPCC" under the title "Intergovernmental Panel on Climate Change")
+    ipcc = ["Intergovernmental _ Panel _ on _ Climate _ Change", "Un capítulo típicamente tiene diez a quince autores principales."]
+    assert missing_names("¿Cuántos autores principales tiene un capítulo del informe del IPCC?", ipcc) == []
+    assert missing_names("¿Qué hace la ONU?", ["Organisation des Nations Unies"]) == []
+    assert missing_names("¿Qué hace la OTAN?", ["Organisation des Nations Unies"]) == ["OTAN"]
+
+
 def test_a_thing_asked_for_someone_no_source_mentions_is_not_answered_for_another():
     """Found trying an antibiotic leaflet as a user: "What is the dose for children?" was answered "The usual dose
     for adults is one capsule every eight hours for seven days." (0.88): the same thing, for someone else. Not read:

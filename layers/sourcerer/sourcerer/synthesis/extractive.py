@@ -806,6 +806,7 @@ _EVERY_UNIT = r"(?:\d+|[a-z]+)(?:\s*(?:to|or|bis|oder|a|ou|y|o|-|–)\s*(?:\d+|[
 _FREQUENCY_SAID = re.compile(
     rf"\b(?:(?:every|each|toutes les|tous les|chaque|alle|jede[nrs]?|cada) (?:{_EVERY_UNIT}|day|week|month|year|hour|morning|"
     r"evening|night|other|jour|semaine|annee|matin|soir|tag|woche|monat|jahr|stunde|dia|semana|mes|ano|hora)|once|twice|"
+    r"einmal|zweimal|dreimal|viermal|funfmal|\d+ ?mal|"
     r"times (?:a|per|each)|per (?:day|week|month|year|hour)|daily|weekly|monthly|yearly|annually|hourly|fois par|"
     r"par (?:jour|semaine|mois|an)|taglich|wochentlich|monatlich|jahrlich|mal (?:am|pro|im|in der)|"
     r"pro (?:tag|woche|monat|jahr)|veces (?:al|por)|al (?:dia|mes|ano)|por (?:dia|semana|mes|ano)|diari\w*|semanal\w*|"
@@ -821,6 +822,49 @@ def asked_frequency_first(question: str, ranked: list[ScoredSentence]) -> list[S
     answered "Nehmen Sie Ibuprofen nicht ein, wenn Sie allergisch gegen Ibuprofen sind ..." (its words: Ibuprofen,
     nehmen), while "Erwachsene ... nehmen 1 Tablette, bei Bedarf alle 6 bis 8 Stunden." stood second."""
     return _first_stating(question, ranked, _ASKED_FREQUENCY, _FREQUENCY_SAID, FREQUENCY_REACH)
+
+
+# A question that asks how many of a thing that is no time nor money ("How many books can I borrow?", "Wie viele
+# Bücher ...?", "Combien de livres ...?", "¿Cuántos créditos ...?"), and a count a sentence states: a number not of
+# time ("30 items"; not "four weeks"), or no limit at all; a number of times ("twice", "3 times") only where times
+# are asked. Read on folded text
+_TIME_UNIT = (
+    r"(?:seconds?|minutes?|hours?|days?|nights?|weeks?|months?|years?|secondes?|heures?|jours?|nuits?|semaines?|mois|"
+    r"ans|annees?|sekunden|minuten|stunden|tage[n]?|nachte|wochen|monate[n]?|jahre[n]?|segundos?|minutos?|horas?|"
+    r"dias?|noches?|semanas?|meses|anos?)"
+)
+_TIMES = r"(?:times|fois|mal|veces)"
+# what is counted: its first word, and no time nor money within its next four words ("How many paid holiday days",
+# "combien de temps")
+_ASKED_COUNT = re.compile(
+    rf"\b(?:how many|combien d[e']|wie viele|cuant[oa]s)\s*(?!(?:[a-z'-]+\s+){{0,3}}(?:{_TIME_UNIT}|temps|tiempo|zeit|"
+    r"dollars?|euros?|pounds?|francs?|money|argent|geld|dinero)\b)(?P<thing>[a-z]+)"
+)
+_COUNT_NUMBER = (
+    r"\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|forty|fifty|deux|"
+    r"trois|quatre|cinq|six|sept|huit|neuf|dix|douze|quinze|vingt|trente|zwei|drei|vier|funf|sechs|sieben|acht|neun|zehn|"
+    r"zwolf|zwanzig|dreissig|dos|tres|cuatro|cinco|seis|siete|ocho|nueve|diez|doce|quince|veinte|treinta)\b"
+)
+_NO_LIMIT = (
+    r"\b(?:dozens?|several|hundreds?|thousands?|millions?|billions?|unlimited|no limit|as many|illimite\w*|plusieurs|"
+    r"centaines|milliers|autant|unbegrenzt\w*|mehrere|hunderte|tausende|beliebig|ilimitad\w*|vari[oa]s|cientos|miles|"
+    r"tant[oa]s|none|zero|aucune?|keine?|ningun[oa]?)\b"
+)
+_COUNT_SAID = re.compile(rf"{_COUNT_NUMBER}(?!\s*(?:[-–]|to|a|bis|y)?\s*(?:\d+\s*)?(?:{_TIME_UNIT}|{_TIMES})\b)|{_NO_LIMIT}")
+_TIMES_SAID = re.compile(rf"{_COUNT_NUMBER}\s*{_TIMES}\b|\b(?:once|twice|thrice)\b|{_NO_LIMIT}")
+COUNT_REACH = 5  # how far down the ranking a sentence stating a count is looked for
+
+
+def asked_count_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
+    """The ranking with the first of the next best (`COUNT_REACH`) that states a count put first, when the question
+    asks how many of a thing and the best states none: "How many books can I borrow?" over a library's rules was
+    answered "Books can be borrowed for four weeks." (its words, and a number of weeks), while "Each card may have at
+    most 30 items on loan at the same time." stood third, after "Loans can be renewed twice"."""
+    asked = _ASKED_COUNT.search(normalize(question))
+    if asked is None:
+        return ranked
+    said = _TIMES_SAID if re.fullmatch(_TIMES, asked["thing"]) else _COUNT_SAID
+    return _first_holding(ranked, COUNT_REACH, lambda text: bool(said.search(normalize(text))))
 
 
 # the topic a Japanese question opens with ("夕食は何時までですか？"): two or more letters before は, no asking word
@@ -951,12 +995,13 @@ def _first(ranked: list[ScoredSentence], sentence: ScoredSentence | None) -> lis
 
 
 # The rankings' plain readings of the question, in order (see each): the asked kind, a negation, a limit, a
-# frequency, a Japanese topic, a named procedure, an asked contact value, an asked number, a weight or age in a range
+# frequency, a count, a Japanese topic, a named procedure, an asked contact value, an asked number, a weight or age in a range
 READINGS = (
     asked_kind_first,
     asked_polarity_first,
     asked_limit_first,
     asked_frequency_first,
+    asked_count_first,
     asked_topic_first,
     named_procedure_first,
     asked_value_first,

@@ -234,13 +234,20 @@ _CIRCUMSTANTIAL = frozenset(
 )
 
 
+# "of" and a definite article in one word: "le taux du PEL" is "the rate of the PEL"
+_OF_THE = frozenset("du del".split())
+
+
 def _after_article(question: str, name: str) -> bool:
     """Whether `name` stands after a definite article in `question`, not inside a circumstance ("does the Ultra plan
     include", not "for the Berlin offsite")."""
     words = [w.casefold() for w in _WORD.findall(question)]
     first = name.split()[0].casefold()
     return any(
-        word == first and i > 0 and words[i - 1] in DEFINITE_ARTICLES and (i < 2 or normalize(words[i - 2]) not in _CIRCUMSTANTIAL)
+        word == first
+        and i > 0
+        and (words[i - 1] in DEFINITE_ARTICLES or words[i - 1] in _OF_THE)
+        and (i < 2 or normalize(words[i - 2]) not in _CIRCUMSTANTIAL)
         for i, word in enumerate(words)
     )
 
@@ -1587,6 +1594,7 @@ class _Vocabulary:
         three or more, stopwords not among them: "ICU" is the "intensive care unit", "SSO" "single sign-on". Read
         only for a question that writes a word in capitals."""
         runs = [run for words in self._split for run in _runs(words, lambda i, w: w[0].isupper())]
+        runs += [run for words in self._split for run in _names_through_small_words(words)]
         acronyms = {"".join(w[0] for w in run[i:j]) for run in runs for i in range(len(run)) for j in range(i + 2, len(run) + 1)}
         for run in (run for words in self._split for run in _runs(words, lambda i, w: w.casefold() not in STOPWORDS)):
             initials = "".join(_initials(w) for w in run).upper()
@@ -1653,6 +1661,17 @@ class _Vocabulary:
         if after is None or any(_family(w) in self.named for w in run) or last not in self.followed_by:
             return False  # "Papaver Rhoeas flower" over "Papaver rhoeas": a word of it is written as a name
         return _family(after) in self.families and _family(after) not in self.followed_by[last]
+
+
+def _names_through_small_words(words: list[str]) -> list[list[str]]:
+    """The capitalised words of names that hold a small word between two of them: a name's initials leave it out
+    ("Intergovernmental Panel on Climate Change" is IPCC, "Organisation des Nations Unies" ONU)."""
+
+    def inside_name(i: int, word: str) -> bool:
+        between = 0 < i < len(words) - 1 and words[i - 1][0].isupper() and words[i + 1][0].isupper()
+        return word[0].isupper() or (between and word.casefold() in STOPWORDS)
+
+    return [[w for w in run if w[0].isupper()] for run in _runs(words, inside_name) if any(not w[0].isupper() for w in run)]
 
 
 def _initials(word: str) -> str:
