@@ -480,6 +480,14 @@ def test_a_thing_asked_the_price_of_that_no_source_holds_is_not_answered_with_an
     assert missing_priced("Wie viel kostet die Miete?", ["Die Kaution beträgt drei Nettokaltmieten von 900 Euro."], ["Die Kaution beträgt 2700 Euro."]) is None
     answer = ask("¿Cuánto cuesta la toalla?", passages=[{"text": t, "source": "Cuotas"} for t in fees], chat="extractive")
     assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked kind", answer.answer
+    # where a kind follows its thing, the thing is its first word: a university's page holds "universitario" in its
+    # name, not the card ("carné") asked about; in English every word must still be missing ("the new dong", MLQA)
+    university = ["Universidad del Valle", "En segunda matrícula el crédito cuesta 27 euros."]
+    mismatch = missing_priced("¿Cuánto cuesta el carné universitario?", university, university[1:])
+    assert mismatch is not None and mismatch.missing == ["carné universitario"]
+    assert missing_priced("¿Cuánto cuesta el crédito universitario?", university, university[1:]) is None
+    dong = ["On September 14, 1985, the đồng was revalued, with the new đồng worth 10 old đồng."]
+    assert missing_priced("When the dong was revalued in 1985, how much more was the new dong worth?", dong, dong) is None
 
 
 def test_a_weight_or_age_is_answered_by_the_range_that_holds_it():

@@ -1057,6 +1057,7 @@ def missing_priced(question: str, sources: Sequence[str], answer: Sequence[str])
     names = {w for run in name_runs(question) for w in run}
     words = _WORD_OR_NUMBER.findall(question)  # "a 2-year-old" is a number's, not a thing's
     thing: list[str] = []
+    first_phrase: list[str] = []
     for i, word in enumerate(words[:-1]):
         if normalize(word) not in _ARTICLES:
             continue
@@ -1067,15 +1068,25 @@ def missing_priced(question: str, sources: Sequence[str], answer: Sequence[str])
             phrase.append(named)
         if not (i + 1 + len(phrase) < len(words) and words[i + 1 + len(phrase)] in names):
             thing += phrase
+            first_phrase = first_phrase or phrase
     if not thing:
         return None
     known = _vocabulary(sources)
     german = _is_german(question)
     compounds = {_family(w) for w in known.words if len(w) > FAMILY_LETTERS} if german else set()
-    for word in thing:
+
+    def mentioned(word: str) -> bool:
         family_of = _family(word)
-        if known.mentions([word]) or any(len(family_of) >= FAMILY_LETTERS and c.endswith(family_of) for c in compounds):
-            return None
+        return known.mentions([word]) or any(len(family_of) >= FAMILY_LETTERS and c.endswith(family_of) for c in compounds)
+
+    # where a kind follows its thing, the first word of the first thing named is the thing: "¿Cuánto cuesta el carné
+    # universitario?" over a university's fees, whose name holds "universitario", asks the price of a card they never
+    # name. Elsewhere every word must be missing: "the highest price of oil" and "the new dong" say their thing
+    # after words the sources lack ("highest"), or in another spelling ("đồng")
+    if _kind_after(question) and not mentioned(first_phrase[0]):
+        return ScopeMismatch(missing=[" ".join(first_phrase)], answer_names=[_subject(priced[0]).strip()])
+    if any(mentioned(word) for word in thing):
+        return None
     return ScopeMismatch(missing=[" ".join(thing)], answer_names=[_subject(priced[0]).strip()])
 
 
