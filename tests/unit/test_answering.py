@@ -1503,6 +1503,26 @@ def test_a_question_asking_how_many_is_answered_by_the_sentence_that_states_a_co
     assert answer.answer.startswith(first), answer.answer
 
 
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("What time is breakfast?", "It is served from 7am to 10:30am in the Harbour Restaurant."),
+        ("À quelle heure est servi le petit-déjeuner ?", "Il est servi de 7h à 10h30 au restaurant."),
+    ],
+)
+def test_a_question_asking_what_time_is_answered_by_the_sentence_that_states_one(question, said):
+    """Found trying a hotel's FAQ as a user: "What time is breakfast?" was answered "Breakfast is included in all
+    rates except Room Only.", while the sentence that says when it is served, which leans on it, stood second."""
+    faq = [
+        {"text": "Is breakfast included?\nBreakfast is included in all rates except Room Only. It is served from 7am to "
+         "10:30am in the Harbour Restaurant.", "source": "Hotel FAQ"},
+        {"text": "Le petit-déjeuner est-il inclus ?\nLe petit-déjeuner est inclus dans tous les tarifs sauf Chambre seule. Il "
+         "est servi de 7h à 10h30 au restaurant.", "source": "FAQ de l'hôtel"},
+    ]
+    answer = ask(question, passages=faq, chat="extractive")
+    assert said in answer.answer, answer.answer
+
+
 def test_a_follow_up_about_the_other_party_keeps_what_was_asked():
     """Found trying a tenancy agreement as a user: after "How much notice does the landlord have to give?", "And the
     tenant?" was rewritten "How much tenant does have?" and answered with the deposit the tenant pays."""

@@ -867,6 +867,27 @@ def asked_count_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     return _first_holding(ranked, COUNT_REACH, lambda text: bool(said.search(normalize(text))))
 
 
+# A question that asks for a time of day ("What time is breakfast?", "À quelle heure ouvre ...?", "Um wie viel Uhr
+# ...?", "¿A qué hora ...?", "几点", "何時"), and a time of day a sentence states ("7am", "10:30", "19 Uhr", "18h",
+# "noon"); read on folded text
+_ASKED_CLOCK = re.compile(
+    r"\b(?:what time|at what time|a quelle heure|(?:um|bis|ab) wie ?viel uhr|a que hora|hasta que hora|desde que hora)\b|几点|何時"
+)
+_CLOCK_SAID = re.compile(
+    r"\b\d{1,2}(?:[:.h]\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.|uhr|h)\b|\b\d{1,2}[:h]\d{2}\b|\b(?:noon|midnight|midi|minuit|"
+    r"mittag|mitternacht|mediodia|medianoche)\b|[0-9一二三四五六七八九十]+[点時]"
+)
+CLOCK_REACH = 5  # how far down the ranking a sentence stating a time of day is looked for
+
+
+def asked_clock_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
+    """The ranking with the first of the next best (`CLOCK_REACH`) that states a time of day put first, when the
+    question asks for one and the best states none: "What time is breakfast?" over a hotel's FAQ was answered
+    "Breakfast is included in all rates except Room Only.", while "It is served from 7am to 10:30am in the Harbour
+    Restaurant." stood second (said now after the sentence it leans on)."""
+    return _first_stating(question, ranked, _ASKED_CLOCK, _CLOCK_SAID, CLOCK_REACH)
+
+
 # the topic a Japanese question opens with ("夕食は何時までですか？"): two or more letters before は, no asking word
 _KANA_KANJI = "\u3400-\u9fff\u30a0-\u30ff\u3040-\u309f"  # a character class's ranges: kanji, katakana, hiragana
 _JAPANESE_TOPIC = re.compile(rf"^\s*(?P<topic>[{_KANA_KANJI}]{{2,12}}?)は(?!.*は)")
@@ -995,13 +1016,14 @@ def _first(ranked: list[ScoredSentence], sentence: ScoredSentence | None) -> lis
 
 
 # The rankings' plain readings of the question, in order (see each): the asked kind, a negation, a limit, a
-# frequency, a count, a Japanese topic, a named procedure, an asked contact value, an asked number, a weight or age in a range
+# frequency, a count, a time of day, a Japanese topic, a named procedure, an asked contact value, an asked number, a weight or age in a range
 READINGS = (
     asked_kind_first,
     asked_polarity_first,
     asked_limit_first,
     asked_frequency_first,
     asked_count_first,
+    asked_clock_first,
     asked_topic_first,
     named_procedure_first,
     asked_value_first,
