@@ -194,6 +194,9 @@ HISTORY = [
         ("Et les étudiants ?", "Combien coûte l'abonnement ?", "Combien coûte l'abonnement pour les étudiants ?"),
         ("Und für Kinder?", "Wie viel kostet der Eintritt?", "Wie viel kostet der Eintritt für Kinder?"),
         ("¿Y para niños?", "¿Cuánto cuesta la entrada?", "¿Cuánto cuesta la entrada para niños?"),
+        # found over a privacy policy: a follow-up that names nothing carries what the previous question asked be done,
+        # as it was asked ("How long does that take? copy data" was refused)
+        ("How long does that take?", "How do I get a copy of my data?", "How long does that take? get a copy of my data"),
         ("and does it take long?", "What is the standard shipping time?", "and does it take long? standard shipping"),
         # the same topic with a new predicate takes the old topic, not the old predicate ("encrypted")
         ("and if it is stolen?", "Do laptops need to be encrypted?", "and if it is stolen? laptops"),
@@ -624,6 +627,24 @@ def test_a_word_the_previous_answer_said_is_not_what_the_follow_up_swaps_in():
     answer = ask("and for international orders?", passages=passages, history=history)
     assert not answer.refused, answer.trace
     assert [c.label for c in answer.citations] == ["international"], answer.answer
+
+
+def test_a_follow_up_that_names_nothing_is_answered_about_what_was_asked_be_done():
+    """Found trying a privacy policy as a user: "How long does that take?" after "How do I get a copy of my data?" was
+    refused; its rewrite carried "copy data", and the sentence that says "we respond within 30 days" did not read as
+    its answer."""
+    privacy = [
+        {"text": "## How long we keep it\nAccount data is deleted 24 months after your last login.\nCustomer support chats are "
+         "kept for 12 months.\n\n## Your rights\nYou can request a copy of your data at any time; we respond within 30 days.\n"
+         "You can ask us to correct or delete your data by emailing privacy@brightcart.example.", "source": "privacy.md"},
+    ]
+    history = [{"role": "user", "text": "How do I get a copy of my data?"}, {"role": "assistant", "text": "You can request a copy of your data at any time. [1]"}]
+    assert standalone_query("How long does that take?", history) == "How long does that take? get a copy of my data"
+    answer = ask("How long does that take?", passages=privacy, history=history, chat="extractive")
+    assert answer.answer.startswith("You can request a copy of your data at any time; we respond within 30 days."), answer.answer
+    # a heading that shares only the question's asking words ("How long we keep it") lends its sentences none of them
+    direct = ask("How long does it take to get a copy of my data?", passages=privacy, chat="extractive")
+    assert direct.answer.startswith("You can request a copy of your data at any time"), direct.answer
 
 
 def test_a_follow_up_for_a_group_of_people_asks_the_same_thing_for_them():

@@ -452,6 +452,10 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
     # that names nothing asks of the predicate too: "For how long?" after "Can I freeze my membership?" asks how
     # long it may be frozen, and got the membership's price
     asks_only = not _content_words(question)
+    if asks_only and (predicate := _predicate(previous)):
+        # "How long does that take?" after "How do I get a copy of my data?": "... get a copy of my data", as it was
+        # asked (its words alone, "copy data", were read as no question the sentence "we respond within 30 days" answers)
+        return Rewrite(f"{question} {predicate}")
     extra = [
         w.group()
         for run in _runs(previous)
@@ -463,6 +467,16 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
     # Chinese or Japanese, whose words are not written apart ("那怎么退货？" is one run of pairs, 怎么 among them)
     own = () if CJK_LETTER.search(question) else _new_terms(" ".join(_content_words(question)), previous)
     return Rewrite(f"{question} {' '.join(dict.fromkeys(extra))}".strip() if extra else question, own)
+
+
+def _predicate(question: str) -> str | None:
+    """What a question asks be done, from the verb after its modal and subject to its end: "get a copy of my data" of
+    "How do I get a copy of my data?"; None where it has no such verb."""
+    words = list(_WORD.finditer(question))
+    for before, subject, verb in zip(words, words[1:], words[2:], strict=False):
+        if normalize(before.group()) in _MODALS and normalize(subject.group()) in _SUBJECTS:
+            return question[verb.start() :].rstrip(" ?？!.。؟")
+    return None
 
 
 def _swap_kind(previous: str, kind: str) -> str | None:

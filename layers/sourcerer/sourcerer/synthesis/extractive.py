@@ -307,6 +307,9 @@ class ExtractiveSynthesizer:
             return Analysis(feature_set="lexical", question=question, set_aside=set_aside)
         q_terms = list(dict.fromkeys(terms(question)))
         q_set = set(q_terms)
+        # the word after "how" asks ("How long ...?", "Wie lange", "Combien de temps"): a heading that shares it ("How
+        # long we keep it") shares the question's form, not what it asks about
+        asking = set(terms(" ".join(_HOW_WORD.findall(normalize(question)))))
         sent_terms = [set(passage_terms(text)) for *_, text in pool]
         doc_freq = Counter(t for st in sent_terms for t in st)
         n = len(pool)
@@ -343,7 +346,7 @@ class ExtractiveSynthesizer:
         def read_with(words: set[str], own: set[str], features: dict[str, float]) -> float | None:
             """The sentence model's logit for a sentence read with `words` (what it stands under, the lead-in it
             completes) as its own, or None where they hold no question word the sentence lacks."""
-            if not (words - own) & q_set:
+            if not (words - own) & (q_set - asking):
                 return None
             read = share(own | words)
             return model.sentence.logit(features | {"coverage": read, "coverage_squared": read * read, "type_coverage": features["type"] * read})
@@ -720,6 +723,12 @@ class ExtractiveSynthesizer:
             spans=quotes,
             detail={**detail, "sentences": len(dict.fromkeys(pieces))},
         )
+
+
+_HOW_WORD = re.compile(
+    r"\b(?:how|wie|combien de|cuanto) (long|much|many|often|far|old|soon|big|large|fast|early|late|lange|viel|viele|oft|"
+    r"alt|weit|temps|tiempo)\b"
+)
 
 
 def _rank_key(s: ScoredSentence) -> tuple[float, int, int]:  # the sentence models' ranking, ties in source order
