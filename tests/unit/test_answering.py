@@ -1544,6 +1544,22 @@ def test_a_question_asking_what_time_is_answered_by_the_sentence_that_states_one
     assert said in answer.answer, answer.answer
 
 
+def test_a_question_asked_with_an_adjective_finds_the_sentence_that_says_its_noun():
+    """Found trying an antihistamine leaflet as a user: "Can I take it while pregnant?" was answered "If you take more
+    than the recommended dose, contact your doctor or go to A&E straight away.": "pregnant" and "pregnancy" were
+    two words, and the overdose section shared "take"."""
+    leaflet = [
+        {"text": "## Before you take cetirizine\nDo not take cetirizine if you are allergic to cetirizine or hydroxyzine.\n"
+         "Cetirizine is not recommended during pregnancy. Do not take it while breastfeeding, as it passes into breast milk.", "source": "leaflet.md"},
+        {"text": "## If you take too much\nIf you take more than the recommended dose, contact your doctor or go to A&E "
+         "straight away. Take the pack with you.", "source": "leaflet.md"},
+        {"text": "## How to take cetirizine\nAdults and children aged 12 and over: take one tablet once a day.\nSwallow the "
+         "tablet whole with a glass of water.", "source": "leaflet.md"},
+    ]
+    answer = ask("Can I take it while pregnant?", passages=leaflet, chat="extractive")
+    assert answer.answer.startswith("Cetirizine is not recommended during pregnancy."), answer.answer
+
+
 def test_a_follow_up_about_the_other_party_keeps_what_was_asked():
     """Found trying a tenancy agreement as a user: after "How much notice does the landlord have to give?", "And the
     tenant?" was rewritten "How much tenant does have?" and answered with the deposit the tenant pays."""

@@ -21,10 +21,10 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 # Bumped whenever the terms of some text change; indexes store terms, so a new version re-tokenises what it
-# changed (see `RETOKENIZE`): 2 added Arabic light stemming.
-TOKENIZER_VERSION = 2
+# changed (see `RETOKENIZE`): 2 added Arabic light stemming, 3 the nouns in -ancy and -ency ("pregnant").
+TOKENIZER_VERSION = 3
 # For each version, the texts whose terms it changed (an index re-tokenises only chunks that match).
-RETOKENIZE = {2: re.compile("[\u0600-\u06ff]")}
+RETOKENIZE = {2: re.compile("[\u0600-\u06ff]"), 3: re.compile(r"(?i)[a-z]{3}(?:anc|enc)(?:y|ies)\b")}
 
 # --- normalisation ----------------------------------------------------------------------------------
 
@@ -125,8 +125,9 @@ NEGATIONS = frozenset(
 )
 
 
-# Common derivational endings, folded before the inflectional ones (only on long words, keeping a stem of
-# at least four letters): "regulation"/"regulate", "activity"/"active", "effectively"/"effective".
+# Common derivational endings, folded before the inflectional ones (only on long words, keeping a stem of at least
+# four letters): "regulation"/"regulate", "activity"/"active", "effectively"/"effective", "pregnancy"/"pregnant"
+# ("Can I take it while pregnant?" shared no word with "Cetirizine is not recommended during pregnancy.").
 _DERIVATIONAL = (
     ("ational", "ate"),
     ("ization", "ize"),
@@ -150,10 +151,15 @@ _DERIVATIONAL = (
     ("ence", "ent"),
     ("ances", "ant"),
     ("ance", "ant"),
+    ("ancies", "ant"),
+    ("ancy", "ant"),
+    ("encies", "ent"),
+    ("ency", "ent"),
     ("izes", "ize"),
     ("ized", "ize"),
     ("izing", "ize"),
 )
+_NOT_DERIVED = frozenset({"currency", "currencies"})  # an ending above would make them another word: "current"
 
 
 # Light10 (Larkey, Ballesteros and Connell, "Light Stemming for Arabic Information Retrieval", 2007), on text
@@ -193,7 +199,7 @@ def stem(word: str) -> str:
     if not word.isascii() or len(word) <= 3 or not word.isalpha():
         return word
     w = word
-    if len(w) > 6:
+    if len(w) > 6 and w not in _NOT_DERIVED:
         for suffix, replacement in _DERIVATIONAL:
             if w.endswith(suffix) and len(w) - len(suffix) >= 4:
                 w = w[: -len(suffix)] + replacement
