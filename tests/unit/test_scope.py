@@ -409,6 +409,18 @@ def test_a_chinese_kind_written_before_a_kind_the_sources_name_is_missing():
     assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked kind", answer.answer
 
 
+def test_an_ordinal_is_a_kind_in_languages_that_put_other_kinds_after_the_thing():
+    """Found trying a university's enrolment rules as a user: "¿Cuánto cuesta el crédito en tercera matrícula?" was
+    answered with the second enrolment's price. An ordinal stands before its thing in Spanish and French; other
+    kinds after it ("envío urgente") are still not read."""
+    fees = ["El precio del crédito en primera matrícula es de 18 euros. En segunda matrícula el crédito cuesta 27 euros."]
+    mismatch = missing_kind("¿Cuánto cuesta el crédito en tercera matrícula?", fees, ["En segunda matrícula el crédito cuesta 27 euros."])
+    assert mismatch is not None and mismatch.missing == ["tercera matrícula"] and mismatch.answer_names == ["segunda matrícula"]
+    assert missing_kind("¿Cuánto cuesta el crédito en segunda matrícula?", fees, ["En segunda matrícula el crédito cuesta 27 euros."]) is None
+    shipping = ["El envío estándar tarda 5 días. El envío exprés tarda 1 día."]
+    assert missing_kind("¿Cuánto tarda el envío urgente?", shipping, ["El envío estándar tarda 5 días."]) is None
+
+
 def test_a_name_after_of_the_in_one_word_is_what_is_asked_about():
     """Found trying a French bank's fees as a user: "Quel est le taux du PEL ?" was answered with the overdraft rate.
     "du" is "de le": the PEL, in no source, is what the rate is asked of, as "the rate of the PEL" is."""

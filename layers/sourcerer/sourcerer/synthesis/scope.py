@@ -584,7 +584,7 @@ def missing_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -
     of the thing ("annual leave", "sick leave"), so a word the question adds to a thing the sources name only one
     way ("my lost password" over "your account password") is left to the answer models. A capitalised kind is a
     name (`scope_mismatch` reads it). French, Spanish, Portuguese and Italian put the kind after the thing ("envío
-    urgente"), and are not read: read in that order, it refused as many answerable sets as same-topic ones on
+    urgente"), and only their ordinals, which stand before it ("tercera matrícula"), are read: read in that order, it refused as many answerable sets as same-topic ones on
     held-out PIAF, SQuAD-es and MLQA es ("se llama", "ha evolucionado"), and read in the English order it took
     synonyms for kinds ("órgano legislativo" against "cuerpo legislativo"). Chinese and Japanese are read by their
     character pairs (`_missing_cjk_kind`), Arabic by its definite pairs (`_missing_arabic_kind`); other scripts are
@@ -593,8 +593,9 @@ def missing_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -
         return _missing_cjk_kind(question, sources, answer) or _missing_katakana_kind(question, sources, answer)
     if _ARABIC_LETTER.search(question):
         return _missing_arabic_kind(question, sources, answer)
-    if _NOT_LATIN.search(question) or _kind_after(question):
+    if _NOT_LATIN.search(question):
         return None
+    ordinals_only = _kind_after(question)  # an ordinal stands before its thing there too: "en tercera matrícula"
     asked = set(terms(question))
     known = _vocabulary(sources)
     # the price of another kind is no answer however few kinds the sources name: "How much does late check-out
@@ -616,10 +617,13 @@ def missing_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -
     asking = {after for before, after in itertools.pairwise(words) if normalize(before) in _ASKING_FOR}  # "how many"
     # a kind stands after a word that says nothing ("of bereavement leave", "the express shipping") or opens the
     # question; after another word it is more often a verb's object ("Who first sent radio waves")
-    modifying = {after for before, after in itertools.pairwise(words) if before in STOPWORDS} | set(words[:1])
+    says_nothing = _FUNCTION_WORDS if ordinals_only else STOPWORDS  # "en tercera matrícula"
+    modifying = {after for before, after in itertools.pairwise(words) if before in says_nothing} | set(words[:1])
     for (kind, head), (kind_word, head_word) in _written_pairs(question).items():
         folded = kind_word.casefold()
         if not _WORD.fullmatch(kind_word) or folded in asking or folded not in modifying or normalize(folded) in _ASKING_FOR:
+            continue
+        if ordinals_only and normalize(folded) not in _ORDINAL_WORDS:
             continue
         if head_word[0].isupper():
             continue  # part of a name: `scope_mismatch` reads names
@@ -633,6 +637,13 @@ def missing_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -
     return None
 
 
+# the ordinals of the languages that put other kinds after their thing (folded): "la tercera matrícula" over prices of
+# the first and second is a kind no source names
+_ORDINAL_WORDS = frozenset(
+    "primer primera primero primeros primeras segundo segunda segundos segundas tercer tercera tercero terceros terceras "
+    "cuarto cuarta quinto quinta premier premiere premiers premieres deuxieme second seconde troisieme quatrieme "
+    "cinquieme primo prima secondo terzo terza quarto quarta primeiro primeira terceiro terceira".split()
+)
 _ARABIC_LETTER = re.compile(r"[\u0600-\u06ff]")
 # relative pronouns (folded), which neither name a kind nor for whom a thing is: "العوامل التي", "pour laquelle"
 _RELATIVES = frozenset(
