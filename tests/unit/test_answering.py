@@ -198,6 +198,8 @@ HISTORY = [
         # as it was asked ("How long does that take? copy data" was refused)
         ("How long does that take?", "How do I get a copy of my data?", "How long does that take? get a copy of my data"),
         ("and does it take long?", "What is the standard shipping time?", "and does it take long? standard shipping"),
+        # found over a sync app's help: a pronoun stands for the previous topic however many words the follow-up has
+        ("How much storage does it include?", "How much does the Pro plan cost?", "How much storage does it include? Pro plan"),
         # the same topic with a new predicate takes the old topic, not the old predicate ("encrypted")
         ("and if it is stolen?", "Do laptops need to be encrypted?", "and if it is stolen? laptops"),
         (
@@ -645,6 +647,15 @@ def test_a_follow_up_that_names_nothing_is_answered_about_what_was_asked_be_done
     # a heading that shares only the question's asking words ("How long we keep it") lends its sentences none of them
     direct = ask("How long does it take to get a copy of my data?", passages=privacy, chat="extractive")
     assert direct.answer.startswith("You can request a copy of your data at any time"), direct.answer
+
+
+def test_a_follow_up_with_a_pronoun_is_answered_about_the_previous_topic():
+    """Found trying a sync app's help center as a user: "How much storage does it include?" after "How much does Pro
+    cost?" names two words of its own, so nothing was added, and the Free plan's storage was the answer."""
+    storage = [{"text": "## Storage\nThe Free plan includes 5 GB of storage. The Pro plan includes 2 TB and costs $9.99 per month.", "source": "help.md"}]
+    history = [{"role": "user", "text": "How much does Pro cost?"}, {"role": "assistant", "text": "The Pro plan includes 2 TB and costs $9.99 per month. [1]"}]
+    answer = ask("How much storage does it include?", passages=storage, history=history, chat="extractive")
+    assert answer.answer.startswith("The Pro plan includes 2 TB"), answer.answer
 
 
 def test_a_follow_up_for_a_group_of_people_asks_the_same_thing_for_them():

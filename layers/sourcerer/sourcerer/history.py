@@ -444,7 +444,11 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
             return Rewrite(swapped, _new_terms(kind, previous, said))
         return Rewrite(_swap_topic(previous, new_topic, preposition, definite=definite), _new_terms(new_topic, previous, said))
     # Same topic, new intent ("and does it take long?"): add the previous topic when the follow-up names none.
-    if len(_content_words(question)) >= 2:
+    # A pronoun stands for it however many words the follow-up has: "How much storage does it include?" after "How much
+    # does Pro cost?" was answered with the Free plan's storage. Not after an opener that names the follow-up's own
+    # topic, which the pronoun takes up ("Et le remboursement, il arrive quand ?")
+    pronoun = shift is None and any(normalize(w) in _PRONOUNS for w in _WORD.findall(question))
+    if len(_content_words(question)) >= 2 and not pronoun:
         return Rewrite(question)
     have = set(terms(question))
     # the previous topic, not its predicate: "and if it is stolen?" after "Do laptops need to be encrypted?" asks
