@@ -1571,6 +1571,26 @@ def test_a_question_asked_with_an_adjective_finds_the_sentence_that_says_its_nou
     assert answer.answer.startswith("Cetirizine is not recommended during pregnancy."), answer.answer
 
 
+def test_a_german_compound_is_read_as_the_words_the_sources_write_apart():
+    """Found trying a German home insurance as a user: "Sind Hochwasserschäden versichert?" was answered with the list
+    of insured damages, which names no flood, while "Schäden durch Hochwasser sind nur mit dem Zusatzbaustein
+    Elementar versichert." says it in two words."""
+    from sourcerer.synthesis.extractive import _compound_parts
+
+    terms_ = {"hochwasser", "schaden", "versicherung", "summe"}
+    assert _compound_parts("hochwasserschaden", terms_) == ("hochwasser", "schaden")
+    assert _compound_parts("versicherungssumme", terms_) == ("versicherung", "summe")  # the linking s
+    assert _compound_parts("schaden", terms_) == ("schaden",) and _compound_parts("erdbebenschaden", terms_) == ("erdbebenschaden",)
+    policy = [
+        {"text": "## Welche Schäden sind versichert?\nVersichert sind Schäden durch Feuer, Leitungswasser, Sturm, Hagel und "
+         "Einbruchdiebstahl.\nSchäden durch Hochwasser sind nur mit dem Zusatzbaustein Elementar versichert.\nGlasbruch ist "
+         "nicht versichert.", "source": "hausrat.md"},
+        {"text": "## Selbstbeteiligung\nDie Selbstbeteiligung beträgt 150 Euro je Schadenfall.", "source": "hausrat.md"},
+    ]
+    answer = ask("Sind Hochwasserschäden versichert?", passages=policy, chat="extractive")
+    assert answer.answer.startswith("Schäden durch Hochwasser sind nur mit dem Zusatzbaustein Elementar versichert."), answer.answer
+
+
 def test_a_follow_up_about_the_other_party_keeps_what_was_asked():
     """Found trying a tenancy agreement as a user: after "How much notice does the landlord have to give?", "And the
     tenant?" was rewritten "How much tenant does have?" and answered with the deposit the tenant pays."""

@@ -56,6 +56,7 @@ from sourcerer.synthesis.scope import (
     holds_asked_number,
     holds_asked_pair,
     holds_value,
+    is_german,
     missing_value,
     other_kind,
     source_texts,
@@ -305,12 +306,15 @@ class ExtractiveSynthesizer:
                 )
         if not pool:
             return Analysis(feature_set="lexical", question=question, set_aside=set_aside)
+        sent_terms = [set(passage_terms(text)) for *_, text in pool]
         q_terms = list(dict.fromkeys(terms(question)))
+        if is_german(question):  # "Hochwasserschäden" over "Schäden durch Hochwasser": the compound's parts
+            vocabulary = set().union(*sent_terms, *headings)
+            q_terms = list(dict.fromkeys(part for t in q_terms for part in _compound_parts(t, vocabulary)))
         q_set = set(q_terms)
         # the word after "how" asks ("How long ...?", "Wie lange", "Combien de temps"): a heading that shares it ("How
         # long we keep it") shares the question's form, not what it asks about
         asking = set(terms(" ".join(_HOW_WORD.findall(normalize(question)))))
-        sent_terms = [set(passage_terms(text)) for *_, text in pool]
         doc_freq = Counter(t for st in sent_terms for t in st)
         n = len(pool)
 
@@ -729,6 +733,24 @@ _HOW_WORD = re.compile(
     r"\b(?:how|wie|combien de|cuanto) (long|much|many|often|far|old|soon|big|large|fast|early|late|lange|viel|viele|oft|"
     r"alt|weit|temps|tiempo)\b"
 )
+
+
+# what joins the parts of a German compound ("Versicherung-s-summe"), and the shortest part read as one
+_LINKS = ("", "s", "n", "en", "es", "er")
+COMPOUND_PART = 4
+
+
+def _compound_parts(term: str, vocabulary: set[str]) -> tuple[str, ...]:
+    """A German question's compound, as the two words the sources write apart ("hochwasserschaden" -> "hochwasser",
+    "schaden" where they say "Schäden durch Hochwasser"); the term itself where they hold it, or not both parts."""
+    if term in vocabulary or len(term) < 2 * COMPOUND_PART:
+        return (term,)
+    for cut in range(COMPOUND_PART, len(term) - COMPOUND_PART + 1):
+        head, rest = term[:cut], term[cut:]
+        for link in _LINKS:
+            if head in vocabulary and rest.startswith(link) and len(rest) - len(link) >= COMPOUND_PART and rest[len(link) :] in vocabulary:
+                return (head, rest[len(link) :])
+    return (term,)
 
 
 def _rank_key(s: ScoredSentence) -> tuple[float, int, int]:  # the sentence models' ranking, ties in source order

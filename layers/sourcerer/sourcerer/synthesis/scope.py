@@ -190,10 +190,10 @@ def _run_start(words: list[str], run: list[str]) -> int | None:
 def _names_by_capitals(question: str) -> bool:
     """Whether the question writes its names as the checks read them, capitalised among words that are not: Latin
     script, and not German (whose every noun is capitalised)."""
-    return not _NOT_LATIN.search(question) and not _is_german(question)
+    return not _NOT_LATIN.search(question) and not is_german(question)
 
 
-def _is_german(question: str) -> bool:
+def is_german(question: str) -> bool:
     return _leans(question, _GERMAN, _OTHER, str.casefold)
 
 
@@ -486,7 +486,7 @@ def other_kind(question: str, sentence: str, rival: str) -> str | None:
     Chinese and Japanese are indexed in character pairs)."""
     if _NOT_LATIN.search(question):
         return None
-    if _is_german(question):
+    if is_german(question):
         return _other_compound(question, sentence, rival)
     asked = set(terms(question))
     # what the sentence is about: its subject, in its first words ("Standard shipping takes..."); a later phrase
@@ -516,7 +516,7 @@ def holds_asked_pair(question: str, sentence: str, rival: str) -> bool:
     und Katzen dürfen nur mit schriftlicher Zustimmung … gehalten werden.". Latin script only."""
     if _NOT_LATIN.search(question):
         return False
-    if _is_german(question):  # to a yes-or-no question: on Wikipedia's German (MLQA) the names moved answers
+    if is_german(question):  # to a yes-or-no question: on Wikipedia's German (MLQA) the names moved answers
         if not asks_yes_or_no(question):
             return False
         nouns = [_compound_form(w) for w in _WORD.findall(question)[1:] if w[0].isupper() and len(w) >= FAMILY_LETTERS]
@@ -943,7 +943,7 @@ def _for_pairs(text: str, *, asked: bool = False) -> dict[tuple[str, str], tuple
     that says for whom and the one it is for as written. A name (capitalised, but in German) is left to named scope;
     with `asked`, the thing must follow a determiner ("What is the dose for children?"): "se utiliza para el cultivo"
     and "what did demand for grow" read a verb as the thing."""
-    german = _is_german(text)
+    german = is_german(text)
     pairs: dict[tuple[str, str], tuple[str, str, str]] = {}
     for clause in _CLAUSE.split(text):
         words = clause.split()
@@ -1083,7 +1083,7 @@ def missing_priced(question: str, sources: Sequence[str], answer: Sequence[str])
     if not thing:
         return None
     known = _vocabulary(sources)
-    german = _is_german(question)
+    german = is_german(question)
     compounds = {_family(w) for w in known.words if len(w) > FAMILY_LETTERS} if german else set()
 
     def mentioned(word: str) -> bool:
