@@ -416,8 +416,7 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
             # "Et le samedi ?" after "À quelle heure ferme la crèche ?": a day where none was asked qualifies the
             # question, and replaced its subject ("À quelle heure ferme la samedi ?"); said as the follow-up says it
             lead = f"{question.split()[len(opener_words) - 1]} " if preposition in _PLACE else ""
-            body = previous.rstrip(" ?？!.。؟")
-            return Rewrite(f"{body} {lead}{written_topic}{previous[len(body) :]}", _new_terms(new_topic, previous, said))
+            return Rewrite(_qualified(previous, f"{lead}{written_topic}"), _new_terms(new_topic, previous, said))
         for_word = preposition if preposition in FOR_WORDS else _FOR_BY_OPENER.get(opener_words[0] if opener_words else "")
         if (preposition in FOR_WORDS or preposition in (None, "about")) and for_word and _names_people(new_topic) and not _names_people(previous):
             # "And for children?" after "How much is a prescription?": the prescription's price for children; as a new
@@ -426,8 +425,7 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
             lead = "" if normalize(new_topic.split()[0]) in FOR_WORDS else f"{written} "
             # no focus: the question still asks of the prescription, and the one passage naming children (a vaccine's)
             # would be all that is left to answer from; read as a question of its own
-            body = previous.rstrip(" ?？!.。؟")
-            return Rewrite(f"{body} {lead}{written_topic}{previous[len(body) :]}")
+            return Rewrite(_qualified(previous, f"{lead}{written_topic}"))
         if preposition in FOR_WORDS:  # "Et pour la grippe ?" after "... le vaccin contre le pneumocoque ?"
             preposition = next((w for r in _runs(previous) if (w := _word_before(previous, r)) in FOR_WORDS), preposition)
         if preposition in _PLACE and (placed := [r for r in _runs(previous) if _word_before(previous, r) in _PLACE - {preposition}]):
@@ -471,6 +469,13 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
     # Chinese or Japanese, whose words are not written apart ("那怎么退货？" is one run of pairs, 怎么 among them)
     own = () if CJK_LETTER.search(question) else _new_terms(" ".join(_content_words(question)), previous)
     return Rewrite(f"{question} {' '.join(dict.fromkeys(extra))}".strip() if extra else question, own)
+
+
+def _qualified(previous: str, words: str) -> str:
+    """The previous question with `words` added before its closing mark: "À quelle heure ferme la crèche le samedi ?",
+    "How much is a prescription for children?"."""
+    body = previous.rstrip(" ?？!.。؟")
+    return f"{body} {words}{previous[len(body) :]}"
 
 
 def _predicate(question: str) -> str | None:

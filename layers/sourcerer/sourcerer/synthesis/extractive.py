@@ -905,7 +905,7 @@ _ASKED_CLOCK = re.compile(
     r"\b(?:what time|at what time|a quelle heure|(?:um|bis|ab) wie ?viel uhr|a que hora|hasta que hora|desde que hora)\b|几点|何時"
 )
 _CLOCK_SAID = re.compile(
-    r"\b\d{1,2}(?:[:.h]\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.|uhr|h)\b|\b\d{1,2}[:h]\d{2}\b|\b(?:noon|midnight|midi|minuit|"
+    rf"\b\d{{1,2}}(?:[:.h]\d{{2}})?\s*(?:am|pm|a\.m\.|p\.m\.|uhr|h)\b|{_CLOCK.pattern}|\b(?:noon|midnight|midi|minuit|"
     r"mittag|mitternacht|mediodia|medianoche)\b|[0-9一二三四五六七八九十]+[点時]"
 )
 CLOCK_REACH = 5  # how far down the ranking a sentence stating a time of day is looked for

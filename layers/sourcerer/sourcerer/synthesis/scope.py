@@ -523,7 +523,7 @@ def holds_asked_pair(question: str, sentence: str, rival: str) -> bool:
         # the best holds none of them: a sentence that names one of the question's things is about it
         return not any(_holds_noun(sentence, noun) for noun in nouns) and any(_holds_noun(rival, noun) for noun in nouns)
     words = [w.casefold() for w in _WORD.findall(question)]
-    modifying = {after for before, after in itertools.pairwise(words) if before in STOPWORDS} | set(words[:1])
+    modifying = _after_nothing(words)
     said, rival_pairs = set(terms(sentence)), word_pairs(rival)
     return any(
         kind_word.casefold() in modifying
@@ -555,6 +555,12 @@ def _other_compound(question: str, sentence: str, rival: str) -> str | None:
             if tail >= COMPOUND_TAIL and min(len(asked), len(other)) - tail >= _COMPOUND_HEAD:
                 return word
     return None
+
+
+def _after_nothing(words: list[str], nothing: frozenset[str] = STOPWORDS) -> set[str]:
+    """The `words` (casefolded) that open the question or follow a word that says `nothing`: where a kind stands ("of
+    bereavement leave", "the express shipping"); after another word it is more often a verb's object."""
+    return {after for before, after in itertools.pairwise(words) if before in nothing} | set(words[:1])
 
 
 def _holds_noun(text: str, noun: str) -> bool:
@@ -617,8 +623,7 @@ def missing_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -
     asking = {after for before, after in itertools.pairwise(words) if normalize(before) in _ASKING_FOR}  # "how many"
     # a kind stands after a word that says nothing ("of bereavement leave", "the express shipping") or opens the
     # question; after another word it is more often a verb's object ("Who first sent radio waves")
-    says_nothing = _FUNCTION_WORDS if ordinals_only else STOPWORDS  # "en tercera matrícula"
-    modifying = {after for before, after in itertools.pairwise(words) if before in says_nothing} | set(words[:1])
+    modifying = _after_nothing(words, _FUNCTION_WORDS if ordinals_only else STOPWORDS)  # "en tercera matrícula"
     for (kind, head), (kind_word, head_word) in _written_pairs(question).items():
         folded = kind_word.casefold()
         if not _WORD.fullmatch(kind_word) or folded in asking or folded not in modifying or normalize(folded) in _ASKING_FOR:
