@@ -887,3 +887,35 @@ def test_a_name_is_read_with_its_accents_folded_and_a_title_ends_no_sentence():
     assert name_runs("What is the nationality of Mr. Studd?") == [["Mr", "Studd"]]
     assert missing_names("Who is Matyas Kovacs?", ["Mátyás Szűrös (born 11 September 1933) is a Hungarian politician."]) == []  # one word held
     assert missing_names("Who is Imre Kovacs?", ["Mátyás Szűrös (born 11 September 1933) is a Hungarian politician."]) == ["Imre Kovacs"]
+
+
+def test_a_group_of_people_no_source_names_is_not_answered_with_another_groups_rule():
+    """Found in the FAQ benchmark's near-misses and a paracetamol leaflet: "Wie viel Paracetamol dürfen Kinder
+    nehmen?" over a leaflet dosing only "Erwachsene" was answered with the adult dose, as "Is parental leave available
+    to contractors?" was with the leave of "the primary caregiver" and "Can pregnant women take paracetamol?" with a
+    warning about other products. Words of one group stand for one another; an age the sources state says who is a
+    child; relatives and words that sort no one ("members", "Who was his mother?") are no group."""
+    from sourcerer.people import groups_mentioned, groups_named
+    from sourcerer.synthesis.scope import missing_group
+
+    adults = ["Erwachsene nehmen 500 bis 1000 mg Paracetamol alle sechs Stunden ein."]
+    mismatch = missing_group("Wie viel Paracetamol dürfen Kinder nehmen?", adults, adults)
+    assert mismatch is not None and mismatch.missing == ["Kinder"] and mismatch.answer_names == ["Erwachsene"]
+    leave = ["Parental leave is 16 weeks at full pay for the primary caregiver and 6 weeks for the secondary caregiver."]
+    assert missing_group("Is parental leave available to contractors?", leave, leave).missing == ["contractors"]
+    zh = ["成人每次服用对乙酰氨基酚500毫克，每六小时一次。"]
+    assert missing_group("儿童的对乙酰氨基酚剂量是多少？", zh, zh).answer_names == ["成人"]
+    fr = ["Chez l'adulte, la dose habituelle d'ibuprofène est de 200 à 400 mg toutes les six heures."]
+    assert missing_group("L'ibuprofène est-il autorisé pendant la grossesse ?", fr, fr).missing == ["grossesse"]
+    warning = ["Do not take with other products containing paracetamol."]
+    assert missing_group("Can pregnant women take paracetamol?", warning, warning) is not None
+    assert missing_group("Can my kids take it?", warning, warning) is None  # a rule for no group in particular
+    # one group in other words, or in a longer word; an age says who is a child; a group the question names too
+    assert missing_group("Can kids take it?", ["Children under 6 must not take it."], ["Adults take two."]) is None
+    assert missing_group("Dürfen Kinder das nehmen?", ["Nicht für Kleinkinder."], ["Erwachsene nehmen zwei."]) is None
+    over16 = ["Adults and adolescents over 16: take one or two tablets."]
+    assert missing_group("Can children take these tablets?", over16, over16) is None
+    assert missing_group("Is the dose for children the same as for adults?", adults, adults) is None
+    assert groups_mentioned(("Für Kleinkinder", "grandchildren")) == {"children"}
+    assert groups_named("Who was his mother? Are members of parliament paid? Quel outil est employé ?") == {}
+    assert groups_named("ما جرعة الباراسيتامول للأطفال؟") == {"children": "للأطفال"}

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sourcerer.errors import InvalidRequest, MalformedReply
+from sourcerer.people import names_people
 from sourcerer.synthesis.prompt import REWRITE_PROMPT
 from sourcerer.synthesis.providers import ChatProvider, ask_for_json
 from sourcerer.text import AGAINST_WORDS, CJK_LETTER, DEFINITE_ARTICLES, FOR_WORDS, normalize, terms
@@ -47,7 +48,7 @@ _WORD = re.compile(r"[\w'’-]+", re.UNICODE)
 _TOPIC_SHIFT = re.compile(
     r"^(?:(?:and|but|also|ok|okay|so)\s+)?(?:what|how)\s+about\s+|^(?:and|but)\s+(?:for|with|in|on|regarding)\s+|"
     r"^(?:what|how)\s+about\s+|^(?:and|but)\s+(?:the\s+)?|^for\s+|^regarding\s+|"
-    r"^et\s+(?:pour|avec|en|concernant|quant\s+a)\s+|^et\s+(?:si\s+)?|^quid\s+d[eu]?\s+|^(?:et\s+)?qu'en\s+est-il\s+d[eu]s?\s+|"
+    r"^et\s+(?:pour|avec|en|concernant|quant\s+a)\s+|^et\s+|^quid\s+d[eu]?\s+|^(?:et\s+)?qu'en\s+est-il\s+d[eu]s?\s+|"
     r"^und\s+(?:fur|bei|mit|was\s+ist\s+mit)\s+|^und\s+|^was\s+ist\s+mit\s+|"
     r"^y\s+(?:para|con|en|que\s+hay\s+de|sobre)\s+|^y\s+|^(?:e|mas)\s+(?:para|com|sobre)\s+|^e\s+|"
     r"^وماذا\s+عن\s+|^ماذا\s+عن\s+|^وعن\s+|^و(?=\S)|"
@@ -108,6 +109,11 @@ quando onde qual
 # the prepositions of a place or a time, one of which a follow-up may swap for another ("on general wards" -> "in
 # intensive care")
 _PLACE = frozenset("in on at during dans sur en a au aux im am an auf bei durante".split())
+# words that open a condition ("¿Y si no lo devuelvo?", "and if it is stolen?") or a time ("¿Y después del primer
+# año?", "Et après trois mois ?") a follow-up puts on the previous question: no new topic, and its words need not be a
+# passage's ("devuelvo" where the rule says "devolver", "el primer año" where it says "a partir del mes 13")
+_IF = frozenset("if si wenn falls se".split())
+_WHEN = frozenset("after before après apres avant nach vor während wahrend después despues antes ab from".split())
 _FUNCTION = frozenset(
     """
 of for to in on at by with from about per each every into the a an and or de la le les des du d l pour et en un une au aux sur avec par
@@ -153,34 +159,6 @@ segunda terca quarta quinta sexta
 """.split()
 )
 _BE = frozenset("is are was were est sont ist sind es son".split())
-# the groups of people a rule is said for (folded): "And for children?" after "How much is a prescription?" asks the
-# prescription's price for children, and is not the price of children. A follow-up naming one, after a question that
-# named none, qualifies the question; after one that named one it swaps them ("And the tenant?" after "... does the
-# landlord ...", "Et pour les employés ?" after "... des cadres ?")
-_PEOPLE = frozenset(
-    """
-people person persons adult adults child children kid kids baby babies infant infants toddler toddlers teen teens
-teenager teenagers minor minors student students pupil pupils senior seniors pensioner pensioners retiree retirees
-elderly veteran veterans member members non-members guest guests visitor visitors resident residents non-residents
-citizen citizens customer customers client clients patient patients employee employees staff worker workers
-contractor contractors manager managers intern interns woman women man men mother mothers father fathers parent
-parents family families couple couples partner partners spouse spouses dependant dependants dependent dependents
-landlord landlords tenant tenants owner owners driver drivers passenger passengers traveller travellers traveler
-travelers user users beginner beginners
-personne personnes adulte adultes enfant enfants bebe bebes etudiant etudiants etudiante etudiantes eleve eleves
-retraite retraites membre membres client clients cliente clientes patient patients salarie salaries employe employes
-cadre cadres femme femmes homme hommes parent parents famille familles visiteur visiteurs resident residents
-locataire locataires proprietaire proprietaires
-person personen erwachsene erwachsenen erwachsener kind kinder kindern baby babys jugendliche jugendlichen student
-studenten studierende schuler schulerinnen senioren rentner rentnerin mitglied mitglieder kunde kunden kundin
-patient patienten mitarbeiter mitarbeiterin mitarbeitende angestellte familie familien eltern frau frauen mann manner
-besucher gast gaste bewohner mieter vermieter
-persona personas adulto adultos nino ninos nina ninas bebe bebes menor menores estudiante estudiantes alumno alumnos
-jubilado jubilados mayores socio socios miembro miembros cliente clientes paciente pacientes empleado empleados
-trabajador trabajadores mujer mujeres hombre hombres familia familias padres visitante visitantes residente
-residentes inquilino inquilinos propietario propietarios
-""".split()
-)
 # the word that says whom a rule is for, by the language a follow-up opens in: "And students?" -> "for students"
 _FOR_BY_OPENER = {"and": "for", "what": "for", "how": "for", "but": "for", "et": "pour", "und": "für", "y": "para"}
 # "one" standing for the previous question's thing, after the kind a follow-up asks of: "And the Anytime one?"
@@ -280,11 +258,6 @@ def _thing(run: list[re.Match[str]]) -> list[re.Match[str]]:
 def _says_day(text: str) -> bool:
     """Whether `text` names days of the week (`_DAYS`): opening hours are asked day by day."""
     return any(normalize(word) in _DAYS for word in _WORD.findall(text))
-
-
-def _names_people(text: str) -> bool:
-    """Whether `text` names a group of people (`_PEOPLE`): "children", "people over 65", "les étudiants"."""
-    return any(normalize(word) in _PEOPLE for word in _WORD.findall(text))
 
 
 def _is_name(topic: str) -> bool:
@@ -397,7 +370,8 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
         shift, remainder = alone, alone["topic"]  # "普卡呢？" after "金卡年费多少钱？": what about the standard card
     words = remainder.split()
     frame = [w for w in words if w in _FRAME] + _CJK_ASKS.findall(remainder)
-    is_new_topic = bool(remainder) and shift is not None and len(words) <= 5 and not frame
+    condition = shift is not None and bool(words) and words[0] in _IF
+    is_new_topic = bool(remainder) and shift is not None and len(words) <= 5 and not frame and not condition
     is_new_topic = is_new_topic and not any(w in _PRONOUNS for w in words)
     if is_new_topic and CJK_LETTER.search(previous):
         # no spaces to find the old topic by: the new topic plus the previous question's frame words, after は where
@@ -412,13 +386,15 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
         preposition = (
             opener_words[-1] if opener_words and opener_words[-1] in _FUNCTION - {"and", "et", "und", "y", "e"} else None
         )
+        if normalize(new_topic.split()[0]) in _WHEN:  # "¿Y después del primer año?": the same question, at that time
+            return Rewrite(_qualified(previous, written_topic))
         if _says_day(new_topic) and not _says_day(previous):
             # "Et le samedi ?" after "À quelle heure ferme la crèche ?": a day where none was asked qualifies the
             # question, and replaced its subject ("À quelle heure ferme la samedi ?"); said as the follow-up says it
             lead = f"{question.split()[len(opener_words) - 1]} " if preposition in _PLACE else ""
             return Rewrite(_qualified(previous, f"{lead}{written_topic}"), _new_terms(new_topic, previous, said))
         for_word = preposition if preposition in FOR_WORDS else _FOR_BY_OPENER.get(opener_words[0] if opener_words else "")
-        if (preposition in FOR_WORDS or preposition in (None, "about")) and for_word and _names_people(new_topic) and not _names_people(previous):
+        if (preposition in FOR_WORDS or preposition in (None, "about")) and for_word and names_people(new_topic) and not names_people(previous):
             # "And for children?" after "How much is a prescription?": the prescription's price for children; as a new
             # subject it had become "How much is children?", answered with a vaccine's price "not available to children"
             written = question.split()[len(opener_words) - 1] if preposition in FOR_WORDS else for_word
@@ -446,7 +422,7 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
     # does Pro cost?" was answered with the Free plan's storage. Not after an opener that names the follow-up's own
     # topic, which the pronoun takes up ("Et le remboursement, il arrive quand ?")
     pronoun = shift is None and any(normalize(w) in _PRONOUNS for w in _WORD.findall(question))
-    if len(_content_words(question)) >= 2 and not pronoun:
+    if len(_content_words(question)) >= 2 and not pronoun and not condition:
         return Rewrite(question)
     have = set(terms(question))
     # the previous topic, not its predicate: "and if it is stolen?" after "Do laptops need to be encrypted?" asks
@@ -467,7 +443,7 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
     # what the follow-up names itself is what it asks about, and an answer names it: "¿Hay franquicia?" after "¿Cuánto
     # cubren por dinero en efectivo?" was answered with the cash cover, drawn by the words carried along. Not in
     # Chinese or Japanese, whose words are not written apart ("那怎么退货？" is one run of pairs, 怎么 among them)
-    own = () if CJK_LETTER.search(question) else _new_terms(" ".join(_content_words(question)), previous)
+    own = () if CJK_LETTER.search(question) or condition else _new_terms(" ".join(_content_words(question)), previous)
     return Rewrite(f"{question} {' '.join(dict.fromkeys(extra))}".strip() if extra else question, own)
 
 

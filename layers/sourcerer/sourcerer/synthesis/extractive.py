@@ -35,6 +35,7 @@ from sourcerer.citations import strip_markers
 from sourcerer.injection import is_instruction, without_invisibles
 from sourcerer.language import crosses_languages
 from sourcerer.models import CharSpan, Passage
+from sourcerer.people import groups_named
 from sourcerer.reading import Reader, under_heading
 from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities, with_known
 from sourcerer.retrieval.keyword import idf as bm25_idf
@@ -44,7 +45,9 @@ from sourcerer.support import said_with_negation
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
 from sourcerer.synthesis.draft import Draft
 from sourcerer.synthesis.scope import (
+    ASKED_FREQUENCY,
     CONTACT_VALUES,
+    FREQUENCY_SAID,
     answer_kind,
     answer_said_elsewhere,
     answer_scope,
@@ -801,6 +804,27 @@ def asked_polarity_first(question: str, ranked: list[ScoredSentence]) -> list[Sc
     return _first(ranked, next((s for s in ranked[1:KIND_REACH] if asked & said_with_negation(s.text)[0]), None))
 
 
+GROUP_REACH = 5  # how far down the ranking a sentence naming the question's group of people is looked for
+
+
+def asked_group_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
+    """The ranking with the first of the next best (`GROUP_REACH`) that names the group of people the question asks
+    about (`people`) put first, when the best names none of it: "小孩可以进病房吗？" (may kids enter the ward?) over a
+    hospital's visiting rules was answered "病房内禁止吸烟和饮酒。" (its words: 病房, 进), while "十二岁以下儿童不得进入
+    病房。" (children under twelve) stood second. A group's words stand for one another ("小孩" and "儿童"). The
+    sentence must share another word with the question: "Grants total 88% of Harvard's aid for undergraduate
+    students" names students and says nothing of what students from families earning less than $60,000 pay."""
+    named = groups_named(question)
+    if not named:
+        return ranked
+    matter = set(terms(question)) - {t for word in named.values() for t in terms(word)}
+
+    def names_group(text: str) -> bool:
+        return bool(set(named) & set(groups_named(text))) and bool(matter & set(terms(text)))
+
+    return _first_holding(ranked, GROUP_REACH, names_group)
+
+
 # A question that asks for a limit, the most that may be done or had ("What's the most paracetamol I can take in a
 # single day?", "Wie viel darf ich höchstens nehmen?", "ما أقصى كمية", "一天最多"), and the words that state one ("Do
 # not exceed 4000 mg", "darf nicht überschritten werden", "لا تتجاوز", "不得超过"); read on folded text.
@@ -824,26 +848,6 @@ def asked_limit_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     return _first_stating(question, ranked, _ASKED_LIMIT, _LIMIT_SAID, LIMIT_REACH)
 
 
-# A question that asks how often ("How often can I take ibuprofen?", "Wie oft darf ich ...?", "À quelle fréquence",
-# "¿Cada cuánto ...?", "كم مرة في", "多久一次", "何回"; not how many times something happened), and the words that state a frequency ("every 6 hours", "alle 6 bis 8
-# Stunden", "toutes les", "twice a day", "cada ocho horas", "كل", "每", "毎"); read on folded text.
-_ASKED_FREQUENCY = re.compile(
-    r"\b(?:how often|how many times (?:a|per|each)|how frequently|a quelle frequence|combien de fois par|"
-    r"tous les combien|wie oft|wie haufig|in welchen abstanden|cada cuanto|con que frecuencia|cuantas veces (?:al|por))\b|"
-    r"كم مره في|多久一次|多长时间一次|"
-    r"[日週月年]に?何回|どのくらいの頻度|どれくらいの頻度"
-)
-_EVERY_UNIT = r"(?:\d+|[a-z]+)(?:\s*(?:to|or|bis|oder|a|ou|y|o|-|–)\s*(?:\d+|[a-z]+))? (?:hours?|days?|weeks?|months?|years?|heures|jours|semaines|mois|ans|stunden|tage[n]?|wochen|monate[n]?|jahre[n]?|horas|dias|semanas|meses|anos)"
-_FREQUENCY_SAID = re.compile(
-    rf"\b(?:(?:every|each|toutes les|tous les|chaque|alle|jede[nrs]?|cada) (?:{_EVERY_UNIT}|day|week|month|year|hour|morning|"
-    r"evening|night|other|jour|semaine|annee|matin|soir|tag|woche|monat|jahr|stunde|dia|semana|mes|ano|hora)|once|twice|"
-    r"einmal|zweimal|dreimal|viermal|funfmal|\d+ ?mal|"
-    r"times (?:a|per|each)|per (?:day|week|month|year|hour)|daily|weekly|monthly|yearly|annually|hourly|fois par|"
-    r"par (?:jour|semaine|mois|an)|taglich|wochentlich|monatlich|jahrlich|mal (?:am|pro|im|in der)|"
-    r"pro (?:tag|woche|monat|jahr)|veces (?:al|por)|al (?:dia|mes|ano)|por (?:dia|semana|mes|ano)|diari\w*|semanal\w*|"
-    r"mensual\w*|anual\w*)\b|كل (?:\d|\S+ (?:ساعات|ايام|اسابيع|اشهر)|يوم|اسبوع|شهر|سنه|ساعه)|مرات|مرتين|مره في|يوميا|"
-    r"اسبوعيا|شهريا|每|毎|[0-9一二三四五六七八九十]+回"
-)
 FREQUENCY_REACH = 5  # how far down the ranking a sentence stating a frequency is looked for
 
 
@@ -852,7 +856,7 @@ def asked_frequency_first(question: str, ranked: list[ScoredSentence]) -> list[S
     question asks how often and the best states none: "Wie oft darf ich Ibuprofen nehmen?" over a leaflet was
     answered "Nehmen Sie Ibuprofen nicht ein, wenn Sie allergisch gegen Ibuprofen sind ..." (its words: Ibuprofen,
     nehmen), while "Erwachsene ... nehmen 1 Tablette, bei Bedarf alle 6 bis 8 Stunden." stood second."""
-    return _first_stating(question, ranked, _ASKED_FREQUENCY, _FREQUENCY_SAID, FREQUENCY_REACH)
+    return _first_stating(question, ranked, ASKED_FREQUENCY, FREQUENCY_SAID, FREQUENCY_REACH)
 
 
 # A question that asks how many of a thing that is no time nor money ("How many books can I borrow?", "Wie viele
@@ -1046,11 +1050,12 @@ def _first(ranked: list[ScoredSentence], sentence: ScoredSentence | None) -> lis
     return ranked if sentence is None or sentence is ranked[0] else [sentence, *(s for s in ranked if s is not sentence)]
 
 
-# The rankings' plain readings of the question, in order (see each): the asked kind, a negation, a limit, a
+# The rankings' plain readings of the question, in order (see each): the asked kind, a negation, a group of people, a limit, a
 # frequency, a count, a time of day, a Japanese topic, a named procedure, an asked contact value, an asked number, a weight or age in a range
 READINGS = (
     asked_kind_first,
     asked_polarity_first,
+    asked_group_first,
     asked_limit_first,
     asked_frequency_first,
     asked_count_first,

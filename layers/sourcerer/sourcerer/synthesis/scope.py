@@ -40,6 +40,7 @@ from functools import cached_property, lru_cache
 
 from sourcerer.injection import is_instruction
 from sourcerer.models import CharSpan, Passage
+from sourcerer.people import groups_mentioned, groups_named
 from sourcerer.sentences import ANSWER_LABEL, QUESTION_LABEL, is_question, row_cells, states_nothing
 from sourcerer.text import (
     AGAINST_WORDS,
@@ -867,11 +868,40 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
     return (
         missing_kind(question, sources, said)
         or missing_for_whom(question, sources, said)
+        or missing_group(question, sources, said)
         or missing_condition(question, sources, sentences)
         or missing_priced(question, sources, sentences)
         or missing_range(question, sources, sentences)
         or missing_number(question, sources, said)
     )
+
+
+_AGED_GROUPS = frozenset({"children", "adults", "seniors"})  # groups an age says who is in ("under 12", "over 65")
+# the groups a rule must name to be said for them: sources silent on pregnancy say nothing of it, whatever the answer
+_CONDITIONS = frozenset({"pregnant", "breastfeeding"})
+
+
+def missing_group(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """The group of people the question asks about (`people`), when no source mentions it and the answer is said
+    for another group: "Wie viel Paracetamol dürfen Kinder nehmen?" over a leaflet whose only dose is
+    "Erwachsene nehmen 500 bis 1000 mg Paracetamol alle sechs Stunden ein." was answered with it, as "Is parental
+    leave available to contractors?" was with the leave of "the primary caregiver". The rule for adults is no
+    answer for children. Pregnancy and breastfeeding are missing however the answer reads: "Can pregnant women take
+    paracetamol?" was answered "Do not take with other products containing paracetamol.". Sources that state an age
+    ("over 16", "unter 12 Jahren") say who is a child, an adult or a senior: "Adults and adolescents over 16: take
+    one or two tablets" answers "Can children take it?"."""
+    asked = groups_named(question)
+    if not asked:
+        return None
+    mentioned = groups_mentioned(tuple(sources))
+    aged = any("age" in stated_ranges(text) for text in sources)
+    said = {group: word for sentence in answer for group, word in groups_named(sentence).items() if group not in asked}
+    for group, word in asked.items():
+        if group in mentioned or (aged and group in _AGED_GROUPS):
+            continue
+        if said or group in _CONDITIONS:
+            return ScopeMismatch(missing=[word], answer_names=list(said.values()))
+    return None
 
 
 def _arabic_for_whom(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
@@ -1070,7 +1100,8 @@ def missing_priced(question: str, sources: Sequence[str], answer: Sequence[str])
     # the thing is what an article names ("la toalla", "an extra checked bag"): "¿Cuánto pago si quiero recibirlo
     # mañana?" (FAQ es-02, express delivery in other words) names none, "sa sœur" (PIAF) is whose money, and "the
     # original Fast and the Furious film" (MLQA en) is a name's, which named scope reads
-    names = {w for run in name_runs(question) for w in run}
+    german = is_german(question)  # where every noun is capitalised, "ein Navi" is a thing ("Was kostet ein Navi?")
+    names = set() if german else {w for run in name_runs(question) for w in run}
     words = _WORD_OR_NUMBER.findall(question)  # "a 2-year-old" is a number's, not a thing's
     thing: list[str] = []
     first_phrase: list[str] = []
@@ -1088,12 +1119,12 @@ def missing_priced(question: str, sources: Sequence[str], answer: Sequence[str])
     if not thing:
         return None
     known = _vocabulary(sources)
-    german = is_german(question)
-    compounds = {_family(w) for w in known.words if len(w) > FAMILY_LETTERS} if german else set()
+    compounds = {normalize(w) for w in known.words if len(w) > FAMILY_LETTERS} if german else set()
 
-    def mentioned(word: str) -> bool:
+    def mentioned(word: str) -> bool:  # a compound ends in the word's family and an ending ("-mieten")
         family_of = _family(word)
-        return known.mentions([word]) or any(len(family_of) >= FAMILY_LETTERS and c.endswith(family_of) for c in compounds)
+        tail = re.compile(re.escape(family_of) + r"\w{0,3}$")
+        return known.mentions([word]) or (len(family_of) >= FAMILY_LETTERS and any(tail.search(c) for c in compounds))
 
     # where a kind follows its thing, the first word of the first thing named is the thing: "¿Cuánto cuesta el carné
     # universitario?" over a university's fees, whose name holds "universitario", asks the price of a card they never
@@ -1447,7 +1478,7 @@ _VALUE_NAMES = {
     # "What ratings website ...?" asks for a site's name, not its address: only an address asks for one
     "url": r"(?:\burl\b|web ?site address|web address|adresse (?:du site|web)|direcci[oó]n web|webadresse|عنوان الموقع)",
 }
-VALUE_WORDS = {"phone": "a phone number", "email": "an e-mail address", "url": "a web address", "money": "an amount of money"}
+VALUE_WORDS = {"phone": "a phone number", "email": "an e-mail address", "url": "a web address", "money": "an amount of money", "frequency": "a frequency", "duration": "a length of time"}
 _ASKED_VALUE = {kind: re.compile(_ASKING_WHAT + _NEAR + name, re.IGNORECASE) for kind, name in _VALUE_NAMES.items()}
 _ASKED_VALUE_CJK = {  # no spaces: the value's name, then what is asked ("客服电话号码是多少？")
     "phone": re.compile("(?:电话号码|电话|热线号码|联系电话)(?:是多少|是什么|多少)"),
@@ -1471,7 +1502,7 @@ _ASKED_MONEY = re.compile(
     r"\bwhat (?:is|are|was|were) the (?:\w+ )?(?:price|cost|fee|fees|salary|bonus|budget|stipend)\b|"
     r"\bcombien (?:coute\w*|paie|paye|gagne|facture)\b|\bcombien d'argent\b|\bquelle prime\b|"
     r"\bquel(?:le)? est (?:le|la) (?:prix|tarif|montant|cout|prime|salaire|indemnite|budget)\b|"
-    r"\bwas kosten?\b|\bwie teuer\b|\bwie viel (?:kostet|kosten|bezahl\w*|zahl\w*|verdien\w*|geld)\b|"
+    r"\bwas kost(?:et|en|e)\b|\bwie teuer\b|\bwie viel (?:kostet|kosten|bezahl\w*|zahl\w*|verdien\w*|geld)\b|"
     r"\bwie hoch (?:ist|sind) (?:die|der|das) (?:\w+ )?(?:zulage|preis|gebuhr\w*|pramie|gehalt|kosten|pauschale|vergutung)\b|"
     r"\bcuanto (?:cuesta|cuestan|pago|pagan|se paga|se cobra|cobra\w*|gana\w*|vale\w*|dinero)\b|"
     r"\bcual es el (?:precio|coste|costo|importe|salario|presupuesto)\b|"
@@ -1505,21 +1536,86 @@ _PAID = re.compile(
     r"费|价|折|利息|报销|补贴|工资|税|佣金|退款|押金|租金|罚|料金|料が|料は|料を|費|価格|割引|金利|返金|手数料|給"
 )
 
+# A question that asks how often ("How often can I take ibuprofen?", "Wie oft darf ich ...?", "À quelle fréquence",
+# "Tous les combien ...?", "¿Cada cuánto ...?", "كم مرة في", "كل كم يوما", "多久(独自旅行)一次", "何回"; not how many times something
+# happened), and the words that state a frequency ("every 6 hours", "alle 6 bis 8 Stunden", "toutes les", "twice a day",
+# "cada ocho horas", "كل", "每", "毎"); read on folded text.
+ASKED_FREQUENCY = re.compile(
+    r"\b(?:how often|how many times (?:a|per|each)|how frequently|a quelle frequence|combien de fois par|"
+    r"tous les combien|wie oft|wie haufig|in welchen abstanden|cada cuanto|con que frecuencia|cuantas veces (?:al|por))\b|"
+    r"كم مره في|كل كم|(?:多久|多长时间)[^？?，,。]{0,8}?一次|"
+    r"[日週月年]に?何回|どのくらいの頻度|どれくらいの頻度"
+)
+_EVERY_UNIT = r"(?:\d+|[a-z]+)(?:\s*(?:to|or|bis|oder|a|ou|y|o|-|–)\s*(?:\d+|[a-z]+))? (?:minutes?|hours?|days?|weeks?|months?|years?|heures|jours|semaines|mois|ans|minuten|stunden|tage[n]?|wochen|monate[n]?|jahre[n]?|minutos|horas|dias|semanas|meses|anos)"
+FREQUENCY_SAID = re.compile(
+    rf"\b(?:(?:every|each|toutes les|tous les|chaque|alle|jede[nrs]?|cada) (?:{_EVERY_UNIT}|day|week|month|year|hour|minute|morning|"
+    r"evening|night|other|jour|semaine|annee|matin|soir|tag|woche|monat|jahr|stunde|dia|semana|mes|ano|hora)|once|twice|"
+    r"einmal|zweimal|dreimal|viermal|funfmal|\d+ ?-?mal|"
+    r"times (?:a|per|each)|per (?:day|week|month|year|hour)|daily|weekly|monthly|yearly|annually|hourly|fois par|"
+    r"par (?:jour|semaine|mois|an)|taglich|wochentlich|monatlich|jahrlich|mal (?:am|pro|im|in der)|"
+    r"pro (?:tag|woche|monat|jahr)|veces (?:al|por)|al (?:dia|mes|ano)|por (?:dia|semana|mes|ano)|diari\w*|semanal\w*|"
+    r"mensual\w*|anual\w*)\b|كل (?:\d|\S+ (?:ساعات|ايام|اسابيع|اشهر)|يوم|اسبوع|شهر|سنه|ساعه)|مرات|مرتين|مره في|يوميا|"
+    r"اسبوعيا|شهريا|每|毎|[0-9一二三四五六七八九十]+回"
+)
+# how often in a word, a share of cases, each time a thing happens: no frequency to put first (a rule "always" holds
+# is no dose "every 6 hours"), but an answer to how often ("In about 20% of cases, further surgery is required.", "sur
+# une base horaire", "Elle organisait souvent des réunions", "很少", "月2刊")
+_HOW_OFTEN_WORDS = re.compile(
+    r"\b(?:often|rarely|seldom|frequently|regularly|occasionally|sometimes|usually|always|whenever|each time|every time|"
+    r"souvent|rarement|frequemment|regulierement|parfois|toujours|chaque fois|horaire|quotidien\w*|hebdomadaire\w*|"
+    r"mensuel\w*|annuel\w*|oft|selten|haufig|regelmassig|manchmal|immer|jedes mal|a menudo|frecuentemente|"
+    r"raramente|regularmente|a veces|siempre|cada vez|(?:a|an) (?:day|week|month|year))\b|[%٪] of (?:cases|patients)|"
+    r"[0-9一二三四五六七八九十]+刊|很少|经常|常常|偶尔|总是|从不|有时|通常|時々|ときどき|たまに|めったに|いつも|"
+    r"غالبا|نادرا|احيانا|دائما"
+)
+
+# A question that asks how long a thing takes or lasts ("How long does shipping take?", "Combien de temps dure une
+# consultation ?", "Wie lange dauert ...?", "¿Cuánto tarda ...?", "多长时间", "كم يستغرق"; not "How long is the river?", a
+# length), and the words that state a length of time: a unit of time (German compounds too: "Werktagen"), a span of
+# years ("1756 to 1763"), since a year, until when ("until the end of the current Parliament"), or at once
+# ("immediately"); read on folded text
+ASKED_DURATION = re.compile(
+    r"\b(?:how long (?:does|do|did|will|would|should|can|could)\b[^?]*\b(?:take|takes|last|lasts)|combien de temps|"
+    r"wie lange|cuanto tiempo|cuanto (?:tarda|dura|demora)\w*)\b|多长时间|多久|كم يستغرق|كم تستغرق|كم مده|どのくらいの期間|何日間|何時間"
+)
+_DURATION_SAID = re.compile(
+    r"\b(?:seconds?|minutes?|hours?|days?|nights?|weeks?|months?|years?|decades?|centur(?:y|ies)|millenni\w*|lifetime|"
+    r"secondes?|heures?|jours?|nuits?|semaines?|mois|ans|annees?|decennies?|siecles?|millenaires?|(?:un|\d+) an|"
+    r"\w*(?:sekunden?|minuten?|stunden?|tag|tage|tagen|nachte?|wochen?|monat|monate|monaten|jahr|jahre|jahren|"
+    r"jahrzehnt\w*|jahrhundert\w*)|segundos?|minutos?|horas?|dias?|noches?|semanas?|mes|meses|anos?|decadas?|siglos?|"
+    r"milenios?|overnight|immediately|instantly|right away|immediatement|sofort|inmediatamente|"
+    r"(?:until|till|since|jusqu'?(?:en|a|au)?|depuis|bis|seit|hasta|desde)\s+(?:\w+\s+){0,3}?\d{3,4}|until|till|"
+    r"jusqu'?(?:a|au|en)|bis (?:zum|zur|ende)|hasta (?:el|la|que|fin))\b|"
+    r"\b1\d{3}\s*(?:-|–|to|and|a|et|bis|y|und)\s*(?:1\d{3}|20\d{2}|\d{2})\b|"
+    r"[0-9一二三四五六七八九十两几数多半百千万亿]+\s*个?(?:工作|营业|自然|営業)?(?:分钟|小时|天|日|周|星期|个?月|年|秒|時間|日間|週間|か月|ヶ月|年間|分|世纪|世紀)|"
+    r"立即|马上|当天|即日|دقيق|ساع|يوم|ايام|اسبوع|اسابيع|شهر|اشهر|سنه|سنوات|عام|اعوام"
+)
+
 # the values a sentence either holds or not, by their shape alone: the one that holds it answers a question asking
 # for it (`extractive.asked_value_first`), and one that lacks it is no answer (an amount may be another thing's)
 CONTACT_VALUES = frozenset({"phone", "email", "url"})
 
 
 def asked_value(question: str) -> str | None:
-    """The kind of value a question asks for ("phone", "email", "url", "money"), or None."""
+    """The kind of value a question asks for ("phone", "email", "url", "frequency", "duration", "money"), or None."""
     for kind, pattern in _ASKED_VALUE.items():
         if pattern.search(question) or _ASKED_VALUE_CJK[kind].search(question):
             return kind
-    return "money" if _ASKED_MONEY.search(normalize(question)) else None
+    folded = normalize(question)
+    if ASKED_FREQUENCY.search(folded):
+        return "frequency"
+    if ASKED_DURATION.search(folded):
+        return "duration"
+    return "money" if _ASKED_MONEY.search(folded) else None
 
 
 def holds_value(kind: str, text: str) -> bool:
     """Whether `text` holds a value of that shape: a phone number has seven digits or more."""
+    if kind == "duration":
+        return bool(_DURATION_SAID.search(normalize(text)))
+    if kind == "frequency":
+        folded = normalize(text)
+        return bool(FREQUENCY_SAID.search(folded) or _HOW_OFTEN_WORDS.search(folded))
     if kind == "money":
         folded = normalize(text).replace("_", " ")  # a table's column "price_eur"
         return bool(_MONEY.search(folded) or _PRICED.search(folded) or (_SHARE.search(folded) and _PAID.search(folded)))
@@ -1527,11 +1623,11 @@ def holds_value(kind: str, text: str) -> bool:
 
 
 def missing_value(question: str, passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> str | None:
-    """The kind of value the question asks for, when the sentences an extractive answer quotes hold none (nor the
-    headings they stand under), or only sentences about another kind of the thing asked about (`other_kind`): "How
-    much does standard shipping cost?" answered "Standard shipping takes 3 to 5 business days. Express shipping
-    arrives the next day and costs $6." gives the price of express shipping. None when it asks for none or the
-    answer holds one."""
+    """The kind of value the question asks for (a contact value, an amount, how often, how long), when the sentences
+    an extractive answer quotes hold none (nor the headings they stand under), or only sentences about another kind
+    of the thing asked about (`other_kind`): "How much does standard shipping cost?" answered "Standard shipping
+    takes 3 to 5 business days. Express shipping arrives the next day and costs $6." gives the price of express
+    shipping. None when it asks for none or the answer holds one."""
     kind = asked_value(question)
     if kind is None:
         return None
