@@ -1938,3 +1938,17 @@ def test_the_sentence_that_names_the_asked_group_of_people_answers_before_one_th
 
     ranked = [ScoredSentence(0, 0, len(t), t, {}, 1.0) for t in ("Tuition was $38,000.", "Grants total 88% of aid for undergraduate students.")]
     assert asked_group_first("How much do students from poor families pay for school?", ranked) == ranked
+
+
+def test_the_measure_a_follow_up_asks_after_how_is_not_its_focus():
+    """Found trying a travel insurance summary as a user: "How deep?" after "Can I go scuba diving?" was refused, its
+    focus "deep" setting aside the one rule on diving, which says "to a depth of 30 metres"."""
+    diving = [{"role": "user", "text": "Can I go scuba diving?"}, {"role": "assistant", "text": "Scuba diving is covered ..."}]
+    assert rewrite_follow_up("How deep?", diving).focus == ()
+    assert rewrite_follow_up("And snowboarding?", [{"role": "user", "text": "Am I covered for skiing?"}]).focus == ("snowboard",)
+    policy = [
+        {"text": "Sports and activities\nSkiing is covered only with the Winter Sports add-on. Scuba diving is covered to a depth of 30 metres if you hold a PADI qualification.", "source": "SafeTrip"},
+        {"text": "Baggage\nLost, stolen or damaged baggage is covered up to £1,500 per person.", "source": "SafeTrip"},
+    ]
+    answer = ask("How deep?", passages=policy, history=diving, chat="extractive")
+    assert not answer.refused and "30 metres" in answer.answer, answer.answer

@@ -213,6 +213,17 @@ def _content_words(text: str) -> list[str]:
     return [w for w in words if w not in _INTENT and not (w.startswith("و") and w[1:] in _INTENT) and terms(w)]
 
 
+_HOW = re.compile(r"\b(?:how|wie|cuan)\s+(\S+)")  # the word after one is the measure asked: "How deep?", "Wie tief?"
+
+
+def _named_words(text: str) -> list[str]:
+    """The content words a follow-up names as what it asks about, not the measure it asks after "how": "How deep?"
+    after "Can I go scuba diving?" asks how deep one may dive, and "deep", its focus, set aside the rule, which says
+    "to a depth of 30 metres"."""
+    measures = {m.strip("?？!.,;:؟") for m in _HOW.findall(normalize(text))}
+    return [w for w in _content_words(text) if w not in measures]
+
+
 def _is_participle(word: str) -> bool:
     folded = normalize(word)
     return folded in _PARTICIPLES or (len(folded) > 4 and folded.endswith("ed") and not folded.endswith("eed"))
@@ -443,7 +454,7 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
     # what the follow-up names itself is what it asks about, and an answer names it: "¿Hay franquicia?" after "¿Cuánto
     # cubren por dinero en efectivo?" was answered with the cash cover, drawn by the words carried along. Not in
     # Chinese or Japanese, whose words are not written apart ("那怎么退货？" is one run of pairs, 怎么 among them)
-    own = () if CJK_LETTER.search(question) or condition else _new_terms(" ".join(_content_words(question)), previous)
+    own = () if CJK_LETTER.search(question) or condition else _new_terms(" ".join(_named_words(question)), previous)
     return Rewrite(f"{question} {' '.join(dict.fromkeys(extra))}".strip() if extra else question, own)
 
 
