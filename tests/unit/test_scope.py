@@ -919,3 +919,19 @@ def test_a_group_of_people_no_source_names_is_not_answered_with_another_groups_r
     assert groups_mentioned(("Für Kleinkinder", "grandchildren")) == {"children"}
     assert groups_named("Who was his mother? Are members of parliament paid? Quel outil est employé ?") == {}
     assert groups_named("ما جرعة الباراسيتامول للأطفال؟") == {"children": "للأطفال"}
+
+
+def test_a_german_yes_or_no_question_names_the_place_it_goes_to():
+    """Found trying a car rental's terms as a user: "Darf ich mit dem Auto nach Italien fahren?" was answered
+    "Ehepartner fahren kostenlos mit." (its "fahren"): German capitalises every noun, so no German name was read. A
+    place after "nach", "aus", "in die", "in den" is one, when the question asks yes or no; not a genitive's noun
+    ("nach Ablauf der Frist"), nor in a question asking for something ("Wer kehrte nicht in die Hauptstadt zurück?")."""
+    from sourcerer.synthesis.scope import missing_names, scope_mismatch
+
+    terms = ["Fahrten in EU-Länder sowie in die Schweiz und nach Norwegen sind erlaubt.", "Ehepartner fahren kostenlos mit."]
+    assert missing_names("Darf ich mit dem Auto nach Italien fahren?", terms) == ["Italien"]
+    assert missing_names("Darf ich in die Türkei fahren?", terms) == ["Türkei"]
+    assert missing_names("Darf ich in die Schweiz fahren?", terms) == []
+    assert missing_names("Gilt das auch nach Ablauf der Frist?", terms) == []
+    assert missing_names("Wer kehrte nicht in die Hauptstadt zurück?", terms) == []
+    assert scope_mismatch("Darf ich mit dem Auto nach Italien fahren?", terms, terms[1:]) is not None

@@ -163,9 +163,24 @@ def _runs(words: list[str], keep: Callable[[int, str], bool]) -> list[list[str]]
     return runs + [current] if current else runs
 
 
+# where a German question goes or comes from, which names a place: "nach Italien", "in die Schweiz", "aus Polen"; not
+# a noun of a genitive ("nach Ablauf der Frist", "nach Eingang der Rücksendung")
+_GERMAN_PLACE = re.compile(
+    r"\b(?:nach|aus|in die|in den)\s+(?P<place>[A-ZÄÖÜ][^\W\d_]+)(?![-\w])(?!\s+(?:der|des|dem|den|die|das|eines|einer)\b)"
+)
+
+
 def missing_names(question: str, sources: Sequence[str]) -> list[str]:
-    """The names of `question` that no text of `sources` (passages and their titles) mentions; none for a German
-    question. A question in another script names what it writes in Latin letters ("CDは何枚借りられますか？")."""
+    """The names of `question` that no text of `sources` (passages and their titles) mentions. A question in another
+    script names what it writes in Latin letters ("CDは何枚借りられますか？"). German capitalises every noun, so a German
+    question names only the place it goes to or comes from, when it asks yes or no ("Darf ich mit dem Auto nach
+    Italien fahren?" over a car rental's terms was answered "Ehepartner fahren kostenlos mit."); asking for
+    something, "in die Hauptstadt" and "nach Ansicht von" were read as places on MLQA de."""
+    if is_german(question) and not _NOT_LATIN.search(question):
+        if not asks_yes_or_no(question):
+            return []
+        known = _vocabulary(sources)
+        return [m["place"] for m in _GERMAN_PLACE.finditer(question) if not known.mentions([m["place"]])]
     if not _names_by_capitals(question):
         return _missing_latin_runs(question, sources) if _OTHER_SCRIPT.search(question) else []
     runs = name_runs(question)
