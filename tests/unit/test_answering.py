@@ -1938,6 +1938,15 @@ def test_the_sentence_that_names_the_asked_group_of_people_answers_before_one_th
 
     ranked = [ScoredSentence(0, 0, len(t), t, {}, 1.0) for t in ("Tuition was $38,000.", "Grants total 88% of aid for undergraduate students.")]
     assert asked_group_first("How much do students from poor families pay for school?", ranked) == ranked
+    # an age says who is a child: the price for under-14s answers the price for a child of 10, and the rule on
+    # children from 3 (its "Sí" a reply to another FAQ question) was put before it, and the question refused
+    clinic = [
+        {"text": "¿Cuánto cuesta una limpieza?\nLa limpieza dental cuesta 60 euros. Para menores de 14 años cuesta 40 euros.", "source": "FAQ"},
+        {"text": "¿Con qué frecuencia debo hacerme una limpieza?\nRecomendamos una limpieza cada seis meses.", "source": "FAQ"},
+        {"text": "¿Atienden a niños?\nSí, atendemos a niños a partir de los 3 años. La primera revisión infantil es gratuita.", "source": "FAQ"},
+    ]
+    child = ask("¿Cuánto cuesta una limpieza para un niño de 10 años?", passages=clinic, chat="extractive")
+    assert child.answer.startswith("Para menores de 14 años cuesta 40 euros."), child.answer
 
 
 def test_the_measure_a_follow_up_asks_after_how_is_not_its_focus():

@@ -45,6 +45,7 @@ from sourcerer.support import said_with_negation
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
 from sourcerer.synthesis.draft import Draft
 from sourcerer.synthesis.scope import (
+    AGED_GROUPS,
     ASKED_FREQUENCY,
     CONTACT_VALUES,
     FREQUENCY_SAID,
@@ -63,6 +64,7 @@ from sourcerer.synthesis.scope import (
     missing_value,
     other_kind,
     source_texts,
+    stated_ranges,
     swapped_name,
     without_quantities,
 )
@@ -813,14 +815,18 @@ def asked_group_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     hospital's visiting rules was answered "病房内禁止吸烟和饮酒。" (its words: 病房, 进), while "十二岁以下儿童不得进入
     病房。" (children under twelve) stood second. A group's words stand for one another ("小孩" and "儿童"). The
     sentence must share another word with the question: "Grants total 88% of Harvard's aid for undergraduate
-    students" names students and says nothing of what students from families earning less than $60,000 pay."""
+    students" names students and says nothing of what students from families earning less than $60,000 pay. An
+    age says who is a child, an adult or a senior: "Para menores de 14 años cuesta 40 euros." answers "¿Cuánto cuesta
+    una limpieza para un niño de 10 años?" (and "Sí, atendemos a niños a partir de los 3 años." was put before it)."""
     named = groups_named(question)
     if not named:
         return ranked
     matter = set(terms(question)) - {t for word in named.values() for t in terms(word)}
+    aged = bool(set(named) & AGED_GROUPS)
 
     def names_group(text: str) -> bool:
-        return bool(set(named) & set(groups_named(text))) and bool(matter & set(terms(text)))
+        said = bool(set(named) & set(groups_named(text))) or (aged and "age" in stated_ranges(text))
+        return said and bool(matter & set(terms(text)))
 
     return _first_holding(ranked, GROUP_REACH, names_group)
 

@@ -891,7 +891,7 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
     )
 
 
-_AGED_GROUPS = frozenset({"children", "adults", "seniors"})  # groups an age says who is in ("under 12", "over 65")
+AGED_GROUPS = frozenset({"children", "adults", "seniors"})  # groups an age says who is in ("under 12", "over 65")
 # the groups a rule must name to be said for them: sources silent on pregnancy say nothing of it, whatever the answer
 _CONDITIONS = frozenset({"pregnant", "breastfeeding"})
 
@@ -912,7 +912,7 @@ def missing_group(question: str, sources: Sequence[str], answer: Sequence[str]) 
     aged = any("age" in stated_ranges(text) for text in sources)
     said = {group: word for sentence in answer for group, word in groups_named(sentence).items() if group not in asked}
     for group, word in asked.items():
-        if group in mentioned or (aged and group in _AGED_GROUPS):
+        if group in mentioned or (aged and group in AGED_GROUPS):
             continue
         if said or group in _CONDITIONS:
             return ScopeMismatch(missing=[word], answer_names=list(said.values()))
