@@ -1901,6 +1901,9 @@ def test_how_long_is_answered_by_a_length_of_time_in_any_of_its_forms():
     zh = [{"text": "退款将在收到退货后五个工作日内原路退回。", "source": "退货"}]
     assert "五个工作日" in ask("退货以后多久能拿到退款？", passages=zh, chat="extractive").answer
     assert asked_value("How long is the river?") is None and asked_value("How long does shipping take?") == "duration"
+    # how often is no length of time: a cleaning every six months says nothing of how long one takes
+    clinic = [{"text": "Recomendamos una limpieza cada seis meses.", "source": "FAQ"}]
+    assert ask("¿Cuánto tarda una limpieza?", passages=clinic, chat="extractive").refused
 
 
 def test_a_follow_up_that_puts_a_condition_or_a_time_on_the_previous_question_is_answered_from_its_rule():

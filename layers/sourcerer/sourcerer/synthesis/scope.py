@@ -1626,8 +1626,8 @@ def asked_value(question: str) -> str | None:
 
 def holds_value(kind: str, text: str) -> bool:
     """Whether `text` holds a value of that shape: a phone number has seven digits or more."""
-    if kind == "duration":
-        return bool(_DURATION_SAID.search(normalize(text)))
+    if kind == "duration":  # "cada seis meses" is how often, no length of time: "¿Cuánto tarda una limpieza?"
+        return bool(_DURATION_SAID.search(FREQUENCY_SAID.sub(" ", normalize(text))))
     if kind == "frequency":
         folded = normalize(text)
         return bool(FREQUENCY_SAID.search(folded) or _HOW_OFTEN_WORDS.search(folded))
