@@ -49,6 +49,7 @@ from sourcerer.synthesis.scope import (
     ASKED_FREQUENCY,
     CONTACT_VALUES,
     FREQUENCY_SAID,
+    TIME_UNIT,
     answer_kind,
     answer_said_elsewhere,
     answer_scope,
@@ -869,16 +870,11 @@ def asked_frequency_first(question: str, ranked: list[ScoredSentence]) -> list[S
 # Bücher ...?", "Combien de livres ...?", "¿Cuántos créditos ...?"), and a count a sentence states: a number not of
 # time ("30 items"; not "four weeks"), or no limit at all; a number of times ("twice", "3 times") only where times
 # are asked. Read on folded text
-_TIME_UNIT = (
-    r"(?:seconds?|minutes?|hours?|days?|nights?|weeks?|months?|years?|secondes?|heures?|jours?|nuits?|semaines?|mois|"
-    r"ans|annees?|sekunden|minuten|stunden|tage[n]?|nachte|wochen|monate[n]?|jahre[n]?|segundos?|minutos?|horas?|"
-    r"dias?|noches?|semanas?|meses|anos?)"
-)
 _TIMES = r"(?:times|fois|mal|veces)"
 # what is counted: its first word, and no time nor money within its next four words ("How many paid holiday days",
 # "combien de temps")
 _ASKED_COUNT = re.compile(
-    rf"\b(?:how many|combien d[e']|wie viele|cuant[oa]s)\s*(?!(?:[a-z'-]+\s+){{0,3}}(?:{_TIME_UNIT}|temps|tiempo|zeit|"
+    rf"\b(?:how many|combien d[e']|wie viele|cuant[oa]s)\s*(?!(?:[a-z'-]+\s+){{0,3}}(?:{TIME_UNIT}|temps|tiempo|zeit|"
     r"dollars?|euros?|pounds?|francs?|money|argent|geld|dinero)\b)(?P<thing>[a-z]+)"
 )
 _COUNT_NUMBER = (
@@ -891,7 +887,7 @@ _NO_LIMIT = (
     r"centaines|milliers|autant|unbegrenzt\w*|mehrere|hunderte|tausende|beliebig|ilimitad\w*|vari[oa]s|cientos|miles|"
     r"tant[oa]s|none|zero|aucune?|keine?|ningun[oa]?)\b"
 )
-_COUNT_SAID = re.compile(rf"{_COUNT_NUMBER}(?!\s*(?:[-–]|to|a|bis|y)?\s*(?:\d+\s*)?(?:{_TIME_UNIT}|{_TIMES})\b)|{_NO_LIMIT}")
+_COUNT_SAID = re.compile(rf"{_COUNT_NUMBER}(?!\s*(?:[-–]|to|a|bis|y)?\s*(?:\d+\s*)?(?:{TIME_UNIT}|{_TIMES})\b)|{_NO_LIMIT}")
 _TIMES_SAID = re.compile(rf"{_COUNT_NUMBER}\s*{_TIMES}\b|\b(?:once|twice|thrice)\b|{_NO_LIMIT}")
 COUNT_REACH = 5  # how far down the ranking a sentence stating a count is looked for
 

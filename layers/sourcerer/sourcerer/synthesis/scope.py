@@ -1586,19 +1586,24 @@ _HOW_OFTEN_WORDS = re.compile(
 
 # A question that asks how long a thing takes or lasts ("How long does shipping take?", "Combien de temps dure une
 # consultation ?", "Wie lange dauert ...?", "¿Cuánto tarda ...?", "多长时间", "كم يستغرق"; not "How long is the river?", a
-# length), and the words that state a length of time: a unit of time (German compounds too: "Werktagen"), a span of
-# years ("1756 to 1763"), since a year, until when ("until the end of the current Parliament"), or at once
-# ("immediately"); read on folded text
+# length), and the words that state a length of time: a unit of time (`TIME_UNIT`; German compounds too:
+# "Werktagen"), a span of years ("1756 to 1763"), since a year, until when ("until the end of the current
+# Parliament"), or at once ("immediately"); read on folded text
 ASKED_DURATION = re.compile(
     r"\b(?:how long (?:does|do|did|will|would|should|can|could)\b[^?]*\b(?:take|takes|last|lasts)|combien de temps|"
     r"wie lange|cuanto tiempo|cuanto (?:tarda|dura|demora)\w*)\b|多长时间|多久|كم يستغرق|كم تستغرق|كم مده|どのくらいの期間|何日間|何時間"
 )
+# the units of time (folded), in English, French, German and Spanish
+TIME_UNIT = (
+    r"(?:seconds?|minutes?|hours?|days?|nights?|weeks?|months?|years?|secondes?|heures?|jours?|nuits?|semaines?|mois|"
+    r"ans|annees?|sekunden|minuten|stunden|tage[n]?|nachte|wochen|monate[n]?|jahre[n]?|segundos?|minutos?|horas?|"
+    r"dias?|noches?|semanas?|meses|anos?)"
+)
 _DURATION_SAID = re.compile(
-    r"\b(?:seconds?|minutes?|hours?|days?|nights?|weeks?|months?|years?|decades?|centur(?:y|ies)|millenni\w*|lifetime|"
-    r"secondes?|heures?|jours?|nuits?|semaines?|mois|ans|annees?|decennies?|siecles?|millenaires?|(?:un|\d+) an|"
+    rf"\b(?:{TIME_UNIT}|decades?|centur(?:y|ies)|millenni\w*|lifetime|decennies?|siecles?|millenaires?|(?:un|\d+) an|"
     r"\w*(?:sekunden?|minuten?|stunden?|tag|tage|tagen|nachte?|wochen?|monat|monate|monaten|jahr|jahre|jahren|"
-    r"jahrzehnt\w*|jahrhundert\w*)|segundos?|minutos?|horas?|dias?|noches?|semanas?|mes|meses|anos?|decadas?|siglos?|"
-    r"milenios?|overnight|immediately|instantly|right away|immediatement|sofort|inmediatamente|"
+    r"jahrzehnt\w*|jahrhundert\w*)|mes|decadas?|siglos?|milenios?|"
+    r"overnight|immediately|instantly|right away|immediatement|sofort|inmediatamente|"
     r"(?:until|till|since|jusqu'?(?:en|a|au)?|depuis|bis|seit|hasta|desde)\s+(?:\w+\s+){0,3}?\d{3,4}|until|till|"
     r"jusqu'?(?:a|au|en)|bis (?:zum|zur|ende)|hasta (?:el|la|que|fin))\b|"
     r"\b1\d{3}\s*(?:-|–|to|and|a|et|bis|y|und)\s*(?:1\d{3}|20\d{2}|\d{2})\b|"
