@@ -1891,16 +1891,58 @@ def test_how_long_a_thing_takes_is_not_answered_by_a_sentence_that_says_no_lengt
     assert answer.trace.stage("synthesize").detail["missing_value"] == "duration"
 
 
+def test_how_long_a_warranty_is_is_not_answered_by_a_sentence_that_says_no_length():
+    """Found trying a headphone warranty as a user: "How long is the warranty?" was answered "Out-of-warranty repairs
+    cost a flat fee of 49 EUR plus shipping." (its "warranty"). "How long is ..." asks a length of time (or of
+    distance: "How long is the river?"), as "Quelle est la durée de ..." does."""
+    warranty = [
+        {"text": "Outside the warranty\nOut-of-warranty repairs cost a flat fee of 49 EUR plus shipping.\nReplacement ear cushions can be ordered for 19 EUR a pair.", "source": "Warranty"},
+    ]
+    garantie = [{"text": "Hors garantie\nLes réparations hors garantie coûtent 49 euros, frais de port en plus.", "source": "Garantie"}]
+    for question, passages, kind in (("How long is the warranty?", warranty, "length"), ("Quelle est la durée de la garantie ?", garantie, "duration")):
+        answer = ask(question, passages=passages, chat="extractive")
+        assert answer.refused, answer.answer
+        assert answer.trace.stage("synthesize").detail["missing_value"] == kind
+    kept = [{"text": "The warranty lasts 2 years from the date of purchase.", "source": "Warranty"}]
+    assert "2 years" in ask("How long is the warranty?", passages=kept, chat="extractive").answer
+
+
+def test_whether_a_thing_is_paid_for_is_answered_by_what_it_costs_or_that_it_is_free():
+    """Found trying a credit card's fee schedule as a user: "补卡要钱吗？" (does a new card cost money?) was answered
+    "卡片丢失后请立即拨打客服电话95555挂失。" (call 95555 to report a lost card). Whether a thing is paid for is an
+    asked value: an amount, what costs nothing, or a sentence on charging or being included answers it."""
+    card = [{"text": "挂失\n卡片丢失后请立即拨打客服电话95555挂失。\n挂失前72小时内的盗刷损失由银行承担。", "source": "收费标准"}]
+    replace = ask("补卡要钱吗？", passages=card, chat="extractive")
+    assert replace.refused and replace.trace.stage("synthesize").detail["missing_value"] == "charge", replace.answer
+    trips = [{"text": "Absences\nLes sorties scolaires organisées par l'école ne sont pas facturées.", "source": "Règlement"}]
+    assert "ne sont pas facturées" in ask("Les sorties scolaires sont-elles payantes ?", passages=trips, chat="extractive").answer
+    infants = [{"text": "Infants may bring a folding pushchair free of charge.", "source": "Baggage"}]
+    assert "free of charge" in ask("Are pushchairs free?", passages=infants, chat="extractive").answer
+
+
+def test_days_of_the_week_and_times_of_day_are_no_length_of_time_in_arabic():
+    """FAQ ar-05: "كم يستغرق التراجع عن عملية نشر؟" (how long does a rollback take?) was answered with the days and
+    hours deployments happen on ("يومي الثلاثاء والخميس بين الساعة 10:00 و16:00"): Arabic's words for day and hour
+    say when there, not how long."""
+    deploys = [{"text": "تتم عمليات النشر في بيئة الإنتاج يومي الثلاثاء والخميس بين الساعة 10:00 و16:00.", "source": "النشر"}]
+    rollback = ask("كم يستغرق التراجع عن عملية نشر؟", passages=deploys, chat="extractive")
+    assert rollback.refused and rollback.trace.stage("synthesize").detail["missing_value"] == "duration", rollback.answer
+    backups = [{"text": "تحفظ النسخ الاحتياطية لمدة 35 يوما.", "source": "النسخ"}]
+    assert "35" in ask("كم مدة الاحتفاظ بالنسخ الاحتياطية؟", passages=backups, chat="extractive").answer
+
+
 def test_how_long_is_answered_by_a_length_of_time_in_any_of_its_forms():
     """Business days in a German compound ("Werktagen") or after a Chinese measure word ("五个工作日") are lengths of
-    time; "How long is the river?" asks a length, not a time."""
+    time; "How long is the river?" asks a length of time or of distance, and either answers it."""
     from sourcerer.synthesis.scope import asked_value
 
     de = [{"text": "Die Erstattung erfolgt innerhalb von fünf Werktagen nach Eingang der Rücksendung.", "source": "Rückgabe"}]
     assert "Werktagen" in ask("Wie lange dauert die Erstattung?", passages=de, chat="extractive").answer
     zh = [{"text": "退款将在收到退货后五个工作日内原路退回。", "source": "退货"}]
     assert "五个工作日" in ask("退货以后多久能拿到退款？", passages=zh, chat="extractive").answer
-    assert asked_value("How long is the river?") is None and asked_value("How long does shipping take?") == "duration"
+    assert asked_value("How long is the river?") == "length" and asked_value("How long does shipping take?") == "duration"
+    river = [{"text": "The Mono is the longest river, with a length of 400 km.", "source": "Togo"}]
+    assert "400 km" in ask("How long is the Mono river?", passages=river, chat="extractive").answer
     # how often is no length of time: a cleaning every six months says nothing of how long one takes
     clinic = [{"text": "Recomendamos una limpieza cada seis meses.", "source": "FAQ"}]
     assert ask("¿Cuánto tarda una limpieza?", passages=clinic, chat="extractive").refused
@@ -1950,6 +1992,13 @@ def test_the_sentence_that_names_the_asked_group_of_people_answers_before_one_th
     ]
     child = ask("¿Cuánto cuesta una limpieza para un niño de 10 años?", passages=clinic, chat="extractive")
     assert child.answer.startswith("Para menores de 14 años cuesta 40 euros."), child.answer
+    # where every rule is about children, naming them is no reason to answer with one that is about something else
+    canteen = [
+        {"text": "Inscription\nL'inscription à la cantine se fait en ligne sur le portail famille avant le 31 août.\nUn enfant peut être inscrit pour un, deux, trois ou quatre jours fixes par semaine.", "source": "Règlement"},
+        {"text": "Comportement\nLes enfants doivent respecter le personnel et la nourriture.\nAprès trois avertissements écrits, l'enfant peut être exclu de la cantine pendant une semaine.", "source": "Règlement"},
+    ]
+    enrol = ask("Comment inscrire mon enfant à la cantine ?", passages=canteen, chat="extractive")
+    assert enrol.answer.startswith("L'inscription à la cantine se fait en ligne"), enrol.answer
 
 
 def test_the_measure_a_follow_up_asks_after_how_is_not_its_focus():

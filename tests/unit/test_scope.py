@@ -641,6 +641,46 @@ def test_a_katakana_kind_the_sources_never_mention_is_not_answered_with_another(
     assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked kind", answer.answer
 
 
+def test_the_price_of_an_arabic_kind_the_sources_never_mention_is_not_answered_with_another_price():
+    """Found trying a dental clinic's Arabic price list as a user: "كم سعر تقويم الأسنان؟" (orthodontics) was answered
+    "تبييض الأسنان يكلف 1200 ريال." (whitening). Arabic names the thing priced right after the word for price, a
+    kind of the next word's thing, as the sources name their kinds of treatment of the teeth."""
+    clinic = [
+        {"text": "الأسعار\nالكشف الأول مجاني.\nتنظيف الأسنان يكلف 200 ريال.\nحشو الأسنان يبدأ من 300 ريال.\nتبييض الأسنان يكلف 1200 ريال.", "source": "العيادة"},
+    ]
+    braces = ask("كم سعر تقويم الأسنان؟", passages=clinic, chat="extractive")
+    assert braces.refused and braces.trace.stage("synthesize").detail["decided_by"] == "asked kind", braces.answer
+    assert "200 ريال" in ask("كم سعر تنظيف الأسنان؟", passages=clinic, chat="extractive").answer
+
+
+def test_the_price_of_a_kind_the_sources_never_name_is_refused_in_chinese_and_arabic_when_they_price_one_other():
+    """FAQ ar-11 ("كم تكلفة باقة المؤسسات؟", the companies' plan, over the professional plan's price): as in English,
+    the price of another kind is no answer however few kinds the sources name; Arabic may put the kind second."""
+    plans = [{"text": "تبلغ تكلفة الباقة الاحترافية 49 دولارا شهريا وتشمل عشرة مستخدمين.", "source": "الأسعار"}]
+    companies = ask("كم تكلفة باقة المؤسسات؟", passages=plans, chat="extractive")
+    assert companies.refused and companies.trace.stage("synthesize").detail["decided_by"] == "asked kind", companies.answer
+    cards = [{"text": "年卡每年1200元，可以不限次数入场。", "source": "价格"}]
+    monthly = ask("月卡多少钱？", passages=cards, chat="extractive")
+    assert monthly.refused and monthly.trace.stage("synthesize").detail["decided_by"] == "asked kind", monthly.answer
+    assert "1200元" in ask("年卡多少钱？", passages=cards, chat="extractive").answer
+
+
+def test_a_rule_said_during_a_span_is_no_answer_about_after_it():
+    """FAQ de-01: "Wie lange ist die Kündigungsfrist nach der Probezeit?" was answered "Während der Probezeit gilt eine
+    Kündigungsfrist von zwei Wochen.", the notice during probation. The time a rule is framed for, at its sentence's
+    opening, must be the one asked; an event after the word ("before coming to power") or a span named late in a
+    long sentence is no such frame."""
+    probation = [{"text": "Die Probezeit beträgt sechs Monate.\nWährend der Probezeit gilt eine Kündigungsfrist von zwei Wochen.", "source": "Vertrag"}]
+    after = ask("Wie lange ist die Kündigungsfrist nach der Probezeit?", passages=probation, chat="extractive")
+    assert after.refused and after.trace.stage("synthesize").detail["decided_by"] == "asked kind", after.answer
+    assert "zwei Wochen" in ask("Wie lange ist die Kündigungsfrist während der Probezeit?", passages=probation, chat="extractive").answer
+    from sourcerer.synthesis.scope import another_time
+
+    assert another_time("What is the notice after probation?", [], ["During probation, the notice is one week."]) is not None
+    turabi = "Turabi proclaimed his support for democracy before coming to power, but strict sharia law once in power."
+    assert another_time("What did Turabi apply after coming into power?", [], [turabi]) is None
+
+
 def test_an_arabic_kind_the_sources_never_mention_is_not_answered_with_another():
     """Found trying an Arabic mobile price list as a user: "كم سعر الباقة العائلية؟" (the family plan's price) over one
     on the basic and premium plans was answered with the premium plan's price. Arabic writes the kind after its thing,

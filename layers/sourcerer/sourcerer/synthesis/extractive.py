@@ -818,16 +818,24 @@ def asked_group_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     sentence must share another word with the question: "Grants total 88% of Harvard's aid for undergraduate
     students" names students and says nothing of what students from families earning less than $60,000 pay. An
     age says who is a child, an adult or a senior: "Para menores de 14 años cuesta 40 euros." answers "¿Cuánto cuesta
-    una limpieza para un niño de 10 años?" (and "Sí, atendemos a niños a partir de los 3 años." was put before it)."""
+    una limpieza para un niño de 10 años?" (and "Sí, atendemos a niños a partir de los 3 años." was put before it).
+    It must share as many as the best does (by their families): "Comment inscrire mon enfant à la cantine ?" over a
+    school canteen's rules is answered by "L'inscription à la cantine se fait en ligne …", not by "… l'enfant peut
+    être exclu de la cantine pendant une semaine." (every rule there is about children)."""
     named = groups_named(question)
-    if not named:
+    if not named or not ranked:
         return ranked
-    matter = set(terms(question)) - {t for word in named.values() for t in terms(word)}
+    matter = {family(t) for t in terms(question)} - {family(t) for word in named.values() for t in terms(word)}
     aged = bool(set(named) & AGED_GROUPS)
+
+    def shared(text: str) -> int:
+        return len(matter & {family(t) for t in terms(text)})
+
+    best_shares = max(1, shared(ranked[0].text))
 
     def names_group(text: str) -> bool:
         said = bool(set(named) & set(groups_named(text))) or (aged and "age" in stated_ranges(text))
-        return said and bool(matter & set(terms(text)))
+        return said and shared(text) >= best_shares
 
     return _first_holding(ranked, GROUP_REACH, names_group)
 

@@ -754,6 +754,7 @@ def _missing_cjk_kind(question: str, sources: Sequence[str], answer: Sequence[st
     pair must end one too: a name written in sounds ("伯尔尼大道") is no pair followed by a particle."""
     source_pairs = {t for text in sources for t in terms(text) if _han_pair(t)}
     source_letters = {c for text in sources for c in text if CJK_LETTER.match(c)}
+    kinds_needed = 1 if asked_value(question) == "money" else 2  # as `missing_kind`: "企业版多少钱？" over 专业版's price
     said = [pair for sentence in answer for pair in _opening_pairs(_subject(sentence))]
     asked_letters = set(question)
     for pair in dict.fromkeys(_opening_pairs(question, closed=True)):
@@ -762,12 +763,12 @@ def _missing_cjk_kind(question: str, sources: Sequence[str], answer: Sequence[st
         # "周一至周五"), but a pronoun or a particle makes no kind nor thing ("它是", it is; "在力", in force)
         if pair in source_pairs or _CJK_ASKING & set(pair) or kind in _CJK_PRONOUNS or _FOLLOWING & set(pair):
             continue
-        if len({p for p in source_pairs if p[1] == head and p[0] != kind}) < 2:
+        if len({p for p in source_pairs if p[1] == head and p[0] != kind}) < kinds_needed:
             continue
         others = [p for p in dict.fromkeys(said) if p[1] == head and p[0] not in asked_letters]
         if others:
             return ScopeMismatch(missing=[pair], answer_names=others)
-    return _missing_cjk_prefix(question, source_pairs, source_letters, said)
+    return _missing_cjk_prefix(question, source_pairs, source_letters, said, kinds_needed)
 
 
 _CJK_PRONOUNS = frozenset("我你您他她它")  # a person or a thing pointed at: never a kind
@@ -775,14 +776,14 @@ _CJK_PRONOUNS = frozenset("我你您他她它")  # a person or a thing pointed a
 _POINTING = frozenset("当该这那此各每某本其另")
 
 
-def _missing_cjk_prefix(question: str, source_pairs: set[str], source_letters: set[str], said: list[str]) -> ScopeMismatch | None:
+def _missing_cjk_prefix(question: str, source_pairs: set[str], source_letters: set[str], said: list[str], kinds_needed: int) -> ScopeMismatch | None:
     """`_missing_cjk_kind` for a kind written as one more character before a pair the sources name as a kind:
     "陪产假有几天？" (paternity leave) over a policy on 年假, 病假, 婚假 and 产假 was answered with the maternity leave
     rule, and "白金卡年费多少钱？" (the platinum card) over a card FAQ on 金卡 and 普卡 with the gold card's fee. The
     character (陪, 白) starts a word, is in no source and is no particle nor a word that points (`_POINTING`: "对教师",
     towards teachers; "该合同", that contract), the pair after it (产假, 金卡) is one of two kinds or more of its thing
-    in the sources, and the answer's subject holds a kind of that thing (`_missing_cjk_kind` reads the sources' pairs
-    and letters and the answer's pairs, and passes them on)."""
+    in the sources (one, for a price), and the answer's subject holds a kind of that thing (`_missing_cjk_kind` reads
+    the sources' pairs and letters and the answer's pairs, and passes them on)."""
     for pair in dict.fromkeys(_opening_pairs(question)):
         at = question.find(pair)
         inner = question[at + 1 : at + 3]
@@ -791,7 +792,7 @@ def _missing_cjk_prefix(question: str, source_pairs: set[str], source_letters: s
             continue
         if inner[0] in _FOLLOWING:
             continue  # "除了朝鲜": a particle after the character, no kind and thing
-        if len({p for p in source_pairs if p[1] == inner[1]}) < 2:
+        if len({p for p in source_pairs if p[1] == inner[1]}) < kinds_needed:
             continue
         others = [p for p in dict.fromkeys(said) if p[1] == inner[1]]
         if others:
@@ -885,6 +886,7 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
         or missing_for_whom(question, sources, said)
         or missing_group(question, sources, said)
         or missing_condition(question, sources, sentences)
+        or another_time(question, sources, sentences)
         or missing_priced(question, sources, sentences)
         or missing_range(question, sources, sentences)
         or missing_number(question, sources, said)
@@ -973,6 +975,50 @@ def missing_condition(question: str, sources: Sequence[str], answer: Sequence[st
         return None
     others = [clause for sentence in answer if (clause := _condition(sentence))]
     return ScopeMismatch(missing=[asked or ""], answer_names=others[:1]) if others else None
+
+
+# the words that put a rule before, during or after a span ("after the probation period", "während der Probezeit",
+# "pendant la période d'essai", "después del periodo de prueba", "بعد فترة التجربة"), and the articles between them and
+# its name; read on folded text
+_TIME_RELATIONS = {
+    "before": r"before|prior to|avant(?: la| le| l'| les)?|vor|antes del?|قبل",
+    "during": r"during|throughout|pendant|durant|au cours d[eu']|wahrend|durante|خلال|اثناء",
+    "after": r"after|following|apres|nach|despues del?|tras|بعد",
+}
+_RELATION_ARTICLES = r"(?:(?:the|a|an|your|la|le|les|l'|de la|du|des|der|die|das|dem|den|des|eines|einer|el|los|las|un|una)\s+|l')?"
+_RELATED_SPAN = {
+    when: re.compile(rf"(?:^|[^\w'])(?:{words})\s+{_RELATION_ARTICLES}([^\W\d_]{{4,}})") for when, words in _TIME_RELATIONS.items()
+}
+# a verb after the word is an event, no span ("before coming to power", "antes de llegar al poder")
+_EVENT = re.compile(r"(?:ing|[aei]r)$")
+RULE_OPENING = 6  # the words a sentence's rule is framed in: "Während der Probezeit gilt …", "During probation, …"
+
+
+def _related_spans(text: str, *, opening: bool = False) -> dict[str, dict[str, str]]:
+    """The spans `text` puts a rule before, during or after, each by its first word's index term and that word
+    (folded): {"after": {"probezeit": "probezeit"}}; with `opening`, only in its first `RULE_OPENING` words (a
+    span named later in a sentence is as often another event's: "… the first since the 2006 World Cup")."""
+    folded = normalize(" ".join(_opening(text).split()[:RULE_OPENING]) if opening else text)
+    return {
+        when: {terms(name)[0]: name for name in pattern.findall(folded) if terms(name) and not _EVENT.search(name)}
+        for when, pattern in _RELATED_SPAN.items()
+    }
+
+
+def another_time(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """The span the question asks about a rule after (or before, or during), when the answer's rule is said for
+    another time of it and never for the asked one: "Wie lange ist die Kündigungsfrist nach der Probezeit?" (FAQ
+    de-01) was answered "Während der Probezeit gilt eine Kündigungsfrist von zwei Wochen.", the notice during it. The
+    answer's time is read where a rule is framed, at its sentence's opening."""
+    said = [_related_spans(sentence, opening=True) for sentence in answer]
+    for when, spans in _related_spans(question).items():
+        for span, written in spans.items():
+            if any(span in spans_of[when] for spans_of in said):
+                continue
+            others = [f"{other} {named[span]}" for spans_of in said for other, named in spans_of.items() if other != when and span in named]
+            if others:
+                return ScopeMismatch(missing=[f"{when} {written}"], answer_names=others[:1])
+    return None
 
 
 # the words that say for whom or what a thing is (`FOR_WORDS`), or against what: "the dose for children", "la dose pour
@@ -1106,12 +1152,17 @@ def missing_priced(question: str, sources: Sequence[str], answer: Sequence[str])
     "¿Cuánto cuesta la toalla?" over a gym's fees was answered "La matrícula de inscripción cuesta 25 euros",
     true, cited, and the price of something else. The thing is what an article names, and every word of it must
     be missing; names are left to named scope; German reads a source's compound as holding its last word ("Miete"
-    in "Nettokaltmieten"). Latin script only."""
-    if asked_value(question) != "money" or _NOT_LATIN.search(question):
+    in "Nettokaltmieten"). Arabic names its thing right after the word for price (`_missing_arabic_priced`); other
+    scripts are not read."""
+    if asked_value(question) != "money":
         return None
     priced = [sentence for sentence in answer if holds_value("money", sentence)]
     if not priced:
         return None  # an answer without an amount is `missing_value`'s
+    if _ARABIC_LETTER.search(question):
+        return _missing_arabic_priced(question, sources, priced)
+    if _NOT_LATIN.search(question):
+        return None
     # the thing is what an article names ("la toalla", "an extra checked bag"): "¿Cuánto pago si quiero recibirlo
     # mañana?" (FAQ es-02, express delivery in other words) names none, "sa sœur" (PIAF) is whose money, and "the
     # original Fast and the Furious film" (MLQA en) is a name's, which named scope reads
@@ -1150,6 +1201,43 @@ def missing_priced(question: str, sources: Sequence[str], answer: Sequence[str])
     if any(mentioned(word) for word in thing):
         return None
     return ScopeMismatch(missing=[" ".join(thing)], answer_names=[_subject(priced[0]).strip()])
+
+
+# the words for a price or a cost, which Arabic puts before the thing priced ("كم سعر تقويم الأسنان؟", the price of
+# orthodontics), in folded form
+_ARABIC_PRICE = re.compile(r"(?:^|\s)(?:سعر|تكلفه|ثمن|رسوم|يكلف|تكلف)\s+(\S+)(?:\s+(\S+))?")
+
+
+def _missing_arabic_priced(question: str, sources: Sequence[str], priced: Sequence[str]) -> ScopeMismatch | None:
+    """`missing_priced` in Arabic: the thing is the two words after the word for price, one naming a thing the
+    sources price and the other its kind, in either order ("تقويم الأسنان", orthodontics of the teeth; "باقة
+    المؤسسات", the plan of companies). It is missing when no source holds the kind nor its root (`_held`, or inside
+    a word of theirs: "البوم" in "الألبوم") while they pair the thing with another word: "كم سعر تقويم الأسنان؟" over
+    a dental clinic's prices of cleaning and whitening of the teeth was answered "تبييض الأسنان يكلف 1200 ريال.",
+    and "كم تكلفة باقة المؤسسات؟" (FAQ ar-11) with the professional plan's price. As `missing_kind` reads a price,
+    one other kind is enough."""
+    asked = _ARABIC_PRICE.search(normalize(question))
+    if not asked or not asked.group(2):
+        return None
+    first, second = terms(asked.group(1)), terms(asked.group(2))
+    if len(first) != 1 or len(second) != 1:
+        return None
+    roots = _held_roots(sources)
+    folded = normalize(" ".join(sources))
+
+    def held(word: str, term: str) -> bool:
+        return _held(term, roots) or word.removeprefix("ال") in folded
+
+    pairs = {pair for text in sources for pair in word_pairs(text)}
+    if held(asked.group(2), second[0]) and not held(asked.group(1), first[0]):
+        others = {before for before, after in pairs if after == second[0]} - set(first)
+    elif held(asked.group(1), first[0]) and not held(asked.group(2), second[0]):
+        others = {after for before, after in pairs if before == first[0]} - set(second)
+    else:
+        return None
+    if not others:
+        return None
+    return ScopeMismatch(missing=[f"{asked.group(1)} {asked.group(2)}"], answer_names=[_subject(priced[0]).strip()])
 
 
 # --- the asked number ----------------------------------------------------------------------------------------------
@@ -1493,7 +1581,7 @@ _VALUE_NAMES = {
     # "What ratings website ...?" asks for a site's name, not its address: only an address asks for one
     "url": r"(?:\burl\b|web ?site address|web address|adresse (?:du site|web)|direcci[oó]n web|webadresse|عنوان الموقع)",
 }
-VALUE_WORDS = {"phone": "a phone number", "email": "an e-mail address", "url": "a web address", "money": "an amount of money", "frequency": "a frequency", "duration": "a length of time"}
+VALUE_WORDS = {"phone": "a phone number", "email": "an e-mail address", "url": "a web address", "money": "an amount of money", "frequency": "a frequency", "duration": "a length of time", "length": "a length of time or distance", "charge": "whether it is paid for"}
 _ASKED_VALUE = {kind: re.compile(_ASKING_WHAT + _NEAR + name, re.IGNORECASE) for kind, name in _VALUE_NAMES.items()}
 _ASKED_VALUE_CJK = {  # no spaces: the value's name, then what is asked ("客服电话号码是多少？")
     "phone": re.compile("(?:电话号码|电话|热线号码|联系电话)(?:是多少|是什么|多少)"),
@@ -1524,6 +1612,25 @@ _ASKED_MONEY = re.compile(
     r"كم سعر|كم تكلفه|كم ثمن|كم يكلف|كم تكلف|كم بدل|كم راتب|كم رسوم|ما سعر|ما تكلفه|ما رسوم|ما هو سعر|ما هي تكلفه|من بدل|"
     r"多少钱|什么价|价格是多少|费用是多少|多少费用|多少补贴|补贴多少|工资多少|多付多少|いくら(?!か(?:[^か]|$)|でも|占)"
 )
+# A question that asks whether a thing is paid for ("Is parking free?", "Do I have to pay for the router?", "Les sorties
+# scolaires sont-elles payantes ?", "¿Hay que pagar la cuna?", "Ist das WLAN kostenlos?", "补卡要钱吗？", "無料ですか",
+# "هل الكشف مجاني؟") is answered by an amount, by what costs nothing, or by a sentence on paying or being included;
+# "卡片丢失后请立即拨打客服电话95555挂失。" (call to report a lost card) is no answer to whether a new card costs money.
+# Read on folded text.
+_ASKED_CHARGE = re.compile(
+    r"^\W*(?:is|are) (?:\w+ ){1,5}?free\b(?=\s*(?:\?|$|of charge|on|at|in|during|with|if|when|for|to (?!\w+ \w+ \w+)))|"
+    r"\b(?:is (?:it|this|that) free|"
+    r"(?:do|will|would|must|should) (?:i|we|you) (?:have to |need to )?pay\b|is there (?:a|any) (?:charge|fee|cost)\b|"
+    r"(?:does|will) (?:it|this|that) cost (?:anything|extra|money|more)\b|(?:do|does) (?:you|they) charge\b|"
+    r"est-ce (?:payant|gratuit)|(?:est|sont)-(?:il|elle|ils|elles) (?:payant|gratuit)e?s?\b|c'est (?:payant|gratuit)|"
+    r"(?:faut-il|dois-je|doit-on) payer\b|(?:es|son) (?:gratis|gratuit[oa]s?)\b|(?:hay|tengo) que pagar\b|se paga\b|"
+    r"(?:kostet|kosten) (?:das|es|sie) (?:etwas|extra)\b|(?:ist|sind) (?:\w+ ){1,5}?(?:kostenlos|kostenpflichtig|gratis)\b|"
+    r"muss ich (?:\w+ ){0,5}?(?:be)?zahlen\b)|"
+    r"要钱|收费吗|免费吗|要收费|要付费|花钱|無料ですか|有料ですか|(?:お金|料金)(?:は|が)かかり|هل [^؟?]{0,40}مجان|هل (?:هناك|توجد|يوجد) رسوم"
+)
+# ... and what says a thing is paid for or included, beside an amount or what costs nothing
+_CHARGE_SAID = re.compile(r"\b(?:includ\w*|inclus\w*|compris|incluid\w*|incluy\w*|inbegriffen|enthalten|factur\w*|payant\w*|kostenpflichtig)\b|包含|包括|含まれ|شامل")
+
 # an amount (a currency's sign or name, or a sum too large to be anything else), or what costs nothing
 _MONEY = re.compile(
     r"[$€£¥₹]|\b(?:usd|eur|gbp|chf|dkk|sek|dollars?|euros?|pounds?|cents?|pence|yen|yuan|francs?|riyals?|dirhams?|"
@@ -1585,13 +1692,21 @@ _HOW_OFTEN_WORDS = re.compile(
 )
 
 # A question that asks how long a thing takes or lasts ("How long does shipping take?", "Combien de temps dure une
-# consultation ?", "Wie lange dauert ...?", "¿Cuánto tarda ...?", "多长时间", "كم يستغرق"; not "How long is the river?", a
-# length), and the words that state a length of time: a unit of time (`TIME_UNIT`; German compounds too:
+# consultation ?", "Quelle est la durée de la garantie ?", "Wie lange dauert ...?", "¿Cuánto tarda ...?", "多长时间",
+# "كم يستغرق"), and the words that state a length of time: a unit of time (`TIME_UNIT`; German compounds too:
 # "Werktagen"), a span of years ("1756 to 1763"), since a year, until when ("until the end of the current
-# Parliament"), or at once ("immediately"); read on folded text
+# Parliament"), at once ("immediately"), all of a span ("durant tout leur cycle de vie"); read on folded text.
+# "How long is the warranty?" asks a length of time, "How long is the river?" one of distance: either answers it
+# (`ASKED_LENGTH`), and "Out-of-warranty repairs cost a flat fee of 49 EUR" neither.
 ASKED_DURATION = re.compile(
     r"\b(?:how long (?:does|do|did|will|would|should|can|could)\b[^?]*\b(?:take|takes|last|lasts)|combien de temps|"
-    r"wie lange|cuanto tiempo|cuanto (?:tarda|dura|demora)\w*)\b|多长时间|多久|كم يستغرق|كم تستغرق|كم مده|どのくらいの期間|何日間|何時間"
+    r"quelle (?:est|sera|etait) la duree|wie lange|cuanto tiempo|cuanto (?:tarda|dura|demora)\w*|"
+    r"cual (?:es|sera|era) la duracion|what is the duration)\b|多长时间|多久|كم يستغرق|كم تستغرق|كم مده|どのくらいの期間|何日間|何時間"
+)
+ASKED_LENGTH = re.compile(r"\b(?:how long (?:is|are|was|were)|wie lang (?:ist|sind|war|waren))\b")
+_DISTANCE_SAID = re.compile(
+    r"\d\s*(?:km|m|cm|mm|ft|mi)\b|\b(?:kilomet\w*|met(?:er|re)s?|metros?|miles?|millas?|meilen|feet|foot|inch\w*|"
+    r"yards?|pulgadas?|pouces?|pieds?|lang|long|longs?|largo|length|longueur|lange|longitud)\b|米|公里|英里|メートル|キロ|كم|متر|ميل"
 )
 # the units of time (folded), in English, French, German and Spanish
 TIME_UNIT = (
@@ -1605,11 +1720,16 @@ _DURATION_SAID = re.compile(
     r"jahrzehnt\w*|jahrhundert\w*)|mes|decadas?|siglos?|milenios?|"
     r"overnight|immediately|instantly|right away|immediatement|sofort|inmediatamente|"
     r"(?:until|till|since|jusqu'?(?:en|a|au)?|depuis|bis|seit|hasta|desde)\s+(?:\w+\s+){0,3}?\d{3,4}|until|till|"
+    r"(?:durant|pendant) (?:tout|toute|tous|toutes)|throughout|"
     r"jusqu'?(?:a|au|en)|bis (?:zum|zur|ende)|hasta (?:el|la|que|fin))\b|"
     r"\b1\d{3}\s*(?:-|–|to|and|a|et|bis|y|und)\s*(?:1\d{3}|20\d{2}|\d{2})\b|"
     r"[0-9一二三四五六七八九十两几数多半百千万亿]+\s*个?(?:工作|营业|自然|営業)?(?:分钟|小时|天|日|周|星期|个?月|年|秒|時間|日間|週間|か月|ヶ月|年間|分|世纪|世紀)|"
     r"立即|马上|当天|即日|دقيق|ساع|يوم|ايام|اسبوع|اسابيع|شهر|اشهر|سنه|سنوات|عام|اعوام"
 )
+
+# Arabic says which day and what time with its words for day and hour ("يومي الثلاثاء والخميس بين الساعة 10:00", on
+# Tuesdays and Thursdays between 10:00 and 16:00; "ساعات العمل", opening hours): when, not how long (folded)
+_ARABIC_WHEN = re.compile(r"\b(?:يوم|يومي|ايام)\s+(?:ال)?(?:سبت|احد|اثنين|ثلاثاء|اربعاء|خميس|جمعه)|الساعه\s*\d|ساعات (?:ال)?(?:عمل|دوام)")
 
 # the values a sentence either holds or not, by their shape alone: the one that holds it answers a question asking
 # for it (`extractive.asked_value_first`), and one that lacks it is no answer (an amount may be another thing's)
@@ -1617,7 +1737,8 @@ CONTACT_VALUES = frozenset({"phone", "email", "url"})
 
 
 def asked_value(question: str) -> str | None:
-    """The kind of value a question asks for ("phone", "email", "url", "frequency", "duration", "money"), or None."""
+    """The kind of value a question asks for ("phone", "email", "url", "frequency", "duration", "length", "money",
+    "charge"), or None."""
     for kind, pattern in _ASKED_VALUE.items():
         if pattern.search(question) or _ASKED_VALUE_CJK[kind].search(question):
             return kind
@@ -1626,16 +1747,25 @@ def asked_value(question: str) -> str | None:
         return "frequency"
     if ASKED_DURATION.search(folded):
         return "duration"
-    return "money" if _ASKED_MONEY.search(folded) else None
+    if ASKED_LENGTH.search(folded):
+        return "length"
+    if _ASKED_MONEY.search(folded):
+        return "money"
+    return "charge" if _ASKED_CHARGE.search(folded) else None
 
 
 def holds_value(kind: str, text: str) -> bool:
     """Whether `text` holds a value of that shape: a phone number has seven digits or more."""
     if kind == "duration":  # "cada seis meses" is how often, no length of time: "¿Cuánto tarda una limpieza?"
-        return bool(_DURATION_SAID.search(FREQUENCY_SAID.sub(" ", normalize(text))))
+        return bool(_DURATION_SAID.search(_ARABIC_WHEN.sub(" ", FREQUENCY_SAID.sub(" ", normalize(text)))))
+    if kind == "length":
+        return holds_value("duration", text) or bool(_DISTANCE_SAID.search(normalize(text)))
     if kind == "frequency":
         folded = normalize(text)
         return bool(FREQUENCY_SAID.search(folded) or _HOW_OFTEN_WORDS.search(folded))
+    if kind == "charge":
+        folded = normalize(text)
+        return holds_value("money", text) or bool(_PAID.search(folded) or _CHARGE_SAID.search(folded))
     if kind == "money":
         folded = normalize(text).replace("_", " ")  # a table's column "price_eur"
         return bool(_MONEY.search(folded) or _PRICED.search(folded) or (_SHARE.search(folded) and _PAID.search(folded)))
