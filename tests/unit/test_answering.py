@@ -1794,12 +1794,16 @@ def test_a_follow_up_names_what_it_asks_and_a_day_qualifies_a_question_that_name
     """Found trying home insurance terms and a nursery's rules as a user: "¿Hay franquicia?" after "¿Cuánto cubren
     por dinero en efectivo?" was answered with the cash cover, drawn by the words carried along; the follow-up's own
     word is now its focus, which an answer's passage names. "Et le samedi ?" after "À quelle heure ferme la crèche ?"
-    became "À quelle heure ferme la samedi ?": a day where the previous question named none is added to it."""
+    became "À quelle heure ferme la samedi ?": a day (or a time of day) where the previous question named none is added
+    to it."""
     cash = [{"role": "user", "text": "¿Cuánto cubren por dinero en efectivo?"}]
     assert rewrite_follow_up("¿Hay franquicia?", cash).focus == ("franquicia",)
     assert standalone_query("Et le samedi ?", [{"role": "user", "text": "À quelle heure ferme la crèche ?"}]) == "À quelle heure ferme la crèche le samedi ?"
     assert standalone_query("And on Sundays?", [{"role": "user", "text": "What time does the gym open?"}]) == "What time does the gym open on Sundays?"
     assert standalone_query("¿Y los domingos?", [{"role": "user", "text": "¿A qué hora abre el gimnasio los sábados?"}]) == "¿A qué hora abre el gimnasio los domingos?"
+    # a time of day too: "Und morgens um 8?" after "Darf ich mein Fahrrad mitnehmen?" had become "Darf ich morgens um 8?"
+    bike = [{"role": "user", "text": "Darf ich mein Fahrrad mitnehmen?"}]
+    assert standalone_query("Und morgens um 8?", bike) == "Darf ich mein Fahrrad mitnehmen morgens um 8?"
     policy = [
         {"text": "Robo\nEl robo en la vivienda está cubierto hasta 6.000 euros. El dinero en efectivo está cubierto hasta 300 euros.", "source": "Hogar"},
         {"text": "Franquicia\nSe aplica una franquicia de 150 euros en cada siniestro de daños por agua. No hay franquicia en robo.", "source": "Hogar"},
@@ -1920,6 +1924,28 @@ def test_whether_a_thing_is_paid_for_is_answered_by_what_it_costs_or_that_it_is_
     assert "free of charge" in ask("Are pushchairs free?", passages=infants, chat="extractive").answer
 
 
+def test_how_long_a_thing_takes_is_answered_first_by_the_sentence_that_says_how_long():
+    """Found trying a bank's fee schedule as a user: "كم يستغرق؟" (how long does it take?) after "كم تكلفة التحويل
+    الدولي؟" was answered first with the transfer's price, and second with "تصل التحويلات الدولية خلال يومين إلى خمسة
+    أيام عمل." (two to five working days). A sentence saying how long, with as many of the question's words, goes
+    first; one about something else does not ("Refunds take 5 days" to how long shipping takes)."""
+    from sourcerer.synthesis.extractive import ScoredSentence, asked_duration_first
+
+    def ranking(*texts: str) -> list[ScoredSentence]:
+        return [ScoredSentence(0, 0, len(t), t, {}, 1.0) for t in texts]
+
+    transfer = ranking("التحويل الدولي يكلف 50 ريالاً لكل عملية.", "تصل التحويلات الدولية خلال يومين إلى خمسة أيام عمل.")
+    assert asked_duration_first("كم يستغرق التحويل الدولي؟", transfer)[0] is transfer[1]
+    shipping = ranking("Shipping is free on orders over $50.", "Refunds take 5 days.")
+    assert asked_duration_first("How long does shipping take?", shipping) == shipping
+    # "how long do you keep …" asks how long too, a length of time or of distance ("How long did John pass south?")
+    from sourcerer.synthesis.scope import asked_value
+
+    assert asked_value("How long do you keep my order history?") == "length"
+    kept = [{"text": "Privacy\nWe collect your order history when you create an account.", "source": "Privacy"}]
+    assert ask("How long do you keep my order history?", passages=kept, chat="extractive").refused
+
+
 def test_days_of_the_week_and_times_of_day_are_no_length_of_time_in_arabic():
     """FAQ ar-05: "كم يستغرق التراجع عن عملية نشر؟" (how long does a rollback take?) was answered with the days and
     hours deployments happen on ("يومي الثلاثاء والخميس بين الساعة 10:00 و16:00"): Arabic's words for day and hour
@@ -1999,6 +2025,11 @@ def test_the_sentence_that_names_the_asked_group_of_people_answers_before_one_th
     ]
     enrol = ask("Comment inscrire mon enfant à la cantine ?", passages=canteen, chat="extractive")
     assert enrol.answer.startswith("L'inscription à la cantine se fait en ligne"), enrol.answer
+    # a group of people is no name, capitalised or not: "Babys" (a question with no German function word) was read as
+    # one, and the question refused beside "Kinder unter 6 Jahren fahren kostenlos."
+    fares = [{"text": "Einzelfahrschein\nKinder unter 6 Jahren fahren kostenlos.\nHunde fahren mit einem Kinderfahrschein; Blindenhunde fahren kostenlos.", "source": "Tarif"}]
+    babies = ask("Fahren Babys kostenlos?", passages=fares, chat="extractive")
+    assert babies.answer.startswith("Kinder unter 6 Jahren fahren kostenlos."), babies.answer
 
 
 def test_the_measure_a_follow_up_asks_after_how_is_not_its_focus():

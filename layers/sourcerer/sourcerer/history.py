@@ -147,9 +147,12 @@ _MODALS = frozenset("can could must should may might will would shall do does di
 _SUBJECTS = frozenset("i we you they he she one".split())
 _ASKING_WHO = frozenset("who wer qui quien".split())
 _ARTICLES = frozenset("the a an la le les l der die das dem den el los las un une uno una ein eine".split())
-# days of the week, weekdays and weekends (folded), singular and plural, in the languages the answer models know
+# days of the week, weekdays and weekends (folded), singular and plural, in the languages the answer models know, and
+# the times of day a rule may differ at ("Und morgens um 8?" after "Darf ich mein Fahrrad mitnehmen?")
 _DAYS = frozenset(
     """
+morning mornings evening evenings night nights tonight matin matins soir soirs nuit nuits morgens abends nachts
+mittags vormittags nachmittags noche noches madrugada
 monday mondays tuesday tuesdays wednesday wednesdays thursday thursdays friday fridays saturday saturdays sunday
 sundays weekday weekdays weekend weekends lundi lundis mardi mardis mercredi mercredis jeudi jeudis vendredi
 vendredis samedi samedis dimanche dimanches week-end week-ends semaine montag montags dienstag dienstags mittwoch
@@ -267,7 +270,7 @@ def _thing(run: list[re.Match[str]]) -> list[re.Match[str]]:
 
 
 def _says_day(text: str) -> bool:
-    """Whether `text` names days of the week (`_DAYS`): opening hours are asked day by day."""
+    """Whether `text` names days of the week or times of day (`_DAYS`): opening hours are asked day by day."""
     return any(normalize(word) in _DAYS for word in _WORD.findall(text))
 
 

@@ -1060,14 +1060,41 @@ def _first(ranked: list[ScoredSentence], sentence: ScoredSentence | None) -> lis
     return ranked if sentence is None or sentence is ranked[0] else [sentence, *(s for s in ranked if s is not sentence)]
 
 
+# a pair with hiragana is a verb's ending or a particle ("でき", "ます", "場は"), no word of what is asked
+_HIRAGANA = re.compile(r"[\u3040-\u309f]")
+
+
+DURATION_REACH = 3  # how far down the ranking a sentence stating the length of time asked is looked for
+
+
+def asked_duration_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
+    """The ranking with the first of the next best (`DURATION_REACH`) that states a length of time (or of distance,
+    for "How long is …": `scope.asked_value`) put first, when the question asks for one, the best states none and
+    the other holds every word of the question the best holds (by their families): "كم يستغرق التحويل الدولي؟" (how
+    long does an international transfer take?) over a bank's fees was answered first with the transfer's price, and
+    "تصل التحويلات الدولية خلال يومين إلى خمسة أيام عمل." second. One without them is about something else: "Refunds
+    take 5 days" is no answer to how long shipping takes."""
+    kind = asked_value(question)
+    if kind not in ("duration", "length") or len(ranked) < 2 or holds_value(kind, ranked[0].text):
+        return ranked
+    asked = {family(t) for t in terms(question) if not _HIRAGANA.search(t)}
+
+    def held(sentence: ScoredSentence) -> set[str]:
+        return asked & {family(t) for t in terms(sentence.text)}
+
+    best = held(ranked[0])
+    return _first(ranked, next((s for s in ranked[1:DURATION_REACH] if holds_value(kind, s.text) and held(s) >= best), None))
+
+
 # The rankings' plain readings of the question, in order (see each): the asked kind, a negation, a group of people, a limit, a
-# frequency, a count, a time of day, a Japanese topic, a named procedure, an asked contact value, an asked number, a weight or age in a range
+# frequency, a length of time, a count, a time of day, a Japanese topic, a named procedure, an asked contact value, an asked number, a weight or age in a range
 READINGS = (
     asked_kind_first,
     asked_polarity_first,
     asked_group_first,
     asked_limit_first,
     asked_frequency_first,
+    asked_duration_first,
     asked_count_first,
     asked_clock_first,
     asked_topic_first,
