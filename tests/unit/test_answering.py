@@ -2030,6 +2030,17 @@ def test_the_sentence_that_names_the_asked_group_of_people_answers_before_one_th
     fares = [{"text": "Einzelfahrschein\nKinder unter 6 Jahren fahren kostenlos.\nHunde fahren mit einem Kinderfahrschein; Blindenhunde fahren kostenlos.", "source": "Tarif"}]
     babies = ask("Fahren Babys kostenlos?", passages=fares, chat="extractive")
     assert babies.answer.startswith("Kinder unter 6 Jahren fahren kostenlos."), babies.answer
+    # German "Kind", capitalised after the first word, is a child (English "kind" is not): "Darf mein 8-jähriges Kind die
+    # Tabletten nehmen?" over an ibuprofen leaflet was answered with how to take them with water
+    leaflet = [
+        {"text": "Dosierung\nErwachsene und Jugendliche ab 12 Jahren nehmen 1 Tablette bis zu dreimal täglich ein.\nNehmen Sie nicht mehr als 3 Tabletten (1200 mg) in 24 Stunden ein.", "source": "Ibuprofen"},
+        {"text": "Einnahme\nNehmen Sie die Tabletten mit einem Glas Wasser während oder nach einer Mahlzeit ein.", "source": "Ibuprofen"},
+    ]
+    child = ask("Darf mein 8-jähriges Kind die Tabletten nehmen?", passages=leaflet, chat="extractive")
+    assert child.answer.startswith("Erwachsene und Jugendliche ab 12 Jahren"), child.answer
+    from sourcerer.people import groups_named
+
+    assert groups_named("What kind of plan is it?") == {} and groups_named("Kind regards") == {}
 
 
 def test_the_measure_a_follow_up_asks_after_how_is_not_its_focus():

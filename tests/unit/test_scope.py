@@ -681,6 +681,20 @@ def test_a_rule_said_during_a_span_is_no_answer_about_after_it():
     assert another_time("What did Turabi apply after coming into power?", [], [turabi]) is None
 
 
+def test_a_rule_framed_by_another_occasion_is_no_answer_for_one_no_source_mentions():
+    """Found trying a leave policy as a user: "¿Cuántos días hay por nacimiento de un hijo?" was answered "Por
+    matrimonio se conceden 15 días naturales." (the days for a wedding). "For instance" and "por el mismo algoritmo"
+    frame no occasion."""
+    leave = [{"text": "Permisos retribuidos\nPor matrimonio se conceden 15 días naturales.\nPor mudanza se concede 1 día.", "source": "Política"}]
+    birth = ask("¿Cuántos días hay por nacimiento de un hijo?", passages=leave, chat="extractive")
+    assert birth.refused and birth.trace.stage("synthesize").detail["decided_by"] == "asked kind", birth.answer
+    assert "1 día" in ask("¿Cuántos días tengo por mudanza?", passages=leave, chat="extractive").answer
+    from sourcerer.synthesis.scope import another_occasion
+
+    turing = "For instance, the language can be solved in linear time on a multi-tape Turing machine."
+    assert another_occasion("A multi-tape Turing machine requires what type of time for a solution?", [turing], [turing]) is None
+
+
 def test_an_arabic_kind_the_sources_never_mention_is_not_answered_with_another():
     """Found trying an Arabic mobile price list as a user: "كم سعر الباقة العائلية؟" (the family plan's price) over one
     on the basic and premium plans was answered with the premium plan's price. Arabic writes the kind after its thing,

@@ -11,7 +11,7 @@ group in other words than its sources. Babies and teenagers are children: "Not f
 "Can my baby take it?". Words that name people without sorting them (people, customers, users, members, residents: a
 town's population) are in no group, nor one person's relatives ("Who was his mother?"). Words that are as often
 something else are left out: English "minor" and "senior" (adjectives), German "Kind"
-(English "kind"), French "cadre" (a frame), "élève" ("élevé", high, once folded), "employé" and Spanish "empleado"
+but where it is capitalised after a text's first word ("Darf mein 8-jähriges Kind …?"; English "kind"), French "cadre" (a frame), "élève" ("élevé", high, once folded), "employé" and Spanish "empleado"
 (used), French "enceinte" (a wall), Spanish "menor" (smaller).
 """
 
@@ -130,6 +130,8 @@ _OTHER_PEOPLE = frozenset(
 # الحمل" and carrying in "حمل الرقم القياسي" (held the record)
 _MENTIONING = {"حمل": "pregnant"}
 _BY_WORD = {normalize(word): group for group, words in _GROUPS.items() for word in words.split()}
+# words that name a group only as written, capitalised after a text's first word: German "Kind" (English "kind")
+_CAPITALISED = {"Kind": "children"}
 _CJK_WORDS = {word: group for word, group in _BY_WORD.items() if CJK_LETTER.search(word)}
 _ARABIC_PREFIX = re.compile(r"^(?:وال|بال|فال|كال|لل|ال|و|ب|ل|ف)")
 _ARABIC_LETTER = re.compile(r"[\u0600-\u06ff]")
@@ -143,9 +145,10 @@ def groups_named(text: str) -> dict[str, str]:
         for word, group in _CJK_WORDS.items():
             if word in text:
                 found.setdefault(group, word)
-    for written in _WORD.findall(text):
+    for at, match in enumerate(_WORD.finditer(text)):
+        written = match.group()
         word = normalize(written)
-        group = _BY_WORD.get(word)
+        group = _BY_WORD.get(word) or (_CAPITALISED.get(written) if at else None)
         if group is None and _ARABIC_LETTER.search(word):
             group = _BY_WORD.get(_ARABIC_PREFIX.sub("", word))
         if group is not None:

@@ -810,6 +810,9 @@ def asked_polarity_first(question: str, ranked: list[ScoredSentence]) -> list[Sc
 GROUP_REACH = 5  # how far down the ranking a sentence naming the question's group of people is looked for
 
 
+BACKGROUND_GROUP = 3  # the sentences naming a group that make it what the rules are about, not which rule answers
+
+
 def asked_group_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
     """The ranking with the first of the next best (`GROUP_REACH`) that names the group of people the question asks
     about (`people`) put first, when the best names none of it: "小孩可以进病房吗？" (may kids enter the ward?) over a
@@ -819,9 +822,10 @@ def asked_group_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     students" names students and says nothing of what students from families earning less than $60,000 pay. An
     age says who is a child, an adult or a senior: "Para menores de 14 años cuesta 40 euros." answers "¿Cuánto cuesta
     una limpieza para un niño de 10 años?" (and "Sí, atendemos a niños a partir de los 3 años." was put before it).
-    It must share as many as the best does (by their families): "Comment inscrire mon enfant à la cantine ?" over a
-    school canteen's rules is answered by "L'inscription à la cantine se fait en ligne …", not by "… l'enfant peut
-    être exclu de la cantine pendant une semaine." (every rule there is about children)."""
+    Where the group is what most rules are about (`BACKGROUND_GROUP` sentences or more name it), it must share as
+    many as the best does (by their families): "Comment inscrire mon enfant à la cantine ?" over a school canteen's
+    rules is answered by "L'inscription à la cantine se fait en ligne …", not by "… l'enfant peut être exclu de la
+    cantine pendant une semaine."."""
     named = groups_named(question)
     if not named or not ranked:
         return ranked
@@ -831,11 +835,14 @@ def asked_group_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     def shared(text: str) -> int:
         return len(matter & {family(t) for t in terms(text)})
 
-    best_shares = max(1, shared(ranked[0].text))
+    def says_group(text: str) -> bool:
+        return bool(set(named) & set(groups_named(text))) or (aged and "age" in stated_ranges(text))
+
+    background = sum(says_group(s.text) for s in ranked) >= BACKGROUND_GROUP
+    least = max(1, shared(ranked[0].text)) if background else 1
 
     def names_group(text: str) -> bool:
-        said = bool(set(named) & set(groups_named(text))) or (aged and "age" in stated_ranges(text))
-        return said and shared(text) >= best_shares
+        return says_group(text) and shared(text) >= least
 
     return _first_holding(ranked, GROUP_REACH, names_group)
 

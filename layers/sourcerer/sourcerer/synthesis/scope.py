@@ -890,6 +890,7 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
         or missing_group(question, sources, said)
         or missing_condition(question, sources, sentences)
         or another_time(question, sources, sentences)
+        or another_occasion(question, sources, sentences)
         or missing_priced(question, sources, sentences)
         or missing_range(question, sources, sentences)
         or missing_number(question, sources, said)
@@ -1022,6 +1023,42 @@ def another_time(question: str, sources: Sequence[str], answer: Sequence[str]) -
             if others:
                 return ScopeMismatch(missing=[f"{when} {written}"], answer_names=others[:1])
     return None
+
+
+# the words that frame a rule by its occasion ("Por matrimonio se conceden 15 días", "For a death in the family you
+# get 3 days", "En cas de mariage …", "Bei Heirat …"), and the articles between them and the occasion; folded
+_OCCASION = r"(?:por|for|pour|en cas d[e']|en caso de|in case of|bei|wegen)"
+_OCCASION_SPAN = re.compile(rf"(?:^|[^\w']){_OCCASION}\s+{_RELATION_ARTICLES}([^\W\d_]{{4,}})")
+_OCCASION_OPENS = re.compile(rf"{_OCCASION}\s")
+# words after those that frame no occasion ("For instance", "Por ejemplo", "for many years", "por el mismo algoritmo",
+# "Pour quelle raison")
+_NO_OCCASION = frozenset(
+    "instance example examples exemple beispiel ejemplo exemplo esempio next many more most each every this that these "
+    "those some reason raison razon grund mismo misma mismos otro otra otros otras autre autres meme exemple cela ceci "
+    "quelle quel cuanto cuanta tanto".split()
+)
+
+
+def _occasions(text: str) -> list[str]:
+    """The occasions `text` names after a word that frames one (folded), verbs and words of no occasion aside."""
+    return [name for name in _OCCASION_SPAN.findall(normalize(text)) if terms(name) and not _EVENT.search(name) and name not in _NO_OCCASION]
+
+
+def another_occasion(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """The occasion a question asks a rule for, when no source mentions it and the answer's rule is framed by
+    another at its sentence's opening: "¿Cuántos días hay por nacimiento de un hijo?" over a leave policy was
+    answered "Por matrimonio se conceden 15 días naturales." (the days for a wedding). A rule framed by its occasion,
+    the sentence opening with it, says nothing of another; one that opens otherwise ("Each employee has 23 days …",
+    "Claims for delayed baggage must be submitted …") is left to the other checks."""
+    asked = _occasions(question)
+    if not asked:
+        return None
+    known = _vocabulary(sources)
+    missing = [name for name in asked if not known.mentions([name])]
+    # the frame opens the sentence: "Claims for delayed baggage must be submitted …" is about a kind of claim
+    openings = [_opening(sentence) for sentence in answer]
+    framed = [name for text in openings if _OCCASION_OPENS.match(normalize(text)) for name in _occasions(text)[:1] if name not in asked]
+    return ScopeMismatch(missing=missing[:1], answer_names=framed[:1]) if missing and framed else None
 
 
 # the words that say for whom or what a thing is (`FOR_WORDS`), or against what: "the dose for children", "la dose pour
