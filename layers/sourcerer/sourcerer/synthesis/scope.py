@@ -1034,7 +1034,7 @@ _OCCASION_OPENS = re.compile(rf"{_OCCASION}\s")
 # "Pour quelle raison")
 _NO_OCCASION = frozenset(
     "instance example examples exemple beispiel ejemplo exemplo esempio next many more most each every this that these "
-    "those some reason raison razon grund mismo misma mismos otro otra otros otras autre autres meme exemple cela ceci "
+    "those some reason raison razon grund mismo misma mismos otro otra otros otras autre autres meme cela ceci "
     "quelle quel cuanto cuanta tanto".split()
 )
 
