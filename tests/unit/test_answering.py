@@ -1725,6 +1725,33 @@ def test_a_range_put_first_is_about_what_the_best_sentence_is_about():
     assert not answer.refused and answer.answer.startswith("If your bags are delayed more than 12 hours"), answer.answer
 
 
+def test_an_age_the_question_states_finds_the_rule_for_it_where_the_best_states_no_age():
+    """Found trying a pet insurance summary as a user: "Is my 10 year old cat's claim reduced?" was answered "… we
+    reimburse you within 10 working days." (its 10), while "For pets aged 9 and over, you also pay 20% of the remaining
+    claim." stood third: "aged 9 and over" is a range of ages, and one holding the asked age goes first where the best
+    states none."""
+    from sourcerer.synthesis.scope import stated_ranges
+
+    assert stated_ranges("For pets aged 9 and over, you also pay 20% of the remaining claim.") == {"age": [(9.0, float("inf"))]}
+    policy = (
+        "Excess\nYou pay the first 99 GBP of every claim. For pets aged 9 and over, you also pay 20% of the remaining claim.\n"
+        "Claims\nClaims must be made within 90 days of treatment. We pay the vet directly if the vet agrees; otherwise we "
+        "reimburse you within 10 working days."
+    )
+    answer = ask("Is my 10 year old cat's claim reduced?", passages=[{"text": policy, "source": "Pet insurance"}], chat="extractive")
+    assert answer.answer.startswith("For pets aged 9 and over"), answer.answer
+    # an age range says who is in a group where it reaches into the group's ages: "aged 65 and over" says nothing of
+    # children, and "Is the flu vaccine free for children?" stays refused
+    from sourcerer.synthesis.scope import groups_aged
+
+    assert groups_aged("patients aged 65 and over") == {"seniors"} and groups_aged("Adults over 16 years") == {"children", "adults", "seniors"}
+    flu = [{"text": "Vaccinations\nThe flu vaccine is offered free to patients aged 65 and over, pregnant women and people with long-term conditions.", "source": "Practice"}]
+    assert ask("Is the flu vaccine free for children?", passages=flu, chat="extractive").refused
+    # seniors follow the rule for adults where the sources have none of their own
+    library = [{"text": "Anmeldung\nDie Jahresgebühr beträgt 20 Euro für Erwachsene. Kinder unter 14 Jahren benötigen die Einverständniserklärung der Eltern.", "source": "Bibliothek"}]
+    assert "20 Euro" in ask("Wie viel kostet die Jahresgebühr für Rentner?", passages=library, chat="extractive").answer
+
+
 def test_a_sentence_that_leans_on_the_one_before_is_said_after_it():
     """Found trying a nursery's rules as a user: "Combien coûte une heure de crèche ?" was answered "Il varie de 0,50 €
     à 4,20 € de l'heure.", which does not say what varies; the sentence before it does. It is said first, and takes

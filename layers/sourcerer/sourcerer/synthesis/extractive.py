@@ -45,9 +45,9 @@ from sourcerer.support import said_with_negation
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
 from sourcerer.synthesis.draft import Draft
 from sourcerer.synthesis.scope import (
-    AGED_GROUPS,
     ASKED_FREQUENCY,
     CONTACT_VALUES,
+    DOSED,
     FREQUENCY_SAID,
     TIME_UNIT,
     answer_kind,
@@ -58,6 +58,7 @@ from sourcerer.synthesis.scope import (
     asked_value,
     asks_yes_or_no,
     fits_quantity,
+    groups_aged,
     holds_asked_number,
     holds_asked_pair,
     holds_value,
@@ -65,7 +66,6 @@ from sourcerer.synthesis.scope import (
     missing_value,
     other_kind,
     source_texts,
-    stated_ranges,
     swapped_name,
     without_quantities,
 )
@@ -830,13 +830,12 @@ def asked_group_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     if not named or not ranked:
         return ranked
     matter = {family(t) for t in terms(question)} - {family(t) for word in named.values() for t in terms(word)}
-    aged = bool(set(named) & AGED_GROUPS)
 
     def shared(text: str) -> int:
         return len(matter & {family(t) for t in terms(text)})
 
     def says_group(text: str) -> bool:
-        return bool(set(named) & set(groups_named(text))) or (aged and "age" in stated_ranges(text))
+        return bool(set(named) & (set(groups_named(text)) | groups_aged(text)))
 
     background = sum(says_group(s.text) for s in ranked) >= BACKGROUND_GROUP
     least = max(1, shared(ranked[0].text)) if background else 1
@@ -1034,11 +1033,19 @@ def asked_range_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     while "Enfants de 27 à 50 kg : 1 comprimé par prise" stood second. The one put first shares a word with the
     best, numbers and units aside: it is about the same thing. "My bags were delayed 5 hours, can I claim?" is
     answered by "If your bags are delayed more than 12 hours …" (the rule, which does not apply here), not by the
-    police report due "within 24 hours" of a theft, whose range holds 5 hours."""
-    if len(ranked) < 2 or fits_quantity(question, ranked[0].text) is not False:
+    police report due "within 24 hours" of a theft, whose range holds 5 hours. Where the best states no range, an
+    age or a weight the question states is looked for too: "Is my 10 year old cat's claim reduced?" over a pet
+    insurance summary was answered "… we reimburse you within 10 working days." (its 10), while "For pets aged 9 and
+    over, you also pay 20% of the remaining claim." stood third."""
+    if len(ranked) < 2:
         return ranked
+    fits = fits_quantity(question, ranked[0].text)
+    if fits is True:
+        return ranked
+    kinds = DOSED if fits is None else None  # the best states no range: an age or a weight only
     about = _words_of(ranked[0].text)
-    return _first(ranked, next((s for s in ranked[1:NUMBER_REACH] if fits_quantity(question, s.text) and about & _words_of(s.text)), None))
+    held = (s for s in ranked[1:NUMBER_REACH] if fits_quantity(question, s.text, kinds) and about & _words_of(s.text))
+    return _first(ranked, next(held, None))
 
 
 def _words_of(text: str) -> set[str]:

@@ -897,7 +897,18 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
     )
 
 
-AGED_GROUPS = frozenset({"children", "adults", "seniors"})  # groups an age says who is in ("under 12", "over 65")
+# the groups an age says who is in ("under 12", "over 65"), and their ages
+_GROUP_AGES = {"children": (0.0, 18.0), "adults": (18.0, 65.0), "seniors": (65.0, float("inf"))}
+# a group whose rules another group follows where the sources name none of its own: seniors are adults ("Die
+# Jahresgebühr beträgt 20 Euro für Erwachsene." answers what pensioners pay)
+_WITHIN = {"seniors": "adults"}
+
+
+def groups_aged(text: str) -> set[str]:
+    """The groups (`_GROUP_AGES`) whose ages a range of ages `text` states reaches into: "over 16" says who is a
+    child (16 and 17) and an adult; "aged 65 and over" says who is a senior, and nothing of children."""
+    ranges = stated_ranges(text).get("age", [])
+    return {group for group, (young, old) in _GROUP_AGES.items() if any(low < old and high > young for low, high in ranges)}
 # the groups a rule must name to be said for them: sources silent on pregnancy say nothing of it, whatever the answer
 _CONDITIONS = frozenset({"pregnant", "breastfeeding"})
 
@@ -909,16 +920,16 @@ def missing_group(question: str, sources: Sequence[str], answer: Sequence[str]) 
     leave available to contractors?" was with the leave of "the primary caregiver". The rule for adults is no
     answer for children. Pregnancy and breastfeeding are missing however the answer reads: "Can pregnant women take
     paracetamol?" was answered "Do not take with other products containing paracetamol.". Sources that state an age
-    ("over 16", "unter 12 Jahren") say who is a child, an adult or a senior: "Adults and adolescents over 16: take
-    one or two tablets" answers "Can children take it?"."""
+    ("over 16", "unter 12 Jahren") say who is a child, an adult or a senior (`groups_aged`): "Adults and
+    adolescents over 16: take one or two tablets" answers "Can children take it?", and "aged 65 and over" says nothing
+    of children. Seniors follow the rule for adults where the sources have none of their own (`_WITHIN`)."""
     asked = groups_named(question)
     if not asked:
         return None
-    mentioned = groups_mentioned(tuple(sources))
-    aged = any("age" in stated_ranges(text) for text in sources)
+    known = groups_mentioned(tuple(sources)) | {group for text in sources for group in groups_aged(text)}
     said = {group: word for sentence in answer for group, word in groups_named(sentence).items() if group not in asked}
     for group, word in asked.items():
-        if group in mentioned or (aged and group in AGED_GROUPS):
+        if group in known or _WITHIN.get(group) in known:
             continue
         if said or group in _CONDITIONS:
             return ScopeMismatch(missing=[word], answer_names=list(said.values()))
@@ -1498,6 +1509,7 @@ _NOT_A_UNIT = r"(?!\s*(?:[.,]\d)?\s*(?:kg|cm|m|lbs?|pounds|kilos?|%))\b"
 _AGED_RANGE = re.compile(
     _CHILDREN + r"(?:aged\s+|ages\s+|de\s+|von\s+|entre\s+)?(?P<low>\d{1,2})\s*(?:to|-|–|a|à|bis|y|and|et)\s*(?P<high>\d{1,2})" + _NOT_A_UNIT
 )
+_AGED_AND_OVER = re.compile(r"\b(?:aged|ages|age)\s+(?P<n>\d{1,3})\s+(?:and|or)\s+(?:over|older|above|up)\b")
 _AGED_BOUND = re.compile(
     _CHILDREN + r"(?:de\s+)?(?P<word>under|over|below|above|moins de|plus de|unter|uber|ab|menores de|mayores de|de menos de|de mas de)"
     r"\s+(?P<n>\d{1,2})" + _NOT_A_UNIT
@@ -1543,6 +1555,8 @@ def stated_ranges(text: str) -> dict[str, list[tuple[float, float]]]:
     if "age" not in out:  # "Children under 4 stay free": the children's ages, unit left out
         for m in _AGED_RANGE.finditer(folded):
             out.setdefault("age", []).append((float(m["low"]), float(m["high"])))
+        for m in _AGED_AND_OVER.finditer(folded):  # "For pets aged 9 and over"
+            out.setdefault("age", []).append((float(m["n"]), float("inf")))
         for m in _AGED_BOUND.finditer(folded):
             n = float(m["n"])
             above = m["word"].removeprefix("de ") in _ABOVE  # "de más de" says what "más de" does
@@ -1556,7 +1570,7 @@ def stated_ranges(text: str) -> dict[str, list[tuple[float, float]]]:
     return out
 
 
-_DOSED = frozenset({"weight", "age"})  # what a dose or a rule is given for; a height or a time says where it applies
+DOSED = frozenset({"weight", "age"})  # what a dose or a rule is given for; a height or a time says where it applies
 
 
 def fits_quantity(question: str, text: str, kinds: frozenset[str] | None = None) -> bool | None:
@@ -1581,10 +1595,10 @@ def missing_range(question: str, sources: Sequence[str], answer: Sequence[str]) 
     à 50 kg" was answered with both, neither for 15 kg. A source whose range holds it, or an answer that states no
     range, is left to the rest. A height or a time out of every range is no such gap: "Cancellations within 48 hours
     are not refunded." answers a cancellation 5 days before, by saying when the rule does not apply."""
-    fits = [fits_quantity(question, sentence, _DOSED) for sentence in answer]
-    if False not in fits or True in fits or any(fits_quantity(question, text, _DOSED) for text in sources):
+    fits = [fits_quantity(question, sentence, DOSED) for sentence in answer]
+    if False not in fits or True in fits or any(fits_quantity(question, text, DOSED) for text in sources):
         return None
-    asked = ", ".join(f"{n:g} {_UNIT_WORDS[kind]}" for kind, n in asked_quantities(question).items() if kind in _DOSED)
+    asked = ", ".join(f"{n:g} {_UNIT_WORDS[kind]}" for kind, n in asked_quantities(question).items() if kind in DOSED)
     return ScopeMismatch(missing=[asked], answer_names=[_subject(sentence).strip() for sentence, fit in zip(answer, fits, strict=True) if fit is False][:2])
 
 
