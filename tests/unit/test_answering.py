@@ -2018,55 +2018,76 @@ def test_a_follow_up_that_puts_a_condition_or_a_time_on_the_previous_question_is
     assert not kept.refused and "60 euros" in kept.answer, kept.answer
 
 
-def test_the_sentence_that_names_the_asked_group_of_people_answers_before_one_that_names_none():
-    """Found trying a hospital's visiting rules as a user: "小孩可以进病房吗？" (may kids enter the ward?) was answered
-    "病房内禁止吸烟和饮酒。" (no smoking or drinking in the ward: its words), while "十二岁以下儿童不得进入病房。" (children
-    under twelve may not enter) stood second; "小孩" and "儿童" are one group. A sentence naming the group and nothing
-    else of the question is not put first."""
-    rules = [
-        {"text": "探视时间\n普通病房探视时间为每天15:00至20:00。重症监护室（ICU）每天只允许探视一次，时间为16:00至16:30，每次限一人。新生儿病房不接受探视，家属可通过视频查看。", "source": "探视须知"},
-        {"text": "探视人数\n每位患者同一时间最多允许两名探视者。十二岁以下儿童不得进入病房。", "source": "探视须知"},
-        {"text": "陪护\n每位患者只允许一名陪护人员，需办理陪护证。陪护证每天收费10元。陪护人员夜间可租用折叠床，每晚20元。", "source": "探视须知"},
-        {"text": "其他规定\n病房内禁止吸烟和饮酒。请勿携带鲜花进入病房。探视者如有发热、咳嗽等症状，请勿探视。", "source": "探视须知"},
-        {"text": "停车\n医院地下停车场前两小时免费，之后每小时5元。", "source": "探视须知"},
-    ]
-    answer = ask("小孩可以进病房吗？", passages=rules, chat="extractive")
-    assert answer.answer.startswith("十二岁以下儿童不得进入病房。"), answer.answer
+# Found trying documents as a user; each question over its passages, and how its answer must open
+_GROUP_FIRST = [
+    # a hospital's visiting rules: "小孩" and "儿童" are one group, and "病房内禁止吸烟和饮酒。" (its words: 病房, 进) was
+    # put before the rule for children under twelve
+    (
+        "小孩可以进病房吗？",
+        [
+            {"text": "探视时间\n普通病房探视时间为每天15:00至20:00。重症监护室（ICU）每天只允许探视一次，时间为16:00至16:30，每次限一人。新生儿病房不接受探视，家属可通过视频查看。", "source": "探视须知"},
+            {"text": "探视人数\n每位患者同一时间最多允许两名探视者。十二岁以下儿童不得进入病房。", "source": "探视须知"},
+            {"text": "陪护\n每位患者只允许一名陪护人员，需办理陪护证。陪护证每天收费10元。陪护人员夜间可租用折叠床，每晚20元。", "source": "探视须知"},
+            {"text": "其他规定\n病房内禁止吸烟和饮酒。请勿携带鲜花进入病房。探视者如有发热、咳嗽等症状，请勿探视。", "source": "探视须知"},
+            {"text": "停车\n医院地下停车场前两小时免费，之后每小时5元。", "source": "探视须知"},
+        ],
+        "十二岁以下儿童不得进入病房。",
+    ),
+    # an age says who is a child: the price for under-14s answers the price for a child of 10, and the rule on
+    # children from 3 (its "Sí" a reply to another FAQ question) was put before it, and the question refused
+    (
+        "¿Cuánto cuesta una limpieza para un niño de 10 años?",
+        [
+            {"text": "¿Cuánto cuesta una limpieza?\nLa limpieza dental cuesta 60 euros. Para menores de 14 años cuesta 40 euros.", "source": "FAQ"},
+            {"text": "¿Con qué frecuencia debo hacerme una limpieza?\nRecomendamos una limpieza cada seis meses.", "source": "FAQ"},
+            {"text": "¿Atienden a niños?\nSí, atendemos a niños a partir de los 3 años. La primera revisión infantil es gratuita.", "source": "FAQ"},
+        ],
+        "Para menores de 14 años cuesta 40 euros.",
+    ),
+    # where every rule is about children, naming them is no reason to answer with one that is about something else
+    (
+        "Comment inscrire mon enfant à la cantine ?",
+        [
+            {"text": "Inscription\nL'inscription à la cantine se fait en ligne sur le portail famille avant le 31 août.\nUn enfant peut être inscrit pour un, deux, trois ou quatre jours fixes par semaine.", "source": "Règlement"},
+            {"text": "Comportement\nLes enfants doivent respecter le personnel et la nourriture.\nAprès trois avertissements écrits, l'enfant peut être exclu de la cantine pendant une semaine.", "source": "Règlement"},
+        ],
+        "L'inscription à la cantine se fait en ligne",
+    ),
+    # a group of people is no name, capitalised or not: "Babys" (a question with no German function word) was read as
+    # one, and the question refused beside "Kinder unter 6 Jahren fahren kostenlos."
+    (
+        "Fahren Babys kostenlos?",
+        [{"text": "Einzelfahrschein\nKinder unter 6 Jahren fahren kostenlos.\nHunde fahren mit einem Kinderfahrschein; Blindenhunde fahren kostenlos.", "source": "Tarif"}],
+        "Kinder unter 6 Jahren fahren kostenlos.",
+    ),
+    # German "Kind", capitalised after the first word, is a child: "Darf mein 8-jähriges Kind die Tabletten nehmen?" over
+    # an ibuprofen leaflet was answered with how to take them with water
+    (
+        "Darf mein 8-jähriges Kind die Tabletten nehmen?",
+        [
+            {"text": "Dosierung\nErwachsene und Jugendliche ab 12 Jahren nehmen 1 Tablette bis zu dreimal täglich ein.\nNehmen Sie nicht mehr als 3 Tabletten (1200 mg) in 24 Stunden ein.", "source": "Ibuprofen"},
+            {"text": "Einnahme\nNehmen Sie die Tabletten mit einem Glas Wasser während oder nach einer Mahlzeit ein.", "source": "Ibuprofen"},
+        ],
+        "Erwachsene und Jugendliche ab 12 Jahren",
+    ),
+]
+
+
+@pytest.mark.parametrize(("question", "passages", "opening"), _GROUP_FIRST, ids=[case[0] for case in _GROUP_FIRST])
+def test_the_sentence_that_names_the_asked_group_of_people_answers_before_one_that_names_none(question, passages, opening):
+    """The sentence naming the group the question asks about (in other words of the group, or by an age) answers before
+    the best one, which names none of it."""
+    answer = ask(question, passages=passages, chat="extractive")
+    assert answer.answer.startswith(opening), answer.answer
+
+
+def test_a_group_named_with_nothing_else_of_the_question_is_not_put_first_and_english_kind_is_no_child():
+    """A sentence naming the group and nothing else of the question is not put first; English "kind" names no group."""
+    from sourcerer.people import groups_named
     from sourcerer.synthesis.extractive import ScoredSentence, asked_group_first
 
     ranked = [ScoredSentence(0, 0, len(t), t, {}, 1.0) for t in ("Tuition was $38,000.", "Grants total 88% of aid for undergraduate students.")]
     assert asked_group_first("How much do students from poor families pay for school?", ranked) == ranked
-    # an age says who is a child: the price for under-14s answers the price for a child of 10, and the rule on
-    # children from 3 (its "Sí" a reply to another FAQ question) was put before it, and the question refused
-    clinic = [
-        {"text": "¿Cuánto cuesta una limpieza?\nLa limpieza dental cuesta 60 euros. Para menores de 14 años cuesta 40 euros.", "source": "FAQ"},
-        {"text": "¿Con qué frecuencia debo hacerme una limpieza?\nRecomendamos una limpieza cada seis meses.", "source": "FAQ"},
-        {"text": "¿Atienden a niños?\nSí, atendemos a niños a partir de los 3 años. La primera revisión infantil es gratuita.", "source": "FAQ"},
-    ]
-    child = ask("¿Cuánto cuesta una limpieza para un niño de 10 años?", passages=clinic, chat="extractive")
-    assert child.answer.startswith("Para menores de 14 años cuesta 40 euros."), child.answer
-    # where every rule is about children, naming them is no reason to answer with one that is about something else
-    canteen = [
-        {"text": "Inscription\nL'inscription à la cantine se fait en ligne sur le portail famille avant le 31 août.\nUn enfant peut être inscrit pour un, deux, trois ou quatre jours fixes par semaine.", "source": "Règlement"},
-        {"text": "Comportement\nLes enfants doivent respecter le personnel et la nourriture.\nAprès trois avertissements écrits, l'enfant peut être exclu de la cantine pendant une semaine.", "source": "Règlement"},
-    ]
-    enrol = ask("Comment inscrire mon enfant à la cantine ?", passages=canteen, chat="extractive")
-    assert enrol.answer.startswith("L'inscription à la cantine se fait en ligne"), enrol.answer
-    # a group of people is no name, capitalised or not: "Babys" (a question with no German function word) was read as
-    # one, and the question refused beside "Kinder unter 6 Jahren fahren kostenlos."
-    fares = [{"text": "Einzelfahrschein\nKinder unter 6 Jahren fahren kostenlos.\nHunde fahren mit einem Kinderfahrschein; Blindenhunde fahren kostenlos.", "source": "Tarif"}]
-    babies = ask("Fahren Babys kostenlos?", passages=fares, chat="extractive")
-    assert babies.answer.startswith("Kinder unter 6 Jahren fahren kostenlos."), babies.answer
-    # German "Kind", capitalised after the first word, is a child (English "kind" is not): "Darf mein 8-jähriges Kind die
-    # Tabletten nehmen?" over an ibuprofen leaflet was answered with how to take them with water
-    leaflet = [
-        {"text": "Dosierung\nErwachsene und Jugendliche ab 12 Jahren nehmen 1 Tablette bis zu dreimal täglich ein.\nNehmen Sie nicht mehr als 3 Tabletten (1200 mg) in 24 Stunden ein.", "source": "Ibuprofen"},
-        {"text": "Einnahme\nNehmen Sie die Tabletten mit einem Glas Wasser während oder nach einer Mahlzeit ein.", "source": "Ibuprofen"},
-    ]
-    child = ask("Darf mein 8-jähriges Kind die Tabletten nehmen?", passages=leaflet, chat="extractive")
-    assert child.answer.startswith("Erwachsene und Jugendliche ab 12 Jahren"), child.answer
-    from sourcerer.people import groups_named
-
     assert groups_named("What kind of plan is it?") == {} and groups_named("Kind regards") == {}
 
 
