@@ -2061,14 +2061,16 @@ _GROUP_FIRST = [
         "Kinder unter 6 Jahren fahren kostenlos.",
     ),
     # German "Kind", capitalised after the first word, is a child: "Darf mein 8-jähriges Kind die Tabletten nehmen?" over
-    # an ibuprofen leaflet was answered with how to take them with water
+    # an ibuprofen leaflet was answered with how to take them with water; "8-jähriges" states the age, which the rule
+    # for children under 12 holds (the dose for 12 and over, answered before that was read, holds no 8)
     (
         "Darf mein 8-jähriges Kind die Tabletten nehmen?",
         [
             {"text": "Dosierung\nErwachsene und Jugendliche ab 12 Jahren nehmen 1 Tablette bis zu dreimal täglich ein.\nNehmen Sie nicht mehr als 3 Tabletten (1200 mg) in 24 Stunden ein.", "source": "Ibuprofen"},
             {"text": "Einnahme\nNehmen Sie die Tabletten mit einem Glas Wasser während oder nach einer Mahlzeit ein.", "source": "Ibuprofen"},
+            {"text": "Gegenanzeigen\nKinder unter 12 Jahren dürfen diese Tabletten nicht einnehmen.", "source": "Ibuprofen"},
         ],
-        "Erwachsene und Jugendliche ab 12 Jahren",
+        "Kinder unter 12 Jahren dürfen diese Tabletten nicht einnehmen.",
     ),
 ]
 
@@ -2103,3 +2105,65 @@ def test_the_measure_a_follow_up_asks_after_how_is_not_its_focus():
     ]
     answer = ask("How deep?", passages=policy, history=diving, chat="extractive")
     assert not answer.refused and "30 metres" in answer.answer, answer.answer
+
+
+@pytest.mark.parametrize(
+    ("follow_up", "previous", "expected"),
+    [
+        # found trying a train company's ticket conditions as a user: the baby stayed beside the son ("mon fils de 8
+        # ans de 2 ans doit-il payer ?"), and the son was a focus no passage names
+        ("Et mon fils de 8 ans ?", "Mon bébé de 2 ans doit-il payer ?", "mon fils de 8 ans doit-il payer ?"),
+        ("¿Y mi hija de 3 años?", "¿Cuánto paga mi hijo de 10 años?", "¿Cuánto paga mi hija de 3 años?"),
+        ("And my 8 year old?", "Can my 2 year old travel free?", "Can my 8 year old travel free?"),
+        # an identity card's fees: a son of 16 had become the card ("Was kostet der meinen 16-jährigen Sohn?")
+        ("Und für meinen 16-jährigen Sohn?", "Was kostet der Personalausweis?", "Was kostet der Personalausweis für meinen 16-jährigen Sohn?"),
+        ("And for a 10 year old?", "How much is a ticket?", "How much is a ticket for a 10 year old?"),
+        # a course syllabus: what an exam is worth is still asked of the midterm
+        ("And the midterm?", "How much is the final exam worth?", "How much is the midterm worth?"),
+    ],
+)
+def test_a_follow_up_naming_someone_by_age_asks_the_same_thing_of_them(follow_up, previous, expected):
+    rewrite = rewrite_follow_up(follow_up, [{"role": "user", "text": previous}, {"role": "assistant", "text": "..."}])
+    assert rewrite.query == expected
+    assert not any(term.isdigit() for term in rewrite.focus)  # an age is no word a passage must name
+    # a group for a group is still a new topic the answer must name
+    groups = [{"role": "user", "text": "Wie viel kostet das Ticket für Kinder?"}]
+    assert rewrite_follow_up("Und für Erwachsene?", groups).focus == ("erwachsen",)
+
+
+def test_a_follow_up_by_age_is_answered_by_the_rule_for_that_age():
+    """Found trying an identity card's fees and a train company's fares as a user: both follow-ups were refused."""
+    card = [{"text": "Gebühren\nDer Personalausweis kostet für Personen ab 24 Jahren 37 Euro. Für Personen unter 24 Jahren kostet er 22,80 Euro. Ein vorläufiger Personalausweis kostet 10 Euro.", "source": "Bürgeramt"}]
+    asked = [{"role": "user", "text": "Was kostet der Personalausweis?"}, {"role": "assistant", "text": "37 Euro. [1]"}]
+    son = ask("Und für meinen 16-jährigen Sohn?", passages=card, history=asked, chat="extractive")
+    assert not son.refused and son.citations[0].quote.startswith("Für Personen unter 24 Jahren"), son.answer
+    fares = [{"text": "Enfants\nLes enfants de moins de 4 ans voyagent gratuitement s'ils n'occupent pas de place assise. Les enfants de 4 à 11 ans bénéficient d'un tarif réduit.", "source": "Billets"}]
+    baby = [{"role": "user", "text": "Mon bébé de 2 ans doit-il payer ?"}, {"role": "assistant", "text": "..."}]
+    eight = ask("Et mon fils de 8 ans ?", passages=fares, history=baby, chat="extractive")
+    assert not eight.refused and eight.citations[0].quote.startswith("Les enfants de 4 à 11 ans"), eight.answer
+
+
+def test_how_long_after_a_yes_or_no_is_answered_by_the_next_sentence_that_says_how_long():
+    """Found trying a gym's membership terms as a user: "Wie lange?" after "Kann ich die Mitgliedschaft pausieren?" was
+    refused for want of a length of time, the sentence stating it ("Eine Pause ...") sharing no word with the
+    question (pause is no "pausieren" by its first five letters). The sentence right after the best, under the same
+    heading, goes on about the same thing."""
+    gym = [
+        {"text": "Pausieren\nBei Krankheit oder Schwangerschaft kann die Mitgliedschaft gegen Nachweis pausiert werden. Eine Pause ist für mindestens einen und höchstens sechs Monate möglich.", "source": "FitWerk"},
+        {"text": "Laufzeit\nDie Mindestlaufzeit beträgt 12 Monate. Die Kündigung muss schriftlich erfolgen.", "source": "FitWerk"},
+    ]
+    asked = [{"role": "user", "text": "Kann ich die Mitgliedschaft pausieren?"}, {"role": "assistant", "text": "..."}]
+    answer = ask("Wie lange?", passages=gym, history=asked, chat="extractive")
+    assert not answer.refused and answer.answer.startswith("Eine Pause ist"), answer.answer
+
+
+def test_a_chinese_question_asking_how_many_people_is_answered_by_the_sentence_that_counts_them():
+    """Found trying a hospital's visiting rules as a user: "一次可以去几个人？" (how many people may visit at once) was
+    answered with the intensive care unit's rule ("每天只允许探视一次": once a day, its 一次), while "每位患者每次最多允许2名
+    探视者。" (two visitors per patient at a time) stood second."""
+    rules = [
+        {"text": "探视时间\n探视时间为每天下午3点至5点。重症监护室每天只允许探视一次，时间为下午4点至4点30分。", "source": "探视规定"},
+        {"text": "探视人数\n每位患者每次最多允许2名探视者。12岁以下儿童不得进入病区探视。", "source": "探视规定"},
+    ]
+    answer = ask("一次可以去几个人？", passages=rules, chat="extractive")
+    assert answer.answer.removeprefix("探视人数").strip().startswith("每位患者每次最多允许2名探视者"), answer.answer

@@ -114,3 +114,80 @@ def test_the_answerability_model_sees_the_rarest_question_term_the_answering_pas
     covered = synth.analyse("What does the Pro plan cost?", passages).answer
     assert near_miss["best_missing_peak"] > 0.2 and covered["best_missing_peak"] == 0.0
     assert covered["best_context"] == 1.0 > near_miss["best_context"]
+
+
+TRAIN_CONDITIONS = [
+    {"text": "# Conditions des billets de train\n\n## Bagages\nChaque voyageur peut emporter deux grands bagages et un bagage à main. Les vélos non démontés sont acceptés dans les trains équipés d'emplacements, sur réservation, pour 10 euros.", "source": "billets.md"},
+    {"text": "## Retards\nEn cas de retard de 30 minutes à 1 heure, vous êtes remboursé de 25 % du prix du billet. Au-delà de 2 heures, le remboursement est de 75 %.", "source": "billets.md"},
+    {"text": "## Animaux\nLes petits animaux de moins de 6 kg voyagent dans un panier pour 7 euros. Les chiens guides d'aveugle voyagent gratuitement dans le train.", "source": "billets.md"},
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "missing"),
+    [
+        ("Puis-je fumer dans le train ?", ["fumer"]),  # was answered with the bicycle rule: it shares "train"
+        ("Y a-t-il le wifi dans le train ?", ["wifi"]),
+    ],
+)
+def test_a_yes_or_no_about_a_thing_no_source_mentions_is_refused_not_answered_by_what_they_are_all_about(question, missing):
+    """Found trying a train company's ticket conditions as a user: "Puis-je fumer dans le train ?" was answered "Les
+    vélos non démontés sont acceptés dans les trains ...", which shares only the word every rule there is about."""
+    from sourcerer.models import CharSpan, Passage
+    from sourcerer.synthesis.unnamed import answer_misses_thing
+
+    passages = TRAIN_CONDITIONS
+    answer = ask(question, passages=passages, chat="extractive")
+    assert answer.refused and answer.reason == "unsupported", answer.answer
+    # the check itself, on the answer the sentence models gave with the bundled model
+    read = [Passage(text=p["text"], source=p["source"]) for p in passages]
+    said = "Les vélos non démontés"
+    n = next(i for i, p in enumerate(read) if said in p.text)
+    start = read[n].text.index(said)
+    unnamed = answer_misses_thing(question, read, {n + 1: [CharSpan(start=start, end=read[n].text.index(".", start) + 1)]})
+    assert unnamed is not None and unnamed.missing == missing, unnamed
+    assert answer_misses_thing("Puis-je prendre mon vélo ?", read, {n + 1: [CharSpan(start=start, end=start + 40)]}) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "quote"),
+    [
+        ("Puis-je prendre mon vélo ?", "Les vélos non démontés"),  # "prendre" asks; the bicycle is named
+        ("Mon chien guide paie-t-il ?", "Les chiens guides d'aveugle"),
+    ],
+)
+def test_a_yes_or_no_about_a_thing_the_sources_name_is_answered(question, quote):
+    answer = ask(question, passages=TRAIN_CONDITIONS, chat="extractive")
+    assert not answer.refused and answer.citations[0].quote.startswith(quote), answer.trace
+
+
+def test_what_the_sources_are_all_about_and_what_a_question_names_a_thing_with():
+    from sourcerer.models import Passage
+    from sourcerer.synthesis.unnamed import _background, _unmentioned
+
+    about = _background([Passage(text=p["text"], source=p["source"]) for p in TRAIN_CONDITIONS])
+    assert {"train", "billet"} <= about and not {"velo", "bagag"} & about  # the title's words, not a section's
+    # a chunk of a folder is labelled with its document's path; one passage's own label is what it alone is about
+    chunk = Passage(text="Bagages\nLes vélos sont acceptés.", source="billets.md › Conditions des billets de train › Bagages")
+    assert {"train", "billet"} <= _background([chunk]) and "bagag" not in _background([chunk])
+    assert "taxi" not in _background([Passage(text="Taxis are reimbursed only at night.", source="taxis")])
+    sources = ["Studierende erhalten 20 % Rabatt auf alle Tarife.", "نقبل التأمين الطبي من شركات بوبا."]
+    # a German compound whose part the sources hold, a verb with its subject, and an Arabic verb name no thing
+    assert _unmentioned("Gibt es einen Studentenrabatt?", sources, german=True) == []
+    assert _unmentioned("Gibt es eine Sauna?", sources, german=True) == ["Sauna"]
+    assert _unmentioned("Livrez-vous le samedi ?", sources, german=False) == ["samedi"]
+    assert _unmentioned("هل تقبلون التأمين؟", sources, german=False) == []
+    # what a question asks of a thing is no thing: "Files larger than 50 GB are not synced." answers it
+    assert _unmentioned("Is there a file size limit?", ["Files larger than 50 GB are not synced."], german=False) == []
+
+
+def test_a_day_no_source_mentions_is_answered_by_a_sentence_that_names_the_days():
+    from sourcerer.models import CharSpan, Passage
+    from sourcerer.synthesis.unnamed import answer_misses_thing
+
+    said = "Email support is included in every plan. Phone support is included in the Business plan. Support is available Monday to Friday, 9:00 to 17:00 CET."
+    support = [Passage(text=said, source="plans.md")]
+    quoted = {1: [CharSpan(start=said.index("Support is"), end=len(said))]}
+    assert answer_misses_thing("Is support available on weekends?", support, quoted) is None
+    unnamed = answer_misses_thing("Is support available in Spanish?", support, quoted)
+    assert unnamed is not None and unnamed.missing == ["Spanish"], unnamed

@@ -989,3 +989,22 @@ def test_a_german_yes_or_no_question_names_the_place_it_goes_to():
     assert missing_names("Gilt das auch nach Ablauf der Frist?", terms) == []
     assert missing_names("Wer kehrte nicht in die Hauptstadt zurück?", terms) == []
     assert scope_mismatch("Darf ich mit dem Auto nach Italien fahren?", terms, terms[1:]) is not None
+
+
+def test_a_german_age_written_with_its_adjective_is_an_age_and_worth_asks_no_money():
+    """Found trying an identity card's fees and a course syllabus as a user: "meinen 16-jährigen Sohn" stated no
+    age, and "How much is the final exam worth?" (35% of the grade) was refused for want of an amount of money."""
+    from sourcerer.synthesis.scope import asked_quantities, asked_value
+
+    assert asked_quantities("Was kostet er für meinen 16-jährigen Sohn?") == {"age": 16}
+    assert asked_quantities("Darf mein 8-jähriges Kind die Tabletten nehmen?") == {"age": 8}
+    assert asked_value("How much is the final exam worth?") is None
+    assert asked_value("How much does the final exam cost?") == "money"
+    # a support plan's page states no price: "What does the Business plan cost?" was answered with the Basic plan's hours
+    assert asked_value("What does the Business plan cost?") == "money"
+    # read as a price question, "extra" was another kind of kilometre than the sources' "additional" one
+    from sourcerer.synthesis.scope import missing_kind
+
+    rental = ["Rentals include 300 km per day.", "Each additional kilometre costs 0.25 EUR.", "A free kilometre allowance applies to weekly rentals."]
+    assert missing_kind("What does each extra kilometre cost?", rental, rental[1:2]) is None
+    assert missing_kind("What does each premium kilometre cost?", rental, rental[1:2]) is not None

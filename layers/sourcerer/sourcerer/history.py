@@ -40,6 +40,7 @@ from sourcerer.errors import InvalidRequest, MalformedReply
 from sourcerer.people import names_people
 from sourcerer.synthesis.prompt import REWRITE_PROMPT
 from sourcerer.synthesis.providers import ChatProvider, ask_for_json
+from sourcerer.synthesis.scope import asked_quantities
 from sourcerer.text import AGAINST_WORDS, CJK_LETTER, DEFINITE_ARTICLES, FOR_WORDS, normalize, terms
 
 _WORD = re.compile(r"[\w'’-]+", re.UNICODE)
@@ -130,11 +131,11 @@ _OF = frozenset("of de des du del von vom di".split())
 # Verbs a question's topic run can carry: a participle that ends it ("How long are audit logs RETAINED?"), and a
 # base verb after a modal or "do" with its subject ("Who must REVIEW ...", "Can I RETURN ...").
 _PARTICIPLES = frozenset(
-    "taken kept given paid sent held made done seen shown known sold bought written built spent chosen found left".split()
+    "taken kept given paid sent held made done seen shown known sold bought written built spent chosen found left worth".split()
 )
 # Nouns that name what is asked of a thing, not the thing: "the API rate LIMIT", "the daily meal ALLOWANCE". At the
 # end of a topic run they stay when the thing is swapped ("What about webhooks?" -> "What is the webhooks rate limit?").
-_ATTRIBUTES = frozenset(
+ATTRIBUTES = frozenset(
     """
 limit limits allowance dose dosage budget price prices cost fee fees rate deadline duration period policy amount
 maximum minimum age size length number percentage discount penalty
@@ -264,14 +265,49 @@ def _topic_words(question: str, run: list[re.Match[str]]) -> list[re.Match[str]]
 def _thing(run: list[re.Match[str]]) -> list[re.Match[str]]:
     """A topic run without the attribute nouns that end it: "API" of "the API rate limit"."""
     words = list(run)
-    while len(words) > 1 and normalize(words[-1].group()) in _ATTRIBUTES:
+    while len(words) > 1 and normalize(words[-1].group()) in ATTRIBUTES:
         words = words[:-1]
     return words
 
 
-def _says_day(text: str) -> bool:
+def says_day(text: str) -> bool:
     """Whether `text` names days of the week or times of day (`_DAYS`): opening hours are asked day by day."""
     return any(normalize(word) in _DAYS for word in _WORD.findall(text))
+
+
+# a person's age as a question writes it beside the person: "de 2 ans", "10 year old", "16-jährigen", "de 3 años"
+_AGE = re.compile(r"\d{1,3}(?:\s*|-)(?:years?|yrs?|ans|jahren?|j[äa]hrig\w*|años|anos)(?:[\s-]+olds?)?", re.IGNORECASE)
+_AGE_AFTER = re.compile(r"\s+(?:(?:de|of|aged|von|con)\s+)?" + _AGE.pattern, re.IGNORECASE)
+# what may stand before a person: "my", "mon", "meinen", "mi", "a", "the"
+_BEFORE_SOMEONE = _ARTICLES | frozenset(
+    "my our your his her their mon ma mes notre nos votre vos sa ses mein meine meinen meinem meiner unser unsere "
+    "unseren unserem mi mis tu tus su sus nuestro nuestra nuestros nuestras".split()
+)
+
+
+def _names_someone(text: str) -> bool:
+    """Whether `text` names a person: people (`names_people`) or someone by age alone ("my 10 year old")."""
+    return names_people(text) or "age" in asked_quantities(text)
+
+
+def _someone_span(question: str) -> tuple[int, int] | None:
+    """Where a question names a person, with the words before and the age around it ("Mon bébé de 2 ans", "my 10
+    year old son", "meinen 16-jährigen Sohn"), or a person by age alone ("my 10 year old"); None where it names none."""
+    people = [w for w in _WORD.finditer(question) if names_people(w.group())]
+    ages = list(_AGE.finditer(question))
+    if people:
+        start, end = people[0].span()
+        if after := _AGE_AFTER.match(question, end):
+            end = after.end()
+        if before := [a for a in ages if a.end() <= start and not question[a.end() : start].strip()]:
+            start = before[-1].start()
+    elif ages:
+        start, end = ages[0].span()
+    else:
+        return None
+    while (word := re.search(r"[\w'’-]+\s*$", question[:start])) and normalize(word.group()).strip() in _BEFORE_SOMEONE:
+        start = word.start()
+    return start, end
 
 
 def _is_name(topic: str) -> bool:
@@ -307,7 +343,7 @@ def _swap_topic(previous: str, new_topic: str, preposition: str | None = None, *
     sharing = [r for r in runs if new_terms & set(terms(previous[r[0].start() : r[-1].end()]))]
     first_word = preposition or normalize(new_topic).split()[0]
     named = _is_name(new_topic) and [r for r in runs if _name_before_thing(previous, r)]
-    days = [r for r in runs if _says_day(previous[r[0].start() : r[-1].end()])] if _says_day(new_topic) else []
+    days = [r for r in runs if says_day(previous[r[0].start() : r[-1].end()])] if says_day(new_topic) else []
     if sharing:  # "the Pro plan" -> "the Team plan": the run with a word in common is the topic
         replaced = [sharing[0]]
     elif named:  # "How many requests per minute on the Pro plan?" + "And Enterprise?": the Enterprise plan
@@ -402,13 +438,20 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
         )
         if normalize(new_topic.split()[0]) in _WHEN:  # "¿Y después del primer año?": the same question, at that time
             return Rewrite(_qualified(previous, written_topic))
-        if _says_day(new_topic) and not _says_day(previous):
+        if says_day(new_topic) and not says_day(previous):
             # "Et le samedi ?" after "À quelle heure ferme la crèche ?": a day where none was asked qualifies the
             # question, and replaced its subject ("À quelle heure ferme la samedi ?"); said as the follow-up says it
             lead = f"{question.split()[len(opener_words) - 1]} " if preposition in _PLACE else ""
             return Rewrite(_qualified(previous, f"{lead}{written_topic}"), _new_terms(new_topic, previous, said))
+        someone = _names_someone(new_topic)
+        aged = someone and "age" in asked_quantities(new_topic)
+        if aged and (span := _someone_span(previous)):
+            # "Et mon fils de 8 ans ?" after "Mon bébé de 2 ans doit-il payer ?": the person for the person, age and
+            # all (the baby had stayed: "mon fils de 8 ans de 2 ans doit-il payer ?"); no focus: the sources name
+            # people by their group or age ("Les enfants de 4 à 11 ans"), not as a parent does
+            return Rewrite(f"{previous[: span[0]]}{written_topic}{previous[span[1] :]}")
         for_word = preposition if preposition in FOR_WORDS else _FOR_BY_OPENER.get(opener_words[0] if opener_words else "")
-        if (preposition in FOR_WORDS or preposition in (None, "about")) and for_word and names_people(new_topic) and not names_people(previous):
+        if (preposition in FOR_WORDS or preposition in (None, "about")) and for_word and someone and not _names_someone(previous):
             # "And for children?" after "How much is a prescription?": the prescription's price for children; as a new
             # subject it had become "How much is children?", answered with a vaccine's price "not available to children"
             written = question.split()[len(opener_words) - 1] if preposition in FOR_WORDS else for_word

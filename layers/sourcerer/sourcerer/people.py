@@ -124,6 +124,7 @@ _OTHER_PEOPLE = frozenset(
         proprietaires person personen kind kunde kunden kundin patient patienten familie familien frau frauen mann
         manner persona personas menor menores mayores cliente paciente pacientes mujer mujeres hombre hombres familia
         familias propietario propietarios
+        daughter daughters sons sohn sohne tochter fils fille filles hijo hija
     """.split()
 )
 # words that mention a group in a source but name none in a question: Arabic "الحمل" is pregnancy in "خلال مرحلة

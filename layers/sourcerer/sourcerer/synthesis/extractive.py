@@ -69,6 +69,7 @@ from sourcerer.synthesis.scope import (
     swapped_name,
     without_quantities,
 )
+from sourcerer.synthesis.unnamed import answer_misses_thing
 from sourcerer.text import digit_numbers, family, names_all, normalize, passage_terms, terms
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
@@ -478,6 +479,8 @@ class ExtractiveSynthesizer:
                 refusal = {"decided_by": "said elsewhere", "said_elsewhere": asdict(mismatch)}
             elif (value := missing_value(question, read, draft.spans)) is not None:
                 refusal = {"decided_by": "asked value", "missing_value": value}
+            elif (unnamed := answer_misses_thing(question, read, draft.spans)) is not None:
+                refusal = {"decided_by": "unnamed thing", "unnamed_thing": asdict(unnamed)}
             if refusal is not None:
                 kept = {k: v for k, v in draft.detail.items() if k != "sentences"}  # a refusal quotes no sentences
                 draft = _declined(self.name, kept | refusal)
@@ -904,6 +907,9 @@ _NO_LIMIT = (
 _COUNT_SAID = re.compile(rf"{_COUNT_NUMBER}(?!\s*(?:[-–]|to|a|bis|y)?\s*(?:\d+\s*)?(?:{TIME_UNIT}|{_TIMES})\b)|{_NO_LIMIT}")
 _TIMES_SAID = re.compile(rf"{_COUNT_NUMBER}\s*{_TIMES}\b|\b(?:once|twice|thrice)\b|{_NO_LIMIT}")
 COUNT_REACH = 5  # how far down the ranking a sentence stating a count is looked for
+# how many people, in Chinese and Japanese ("一次可以去几个人？", "何人まで"), and a count of people ("2名", "两人", "3人まで")
+_ASKED_PEOPLE_CJK = re.compile("几个人|几位|几名|多少人(?!口)|何人|何名")
+_PEOPLE_SAID_CJK = re.compile("[0-9０-９一二两三四五六七八九十百千万]+\\s*(?:名|位|人|个人)")
 
 
 def asked_count_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
@@ -911,6 +917,8 @@ def asked_count_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     asks how many of a thing and the best states none: "How many books can I borrow?" over a library's rules was
     answered "Books can be borrowed for four weeks." (its words, and a number of weeks), while "Each card may have at
     most 30 items on loan at the same time." stood third, after "Loans can be renewed twice"."""
+    if _ASKED_PEOPLE_CJK.search(question):  # "一次可以去几个人？" was answered with "重症监护室每天只允许探视一次…"
+        return _first_holding(ranked, COUNT_REACH, lambda text: bool(_PEOPLE_SAID_CJK.search(text)))
     asked = _ASKED_COUNT.search(normalize(question))
     if asked is None:
         return ranked
@@ -1087,7 +1095,9 @@ def asked_duration_first(question: str, ranked: list[ScoredSentence]) -> list[Sc
     the other holds every word of the question the best holds (by their families): "كم يستغرق التحويل الدولي؟" (how
     long does an international transfer take?) over a bank's fees was answered first with the transfer's price, and
     "تصل التحويلات الدولية خلال يومين إلى خمسة أيام عمل." second. One without them is about something else: "Refunds
-    take 5 days" is no answer to how long shipping takes."""
+    take 5 days" is no answer to how long shipping takes, unless it is the sentence right after the best, which goes
+    on about the same thing: "Eine Pause ist für mindestens einen und höchstens sechs Monate möglich." after "…
+    kann die Mitgliedschaft gegen Nachweis pausiert werden." answers "Wie lange?" (how long may I pause it)."""
     kind = asked_value(question)
     if kind not in ("duration", "length") or len(ranked) < 2 or holds_value(kind, ranked[0].text):
         return ranked
@@ -1096,8 +1106,19 @@ def asked_duration_first(question: str, ranked: list[ScoredSentence]) -> list[Sc
     def held(sentence: ScoredSentence) -> set[str]:
         return asked & {family(t) for t in terms(sentence.text)}
 
+    def goes_on(sentence: ScoredSentence) -> bool:  # the next sentence of the best's passage, under its heading
+        first = ranked[0]
+        return (
+            sentence.passage == first.passage
+            and sentence.section == first.section
+            and sentence.start >= first.end
+            and not any(s.passage == first.passage and first.end <= s.start < sentence.start for s in ranked)
+        )
+
     best = held(ranked[0])
-    return _first(ranked, next((s for s in ranked[1:DURATION_REACH] if holds_value(kind, s.text) and held(s) >= best), None))
+    return _first(
+        ranked, next((s for s in ranked[1:DURATION_REACH] if holds_value(kind, s.text) and (held(s) >= best or goes_on(s))), None)
+    )
 
 
 # The rankings' plain readings of the question, in order (see each): the asked kind, a negation, a group of people, a limit, a

@@ -135,7 +135,7 @@ def _missing_latin_runs(question: str, sources: Sequence[str]) -> list[str]:
     word, inside one ("SO/TS" in "ISO/TS"), by its first letters ("NSFNET" over "NSF网络") or misspelt ("ableine" for
     "Abilene")."""
     folded = [text.casefold() for text in sources]
-    known = _vocabulary(sources)
+    known = source_vocabulary(sources)
     latin = {w.casefold() for text in sources for run in latin_runs(text) for w in run if len(w) >= 3}
 
     def held(run: list[str]) -> bool:
@@ -179,7 +179,7 @@ def missing_names(question: str, sources: Sequence[str]) -> list[str]:
     if is_german(question) and not _NOT_LATIN.search(question):
         if not asks_yes_or_no(question):
             return []
-        known = _vocabulary(sources)
+        known = source_vocabulary(sources)
         return [m["place"] for m in _GERMAN_PLACE.finditer(question) if not known.mentions([m["place"]])]
     if not _names_by_capitals(question):
         return _missing_latin_runs(question, sources) if _OTHER_SCRIPT.search(question) else []
@@ -189,7 +189,7 @@ def missing_names(question: str, sources: Sequence[str]) -> list[str]:
     runs = [run for run in name_runs(question) if not all(groups_named(word) for word in run)]
     if not runs:
         return []
-    known = _vocabulary(sources)
+    known = source_vocabulary(sources)
     words = _WORD.findall(question)
     return [" ".join(run) for run in runs if not known.mentions(run, _word_after(words, run))]
 
@@ -286,7 +286,7 @@ def swapped_name(question: str, sources: Sequence[str], sentence: str) -> ScopeM
     names are written with capitals (`_names_by_capitals`)."""
     if not _names_by_capitals(question):
         return None
-    known = _vocabulary(sources)
+    known = source_vocabulary(sources)
     words = _WORD.findall(question)
     said = _WORD.findall(_opening(sentence))
     said_families = {_family(w) for w in said}
@@ -436,7 +436,7 @@ def answer_scope(question: str, passages: Sequence[Passage], quoted: dict[int, l
     the heading each stands under, over `passages`, their titles and file names. "Yes, for a flat fee." under "Do
     you ship to Canada?" is about Canada, and no answer to "Do you ship to Mexico?"."""
     sources = source_texts(passages)
-    sentences, headings = _quoted(passages, quoted)
+    sentences, headings = quoted_sentences(passages, quoted)
     # a Title Case heading ("Travel Policy") capitalises for style, not names: it says nothing of Berlin
     return scope_mismatch(question, sources, sentences + [h for h in headings if not _title_case(h)])
 
@@ -444,7 +444,7 @@ def answer_scope(question: str, passages: Sequence[Passage], quoted: dict[int, l
 def answer_swaps_name(question: str, passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> ScopeMismatch | None:
     """`swapped_name` of a sentence an extractive answer quotes: its first (a later one is chosen only where it
     swaps none)."""
-    sentences, _ = _quoted(passages, quoted)
+    sentences, _ = quoted_sentences(passages, quoted)
     sources = source_texts(passages)
     return next((swap for sentence in sentences if (swap := swapped_name(question, sources, sentence))), None)
 
@@ -453,14 +453,14 @@ def answer_said_elsewhere(question: str, passages: Sequence[Passage], quoted: di
     """`said_elsewhere` of an extractive answer's sentences, read with the headings they stand under ("A
     government-issued photo ID." under "What to bring on your first day" answers "Do I need a photo ID on my first
     day?")."""
-    sentences, headings = _quoted(passages, quoted)
+    sentences, headings = quoted_sentences(passages, quoted)
     # what the sources say, and not what addresses the reader: a hostile passage's "es gibt eine lebenslange
     # Garantie" is no sentence that speaks of a lifetime warranty
     said = [p.text[start:end] for p in passages for start, end in p.sentence_offsets() if not is_instruction(p.text[start:end])]
     return said_elsewhere(question, said, sentences + headings)
 
 
-def _quoted(passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> tuple[list[str], list[str]]:
+def quoted_sentences(passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> tuple[list[str], list[str]]:
     """The sentences an extractive answer quotes (`quoted`: citation number -> spans), and the heading each
     stands under."""
     quotes = [(passages[n - 1], s.start, s.end) for n, spans in quoted.items() for s in spans]
@@ -622,7 +622,7 @@ def missing_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -
         return None
     ordinals_only = _kind_after(question)  # an ordinal stands before its thing there too: "en tercera matrícula"
     asked = set(terms(question))
-    known = _vocabulary(sources)
+    known = source_vocabulary(sources)
     # the price of another kind is no answer however few kinds the sources name: "How much does late check-out
     # cost?" over a hotel FAQ whose only priced kind of check is "Early check-in costs 1,000 yen per hour."
     kinds_needed = 1 if asked_value(question) == "money" else 2
@@ -653,7 +653,8 @@ def missing_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -
             continue  # part of a name: `scope_mismatch` reads names
         if {normalize(kind_word), normalize(head_word)} & _NO_THING or normalize(kind_word) in _MEASURES:
             continue  # "Besserte sich sein Zustand?": a verb and its pronoun; "the maximum upload": a measure of it
-        if known.mentions([kind_word]) or len(kinds_of.get(head, set()) - {kind}) < kinds_needed:
+        same = [kind_word, *_SAME_KIND.get(folded, ())]
+        if any(known.mentions([word]) for word in same) or len(kinds_of.get(head, set()) - {kind}) < kinds_needed:
             continue
         others = [f"{k_word} {h_word}" for (k, h), (k_word, h_word) in said.items() if h == head and k not in asked]
         if others:
@@ -661,6 +662,9 @@ def missing_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -
     return None
 
 
+# kind words that say the same ("And what does each extra kilometre cost?" over "Each additional kilometre costs 0.25
+# EUR.", a car rental's terms): the one is no other kind than the other
+_SAME_KIND = {"extra": ("additional", "further"), "additional": ("extra", "further"), "further": ("additional", "extra")}
 # the ordinals of the languages that put other kinds after their thing (folded): "la tercera matrícula" over prices of
 # the first and second is a kind no source names
 _ORDINAL_WORDS = frozenset(
@@ -882,7 +886,7 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
     """`missing_kind` or `missing_number` of an extractive answer, as `answer_scope` reads its sentences and
     headings."""
     sources = source_texts(passages)
-    sentences, headings = _quoted(passages, quoted)
+    sentences, headings = quoted_sentences(passages, quoted)
     said = sentences + headings
     return (
         missing_kind(question, sources, said)
@@ -985,7 +989,7 @@ def missing_condition(question: str, sources: Sequence[str], answer: Sequence[st
     words = [w for w in clause if terms(w)]
     if len(words) < 2 or (len(clause) > 1 and re.search(r"(?:ed|en|ing)$", clause[1])):
         return None  # "when acted upon", "if needed": a participle, no condition of its own
-    known = _vocabulary(sources)
+    known = source_vocabulary(sources)
     if any(known.mentions([w]) for w in words):
         return None
     others = [clause for sentence in answer if (clause := _condition(sentence))]
@@ -1064,7 +1068,7 @@ def another_occasion(question: str, sources: Sequence[str], answer: Sequence[str
     asked = _occasions(question)
     if not asked:
         return None
-    known = _vocabulary(sources)
+    known = source_vocabulary(sources)
     missing = [name for name in asked if not known.mentions([name])]
     # the frame opens the sentence: "Claims for delayed baggage must be submitted …" is about a kind of claim
     openings = [_opening(sentence) for sentence in answer]
@@ -1123,7 +1127,7 @@ def missing_for_whom(question: str, sources: Sequence[str], answer: Sequence[str
     asked = _for_pairs(question, asked=True)
     if not asked:
         return None
-    known = _vocabulary(sources)
+    known = source_vocabulary(sources)
     question_terms = set(terms(question))
     said = {pair: written for sentence in answer for pair, written in _for_pairs(sentence).items()}
     # what a thing is against is missing only where the sources tell two or more apart for it (by its first five
@@ -1235,7 +1239,7 @@ def missing_priced(question: str, sources: Sequence[str], answer: Sequence[str])
             first_phrase = first_phrase or phrase
     if not thing:
         return None
-    known = _vocabulary(sources)
+    known = source_vocabulary(sources)
     compounds = {normalize(w) for w in known.words if len(w) > FAMILY_LETTERS} if german else set()
 
     def mentioned(word: str) -> bool:  # a compound ends in the word's family and an ending ("-mieten")
@@ -1430,7 +1434,7 @@ def fits_amount(question: str, text: str) -> bool:
 
 # the units a dose is given by, folded: a weight or an age ("30 kg", "8 ans", "a 12 year old", "10 Jahre", "15 años")
 _BODY_UNIT = (
-    r"(?P<unit>kg|kilos?|kilogram\w*|years?|year-old|ans|jahre[n]?|anos|lbs?|pounds|岁|周岁|歳|公斤|千克|"
+    r"(?P<unit>kg|kilos?|kilogram\w*|years?|year-old|ans|jahre[n]?|jahrig\w*|anos|lbs?|pounds|岁|周岁|歳|公斤|千克|"
     r"سنه|سنوات|سنين|عام|اعوام|كغ|كجم|كيلوغرام|كيلو|cm|centimet\w*|厘米|公分|سم|m|metres?|meters?|metros?|米|متر|"
     r"hours?|hrs?|h|heures?|stunden|horas?|小时|時間|ساعه|ساعات|days?|jours?|tag(?:e|en)?|dias?|天|日間|يوم|ايام|"
     r"weeks?|semaines?|wochen|semanas?|周|週間|اسبوع|اسابيع)(?![a-z])"
@@ -1655,7 +1659,8 @@ _VALUE_SHAPES = {
 # acknowledge a page within 15 minutes" are no answer to it. Read on folded text (accents and Arabic letter forms).
 _ASKED_MONEY = re.compile(
     r"\bhow much\b(?:\s+[\w'-]+){0,6}?\s+(?:cost|costs|pay|paid|charge|charged|price|fee|fees|earn|earns|earned|spend|spent|"
-    r"worth|salary|reimburs\w*)\b|\bhow much (?:extra )?(?:pay|money)\b|\bhow expensive\b|"
+    r"salary|reimburs\w*)\b|\bhow much (?:extra )?(?:pay|money)\b|\bhow expensive\b|"
+    r"\bwhat (?:does|do|did|will|would) (?:[\w'-]+ ){1,5}?cost\b|"
     r"\bwhat (?:is|are|was|were) the (?:\w+ )?(?:price|cost|fee|fees|salary|bonus|budget|stipend)\b|"
     r"\bcombien (?:coute\w*|paie|paye|gagne|facture)\b|\bcombien d'argent\b|\bquelle prime\b|"
     r"\bquel(?:le)? est (?:le|la) (?:prix|tarif|montant|cout|prime|salaire|indemnite|budget)\b|"
@@ -1838,7 +1843,7 @@ def missing_value(question: str, passages: Sequence[Passage], quoted: dict[int, 
     kind = asked_value(question)
     if kind is None:
         return None
-    sentences, headings = _quoted(passages, quoted)
+    sentences, headings = quoted_sentences(passages, quoted)
     holders = [t for t in sentences + headings if holds_value(kind, t)]
     about_another = all(any(other_kind(question, held, rival) for rival in sentences if rival != held) for held in holders)
     return None if holders and not about_another else kind
@@ -1865,7 +1870,7 @@ def heading_over(passage: Passage, start: int) -> str:
     return over
 
 
-def _vocabulary(sources: Sequence[str]) -> _Vocabulary:
+def source_vocabulary(sources: Sequence[str]) -> _Vocabulary:
     """The `_Vocabulary` of `sources`, built once for all the checks that read one answer's passages (each took a
     millisecond to build it again)."""
     return _vocabulary_of(tuple(sources))
