@@ -2167,3 +2167,33 @@ def test_a_chinese_question_asking_how_many_people_is_answered_by_the_sentence_t
     ]
     answer = ask("一次可以去几个人？", passages=rules, chat="extractive")
     assert answer.answer.removeprefix("探视人数").strip().startswith("每位患者每次最多允许2名探视者"), answer.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "passages", "opening"),
+    [
+        # found trying a clinic's page as a user: the booking sentence, sharing "rendez-vous", was the answer
+        (
+            "Puis-je venir sans rendez-vous ?",
+            [{"text": "Rendez-vous\nLes rendez-vous se prennent en ligne ou par téléphone au 01 23 45 67 89.\nLes consultations sans rendez-vous ont lieu le samedi matin de 9 h à 12 h.", "source": "Centre médical"}],
+            "Les consultations sans rendez-vous",
+        ),
+        (
+            "Can I return an item without a receipt?",
+            [{"text": "Returns\nYou can return an item within 30 days with the receipt.\nWithout a receipt, we offer store credit only.", "source": "Shop"}],
+            "Without a receipt, we offer store credit only.",
+        ),
+    ],
+)
+def test_a_case_without_something_is_answered_by_the_sentence_on_that_case(question, passages, opening):
+    answer = ask(question, passages=passages, chat="extractive")
+    assert answer.answer.removeprefix("Rendez-vous").removeprefix("Returns").strip().startswith(opening), answer.answer
+
+
+def test_a_rule_for_people_of_the_asked_age_answers_where_the_best_states_no_age():
+    """Found trying a travel pass's rules as a user: "Darf mein 4-jähriger Sohn mitfahren?" was answered "Die Mitnahme
+    von Personen ist nicht im Ticket enthalten." (no age), while the rule for children under 6, which shares no word
+    with it, stood second."""
+    rules = [{"text": "Mitnahme\nDie Mitnahme von Personen ist nicht im Ticket enthalten.\nKinder unter 6 Jahren fahren kostenlos mit.\nDie Fahrradmitnahme ist meist kostenpflichtig.", "source": "Deutschlandticket"}]
+    answer = ask("Darf mein 4-jähriger Sohn mitfahren?", passages=rules, chat="extractive")
+    assert answer.answer.removeprefix("Mitnahme").strip().startswith("Kinder unter 6 Jahren"), answer.answer

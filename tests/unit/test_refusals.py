@@ -177,6 +177,12 @@ def test_what_the_sources_are_all_about_and_what_a_question_names_a_thing_with()
     assert _unmentioned("Gibt es eine Sauna?", sources, german=True) == ["Sauna"]
     assert _unmentioned("Livrez-vous le samedi ?", sources, german=False) == ["samedi"]
     assert _unmentioned("هل تقبلون التأمين؟", sources, german=False) == []
+    # found trying a ticket's rules and a campsite's as a user: a person is no thing ("Personen" says who may ride
+    # along), nor a verb that asks when something opens, and "feux" holds "feu"
+    assert _unmentioned("Darf meine Frau mitfahren?", ["Die Mitnahme von Personen ist nicht im Ticket enthalten."], german=True) == []
+    assert _unmentioned("¿Abre el comedor los sábados?", ["El comedor funciona de lunes a viernes."], german=False) == ["sábados"]
+    assert _unmentioned("Puis-je faire un feu de camp ?", ["Les feux de camp sont interdits."], german=False) == []
+    assert _unmentioned("Darf ich Löcher bohren?", ["Bohrlöcher müssen beim Auszug verschlossen werden."], german=True) == []
     # what a question asks of a thing is no thing: "Files larger than 50 GB are not synced." answers it
     assert _unmentioned("Is there a file size limit?", ["Files larger than 50 GB are not synced."], german=False) == []
 
@@ -191,3 +197,7 @@ def test_a_day_no_source_mentions_is_answered_by_a_sentence_that_names_the_days(
     assert answer_misses_thing("Is support available on weekends?", support, quoted) is None
     unnamed = answer_misses_thing("Is support available in Spanish?", support, quoted)
     assert unnamed is not None and unnamed.missing == ["Spanish"], unnamed
+    # hours answer a time of day: found trying a gym's rules, "Can I go to the gym at night?" was refused
+    gym = "Members can use the gym 24 hours a day with their key card. Guests pay 10 USD. Gym members under 16 need an adult."
+    hours = [Passage(text=gym, source="gym.md › FitZone › Access")]
+    assert answer_misses_thing("Can I go to the gym at night?", hours, {1: [CharSpan(start=0, end=gym.index(".") + 1)]}) is None

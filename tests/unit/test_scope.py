@@ -1008,3 +1008,12 @@ def test_a_german_age_written_with_its_adjective_is_an_age_and_worth_asks_no_mon
     rental = ["Rentals include 300 km per day.", "Each additional kilometre costs 0.25 EUR.", "A free kilometre allowance applies to weekly rentals."]
     assert missing_kind("What does each extra kilometre cost?", rental, rental[1:2]) is None
     assert missing_kind("What does each premium kilometre cost?", rental, rental[1:2]) is not None
+
+
+def test_i_with_its_verb_is_no_name():
+    """Found trying an employee handbook as a user: "Do I need a doctor's note if I'm sick for one day?" was refused
+    by named scope for the name "I'm"."""
+    from sourcerer.synthesis.scope import name_runs
+
+    assert name_runs("Do I need a doctor's note if I'm sick for one day?") == []
+    assert name_runs("Can I’ve it sent to Paris?") == [["Paris"]]

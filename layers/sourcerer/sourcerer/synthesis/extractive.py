@@ -797,7 +797,13 @@ def asked_polarity_first(question: str, ranked: list[ScoredSentence]) -> list[Sc
     negation too put first, when the best says it only without: "What is not covered by the warranty?" was answered
     "The warranty covers defects in materials and workmanship", which holds every word of the question but its "not",
     while "Damage from drops, water, or unauthorised repairs is not covered." ranked third. A question asking yes or
-    no is left alone: "Is water damage covered?" is answered by a "not covered" as well as by a "covered"."""
+    no is left alone: "Is water damage covered?" is answered by a "not covered" as well as by a "covered". A case
+    without something the question asks of ("Puis-je venir sans rendez-vous ?" over a clinic's page was answered "Les
+    rendez-vous se prennent en ligne …", while "Les consultations sans rendez-vous ont lieu le samedi matin" stood
+    second) is answered by the sentence that says it, yes or no."""
+    if len(ranked) > 1 and (without := _WITHOUT.search(normalize(question))):
+        case = re.compile(rf"\b{without['without']}\s+(?:\w+\s+)?{re.escape(without['thing'])}\b")
+        return _first_holding(ranked, KIND_REACH, lambda text: bool(case.search(normalize(text))))
     if len(ranked) < 2 or asks_yes_or_no(question):
         return ranked
     negative, positive = said_with_negation(question)
@@ -810,6 +816,10 @@ def asked_polarity_first(question: str, ranked: list[ScoredSentence]) -> list[Sc
     return _first(ranked, next((s for s in ranked[1:KIND_REACH] if asked & said_with_negation(s.text)[0]), None))
 
 
+# a case without something, with the word after the article ("sans rendez-vous", "without a receipt"), folded
+_WITHOUT = re.compile(
+    r"\b(?P<without>without|sans|ohne|sin|sem|senza)\s+(?:(?:a|an|the|un|une|le|la|les|ein|eine|einen|el|los|las)\s+)?(?P<thing>[\w'-]+)"
+)
 GROUP_REACH = 5  # how far down the ranking a sentence naming the question's group of people is looked for
 
 
@@ -1044,15 +1054,21 @@ def asked_range_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     police report due "within 24 hours" of a theft, whose range holds 5 hours. Where the best states no range, an
     age or a weight the question states is looked for too: "Is my 10 year old cat's claim reduced?" over a pet
     insurance summary was answered "… we reimburse you within 10 working days." (its 10), while "For pets aged 9 and
-    over, you also pay 20% of the remaining claim." stood third."""
+    over, you also pay 20% of the remaining claim." stood third. A rule for people of an age holding the asked one
+    needs no word of the best: "Darf mein 4-jähriger Sohn mitfahren?" over a ticket's rules was answered "Die
+    Mitnahme von Personen ist nicht im Ticket enthalten.", while "Kinder unter 6 Jahren fahren kostenlos mit." stood
+    second."""
     if len(ranked) < 2:
         return ranked
     fits = fits_quantity(question, ranked[0].text)
     if fits is True:
         return ranked
     kinds = DOSED if fits is None else None  # the best states no range: an age or a weight only
-    about = _words_of(ranked[0].text)
-    held = (s for s in ranked[1:NUMBER_REACH] if fits_quantity(question, s.text, kinds) and about & _words_of(s.text))
+
+    def about(sentence: ScoredSentence) -> bool:
+        return bool(_words_of(ranked[0].text) & _words_of(sentence.text)) or (fits is None and bool(groups_named(sentence.text)))
+
+    held = (s for s in ranked[1:NUMBER_REACH] if fits_quantity(question, s.text, kinds) and about(s))
     return _first(ranked, next(held, None))
 
 
