@@ -52,7 +52,9 @@ from sourcerer.synthesis.scope import (
 )
 from sourcerer.text import FAMILY_LETTERS, STOPWORDS, family, normalize, terms
 
-BACKGROUND_SENTENCES = 3  # a word in this many sentences of the sources or more is what they are about
+# a word in this many sentences of the sources or more is what they are about; set on the documents of our
+# exploratory use (see the module docstring), not held out
+BACKGROUND_SENTENCES = 3
 
 # the verbs a yes-or-no question asks with, which name no thing (folded)
 _ASKING_VERBS = frozenset(
