@@ -171,6 +171,10 @@ def test_what_the_sources_are_all_about_and_what_a_question_names_a_thing_with()
     chunk = Passage(text="Bagages\nLes vélos sont acceptés.", source="billets.md › Conditions des billets de train › Bagages")
     assert {"train", "billet"} <= _background([chunk]) and "bagag" not in _background([chunk])
     assert "taxi" not in _background([Passage(text="Taxis are reimbursed only at night.", source="taxis")])
+    # a section's heading counts as one of the three ("Cours collectifs" over two sentences on classes): found trying a
+    # gym's terms, "Y a-t-il des cours de zumba ?" was answered with the yoga classes
+    classes = Passage(text="Cours collectifs\nLes cours de yoga sont inclus.\nRéservez le cours une heure avant.", source="salle.md")
+    assert _background([classes]) == {"cour"}
     sources = ["Studierende erhalten 20 % Rabatt auf alle Tarife.", "نقبل التأمين الطبي من شركات بوبا."]
     # a German compound whose part the sources hold, a verb with its subject, and an Arabic verb name no thing
     assert _unmentioned("Gibt es einen Studentenrabatt?", sources, german=True) == []
