@@ -443,8 +443,8 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
             # question, and replaced its subject ("À quelle heure ferme la samedi ?"); said as the follow-up says it
             lead = f"{question.split()[len(opener_words) - 1]} " if preposition in _PLACE else ""
             return Rewrite(_qualified(previous, f"{lead}{written_topic}"), _new_terms(new_topic, previous, said))
-        someone = _names_someone(new_topic)
-        aged = someone and "age" in asked_quantities(new_topic)
+        aged = "age" in asked_quantities(new_topic)
+        someone = aged or names_people(new_topic)
         if aged and (span := _someone_span(previous)):
             # "Et mon fils de 8 ans ?" after "Mon bébé de 2 ans doit-il payer ?": the person for the person, age and
             # all (the baby had stayed: "mon fils de 8 ans de 2 ans doit-il payer ?"); no focus: the sources name

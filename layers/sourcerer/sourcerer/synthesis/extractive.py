@@ -46,6 +46,8 @@ from sourcerer.synthesis.answerability import AnswerModels, answer_features, loa
 from sourcerer.synthesis.draft import Draft
 from sourcerer.synthesis.scope import (
     ASKED_FREQUENCY,
+    CLOCK,
+    CLOCK_SAID,
     CONTACT_VALUES,
     DOSED,
     FREQUENCY_SAID,
@@ -73,7 +75,6 @@ from sourcerer.synthesis.unnamed import answer_misses_thing
 from sourcerer.text import digit_numbers, family, names_all, normalize, passage_terms, terms
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
-_CLOCK = re.compile(r"\b\d{1,2}[:h]\d{2}\b")
 _TIME_WORDS = re.compile(
     r"\b(jan(uary)?|feb(ruary)?|march|april|may|june|july|aug(ust)?|sept?(ember)?|oct(ober)?|nov(ember)?|"
     r"dec(ember)?|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|weekdays?|weekends?|"
@@ -169,7 +170,7 @@ def type_match(kind: str | None, sentence: str, question: str) -> float:
         return 1.0 if new or free or _NUMBER_WORD.search(folded) else 0.0
     if kind == "time":
         new_year = set(_YEAR.findall(sentence)) - set(_YEAR.findall(question))
-        return 1.0 if new_year or _CLOCK.search(sentence) or _TIME_WORDS.search(folded) else 0.0
+        return 1.0 if new_year or CLOCK.search(sentence) or _TIME_WORDS.search(folded) else 0.0
     if kind == "person" and _ROLES.search(folded):
         return 1.0
     if not re.search(r"[A-Za-z]", sentence):
@@ -937,14 +938,9 @@ def asked_count_first(question: str, ranked: list[ScoredSentence]) -> list[Score
 
 
 # A question that asks for a time of day ("What time is breakfast?", "À quelle heure ouvre ...?", "Um wie viel Uhr
-# ...?", "¿A qué hora ...?", "几点", "何時"), and a time of day a sentence states ("7am", "10:30", "19 Uhr", "18h",
-# "noon"); read on folded text
+# ...?", "¿A qué hora ...?", "几点", "何時"); read on folded text (the time of day a sentence states: `scope.CLOCK_SAID`)
 _ASKED_CLOCK = re.compile(
     r"\b(?:what time|at what time|a quelle heure|(?:um|bis|ab) wie ?viel uhr|a que hora|hasta que hora|desde que hora)\b|几点|何時"
-)
-_CLOCK_SAID = re.compile(
-    rf"\b\d{{1,2}}(?:[:.h]\d{{2}})?\s*(?:am|pm|a\.m\.|p\.m\.|uhr|h)\b|{_CLOCK.pattern}|\b(?:noon|midnight|midi|minuit|"
-    r"mittag|mitternacht|mediodia|medianoche)\b|[0-9一二三四五六七八九十]+[点時]"
 )
 CLOCK_REACH = 5  # how far down the ranking a sentence stating a time of day is looked for
 
@@ -954,7 +950,7 @@ def asked_clock_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     question asks for one and the best states none: "What time is breakfast?" over a hotel's FAQ was answered
     "Breakfast is included in all rates except Room Only.", while "It is served from 7am to 10:30am in the Harbour
     Restaurant." stood second (said now after the sentence it leans on)."""
-    return _first_stating(question, ranked, _ASKED_CLOCK, _CLOCK_SAID, CLOCK_REACH)
+    return _first_stating(question, ranked, _ASKED_CLOCK, CLOCK_SAID, CLOCK_REACH)
 
 
 # the topic a Japanese question opens with ("夕食は何時までですか？"): two or more letters before は, no asking word
@@ -1064,9 +1060,10 @@ def asked_range_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     if fits is True:
         return ranked
     kinds = DOSED if fits is None else None  # the best states no range: an age or a weight only
+    best = _words_of(ranked[0].text)
 
     def about(sentence: ScoredSentence) -> bool:
-        return bool(_words_of(ranked[0].text) & _words_of(sentence.text)) or (fits is None and bool(groups_named(sentence.text)))
+        return bool(best & _words_of(sentence.text)) or (fits is None and bool(groups_named(sentence.text)))
 
     held = (s for s in ranked[1:NUMBER_REACH] if fits_quantity(question, s.text, kinds) and about(s))
     return _first(ranked, next(held, None))

@@ -1721,6 +1721,14 @@ _PAID = re.compile(
     r"费|价|折|利息|报销|补贴|工资|税|佣金|退款|押金|租金|罚|料金|料が|料は|料を|費|価格|割引|金利|返金|手数料|給"
 )
 
+# a time of day ("10:30", "9h00"), and a time of day a sentence states ("7am", "10:30", "19 Uhr", "18h", "noon");
+# read on folded text
+CLOCK = re.compile(r"\b\d{1,2}[:h]\d{2}\b")
+CLOCK_SAID = re.compile(
+    rf"\b\d{{1,2}}(?:[:.h]\d{{2}})?\s*(?:am|pm|a\.m\.|p\.m\.|uhr|h)\b|{CLOCK.pattern}|\b(?:noon|midnight|midi|minuit|"
+    r"mittag|mitternacht|mediodia|medianoche)\b|[0-9一二三四五六七八九十]+[点時]"
+)
+
 # A question that asks how often ("How often can I take ibuprofen?", "Wie oft darf ich ...?", "À quelle fréquence",
 # "Tous les combien ...?", "¿Cada cuánto ...?", "كم مرة في", "كل كم يوما", "多久(独自旅行)一次", "何回"; not how many times something
 # happened), and the words that state a frequency ("every 6 hours", "alle 6 bis 8 Stunden", "toutes les", "twice a day",

@@ -42,6 +42,7 @@ from sourcerer.models import CharSpan, Passage
 from sourcerer.people import names_people
 from sourcerer.sentences import is_question
 from sourcerer.synthesis.scope import (
+    CLOCK_SAID,
     DOSED,
     asks_yes_or_no,
     fits_quantity,
@@ -80,10 +81,10 @@ _ARABIC = re.compile("[\u0600-\u06ff]")
 # désignation …?", "Name one …?"), which `asks_yes_or_no` does not read
 _ASKED = re.compile(r"[?？؟]\s*$")
 _ASKS_WHAT = re.compile(r"\W*(?:qu['’]|(?:citer?|cite|nommer|name|donner|give|list|lister|indiquer|describe|d[ée]crire)\b)", re.IGNORECASE)
-# hours a sentence states: "7am", "9 h", "19 Uhr", "10:30", "24 hours a day", "24/7", "around the clock" (folded)
+# hours a sentence states: a time of day ("7am", "19 Uhr", "10:30"), or all of them ("24 hours a day", "24/7",
+# "around the clock"); folded
 _HOURS_SAID = re.compile(
-    r"\b\d{1,2}\s*(?:am|pm|uhr|h)\b|\b\d{1,2}[:h.]\d{2}\b|\b24\s*(?:/\s*7|hours?|h|heures|stunden|horas)\b|"
-    r"around the clock|rund um die uhr|jour et nuit"
+    rf"{CLOCK_SAID.pattern}|\b\d{{1,2}}\.\d{{2}}\b|\b24\s*(?:/\s*7|hours?|h|heures|stunden|horas)\b|around the clock|rund um die uhr|jour et nuit"
 )
 _PATH = " › "  # between the parts of a chunk's label: its file, the headings above it, its section (`store.parsers`)
 _TITLE = re.compile(r"^\s*#\s+(.+)$", re.MULTILINE)  # a Markdown document's title, its one "# " heading
@@ -134,12 +135,12 @@ def _unmentioned(question: str, sources: list[str], *, german: bool) -> list[str
             continue  # a verb or a particle as often as a noun: "هل تقبلون التأمين؟" (do you accept insurance)
         if german and (at == 0 or not word[0].isupper() or _parts_known(folded, families) or _ends_a_compound(folded, held)):
             continue
-        if not _held(terms(word), held) and not vocabulary.mentions([word]):
+        if not _held_with_ending(terms(word), held) and not vocabulary.mentions([word]):
             out.append(word)
     return out
 
 
-def _held(asked: list[str], held: set[str]) -> bool:
+def _held_with_ending(asked: list[str], held: set[str]) -> bool:
     """Whether the sources hold each index term of a word, or it with an ending of a letter or two: "file" where
     they say "Files", "feu" where they say "Les feux de camp"."""
     return all(t in held or any(h.startswith(t) and len(h) - len(t) <= 2 for h in held) for t in asked)
