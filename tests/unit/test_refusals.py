@@ -205,3 +205,57 @@ def test_a_day_no_source_mentions_is_answered_by_a_sentence_that_names_the_days(
     gym = "Members can use the gym 24 hours a day with their key card. Guests pay 10 USD. Gym members under 16 need an adult."
     hours = [Passage(text=gym, source="gym.md › FitZone › Access")]
     assert answer_misses_thing("Can I go to the gym at night?", hours, {1: [CharSpan(start=0, end=gym.index(".") + 1)]}) is None
+
+
+def test_eating_asked_as_a_verb_is_a_thing_the_sources_may_name_as_food():
+    """Found trying a university library's rules as a user: "Peut-on manger dans la bibliothèque ?" was answered
+    with the opening hours ("manger" was read as a verb that only asks, like "prendre"); "Can I eat in the library?"
+    over another library's page likewise. Sources that name food or meals mention eating."""
+    from sourcerer.synthesis.unnamed import _unmentioned
+
+    library = ["La bibliothèque est ouverte du lundi au vendredi de 8 h à 22 h.", "Le wifi est accessible avec les identifiants."]
+    assert _unmentioned("Peut-on manger dans la bibliothèque ?", library, german=False) == ["manger"]
+    assert _unmentioned("Can I eat in the galleries?", ["Food and drink are not allowed in the galleries."], german=False) == []
+    assert _unmentioned("Puis-je boire un café ?", ["Les boissons sont interdites en salle."], german=False) == ["café"]
+    page = "# Bibliothèque universitaire – Règlement\n\n## Accès\n" + "\n".join(library)
+    answer = ask("Peut-on manger dans la bibliothèque ?", passages=[{"text": page, "source": "bu.md"}], chat="extractive")
+    assert answer.refused and answer.reason == "unsupported", answer.answer
+
+
+BIKE_RULES = [
+    {"text": "# StadtRad – Nutzungsbedingungen\n\n## Ausleihe\nRäder können an allen 240 Stationen ausgeliehen werden.", "source": "fahrrad.md"},
+    {"text": "## Schäden\nSchäden am Rad müssen vor Fahrtantritt in der App gemeldet werden.", "source": "fahrrad.md"},
+    {"text": "## Diebstahl\nBei Diebstahl haftet der Nutzer bis zu 150 Euro, sofern er das Rad nicht abgeschlossen hat.", "source": "fahrrad.md"},
+]
+
+
+def test_a_german_question_asks_to_do_what_its_closing_infinitive_says():
+    """Found trying a bike-sharing scheme's terms as a user: "Kann ich das Rad irgendwo abstellen?" was answered
+    "Schäden am Rad müssen vor Fahrtantritt in der App gemeldet werden.": leaving the bike is what it asks, and no
+    source says "abstellen"; "Rad" ends the title's "StadtRad", what every rule there is about."""
+    from sourcerer.models import CharSpan, Passage
+    from sourcerer.synthesis.unnamed import _unmentioned, answer_misses_thing
+
+    read = [Passage(text=p["text"], source=p["source"]) for p in BIKE_RULES]
+    sources = [p.text for p in read]
+    assert _unmentioned("Kann ich das Rad irgendwo abstellen?", sources, german=True) == ["abstellen"]
+    assert _unmentioned("Muss ich einen Schaden melden?", sources, german=True) == []  # "gemeldet"
+    assert _unmentioned("Ist das Rad irgendwo abstellbar?", sources, german=True) == []  # asked with no modal verb
+    said = read[1].text.index("Schäden")
+    unnamed = answer_misses_thing("Kann ich das Rad irgendwo abstellen?", read, {2: [CharSpan(start=said, end=len(read[1].text))]})
+    assert unnamed is not None and unnamed.shared == ["rad"], unnamed
+
+
+def test_a_word_shared_only_with_the_heading_over_the_answer_names_no_thing():
+    """Found trying a ferry's conditions as a user: "¿Hay wifi a bordo?" was answered "El barco dispone de cafetería y
+    de una zona de juegos infantil.", which stands under "A bordo": where the sentence itself shares nothing, the
+    heading says where to look, not that the sentence speaks of wifi."""
+    from sourcerer.models import CharSpan, Passage
+    from sourcerer.synthesis.unnamed import answer_misses_thing
+
+    text = "## A bordo\nEl barco dispone de cafetería y de una zona de juegos infantil."
+    ferry = [Passage(text=text, source="ferry.md"), Passage(text="## Equipaje\nCada pasajero puede llevar dos maletas.", source="ferry.md")]
+    quoted = {1: [CharSpan(start=text.index("El barco"), end=len(text))]}
+    unnamed = answer_misses_thing("¿Hay wifi a bordo?", ferry, quoted)
+    assert unnamed is not None and unnamed.missing == ["wifi"], unnamed
+    assert answer_misses_thing("¿Hay wifi en la cafetería?", ferry, quoted) is None  # the sentence names the cafeteria

@@ -45,13 +45,14 @@ from sourcerer.text import AGAINST_WORDS, CJK_LETTER, DEFINITE_ARTICLES, FOR_WOR
 
 _WORD = re.compile(r"[\w'’-]+", re.UNICODE)
 
-# Openers that announce "same question, other topic", in the languages the answer models know.
+# Openers that announce "same question, other topic", in the languages the answer models know (Spanish "y", and,
+# not French "Y a-t-il …?", is there …?).
 _TOPIC_SHIFT = re.compile(
     r"^(?:(?:and|but|also|ok|okay|so)\s+)?(?:what|how)\s+about\s+|^(?:and|but)\s+(?:for|with|in|on|regarding)\s+|"
     r"^(?:what|how)\s+about\s+|^(?:and|but)\s+(?:the\s+)?|^for\s+|^regarding\s+|"
     r"^et\s+(?:pour|avec|en|concernant|quant\s+a)\s+|^et\s+|^quid\s+d[eu]?\s+|^(?:et\s+)?qu'en\s+est-il\s+d[eu]s?\s+|"
     r"^und\s+(?:fur|bei|mit|was\s+ist\s+mit)\s+|^und\s+|^was\s+ist\s+mit\s+|"
-    r"^y\s+(?:para|con|en|que\s+hay\s+de|sobre)\s+|^y\s+|^(?:e|mas)\s+(?:para|com|sobre)\s+|^e\s+|"
+    r"^y\s+(?:para|con|en|que\s+hay\s+de|sobre)\s+|^y\s+(?!a-t-)|^(?:e|mas)\s+(?:para|com|sobre)\s+|^e\s+|"
     r"^وماذا\s+عن\s+|^ماذا\s+عن\s+|^وعن\s+|^و(?=\S)|"
     r"^那么?|^还有|^至于"
 )
@@ -436,7 +437,11 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
         preposition = (
             opener_words[-1] if opener_words and opener_words[-1] in _FUNCTION - {"and", "et", "und", "y", "e"} else None
         )
-        if normalize(new_topic.split()[0]) in _WHEN:  # "¿Y después del primer año?": the same question, at that time
+        if (when := normalize(new_topic.split()[0])) in _WHEN:  # "¿Y después del primer año?": the same question, at that time
+            if timed := [r for r in _runs(previous) if _word_before(previous, r) == when]:
+                # "Und nach Durchfall?" after "Wann darf mein Kind nach Fieber wiederkommen?": after diarrhoea instead of
+                # after a fever (appended, the fever stayed and answered)
+                return Rewrite(_swap_after(previous, timed[-1], written_topic), _new_terms(new_topic, previous, said))
             return Rewrite(_qualified(previous, written_topic))
         if says_day(new_topic) and not says_day(previous):
             # "Et le samedi ?" after "À quelle heure ferme la crèche ?": a day where none was asked qualifies the
@@ -533,6 +538,22 @@ def _swap_kind(previous: str, kind: str) -> str | None:
     thing = (named or [r for r in runs if len(r) > 1] or runs)[0]
     replaced = thing[:-1] or thing
     return f"{previous[: replaced[0].start()]}{kind}{previous[replaced[-1].end() :]}"
+
+
+def _swap_after(previous: str, run: list[re.Match[str]], new_topic: str) -> str:
+    """The previous question with the words after its time word that the follow-up's replace (as many as it has,
+    one at least: a German verb closes the run), the time word and its articles too, replaced by the follow-up's:
+    "Wann darf mein Kind nach Fieber wiederkommen?" + "nach Durchfall" -> "Wann darf mein Kind nach Durchfall
+    wiederkommen?"."""
+    count = max(1, len([w for w in _WORD.findall(new_topic)[1:] if terms(w) and normalize(w) not in _FUNCTION]))
+    end = run[min(count, len(run)) - 1].end()
+    for unit in _WORD.finditer(previous, end):  # and the unit after its number: "después de seis meses"
+        if normalize(unit.group()) not in _INTENT or previous[end : unit.start()].strip():
+            break
+        end = unit.end()
+    before = [w for w in _WORD.finditer(previous[: run[0].start()]) if normalize(w.group()) in _WHEN]
+    start = before[-1].start() if before else run[0].start()
+    return f"{previous[:start]}{new_topic}{previous[end:]}"
 
 
 def _swap_place(previous: str, run: list[re.Match[str]], preposition: str, new_topic: str) -> str:

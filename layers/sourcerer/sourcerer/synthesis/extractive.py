@@ -862,7 +862,8 @@ def asked_group_first(question: str, ranked: list[ScoredSentence]) -> list[Score
 
 # A question that asks for a limit, the most that may be done or had ("What's the most paracetamol I can take in a
 # single day?", "Wie viel darf ich höchstens nehmen?", "ما أقصى كمية", "一天最多"), and the words that state one ("Do
-# not exceed 4000 mg", "darf nicht überschritten werden", "لا تتجاوز", "不得超过"); read on folded text.
+# not exceed 4000 mg", "darf nicht überschritten werden", "لا تتجاوز", "不得超过", or the limit named: "ATM每日取款限额为2万元。"
+# was put after "账户日均余额超过3000元可免年费。" for "ATM每天最多能取多少钱？"); read on folded text.
 _ASKED_LIMIT = re.compile(
     r"\b(?:maximum|at most|upper limit|the most\b[^?]{0,40}\b(?:can|may|could|should|allowed)|au maximum|le maximum|"
     r"au plus|hochstens|maximal\w*|hochst\w*|como maximo|la maxima|el maximo|dosis maxima)\b|اقصي|الحد الاقصي|最多|最大|上限|至多"
@@ -870,7 +871,7 @@ _ASKED_LIMIT = re.compile(
 _LIMIT_SAID = re.compile(
     r"\b(?:exceed\w*|more than|maximum|at most|up to|no more|depass\w*|plus de|au maximum|jusqu'a|au plus|"
     r"uberschr\w*|mehr als|hochstens|maximal\w*|bis zu|superar|supere|supera|superen|exceder|exceda|mas de|maxim[oa]|"
-    r"hasta)\b|hochst|تتجاوز|يتجاوز|تجاوز|اكثر من|اقصي|超过|最多|上限|最大|至多"
+    r"hasta|limit\w*|limite\w*|\w*grenze)\b|hochst|تتجاوز|يتجاوز|تجاوز|اكثر من|اقصي|超过|最多|上限|最大|至多|限额|限度|限制|額度|额度|限度額"
 )
 
 

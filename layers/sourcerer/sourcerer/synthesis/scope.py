@@ -896,6 +896,7 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
         missing_kind(question, sources, said)
         or missing_for_whom(question, sources, said)
         or missing_group(question, sources, said)
+        or missing_language(question, sources, said)
         or missing_condition(question, sources, sentences)
         or another_time(question, sources, sentences)
         or another_occasion(question, sources, sentences)
@@ -938,10 +939,102 @@ def missing_group(question: str, sources: Sequence[str], answer: Sequence[str]) 
     said = {group: word for sentence in answer for group, word in groups_named(sentence).items() if group not in asked}
     for group, word in asked.items():
         if group in known or _WITHIN.get(group) in known:
+            if _said_for_another(group, said, answer):
+                return ScopeMismatch(missing=[word], answer_names=list(said.values()))
             continue
         if said or group in _CONDITIONS:
             return ScopeMismatch(missing=[word], answer_names=list(said.values()))
     return None
+
+
+# groups of which a rule for one says nothing of the others
+_CONTRASTED = (
+    frozenset({"children", "adults", "seniors", "students"}),
+    frozenset({"employees", "contractors", "interns"}),
+    frozenset({"tenants", "landlords"}),
+    frozenset({"drivers", "passengers"}),
+)
+# a rule said for one group only answers whether another may ("Swimming lessons are for children only." answers
+# "Are there swimming lessons for adults?"); folded
+_ONLY = re.compile(
+    r"\b(?:only|exclusively|reserved|seulement|uniquement|exclusivement|reserve\w*|nur|ausschliesslich|vorbehalten|"
+    r"solo|solamente|unicamente|exclusivamente|reservad\w*)\b|只|仅|のみ|だけ|فقط"
+)
+
+
+# a bound of ages with no unit, which `groups_aged` does not read ("visitors under 18 enter free"); folded
+_AGE_BOUND = re.compile(r"\b(?:under|over|below|above|moins de|plus de|unter|uber|ab|menores de|mayores de|menos de|mas de)\s+\d{1,2}\b")
+
+
+def _said_for_another(group: str, said: dict[str, str], answer: Sequence[str]) -> bool:
+    """Whether an answer is said for another group than the one asked, which the sources mention: "Y a-t-il des
+    cours de natation pour adultes ?" over a pool's page that prices adults' tickets was answered "Des cours de
+    natation pour enfants ont lieu le mercredi après-midi.". Not where the answer names the group asked, states an
+    age that holds it or any bound of ages ("visitors under 18" for children), says the rule is for the other group
+    only, or names a group whose rules the asked one follows (seniors, adults)."""
+    others = {other for other in said if any({group, other} <= contrasted for contrasted in _CONTRASTED)}
+    if not others or _WITHIN.get(group) in said:
+        return False
+    text = normalize(" ".join(answer))
+    return group not in groups_named(text) and group not in groups_aged(text) and not _ONLY.search(text) and not _AGE_BOUND.search(text)
+
+
+# the languages a thing may be in (a tour, a menu, support), each with its names in the seven languages (folded); a
+# Latin-script name counts in a question only after "in", "en", "auf", "em" ("en inglés", "auf Englisch"): "German"
+# and "French" name people and dishes too
+_LANGUAGES = {
+    language: frozenset(names.split())
+    for language, names in {
+        "english": "english anglais englisch ingles 英语 英文 英語 الانجليزيه الانجليزيه الإنجليزية",
+        "french": "french francais franzosisch frances 法语 法文 フランス語 الفرنسيه الفرنسية",
+        "german": "german allemand deutsch aleman 德语 德文 ドイツ語 الالمانيه الألمانية",
+        "spanish": "spanish espagnol spanisch espanol castellano 西班牙语 スペイン語 الاسبانيه الإسبانية",
+        "arabic": "arabic arabe arabisch 阿拉伯语 アラビア語 العربيه العربية",
+        "chinese": "chinese chinois chinesisch chino mandarin 中文 汉语 中国語 الصينيه الصينية",
+        "japanese": "japanese japonais japanisch japones 日语 日文 日本語 اليابانيه اليابانية",
+        "italian": "italian italien italienisch italiano 意大利语 イタリア語 الايطاليه الإيطالية",
+        "portuguese": "portuguese portugais portugiesisch portugues 葡萄牙语 ポルトガル語 البرتغاليه البرتغالية",
+        "russian": "russian russe russisch ruso 俄语 ロシア語 الروسيه الروسية",
+    }.items()
+}
+_IN_LANGUAGE = frozenset("in en auf em باللغه".split())  # "باللغة الإنجليزية": in the English language
+_ARABIC_IN = re.compile("^بال")  # "بالإنجليزية": in English
+_AROUND_WORD = "?？؟!.,;:¿¡()\"'"
+
+
+def languages_named(text: str, *, asked: bool = False) -> dict[str, str]:
+    """The languages `text` names, each with the word that names it; where it is `asked` (a question), a Latin-script
+    name only after "in" ("Is there a tour in English?", "¿Hay visitas guiadas en inglés?"), an Arabic one with "in"
+    glued on ("بالإنجليزية")."""
+    found: dict[str, str] = {}
+    for language, names in _LANGUAGES.items():  # Chinese and Japanese names inside a text
+        written_in = next((name for name in names if CJK_LETTER.search(name) and name in text), None)
+        if written_in:
+            found[language] = written_in
+    words = text.split()
+    for at, written in enumerate(words):
+        word = normalize(written).strip(_AROUND_WORD)
+        bare = _ARABIC_IN.sub("ال", word)
+        after_in = bare != word or (at and normalize(words[at - 1]) in _IN_LANGUAGE)
+        if asked and not after_in:
+            continue
+        for language, names in _LANGUAGES.items():
+            if bare in names or normalize(bare) in names:
+                found.setdefault(language, written.strip(_AROUND_WORD))
+    return found
+
+
+def missing_language(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """The language a question asks a thing in, when no source names it and the answer names another: "¿Hay visitas
+    guiadas en inglés?" over a museum's page was answered "Las visitas guiadas en español salen cada hora desde la
+    taquilla.". A tour in Spanish is no tour in English."""
+    asked = languages_named(question, asked=True)
+    if not asked:
+        return None
+    known = {language for text in sources for language in languages_named(text)}
+    said = {language: word for text in answer for language, word in languages_named(text).items() if language not in asked}
+    missing = [word for language, word in asked.items() if language not in known]
+    return ScopeMismatch(missing=missing, answer_names=list(said.values())) if missing and said else None
 
 
 def _arabic_for_whom(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:

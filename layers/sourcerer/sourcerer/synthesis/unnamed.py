@@ -15,12 +15,17 @@ verb a yes-or-no question asks with (`_ASKING_VERBS`: "bring", "take", "mitnehme
 thing (`history.ATTRIBUTES`: "Is there a file size limit?"), people (`people.names_people`: "Darf meine Frau
 mitfahren?" over "Die Mitnahme von Personen …"; the group rules have their own check), a day where the answer names
 days or hours ("Is support available on weekends?" answered "Monday to Friday", "at night?" answered "24 hours a
-day"), a number, a past participle, or a French verb with its subject ("puis-je"); in German only a capitalised
-noun, and not one whose parts the sources hold ("Studentenrabatt" where they say "Rabatt") or that ends one of their
-words ("Löcher" in "Bohrlöcher"); in Arabic only a word with its article (ال), a noun. A sentence whose ages or
-weights hold the question's is said of what it asks ("For pets aged 9 and over …" answers "Is my 10 year old cat's
-claim reduced?"). What every source is about (`BACKGROUND_SENTENCES`): a word of their titles or of a label their
-passages share, or of that many of their sentences and headings or more (not FAQ questions).
+day"), a number, a past participle, or a French verb with its subject ("puis-je"). Eating and drinking are things
+too, which sources name as food and drink (`_KINDRED`: "Peut-on manger dans la bibliothèque ?" over a library's
+rules that name no food). In German only a capitalised noun, or the infinitive closing a question asked with a modal
+verb ("Kann ich das Rad irgendwo abstellen?"), and not one whose parts the sources hold ("Studentenrabatt" where they
+say "Rabatt") or that ends one of their words ("Löcher" in "Bohrlöcher"); in Arabic only a word with its article
+(ال), a noun. A sentence whose ages or weights hold the question's is said of what it asks ("For pets aged 9 and
+over …" answers "Is my 10 year old cat's claim reduced?"). What every source is about (`BACKGROUND_SENTENCES`): a
+word of their titles or of a label their passages share, or of that many of their sentences and headings or more
+(not FAQ questions), or the end of such a word ("Rad" of "StadtRad"). The quoted sentences themselves must share
+the rest: a word shared only with the heading over them says where to look, not that they speak of the thing ("¿Hay
+wifi a bordo?" was answered "El barco dispone de cafetería …" under "A bordo").
 
 Designed over the 78 documents of our exploratory use (1,255 questions in seven languages): 44 wrong answers refused
 and 7 right ones lost ("Can I bring a friend?" answered "Premium members may bring one guest per visit", "Can I
@@ -56,21 +61,35 @@ from sourcerer.text import FAMILY_LETTERS, STOPWORDS, family, normalize, terms
 # a word in this many sentences of the sources or more is what they are about; set on the documents of our
 # exploratory use (see the module docstring), not held out
 BACKGROUND_SENTENCES = 3
+COMPOUND_REST = 3  # the letters a compound holds before a word it ends, for that word to be one of its parts
 
 # the verbs a yes-or-no question asks with, which name no thing (folded)
 _ASKING_VERBS = frozenset(
     """
     bring take get use have need allow allowed permit permitted possible able okay ok go come make do put keep stay
-    give send pay work eat drink see find ask call book buy order change cancel return there any anything something
+    give send pay work see find ask call book buy order change cancel return there any anything something
     thing things other another same way available offer offered old year years time away still ever again also
     live visit apply enter open opens arrive leave avoid whole
     mitbringen mitnehmen nehmen haben brauchen brauche darf durfen erlaubt moglich machen gehen kommen geben
-    bekommen kaufen gibt bezahlen zahlen zahle bieten bietet anbieten offnet geoffnet
-    apporter prendre avoir faut faire aller venir possible autorise autorisee peut peuvent manger donner acheter
+    bekommen kaufen gibt bezahlen zahlen zahle bieten bietet anbieten offnet geoffnet halten behalten benutzen nutzen
+    verwenden buchen bestellen andern stornieren zuruckgeben sehen finden fragen anrufen besuchen bleiben wohnen
+    beantragen betreten ankommen verlassen tun lassen fahren mitfahren mitkommen
+    apporter prendre avoir faut faire aller venir possible autorise autorisee peut peuvent donner acheter
     proposer proposez offrir offrez ouvert ouverte ouvre partir arriver sortir entrer
     traer llevar tomar tener hacer ir venir poder posible permitido dar comprar pagan pagar pago estoy ofrecen
     ofrece ofrecer abre abren abierto salir llegar entrar dan
     """.split()
+)
+# eating and drinking, which a question asks as a verb and sources name as a thing ("Can I eat in the galleries?"
+# over "Food and drink are not allowed in the galleries."): a word of one of these mentions the others (folded)
+_KINDRED = tuple(
+    frozenset(words.split())
+    for words in (
+        """eat eating food foods meal meals snack snacks picnic manger repas nourriture aliments collation essen speisen
+        mahlzeit mahlzeiten lebensmittel imbiss verpflegung comer comida comidas alimentos merienda""",
+        """drink drinks drinking beverage beverages boire boisson boissons trinken getranke getranken beber bebida
+        bebidas""",
+    )
 )
 _ASKING_TERMS = frozenset(terms(" ".join(_ASKING_VERBS)))  # as index terms: what a shared one of them says is nothing
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
@@ -97,11 +116,11 @@ class UnnamedThing:
 
 
 def answer_misses_thing(question: str, passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> UnnamedThing | None:
-    """The words of a yes-or-no question no source mentions, when the sentences an extractive answer quotes (with
-    the headings they stand under) share no word with the question but those every source is about; else None."""
+    """The words of a yes-or-no question no source mentions, when the sentences an extractive answer quotes share
+    no word with the question but those every source is about; else None."""
     if not asks_yes_or_no(question) or not _ASKED.search(question) or _ASKS_WHAT.match(question):
         return None
-    sentences, headings = quoted_sentences(passages, quoted)
+    sentences, _ = quoted_sentences(passages, quoted)
     if not sentences:
         return None
     missing = _unmentioned(question, source_texts(passages), german=is_german(question))
@@ -112,8 +131,10 @@ def answer_misses_thing(question: str, passages: Sequence[Passage], quoted: dict
     # 20% of the remaining claim." answers "Is my 10 year old cat's claim reduced?" (no source says "cat")
     if not missing or any(fits_quantity(question, sentence, DOSED) for sentence in sentences):
         return None
-    shared = (set(terms(question)) & set(terms("\n".join(headings + sentences)))) - _ASKING_TERMS
-    if shared - _background(passages):
+    shared = (set(terms(question)) & set(terms("\n".join(sentences)))) - _ASKING_TERMS
+    background = _background(passages)
+    # a word that ends a longer one of them is it too: "Rad" in "StadtRad – Nutzungsbedingungen"
+    if any(not any(len(b) - len(t) >= COMPOUND_REST and b.endswith(t) for b in background) for t in shared - background):
         return None
     return UnnamedThing(missing=missing, shared=sorted(shared))
 
@@ -122,22 +143,41 @@ def _unmentioned(question: str, sources: list[str], *, german: bool) -> list[str
     """The words of `question` that name a thing no source mentions (see the module docstring)."""
     vocabulary = source_vocabulary(sources)
     held = {t for text in sources for t in terms(text)}
+    said = {normalize(word) for text in sources for word in _WORD.findall(text)}
+    kindred = {word for words in _KINDRED if words & said for word in words}
     families = {family(t) for t in held}
     out = []
     for at, match in enumerate(_WORD.finditer(question)):
         word = match.group()
         folded = normalize(word)
-        if folded in STOPWORDS or folded in _ASKING_VERBS or folded in ATTRIBUTES or names_people(word) or not terms(word) or len(folded) < 3:
+        if folded in STOPWORDS or folded in _ASKING_VERBS or folded in kindred or folded in ATTRIBUTES or names_people(word) or not terms(word) or len(folded) < 3:
             continue
         if _ASKED_WITH_SUBJECT.search(folded) or folded.endswith("ed") or any(c.isdigit() for c in word):
             continue
         if _ARABIC.search(word) and not folded.startswith("ال"):
             continue  # a verb or a particle as often as a noun: "هل تقبلون التأمين؟" (do you accept insurance)
-        if german and (at == 0 or not word[0].isupper() or _parts_known(folded, families) or _ends_a_compound(folded, held)):
+        if german and (at == 0 or not (word[0].isupper() or _asked_activity(question, match, held)) or _parts_known(folded, families) or _ends_a_compound(folded, held)):
             continue
         if not _held_with_ending(terms(word), held) and not vocabulary.mentions([word]):
             out.append(word)
     return out
+
+
+# a German yes-or-no question asked with a modal verb, whose last word is the infinitive of what it asks to do:
+# "Kann ich das Rad irgendwo abstellen?", "Darf ich auf dem Balkon grillen?"
+_GERMAN_MODAL = re.compile(r"\W*(?:kann|konnen|darf|durfen|muss|mussen|soll|sollen)\b", re.IGNORECASE)
+_INFINITIVE_END = re.compile(r"\s*[?？]\s*$")
+STEM_LETTERS = 4  # an infinitive's stem ("meld" of "melden") this long or longer is looked for inside the sources' words
+
+
+def _asked_activity(question: str, word: re.Match[str], held: set[str]) -> bool:
+    """Whether `word` is the infinitive closing a German question asked with a modal verb, the activity it asks
+    about (a German question's other lower-case words, verbs, adjectives and particles, name no thing), and its stem
+    is in no word the sources hold ("melden" in "gemeldet")."""
+    stem = normalize(word.group()).removesuffix("en")
+    closes = _INFINITIVE_END.fullmatch(question[word.end() :]) and word.group().endswith("en")
+    known = len(stem) >= STEM_LETTERS and any(stem in h for h in held)  # a shorter one ("ess") is in too many words
+    return bool(closes and _GERMAN_MODAL.match(normalize(question)) and not known)
 
 
 def _held_with_ending(asked: list[str], held: set[str]) -> bool:
