@@ -213,6 +213,10 @@ HISTORY = [
         ("Und nach Durchfall?", "Wann darf mein Kind nach Fieber wiederkommen?", "Wann darf mein Kind nach Durchfall wiederkommen?"),
         ("¿Y después del primer año?", "¿Cuánto cuesta después de seis meses?", "¿Cuánto cuesta después del primer año?"),
         ("Y a-t-il des frais d'inscription ?", "Combien coûte l'abonnement ?", "Y a-t-il des frais d'inscription ?"),
+        # found over a cloud storage's plans: a place where the previous question named none qualifies it ("On the Plus
+        # plan?" was read as no follow-up, and answered with the Plus plan's price)
+        ("On the Plus plan?", "Can I password-protect a link?", "Can I password-protect a link on the Plus plan?"),
+        ("And in intensive care?", "What are the visiting hours?", "What are the visiting hours in intensive care?"),
         (
             "Et le remboursement, il arrive quand ?",
             "Quel est le délai pour les retours ?",
@@ -2225,3 +2229,16 @@ def test_a_rule_for_people_of_the_asked_age_answers_where_the_best_states_no_age
     rules = [{"text": "Mitnahme\nDie Mitnahme von Personen ist nicht im Ticket enthalten.\nKinder unter 6 Jahren fahren kostenlos mit.\nDie Fahrradmitnahme ist meist kostenpflichtig.", "source": "Deutschlandticket"}]
     answer = ask("Darf mein 4-jähriger Sohn mitfahren?", passages=rules, chat="extractive")
     assert answer.answer.removeprefix("Mitnahme").strip().startswith("Kinder unter 6 Jahren"), answer.answer
+
+
+def test_a_follow_up_naming_a_plan_asks_the_previous_question_of_it():
+    """Found trying a cloud storage's plans as a user: "On the Plus plan?" after "Can I password-protect a link?" was
+    answered "The Plus plan costs 4.99 USD per month and includes 200 GB.": the sources protect links on Pro only."""
+    plans = [
+        {"text": "The Plus plan costs 4.99 USD per month and includes 200 GB. The Pro plan costs 9.99 USD per month.", "source": "Plans"},
+        {"text": "Shared links can be protected with a password on the Pro plan.", "source": "Sharing"},
+    ]
+    history = [{"role": "user", "text": "Can I password-protect a link?"}]
+    answer = ask("On the Plus plan?", passages=plans, history=history, chat="extractive")
+    assert "4.99" not in answer.answer, answer.answer
+    assert answer.refused or answer.answer.startswith("Shared links"), answer.answer

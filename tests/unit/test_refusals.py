@@ -180,6 +180,7 @@ def test_what_the_sources_are_all_about_and_what_a_question_names_a_thing_with()
     assert _unmentioned("Gibt es einen Studentenrabatt?", sources, german=True) == []
     assert _unmentioned("Gibt es eine Sauna?", sources, german=True) == ["Sauna"]
     assert _unmentioned("Livrez-vous le samedi ?", sources, german=False) == ["samedi"]
+    assert _unmentioned("¿Pagan con tarjeta sin contacto?", sources, german=False) == ["tarjeta", "contacto"]  # no "con", "sin"
     assert _unmentioned("هل تقبلون التأمين؟", sources, german=False) == []
     # found trying a ticket's rules and a campsite's as a user: a person is no thing ("Personen" says who may ride
     # along), nor a verb that asks when something opens, and "feux" holds "feu"
@@ -259,3 +260,49 @@ def test_a_word_shared_only_with_the_heading_over_the_answer_names_no_thing():
     unnamed = answer_misses_thing("¿Hay wifi a bordo?", ferry, quoted)
     assert unnamed is not None and unnamed.missing == ["wifi"], unnamed
     assert answer_misses_thing("¿Hay wifi en la cafetería?", ferry, quoted) is None  # the sentence names the cafeteria
+
+
+def test_a_french_question_with_du_is_not_read_as_german():
+    """Found trying a nursery's rules as a user: "Pouvez-vous donner du paracétamol à mon enfant ?" was read as German
+    for its "du" (German "you"), so its lower-case "paracétamol" named no thing (German capitalises its nouns)."""
+    from sourcerer.synthesis.scope import is_german
+    from sourcerer.synthesis.unnamed import _unmentioned
+
+    assert not is_german("Pouvez-vous donner du paracétamol à mon enfant ?")
+    assert is_german("Kannst du mir helfen?")
+    nursery = ["Un enfant ayant plus de 38,5 °C de fièvre ne peut pas être accueilli."]
+    question = "Pouvez-vous donner du paracétamol à mon enfant ?"
+    assert "paracétamol" in _unmentioned(question, nursery, german=is_german(question))
+
+
+@pytest.mark.parametrize(
+    ("question", "missing"),
+    [
+        ("Is breakfast included?", ["breakfast"]),  # was answered "Bed linen is included; towels can be rented for 2 EUR."
+        ("Is parking free?", ["parking"]),
+        ("Is bed linen free?", None),
+    ],
+)
+def test_whether_a_thing_is_included_or_free_is_asked_of_the_thing(question, missing):
+    """Found trying a hostel's house information as a user: "Is breakfast included?" shared "included" with the bed
+    linen, and that word was enough; what a question asks of a thing names none."""
+    from sourcerer.models import CharSpan, Passage
+    from sourcerer.synthesis.unnamed import answer_misses_thing
+
+    text = "# Harbour Hostel\n\n## Rooms\nDormitory beds cost 28 EUR per night.\nBed linen is included and free; towels can be rented."
+    hostel = [Passage(text=text, source="hostel.md"), Passage(text="## Facilities\nThere is a shared kitchen.", source="hostel.md")]
+    unnamed = answer_misses_thing(question, hostel, {1: [CharSpan(start=text.index("Bed linen"), end=len(text))]})
+    assert (unnamed.missing if unnamed else None) == missing, unnamed
+
+
+def test_a_pronoun_the_index_keeps_is_no_word_shared():
+    """Found trying a hotel's practical information as a user: "Y a-t-il une piscine ?" was answered with the
+    breakfast ("… Il est gratuit pour les enfants de moins de 6 ans."), sharing only "il", which the index keeps."""
+    from sourcerer.models import CharSpan, Passage
+    from sourcerer.synthesis.unnamed import answer_misses_thing
+
+    text = "# Hôtel du Port\n\n## Petit-déjeuner\nLe petit-déjeuner coûte 16 euros. Il est gratuit pour les enfants de moins de 6 ans."
+    hotel = [Passage(text=text, source="hotel.md"), Passage(text="## Animaux\nLes chiens sont acceptés.", source="hotel.md")]
+    unnamed = answer_misses_thing("Y a-t-il une piscine ?", hotel, {1: [CharSpan(start=text.index("Il est"), end=len(text))]})
+    assert unnamed is not None and unnamed.missing == ["piscine"] and unnamed.shared == [], unnamed
+

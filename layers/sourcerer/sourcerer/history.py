@@ -49,7 +49,7 @@ _WORD = re.compile(r"[\w'’-]+", re.UNICODE)
 # not French "Y a-t-il …?", is there …?).
 _TOPIC_SHIFT = re.compile(
     r"^(?:(?:and|but|also|ok|okay|so)\s+)?(?:what|how)\s+about\s+|^(?:and|but)\s+(?:for|with|in|on|regarding)\s+|"
-    r"^(?:what|how)\s+about\s+|^(?:and|but)\s+(?:the\s+)?|^for\s+|^regarding\s+|"
+    r"^(?:what|how)\s+about\s+|^(?:and|but)\s+(?:the\s+)?|^(?:for|on|in|at)\s+|^regarding\s+|"
     r"^et\s+(?:pour|avec|en|concernant|quant\s+a)\s+|^et\s+|^quid\s+d[eu]?\s+|^(?:et\s+)?qu'en\s+est-il\s+d[eu]s?\s+|"
     r"^und\s+(?:fur|bei|mit|was\s+ist\s+mit)\s+|^und\s+|^was\s+ist\s+mit\s+|"
     r"^y\s+(?:para|con|en|que\s+hay\s+de|sobre)\s+|^y\s+(?!a-t-)|^(?:e|mas)\s+(?:para|com|sobre)\s+|^e\s+|"
@@ -471,6 +471,12 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
             written = question.split()[len(opener_words) - 1]  # as the follow-up writes it: "in", "en", "bei"
             return Rewrite(_swap_place(previous, placed[-1], written, new_topic), _new_terms(new_topic, previous, said))
         if preposition and not any(_word_before(previous, r) == preposition for r in _runs(previous)):
+            if preposition in _PLACE:
+                # "On the Plus plan?" after "Can I password-protect a link?": the same question, there (it was read as
+                # no follow-up, and answered with the Plus plan's price); no focus, as for a time: what names the place
+                # alone (the Plus plan's price) would be all that is left to answer from
+                written = question.split()[len(opener_words) - 1].lower()
+                return Rewrite(_qualified(previous, f"{written} {written_topic}"))
             preposition = None  # "and for express?" after "How long does shipping take?": a new subject
         if preposition:  # "Und bei einer Geburt?" after "... bei einer Hochzeit?": the previous keeps its article
             new_topic = _INDEFINITE_ARTICLE.sub("", new_topic) or new_topic

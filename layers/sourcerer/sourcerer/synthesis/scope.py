@@ -82,10 +82,12 @@ _GERMAN = frozenset(
     "wem wessen wofür wofur wonach wovon womit woher wohin "
     "am beim vor seit während wahrend".split()
 )
+# French "du" is German "du" (you): "Pouvez-vous donner du paracétamol à mon enfant ?" read as German, by that word
+# alone, so French pronouns and prepositions count too
 _OTHER = frozenset(
     "the a an and is are was were what when where who which how why do does did of to in on for with at by from "
-    "le la les des un une et est sont que qui quoi quand comment pour avec dans el los las del y es son qué cuándo "
-    "cómo para con por en o".split()
+    "le la les des un une et est sont que qui quoi quand comment pour avec dans à au aux je vous il elle on nous mon "
+    "ma mes el los las del y es son qué cuándo cómo para con por en o".split()
 )
 
 

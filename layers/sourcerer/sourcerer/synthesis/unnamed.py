@@ -63,7 +63,8 @@ from sourcerer.text import FAMILY_LETTERS, STOPWORDS, family, normalize, terms
 BACKGROUND_SENTENCES = 3
 COMPOUND_REST = 3  # the letters a compound holds before a word it ends, for that word to be one of its parts
 
-# the verbs a yes-or-no question asks with, which name no thing (folded)
+# the verbs a yes-or-no question asks with, which name no thing, and what it asks of the thing (whether it is
+# included, free: "Is breakfast included?" was answered "Bed linen is included; towels can be rented for 2 EUR.") (folded)
 _ASKING_VERBS = frozenset(
     """
     bring take get use have need allow allowed permit permitted possible able okay ok go come make do put keep stay
@@ -78,6 +79,8 @@ _ASKING_VERBS = frozenset(
     proposer proposez offrir offrez ouvert ouverte ouvre partir arriver sortir entrer
     traer llevar tomar tener hacer ir venir poder posible permitido dar comprar pagan pagar pago estoy ofrecen
     ofrece ofrecer abre abren abierto salir llegar entrar dan
+    include included includes inclus incluse inclut compris comprise incluido incluida incluidos incluidas incluye
+    incluyen inbegriffen enthalten inklusive free gratuit gratuite gratis gratuito gratuita kostenlos kostenfrei
     """.split()
 )
 # eating and drinking, which a question asks as a verb and sources name as a thing ("Can I eat in the galleries?"
@@ -92,6 +95,12 @@ _KINDRED = tuple(
     )
 )
 _ASKING_TERMS = frozenset(terms(" ".join(_ASKING_VERBS)))  # as index terms: what a shared one of them says is nothing
+# pronouns the index keeps as terms, which name nothing either: "Y a-t-il une piscine ?" shared "il" with "Il est
+# gratuit pour les enfants de moins de 6 ans." (the breakfast), and was answered with it
+_PRONOUN_TERMS = frozenset(terms("il tu ça cela lui ella ellos ellas usted ustedes er es man"))
+# prepositions the index keeps as terms, which name no thing a source may lack: "¿Me ayudan con el coste de la
+# conexión en casa?" listed "con" among its missing words (folded)
+_PREPOSITIONS = frozenset("con en sin sobre entre hasta desde hacia segun sous chez vers selon contre ohne durch gegen zwischen without".split())
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _ASKED_WITH_SUBJECT = re.compile(r"-(?:t-)?(?:je|il|elle|on|ils|elles|nous|vous|tu)$")  # "puis-je", "a-t-il"
 _ARABIC = re.compile("[\u0600-\u06ff]")
@@ -131,7 +140,7 @@ def answer_misses_thing(question: str, passages: Sequence[Passage], quoted: dict
     # 20% of the remaining claim." answers "Is my 10 year old cat's claim reduced?" (no source says "cat")
     if not missing or any(fits_quantity(question, sentence, DOSED) for sentence in sentences):
         return None
-    shared = (set(terms(question)) & set(terms("\n".join(sentences)))) - _ASKING_TERMS
+    shared = (set(terms(question)) & set(terms("\n".join(sentences)))) - _ASKING_TERMS - _PRONOUN_TERMS
     background = _background(passages)
     # a word that ends a longer one of them is it too: "Rad" in "StadtRad – Nutzungsbedingungen"
     if any(not any(len(b) - len(t) >= COMPOUND_REST and b.endswith(t) for b in background) for t in shared - background):
@@ -150,7 +159,7 @@ def _unmentioned(question: str, sources: list[str], *, german: bool) -> list[str
     for at, match in enumerate(_WORD.finditer(question)):
         word = match.group()
         folded = normalize(word)
-        if folded in STOPWORDS or folded in _ASKING_VERBS or folded in kindred or folded in ATTRIBUTES or names_people(word) or not terms(word) or len(folded) < 3:
+        if folded in STOPWORDS or folded in _PREPOSITIONS or folded in _ASKING_VERBS or folded in kindred or folded in ATTRIBUTES or names_people(word) or not terms(word) or len(folded) < 3:
             continue
         if _ASKED_WITH_SUBJECT.search(folded) or folded.endswith("ed") or any(c.isdigit() for c in word):
             continue
