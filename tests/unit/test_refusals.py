@@ -306,3 +306,17 @@ def test_a_pronoun_the_index_keeps_is_no_word_shared():
     unnamed = answer_misses_thing("Y a-t-il une piscine ?", hotel, {1: [CharSpan(start=text.index("Il est"), end=len(text))]})
     assert unnamed is not None and unnamed.missing == ["piscine"] and unnamed.shared == [], unnamed
 
+
+
+def test_whether_a_thing_is_free_is_asked_of_it_in_arabic_too():
+    """Found trying a home internet offer as a user: "هل الراوتر مجاني؟" (is the router free?) was answered "التركيب
+    مجاني خلال 5 أيام عمل من تاريخ الطلب." (installation is free), which shared only "مجاني"."""
+    from sourcerer.models import CharSpan, Passage
+    from sourcerer.synthesis.unnamed import answer_misses_thing
+
+    text = "# باقات الإنترنت المنزلي\n\n## التركيب\nالتركيب مجاني خلال 5 أيام عمل من تاريخ الطلب."
+    offer = [Passage(text=text, source="internet.md"), Passage(text="## الإلغاء\nيمكن إلغاء الاشتراك بعد مرور 12 شهراً دون رسوم.", source="internet.md")]
+    quoted = {1: [CharSpan(start=text.index("التركيب مجاني"), end=len(text))]}
+    unnamed = answer_misses_thing("هل الراوتر مجاني؟", offer, quoted)
+    assert unnamed is not None and unnamed.missing == ["الراوتر"] and unnamed.shared == [], unnamed
+    assert answer_misses_thing("هل التركيب مجاني؟", offer, quoted) is None

@@ -81,6 +81,7 @@ _ASKING_VERBS = frozenset(
     ofrece ofrecer abre abren abierto salir llegar entrar dan
     include included includes inclus incluse inclut compris comprise incluido incluida incluidos incluidas incluye
     incluyen inbegriffen enthalten inklusive free gratuit gratuite gratis gratuito gratuita kostenlos kostenfrei
+    مجاني مجانا مجانيه مشمول مشموله يشمل
     """.split()
 )
 # eating and drinking, which a question asks as a verb and sources name as a thing ("Can I eat in the galleries?"
