@@ -981,22 +981,22 @@ def _said_for_another(group: str, said: dict[str, str], answer: Sequence[str]) -
     return group not in groups_named(text) and group not in groups_aged(text) and not _ONLY.search(text) and not _AGE_BOUND.search(text)
 
 
-# the languages a thing may be in (a tour, a menu, support), each with its names in the seven languages (folded); a
-# Latin-script name counts in a question only after "in", "en", "auf", "em" ("en inglés", "auf Englisch"): "German"
-# and "French" name people and dishes too
+# the languages a thing may be in (a tour, a menu, support), each with its names in the seven languages (folded, as
+# `normalize` writes Arabic: "الانجليزيه"); a Latin-script name counts in a question only after "in", "en", "auf",
+# "em" ("en inglés", "auf Englisch"): "German" and "French" name people and dishes too
 _LANGUAGES = {
     language: frozenset(names.split())
     for language, names in {
-        "english": "english anglais englisch ingles 英语 英文 英語 الانجليزيه الانجليزيه الإنجليزية",
-        "french": "french francais franzosisch frances 法语 法文 フランス語 الفرنسيه الفرنسية",
-        "german": "german allemand deutsch aleman 德语 德文 ドイツ語 الالمانيه الألمانية",
-        "spanish": "spanish espagnol spanisch espanol castellano 西班牙语 スペイン語 الاسبانيه الإسبانية",
-        "arabic": "arabic arabe arabisch 阿拉伯语 アラビア語 العربيه العربية",
-        "chinese": "chinese chinois chinesisch chino mandarin 中文 汉语 中国語 الصينيه الصينية",
-        "japanese": "japanese japonais japanisch japones 日语 日文 日本語 اليابانيه اليابانية",
-        "italian": "italian italien italienisch italiano 意大利语 イタリア語 الايطاليه الإيطالية",
-        "portuguese": "portuguese portugais portugiesisch portugues 葡萄牙语 ポルトガル語 البرتغاليه البرتغالية",
-        "russian": "russian russe russisch ruso 俄语 ロシア語 الروسيه الروسية",
+        "english": "english anglais englisch ingles 英语 英文 英語 الانجليزيه",
+        "french": "french francais franzosisch frances 法语 法文 フランス語 الفرنسيه",
+        "german": "german allemand deutsch aleman 德语 德文 ドイツ語 الالمانيه",
+        "spanish": "spanish espagnol spanisch espanol castellano 西班牙语 スペイン語 الاسبانيه",
+        "arabic": "arabic arabe arabisch 阿拉伯语 アラビア語 العربيه",
+        "chinese": "chinese chinois chinesisch chino mandarin 中文 汉语 中国語 الصينيه",
+        "japanese": "japanese japonais japanisch japones 日语 日文 日本語 اليابانيه",
+        "italian": "italian italien italienisch italiano 意大利语 イタリア語 الايطاليه",
+        "portuguese": "portuguese portugais portugiesisch portugues 葡萄牙语 ポルトガル語 البرتغاليه",
+        "russian": "russian russe russisch ruso 俄语 ロシア語 الروسيه",
     }.items()
 }
 _IN_LANGUAGE = frozenset("in en auf em باللغه".split())  # "باللغة الإنجليزية": in the English language
@@ -1021,7 +1021,7 @@ def languages_named(text: str, *, asked: bool = False) -> dict[str, str]:
         if asked and not after_in:
             continue
         for language, names in _LANGUAGES.items():
-            if bare in names or normalize(bare) in names:
+            if bare in names:
                 found.setdefault(language, written.strip(_AROUND_WORD))
     return found
 
