@@ -488,14 +488,14 @@ def word_pairs(text: str) -> set[tuple[str, str]]:
 
 # prepositions the index keeps as terms (they are words of names and of science), which are neither a kind nor a
 # thing: "le vaccin contre le pneumocoque" pairs no "vaccin contre" against "la vaccination contre les papillomavirus"
-_PREPOSITIONS = frozenset("contre entre par selon vers chez gegen ohne durch zwischen contra sin sobre segun hacia".split())
+PREPOSITIONS = frozenset("contre entre par selon vers chez gegen ohne durch zwischen contra sin sobre segun hacia".split())
 
 
 def _written_pairs(text: str) -> dict[tuple[str, str], tuple[str, str]]:
     """`word_pairs`, each with the two words as `text` writes them: ("express", "ship") -> ("Express", "shipping")."""
     pairs: dict[tuple[str, str], tuple[str, str]] = {}
     for clause in _CLAUSE.split(text):
-        words = [(w, [] if normalize(w) in _PREPOSITIONS else terms(w)) for w in clause.split()]
+        words = [(w, [] if normalize(w) in PREPOSITIONS else terms(w)) for w in clause.split()]
         for (a, ta), (b, tb) in itertools.pairwise(words):
             if len(ta) == len(tb) == 1 and ta != tb:
                 pairs.setdefault((ta[0], tb[0]), (a, b))
@@ -974,8 +974,8 @@ def _said_for_another(group: str, said: dict[str, str], answer: Sequence[str]) -
     natation pour enfants ont lieu le mercredi après-midi.". Not where the answer names the group asked, states an
     age that holds it or any bound of ages ("visitors under 18" for children), says the rule is for the other group
     only, or names a group whose rules the asked one follows (seniors, adults)."""
-    others = {other for other in said if any({group, other} <= contrasted for contrasted in _CONTRASTED)}
-    if not others or _WITHIN.get(group) in said:
+    contrasted = any({group, other} <= kinds for other in said for kinds in _CONTRASTED)
+    if not contrasted or _WITHIN.get(group) in said:
         return False
     text = normalize(" ".join(answer))
     return group not in groups_named(text) and group not in groups_aged(text) and not _ONLY.search(text) and not _AGE_BOUND.search(text)

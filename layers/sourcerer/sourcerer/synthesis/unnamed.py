@@ -51,6 +51,7 @@ from sourcerer.sentences import is_question
 from sourcerer.synthesis.scope import (
     CLOCK_SAID,
     DOSED,
+    PREPOSITIONS,
     asks_yes_or_no,
     fits_quantity,
     is_german,
@@ -101,9 +102,9 @@ _ASKING_TERMS = frozenset(terms(" ".join(_ASKING_VERBS)))  # as index terms: wha
 # pronouns the index keeps as terms, which name nothing either: "Y a-t-il une piscine ?" shared "il" with "Il est
 # gratuit pour les enfants de moins de 6 ans." (the breakfast), and was answered with it
 _PRONOUN_TERMS = frozenset(terms("il tu ça cela lui ella ellos ellas usted ustedes er es man"))
-# prepositions the index keeps as terms, which name no thing a source may lack: "¿Me ayudan con el coste de la
-# conexión en casa?" listed "con" among its missing words (folded)
-_PREPOSITIONS = frozenset("con en sin sobre entre hasta desde hacia segun sous chez vers selon contre ohne durch gegen zwischen without".split())
+# prepositions the index keeps as terms (`scope.PREPOSITIONS`, and these), which name no thing a source may lack:
+# "¿Me ayudan con el coste de la conexión en casa?" listed "con" among its missing words (folded)
+_PREPOSITIONS = PREPOSITIONS | frozenset("con en hasta desde sous without".split())
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _ASKED_WITH_SUBJECT = re.compile(r"-(?:t-)?(?:je|il|elle|on|ils|elles|nous|vous|tu)$")  # "puis-je", "a-t-il"
 _ARABIC = re.compile("[\u0600-\u06ff]")
