@@ -217,6 +217,15 @@ HISTORY = [
         # plan?" was read as no follow-up, and answered with the Plus plan's price)
         ("On the Plus plan?", "Can I password-protect a link?", "Can I password-protect a link on the Plus plan?"),
         ("And in intensive care?", "What are the visiting hours?", "What are the visiting hours in intensive care?"),
+        # found over a music school's page: an article opening the new thing is no preposition (it was appended,
+        # "¿Puedo alquilar un violín una guitarra?", and answered with the classes), the verb after a modal that
+        # carries its subject stays ("¿Puedo guitarra?"), as a German modal question's closing verb does, and what a
+        # French question asks of its thing after the verb ("fourni") is no topic
+        ("¿Y una guitarra?", "¿Puedo alquilar un violín?", "¿Puedo alquilar una guitarra?"),
+        ("Et une guitare ?", "Puis-je louer un violon ?", "Puis-je louer une guitare ?"),
+        ("Und eine Gitarre?", "Kann ich eine Geige mieten?", "Kann ich eine Gitarre mieten?"),
+        ("¿Y una guitarra?", "¿Cuánto cuesta un violín?", "¿Cuánto cuesta una guitarra?"),
+        ("Et le cadenas ?", "Le casque est-il fourni ?", "Le cadenas est-il fourni ?"),
         (
             "Et le remboursement, il arrive quand ?",
             "Quel est le délai pour les retours ?",
@@ -1595,6 +1604,70 @@ def test_a_question_asking_what_time_is_answered_by_the_sentence_that_states_one
     ]
     answer = ask(question, passages=faq, chat="extractive")
     assert said in answer.answer, answer.answer
+
+
+_GYM_HOURS = {
+    "en": "## Opening hours\nFrom Monday to Friday we are open from 6:00 to 22:00.\nOn Saturdays and Sundays we are open from 8:00 to 20:00.",
+    "fr": "## Horaires\nDu lundi au vendredi, la salle est ouverte de 6 h à 22 h.\nLe samedi et le dimanche, elle est ouverte de 8 h à 20 h.",
+    "de": "## Öffnungszeiten\nMontag bis Freitag ist das Studio von 6 bis 22 Uhr geöffnet.\nSamstags und sonntags ist es von 8 bis 20 Uhr geöffnet.",
+    "zh": "## 营业时间\n周一至周五营业时间为6:00至22:00。\n周六和周日营业时间为8:00至20:00。",
+    "ja": "## 営業時間\n平日は7時から23時まで営業しています。\n土日祝日は9時から20時まで営業しています。",
+}
+
+
+@pytest.mark.parametrize(
+    ("language", "question", "said", "not_said"),
+    [
+        ("en", "Are you open on weekends?", "On Saturdays and Sundays", "Monday"),
+        ("en", "What time do you open at the weekend?", "On Saturdays and Sundays", "Monday"),
+        ("en", "What time do you open on Tuesday?", "From Monday to Friday", "Saturdays"),
+        ("en", "Are you open on Tuesdays?", "From Monday to Friday", "Saturdays"),
+        ("fr", "À quelle heure ouvrez-vous le week-end ?", "Le samedi et le dimanche", "lundi"),
+        ("de", "Wann habt ihr am Wochenende geöffnet?", "Samstags und sonntags", "Montag"),
+        ("zh", "周末几点开门？", "周六和周日", "周一"),
+        ("zh", "星期六几点开门？", "周六和周日", "周一"),
+        ("ja", "週末は何時からですか？", "土日祝日", "平日"),
+    ],
+)
+def test_a_question_asked_of_a_day_is_answered_by_the_sentence_for_that_day(language, question, said, not_said):
+    """Found trying a Chinese gym's member notes as a user: "周末几点开门？" (what time do you open at the weekend?) was
+    answered "周一至周五营业时间为6:00至22:00。" (Monday to Friday), and "Are you open on weekends?" over the same hours
+    in English alike, while the sentence for Saturdays and Sundays stood next; the weekday hours did not follow it.
+    A day a range covers is named by it: "What time do you open on Tuesday?" was refused for naming no Tuesday."""
+    hours = [{"text": _GYM_HOURS[language], "source": "gym.md"}, {"text": "## Fees\nA monthly pass costs 30 euros.", "source": "gym.md"}]
+    answer = ask(question, passages=hours, chat="extractive")
+    assert said in answer.answer and not_said not in answer.answer, answer.answer
+
+
+def test_a_day_outside_the_days_an_answer_names_is_answered_by_them():
+    """"Is the museum open on Monday?" over hours from Tuesday to Sunday was refused for naming no Monday: the days a
+    schedule names answer a question of another day (closed), as "Monday to Friday" answers one of weekends."""
+    hours = [{"text": "## Hours\nThe museum is open Tuesday to Sunday from 10:00 to 18:00.", "source": "museum.md"},
+             {"text": "## Tickets\nAdults pay 12 euros.", "source": "museum.md"}]
+    answer = ask("Is the museum open on Monday?", passages=hours, chat="extractive")
+    assert not answer.refused and "Tuesday to Sunday" in answer.answer, answer.answer
+
+
+@pytest.mark.parametrize(
+    ("text", "days"),
+    [
+        ("From Monday to Friday", {0, 1, 2, 3, 4}),
+        ("The museum is open Tuesday to Sunday", {1, 2, 3, 4, 5, 6}),
+        ("Friday to Monday", {4, 5, 6, 0}),
+        ("de lunes a viernes y los fines de semana", set(range(7))),
+        ("Le samedi et le dimanche", {5, 6}),
+        ("am Wochenende", {5, 6}),
+        ("月曜日から金曜日は9時から18時まで", {0, 1, 2, 3, 4}),
+        ("日曜日と祝日は休診です。", {6}),
+        ("星期天", {6}),
+        ("open daily from 9", set(range(7))),
+        ("I need a second opinion", set()),
+    ],
+)
+def test_the_days_a_text_names(text, days):
+    from sourcerer.synthesis.days import days_named
+
+    assert days_named(text) == days
 
 
 def test_a_question_asked_with_an_adjective_finds_the_sentence_that_says_its_noun():

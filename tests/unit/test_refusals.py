@@ -320,3 +320,54 @@ def test_whether_a_thing_is_free_is_asked_of_it_in_arabic_too():
     unnamed = answer_misses_thing("هل الراوتر مجاني؟", offer, quoted)
     assert unnamed is not None and unnamed.missing == ["الراوتر"] and unnamed.shared == [], unnamed
     assert answer_misses_thing("هل التركيب مجاني؟", offer, quoted) is None
+
+
+_MUTUELLE = """# Mutuelle Santé – Garanties
+
+## Optique
+Les lunettes sont remboursées jusqu'à 250 euros tous les deux ans.
+
+## Dentaire
+Les soins dentaires courants sont remboursés à 100 %.
+Les couronnes sont prises en charge jusqu'à 300 euros par dent.
+L'orthodontie est couverte jusqu'à l'âge de 16 ans.
+Le délai de carence est de trois mois pour le dentaire."""
+
+
+@pytest.mark.parametrize(
+    ("question", "quoted", "missing"),
+    [
+        ("Les appareils auditifs sont-ils couverts ?", "L'orthodontie est couverte", ["appareils", "auditifs"]),
+        ("Les implants dentaires sont-ils remboursés ?", "Les soins dentaires courants", ["implants"]),
+        ("Are hearing aids covered?", "L'orthodontie est couverte", ["hearing", "aids"]),
+        ("L'orthodontie est-elle couverte ?", "L'orthodontie est couverte", None),
+        ("Les soins dentaires sont-ils remboursés ?", "Les soins dentaires courants", None),
+    ],
+)
+def test_whether_a_thing_is_covered_is_asked_of_the_thing(question, quoted, missing):
+    """Found trying a health insurer's cover as a user: "Les appareils auditifs sont-ils couverts ?" was answered with
+    the orthodontics sentence ("… est couverte …") and "Les implants dentaires sont-ils remboursés ?" with routine
+    dental care ("… sont remboursés …"): whether a thing is covered or refunded is what the question asks of it, as
+    whether it is included or free, and names no thing the answer shares."""
+    from sourcerer.models import CharSpan, Passage
+    from sourcerer.synthesis.unnamed import answer_misses_thing
+
+    passages = [Passage(text=_MUTUELLE, source="mutuelle.md"), Passage(text="## Adhésion\nLa cotisation s'élève à 48 euros.", source="mutuelle.md")]
+    start = _MUTUELLE.index(quoted)
+    unnamed = answer_misses_thing(question, passages, {1: [CharSpan(start=start, end=_MUTUELLE.index("\n", start))]})
+    assert (unnamed.missing if unnamed else None) == missing, unnamed
+
+
+def test_an_arabic_noun_after_a_preposition_written_onto_its_article_is_a_thing():
+    """Found trying a bank's account terms as a user: "هل يمكنني فتح حساب بالدولار؟" (can I open an account in
+    dollars?) was answered "فتح الحساب مجاني." (opening an account is free): "بالدولار" is "in" with "the dollar", a
+    noun no source mentions, and was read as a verb for not opening with the article."""
+    from sourcerer.models import CharSpan, Passage
+    from sourcerer.synthesis.unnamed import answer_misses_thing
+
+    text = "# بنك الواحة – فتح حساب جاري\n\n## الرسوم\nفتح الحساب مجاني.\nرسوم إدارة الحساب الشهرية 10 دنانير."
+    bank = [Passage(text=text, source="bank.md"), Passage(text="## البطاقات\nتصل البطاقة خلال سبعة أيام عمل.", source="bank.md")]
+    quoted = {1: [CharSpan(start=text.index("فتح الحساب مجاني"), end=text.index("\nرسوم"))]}
+    unnamed = answer_misses_thing("هل يمكنني فتح حساب بالدولار؟", bank, quoted)
+    assert unnamed is not None and unnamed.missing == ["بالدولار"], unnamed
+    assert answer_misses_thing("هل يمكنني فتح حساب بالبطاقة؟", bank, quoted) is None  # the card is named

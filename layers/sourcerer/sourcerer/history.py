@@ -62,7 +62,8 @@ _TRAILING = re.compile(
 _ARTICLE = re.compile(
     r"^(?:the|a|an|my|your|our|les?|la|l'|des?|du|der|die|das|dem|den|el|los|las|o|os|as)\s+|^l'", re.IGNORECASE
 )
-_INDEFINITE = re.compile(r"\b(?:a|an)\s+$", re.IGNORECASE)
+_ENGLISH_INDEFINITE = re.compile(r"\b(?:a|an)\s+$", re.IGNORECASE)
+_INDEFINITE = re.compile(r"\b(?:a|an|une?|un[oa]|ein(?:e[mnrs]?)?)\s+$", re.IGNORECASE)
 _INDEFINITE_ARTICLE = re.compile(r"^(?:a|an|une?|ein(?:e[mnrs]?)?|un[oa]s?)\s+", re.IGNORECASE)
 # what asks in Chinese and Japanese: "那怎么退货？" and "还有，积分有效期多久？" are questions of their own
 _CJK_ASKS = re.compile("多久|多长|怎么|怎样|如何|什么|多少|几|哪|谁|吗|是否|何|どう|いつ|どこ|いくら|ですか")
@@ -147,6 +148,14 @@ limite precio coste costo importe presupuesto plazo duracion tarifa tasa dosis
 )
 _MODALS = frozenset("can could must should may might will would shall do does did".split())
 _SUBJECTS = frozenset("i we you they he she one".split())
+# modals that carry their subject, whose next word is a verb: "¿Puedo alquilar un violín?", "Puis-je louer un vélo ?"
+_MODALS_WITH_SUBJECT = frozenset(
+    "puedo podemos puede pueden debo debemos necesito puis-je peut-on peux-tu pouvons-nous pouvez-vous dois-je doit-on".split()
+)
+# a French verb with its subject after it, which asks ("puis-je", "a-t-il", "est-elle"): no topic
+_WITH_SUBJECT = re.compile(r"-(?:t-)?(?:je|tu|il|elle|on|nous|vous|ils|elles)$")
+# a German question asked with a modal closes with its verb: "Kann ich eine Geige mieten?"
+_GERMAN_MODAL = re.compile(r"\W*(?:kann|konnen|darf|durfen|muss|mussen|soll|sollen)\s+(?:ich|wir|man|mein\w*|unser\w*)\b")
 _ASKING_WHO = frozenset("who wer qui quien".split())
 _ARTICLES = frozenset("the a an la le les l der die das dem den el los las un une uno una ein eine".split())
 # days of the week, weekdays and weekends (folded), singular and plural, in the languages the answer models know, and
@@ -185,7 +194,7 @@ def _runs(question: str) -> list[list[re.Match[str]]]:
     current: list[re.Match[str]] = []
     for match in _WORD.finditer(question):
         word = normalize(match.group()).strip("'’-")
-        if word and (word in _INTENT or word in _FUNCTION or not terms(word)):
+        if word and (word in _INTENT or word in _FUNCTION or _WITH_SUBJECT.search(word) or not terms(word)):
             if current:
                 runs.append(current)
             current = []
@@ -238,6 +247,8 @@ def _after_modal(question: str, run: list[re.Match[str]]) -> bool:
     """Whether a run opens right after a modal and its subject ("can I return", "who must review"): its first
     word is then a verb. Elsewhere a noun follows ("How long must parental leave ...", "Can sale items ...")."""
     before = _words_before(question, run)
+    if before and before[-1] in _MODALS_WITH_SUBJECT:
+        return True
     if len(before) < 2 or before[-2] not in _MODALS:
         return len(before) == 2 and before[0] in _ASKING_WHO and before[1] in _MODALS
     return before[-1] in _SUBJECTS
@@ -255,10 +266,14 @@ def _topic_words(question: str, run: list[re.Match[str]]) -> list[re.Match[str]]
     if words and _after_modal(question, words):
         words = words[1:]
     last_word_of_question = run[-1].end() == len(question.rstrip(" ?？!.。؟"))
+    before = _words_before(question, run)
+    if last_word_of_question and before and _WITH_SUBJECT.search(before[-1]):
+        return []  # what "Le casque est-il fourni ?" asks of the helmet, no topic
     # the subject of "does": "How many seats does the Team plan include?" ends with its verb, while "What uptime do
     # you guarantee on the Standard plan?" ends with a thing after its preposition
     does = _word_before(question, run) in {"do", "does", "did"}
-    if words and (_is_participle(words[-1].group()) or (does and last_word_of_question and len(words) > 1)):
+    closing_verb = does or bool(_GERMAN_MODAL.match(normalize(question)))  # "Kann ich eine Geige mieten?"
+    if words and (_is_participle(words[-1].group()) or (closing_verb and last_word_of_question and len(words) > 1)):
         words = words[:-1]  # "How long are audit logs retained?", "How many seats does the Team plan include?"
     return words
 
@@ -342,7 +357,9 @@ def _swap_topic(previous: str, new_topic: str, preposition: str | None = None, *
         return f"{previous} {new_topic}"
     new_terms = set(terms(new_topic))
     sharing = [r for r in runs if new_terms & set(terms(previous[r[0].start() : r[-1].end()]))]
-    first_word = preposition or normalize(new_topic).split()[0]
+    # an article is no preposition: "¿Y una guitarra?" after "¿Puedo alquilar un violín?" is a new thing, not a
+    # qualifier ("¿Puedo alquilar un violín una guitarra?")
+    first_word = preposition or normalize(_INDEFINITE_ARTICLE.sub("", new_topic) or new_topic).split()[0]
     named = _is_name(new_topic) and [r for r in runs if _name_before_thing(previous, r)]
     days = [r for r in runs if says_day(previous[r[0].start() : r[-1].end()])] if says_day(new_topic) else []
     if sharing:  # "the Pro plan" -> "the Team plan": the run with a word in common is the topic
@@ -384,8 +401,12 @@ def _swap_topic(previous: str, new_topic: str, preposition: str | None = None, *
             while words and (not words[-1].strip() or normalize(words[-1]) in _FUNCTION):
                 words.pop()
             out.append(" ".join(words))
-        else:  # "return an item" -> "return sale items": the article agreed with the old topic
-            out.append(_INDEFINITE.sub("", previous[cursor:start]))
+        else:
+            before = previous[cursor:start]
+            # the article agreed with the old topic: "return an item" -> "return sale items"; a new topic with its
+            # own article brings it ("¿Puedo alquilar un violín?" + "¿Y una guitarra?"), else the old one stays
+            own_article = _ARTICLE.match(new_topic) or _INDEFINITE_ARTICLE.match(new_topic)
+            out.append(_INDEFINITE.sub("", before) if own_article else _ENGLISH_INDEFINITE.sub("", before))
             out.append(new_topic)
         cursor = run[-1].end()
     out.append(previous[cursor:])

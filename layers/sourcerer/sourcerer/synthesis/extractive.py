@@ -43,6 +43,7 @@ from sourcerer.sentences import ANSWER_LABEL, is_question, list_run, names_steps
 from sourcerer.settings import READER_SENTENCES
 from sourcerer.support import said_with_negation
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
+from sourcerer.synthesis.days import days_named, for_other_days
 from sourcerer.synthesis.draft import Draft
 from sourcerer.synthesis.scope import (
     ASKED_FREQUENCY,
@@ -553,6 +554,8 @@ class ExtractiveSynthesizer:
                 and fits_quantity(question, candidate.text) is not False
                 # "How much is the Team plan?": the Starter plan's price does not follow the Team plan's
                 and swapped_name(question, sources, candidate.text) is None
+                # "What time do you open at the weekend?": the hours from Monday to Friday do not follow the weekend's
+                and not for_other_days(question, candidate.text)
             )
             close = candidate.score >= second_ratio * ranked[0].score
             if same_topic and close and normalize(candidate.text) not in {normalize(c.text) for c in chosen}:
@@ -954,6 +957,21 @@ def asked_clock_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     return _first_stating(question, ranked, _ASKED_CLOCK, CLOCK_SAID, CLOCK_REACH)
 
 
+DAY_REACH = 5  # how far down the ranking a sentence for the asked day is looked for
+
+
+def asked_day_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
+    """The ranking with the first of the next best (`DAY_REACH`) that covers a day the question names put first, when
+    the best names only other days (`days.days_named`): "Are you open on weekends?" over a gym's hours was answered
+    "From Monday to Friday we are open from 6:00 to 22:00.", "À quelle heure ouvrez-vous le week-end ?" and
+    "周末几点开门？" alike, while the sentence for Saturdays and Sundays stood next. Where none does, the best stays:
+    "Monday to Saturday" answers whether it opens on Sundays."""
+    if len(ranked) < 2 or not for_other_days(question, ranked[0].text):
+        return ranked
+    asked = days_named(question)
+    return _first(ranked, next((s for s in ranked[1:DAY_REACH] if days_named(s.text) & asked), None))
+
+
 # the topic a Japanese question opens with ("夕食は何時までですか？"): two or more letters before は, no asking word
 _KANA_KANJI = "\u3400-\u9fff\u30a0-\u30ff\u3040-\u309f"  # a character class's ranges: kanji, katakana, hiragana
 _JAPANESE_TOPIC = re.compile(rf"^\s*(?P<topic>[{_KANA_KANJI}]{{2,12}}?)は(?!.*は)")
@@ -1136,7 +1154,7 @@ def asked_duration_first(question: str, ranked: list[ScoredSentence]) -> list[Sc
 
 
 # The rankings' plain readings of the question, in order (see each): the asked kind, a negation, a group of people, a limit, a
-# frequency, a length of time, a count, a time of day, a Japanese topic, a named procedure, an asked contact value, an asked number, a weight or age in a range
+# frequency, a length of time, a count, a time of day, a day of the week, a Japanese topic, a named procedure, an asked contact value, an asked number, a weight or age in a range
 READINGS = (
     asked_kind_first,
     asked_polarity_first,
@@ -1146,6 +1164,7 @@ READINGS = (
     asked_duration_first,
     asked_count_first,
     asked_clock_first,
+    asked_day_first,
     asked_topic_first,
     named_procedure_first,
     asked_value_first,

@@ -42,6 +42,7 @@ from sourcerer.injection import is_instruction
 from sourcerer.models import CharSpan, Passage
 from sourcerer.people import groups_mentioned, groups_named
 from sourcerer.sentences import ANSWER_LABEL, QUESTION_LABEL, is_question, row_cells, states_nothing
+from sourcerer.synthesis.days import days_named
 from sourcerer.text import (
     AGAINST_WORDS,
     CJK_LETTER,
@@ -233,7 +234,10 @@ def scope_mismatch(question: str, sources: Sequence[str], answer: Sequence[str])
     question asking yes or no ("Do you collect my IP address?"); None when the question names nothing missing, or
     the answer to a question asking for something names nothing else (a missing name beside it is left to the
     answer models), or says a thing of every place ("We ship worldwide.")."""
-    missing = missing_names(question, sources)
+    # a day is answered by the days an answer names (`days.days_named`): "From Monday to Friday …" says Tuesday's
+    # hours, and "The museum is open Tuesday to Sunday …" that it is closed on Mondays
+    schedule = bool(days_named(" ".join(answer)))
+    missing = [name for name in missing_names(question, sources) if not (schedule and days_named(name))]
     if not missing:
         return None
     asked = {_family(w) for w in _WORD.findall(question)}

@@ -9,23 +9,24 @@ register) and "Darf ich Ibuprofen mit Alkohol nehmen?" (take the tablets with wa
 the words a sentence shares, and the one such word was enough. A yes or a no needs the thing asked about; where
 the sources never mention it, the answer is about something else.
 
-What counts as the thing: a word of the question no source holds (`scope.source_vocabulary`: by its family, an
-edit apart, its parts, or with an ending of a letter or two: "feux" holds "feu"), that is not a function word nor a
+What counts as the thing: a word of the question no source holds (`scope.source_vocabulary`: by its family, an edit
+apart, its parts, or with an ending of a letter or two: "feux" holds "feu"), that is not a function word nor a
 preposition, a verb a yes-or-no question asks with (`_ASKING_VERBS`: "bring", "take", "mitnehmen", "prendre") or
-whether the thing is included or free, what it asks of the thing (`history.ATTRIBUTES`: "Is there a file size
-limit?"), people (`people.names_people`: "Darf meine Frau
-mitfahren?" over "Die Mitnahme von Personen …"; the group rules have their own check), a day where the answer names
-days or hours ("Is support available on weekends?" answered "Monday to Friday", "at night?" answered "24 hours a
-day"), a number, a past participle, or a French verb with its subject ("puis-je"). Eating and drinking are things
-too, which sources name as food and drink (`_KINDRED`: "Peut-on manger dans la bibliothèque ?" over a library's
-rules that name no food). In German only a capitalised noun, or the infinitive closing a question asked with a modal
-verb ("Kann ich das Rad irgendwo abstellen?"), and not one whose parts the sources hold ("Studentenrabatt" where they
-say "Rabatt") or that ends one of their words ("Löcher" in "Bohrlöcher"); in Arabic only a word with its article
-(ال), a noun. A sentence whose ages or weights hold the question's is said of what it asks ("For pets aged 9 and
+whether the thing is included, free, covered or refunded ("Les appareils auditifs sont-ils couverts ?" was answered
+"L'orthodontie est couverte …"), what it asks of the thing (`history.ATTRIBUTES`: "Is there a file size limit?"),
+people (`people.names_people`: "Darf meine Frau mitfahren?" over "Die Mitnahme von Personen …"; the group rules have
+their own check), a day where the answer names days or hours ("Is support available on weekends?" answered "Monday
+to Friday", "at night?" answered "24 hours a day"), a number, a past participle, or a French verb with its subject
+("puis-je"). Eating and drinking are things too, which sources name as food and drink (`_KINDRED`: "Peut-on manger
+dans la bibliothèque ?" over a library's rules that name no food). In German only a capitalised noun, or the
+infinitive closing a question asked with a modal verb ("Kann ich das Rad irgendwo abstellen?"), and not one whose
+parts the sources hold ("Studentenrabatt" where they say "Rabatt") or that ends one of their words ("Löcher" in
+"Bohrlöcher"); in Arabic only a word with its article (ال, or after a preposition written onto it: "بالدولار", in
+dollars), a noun. A sentence whose ages or weights hold the question's is said of what it asks ("For pets aged 9 and
 over …" answers "Is my 10 year old cat's claim reduced?"). What every source is about (`BACKGROUND_SENTENCES`): a
 word of their titles or of a label their passages share, or of that many of their sentences and headings or more
-(not FAQ questions), or the end of such a word ("Rad" of "StadtRad"). The quoted sentences themselves must share
-the rest, a pronoun ("il", "es") not counting: a word shared only with the heading over them says where to look, not
+(not FAQ questions), or the end of such a word ("Rad" of "StadtRad"). The quoted sentences themselves must share the
+rest, a pronoun ("il", "es") not counting: a word shared only with the heading over them says where to look, not
 that they speak of the thing ("¿Hay wifi a bordo?" was answered "El barco dispone de cafetería …" under "A bordo").
 
 Designed over the 78 documents of our exploratory use (1,255 questions in seven languages): 44 wrong answers refused
@@ -85,6 +86,9 @@ _ASKING_VERBS = frozenset(
     include included includes inclus incluse inclut compris comprise incluido incluida incluidos incluidas incluye
     incluyen inbegriffen enthalten inklusive free gratuit gratuite gratis gratuito gratuita kostenlos kostenfrei
     مجاني مجانا مجانيه مشمول مشموله يشمل
+    covered cover covers couvert couverte couverts couvertes rembourse remboursee rembourses remboursees
+    cubierto cubierta cubiertos cubiertas cubre reembolsado reembolsada reembolsados reembolsadas versichert
+    abgedeckt erstattet
     """.split()
 )
 # eating and drinking, which a question asks as a verb and sources name as a thing ("Can I eat in the galleries?"
@@ -108,6 +112,8 @@ _PREPOSITIONS = PREPOSITIONS | frozenset("con en hasta desde sous without".split
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _ASKED_WITH_SUBJECT = re.compile(r"-(?:t-)?(?:je|il|elle|on|ils|elles|nous|vous|tu)$")  # "puis-je", "a-t-il"
 _ARABIC = re.compile("[\u0600-\u06ff]")
+# the article, alone or after the prepositions and conjunctions written onto it: "بالدولار" (in dollars), "للطلاب"
+_ARABIC_ARTICLE = ("ال", "بال", "وال", "فال", "كال", "لل")
 # a question asked as one ("Purpose of Telnet", "Los cilios pueden agacharse." are titles and statements), and not
 # one that asks what with an elided "que" ("Qu'émet le coeur de la galaxie ?") or a request ("Citer la première
 # désignation …?", "Name one …?"), which `asks_yes_or_no` does not read
@@ -167,7 +173,7 @@ def _unmentioned(question: str, sources: list[str], *, german: bool) -> list[str
             continue
         if _ASKED_WITH_SUBJECT.search(folded) or folded.endswith("ed") or any(c.isdigit() for c in word):
             continue
-        if _ARABIC.search(word) and not folded.startswith("ال"):
+        if _ARABIC.search(word) and not folded.startswith(_ARABIC_ARTICLE):
             continue  # a verb or a particle as often as a noun: "هل تقبلون التأمين؟" (do you accept insurance)
         if german and (at == 0 or not (word[0].isupper() or _asked_activity(question, match, held)) or _parts_known(folded, families) or _ends_a_compound(folded, held)):
             continue
