@@ -1606,6 +1606,52 @@ def test_a_question_asking_what_time_is_answered_by_the_sentence_that_states_one
     assert said in answer.answer, answer.answer
 
 
+@pytest.mark.parametrize(
+    ("question", "text", "said", "not_said"),
+    [
+        (
+            "Muss meine Katze gegen Tollwut geimpft sein?",
+            "## Impfungen\nHunde müssen gegen Staupe, Parvovirose und Tollwut geimpft sein.\n"
+            "Katzen müssen gegen Katzenseuche und Katzenschnupfen geimpft sein.\nDer Impfpass ist bei der Ankunft vorzulegen.",
+            "Katzen müssen",
+            "Hunde",
+        ),
+        (
+            "Must my cat be vaccinated against rabies?",
+            "## Vaccinations\nDogs must be vaccinated against distemper, parvovirus and rabies every year.\n"
+            "Cats must be vaccinated against cat flu and enteritis every year.\nBring the vaccination record on arrival.",
+            "Cats must",
+            "Dogs",
+        ),
+    ],
+)
+def test_a_rule_said_of_another_subject_gives_way_to_the_asked_ones(question, text, said, not_said):
+    """Found trying a boarding kennel's terms as a user: "Muss meine Katze gegen Tollwut geimpft sein?" was answered
+    "Hunde müssen gegen Staupe, Parvovirose und Tollwut geimpft sein." (it names rabies), while the cats' rule, which
+    says the same of cats and names no rabies, stood next."""
+    kennel = [{"text": text, "source": "kennel.md"}, {"text": "## Prices\nA night costs 25 euros.", "source": "kennel.md"}]
+    answer = ask(question, passages=kennel, chat="extractive")
+    assert answer.answer.startswith(said) and not_said not in answer.answer, answer.answer
+
+
+def test_a_pronoun_is_no_other_subject_nor_what_a_question_asks_for():
+    """Read over the training QA sets' gold paragraphs: "Il peut, sur sa demande, être admis à jouir des droits de
+    citoyen français" (the answer) was dropped as said of another subject than "L'indigène musulman" before it, and
+    "¿Qué campo …?" asks for a field: a sentence opening with "Los campos" is no better for it."""
+    from sourcerer.synthesis.scope import other_subject
+
+    question = "Est-ce qu'un indigène musulman peut avoir les droits d'un citoyen français ?"
+    said = "Il peut, sur sa demande, être admis à jouir des droits de citoyen français."
+    assert other_subject(question, said, "L'indigène musulman est français et peut avoir des droits.") is None
+    passage = (
+        "Una distinción clave entre el análisis de algoritmos y la teoría de la complejidad computacional es que el "
+        "primero analiza los recursos de un problema, mientras que la segunda estudia todos los algoritmos posibles. "
+        "Los campos relacionados con la teoría son el análisis de algoritmos y la teoría de la computabilidad."
+    )
+    answer = ask("¿Qué campo estudia todos los algoritmos posibles?", passages=[{"text": passage, "source": "doc"}], chat="extractive")
+    assert answer.answer.startswith("Una distinción"), answer.answer
+
+
 _GYM_HOURS = {
     "en": "## Opening hours\nFrom Monday to Friday we are open from 6:00 to 22:00.\nOn Saturdays and Sundays we are open from 8:00 to 20:00.",
     "fr": "## Horaires\nDu lundi au vendredi, la salle est ouverte de 6 h à 22 h.\nLe samedi et le dimanche, elle est ouverte de 8 h à 20 h.",

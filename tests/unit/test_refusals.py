@@ -371,3 +371,39 @@ def test_an_arabic_noun_after_a_preposition_written_onto_its_article_is_a_thing(
     unnamed = answer_misses_thing("هل يمكنني فتح حساب بالدولار؟", bank, quoted)
     assert unnamed is not None and unnamed.missing == ["بالدولار"], unnamed
     assert answer_misses_thing("هل يمكنني فتح حساب بالبطاقة؟", bank, quoted) is None  # the card is named
+
+
+_GYM_NOTES = "# 力健健身中心 会员须知\n\n## 设施\n中心设有游泳池和桑拿房。\n储物柜免费使用，需自带锁。\n\n## 课程\n私教课每节300元。"
+_LIBRARY_RULES = "# 市立图书馆 借阅规则\n\n## 借阅\n每张借书证最多可借10册图书，借期30天。\n图书可续借一次，续借期为15天。"
+_SCHOOL = "# 青葉英会話スクール\n\n## 料金\n入会金は11,000円です。\n家族で入会すると入会金が半額になります。"
+_SECURITY = "# 安全\n\n## 账户\n密码长度至少为十四位。\n所有账户必须开启双因素认证。"
+_BREAKFAST = "# 海景酒店\n\n## 早餐\n早餐在一楼自助餐厅供应，时间为早上6点半至10点。\n早餐价格为每位88元，身高1.2米以下儿童免费。"
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "quoted", "missing"),
+    [
+        ("有篮球场吗？", _GYM_NOTES, "中心设有游泳池和桑拿房。", ["篮球场"]),
+        ("有游泳池吗？", _GYM_NOTES, "中心设有游泳池和桑拿房。", None),
+        ("可以借DVD吗？", _LIBRARY_RULES, "每张借书证最多可借10册图书，借期30天。", ["DVD"]),
+        ("可以续借吗？", _LIBRARY_RULES, "图书可续借一次，续借期为15天。", None),
+        ("教材費はかかりますか？", _SCHOOL, "家族で入会すると入会金が半額になります。", ["教材費"]),
+        # a letter of the missing word in the answer: the same thing in other words (认证 for 验证)
+        ("登录需要第二重验证吗？", _SECURITY, "所有账户必须开启双因素认证。", None),
+        # "吃" alone between two known words, and "带" of 宽带 (broadband) no asking word there
+        ("小孩吃早餐收费吗？", _BREAKFAST, "早餐价格为每位88元，身高1.2米以下儿童免费。", None),
+        ("几点吃早餐？", _BREAKFAST, "早餐在一楼自助餐厅供应，时间为早上6点半至10点。", None),  # asks for something
+    ],
+)
+def test_a_chinese_or_japanese_question_about_a_thing_no_source_mentions(question, text, quoted, missing):
+    """Found trying a Chinese gym's member notes as a user: "有篮球场吗？" (is there a basketball court?) was answered
+    "中心设有游泳池和桑拿房。" (a pool and a sauna), and "可以借DVD吗？" over a library's rules with the ten books a card
+    may borrow. Chinese and Japanese questions asking yes or no were not read for the thing they ask about; their
+    words, not written apart, are the runs of letters no character pair of the sources covers."""
+    from sourcerer.models import CharSpan, Passage
+    from sourcerer.synthesis.unnamed import answer_misses_thing
+
+    passages = [Passage(text=text, source="doc.md"), Passage(text="## 其他\n请保持安静。", source="doc.md")]
+    start = text.index(quoted)
+    unnamed = answer_misses_thing(question, passages, {1: [CharSpan(start=start, end=start + len(quoted))]})
+    assert (unnamed.missing if unnamed else None) == missing, unnamed

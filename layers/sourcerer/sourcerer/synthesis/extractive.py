@@ -68,6 +68,7 @@ from sourcerer.synthesis.scope import (
     is_german,
     missing_value,
     other_kind,
+    other_subject,
     source_texts,
     swapped_name,
     without_quantities,
@@ -556,6 +557,8 @@ class ExtractiveSynthesizer:
                 and swapped_name(question, sources, candidate.text) is None
                 # "What time do you open at the weekend?": the hours from Monday to Friday do not follow the weekend's
                 and not for_other_days(question, candidate.text)
+                # "Muss meine Katze gegen Tollwut geimpft sein?": the dogs' vaccines do not follow the cats'
+                and other_subject(question, candidate.text, ranked[0].text) is None
             )
             close = candidate.score >= second_ratio * ranked[0].score
             if same_topic and close and normalize(candidate.text) not in {normalize(c.text) for c in chosen}:
@@ -794,6 +797,17 @@ def asked_kind_first(question: str, ranked: list[ScoredSentence]) -> list[Scored
     # permits" under "Refunds"); in another section it says the pair of something else ("apply for a residents' permit")
     section = (best.passage, best.section)
     return _first(ranked, next((r for r in ranked[1:KIND_REACH] if (r.passage, r.section) == section and holds_asked_pair(question, best.text, r.text)), None))
+
+
+def asked_subject_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
+    """The ranking with the first of the next best (`KIND_REACH`) put first whose subject the question asks about,
+    when the best says the same of another (`scope.other_subject`): "Muss meine Katze gegen Tollwut geimpft sein?"
+    was answered with the dogs' vaccines, while the cats' stood next. A question asking yes or no only: one asking
+    for something names what it asks for ("¿Qué campo …?" asks for a field, and a sentence on related fields went
+    first)."""
+    if not ranked or not asks_yes_or_no(question):
+        return ranked
+    return _first(ranked, next((r for r in ranked[1:KIND_REACH] if other_subject(question, ranked[0].text, r.text)), None))
 
 
 def asked_polarity_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
@@ -1153,10 +1167,11 @@ def asked_duration_first(question: str, ranked: list[ScoredSentence]) -> list[Sc
     )
 
 
-# The rankings' plain readings of the question, in order (see each): the asked kind, a negation, a group of people, a limit, a
+# The rankings' plain readings of the question, in order (see each): the asked kind, the asked subject, a negation, a group of people, a limit, a
 # frequency, a length of time, a count, a time of day, a day of the week, a Japanese topic, a named procedure, an asked contact value, an asked number, a weight or age in a range
 READINGS = (
     asked_kind_first,
+    asked_subject_first,
     asked_polarity_first,
     asked_group_first,
     asked_limit_first,

@@ -533,6 +533,56 @@ def other_kind(question: str, sentence: str, rival: str) -> str | None:
     return None
 
 
+FRAME_WORDS = 2  # the words besides their subjects two sentences share for one to say of another what the other says
+
+
+def other_subject(question: str, sentence: str, rival: str) -> str | None:
+    """The subject of `rival` the question asks about, when `sentence` says the same of another: "Muss meine Katze
+    gegen Tollwut geimpft sein?" over a boarding kennel's rules ranked "Hunde müssen gegen Staupe, Parvovirose und
+    Tollwut geimpft sein." (its rabies) above "Katzen müssen gegen Katzenseuche und Katzenschnupfen geimpft sein.".
+    A subject is a sentence's first index term; the two sentences share `FRAME_WORDS` others or more. Latin script."""
+    if _NOT_LATIN.search(question):
+        return None
+    said, other = [family(t) for t in terms(sentence)], [family(t) for t in terms(rival)]
+    subject, rival_subject = _opening_word(sentence), _opening_word(rival)
+    if subject is None or rival_subject is None:
+        return None
+    # German writes a noun capitalised, and the subject asked about is one ("Katze", not "nehmen")
+    german = is_german(question)
+    asked = [family(t) for w in _WORD.findall(question) if not german or w[0].isupper() for t in terms(w)]
+    if _among(subject, asked) or not _among(rival_subject, asked) or _among(rival_subject, said):
+        return None
+    if len(rival_subject) >= 4 and any(rival_subject in normalize(w) for w in _WORD.findall(sentence)):
+        return None  # a compound that holds the asked one ("Kaltmiete" for "Miete") says it
+    # the words besides the subjects, of four letters or more: German keeps "die", "bis", "zum" as index terms
+    frame = {w for w in said if w != subject and len(w) >= 4 and w.isalpha() and _among(w, [o for o in other if o != rival_subject])}
+    return rival_subject if len(frame) >= FRAME_WORDS else None
+
+
+def _opening_word(sentence: str) -> str | None:
+    """The family of a sentence's first word after its articles, its subject where it opens with one ("Hunde müssen
+    …", "The Pro plan …"); None where that word is no index term ("Ohne ärztlichen Rat …", "If …")."""
+    words = [normalize(w) for w in _WORD.findall(sentence)[:SUBJECT_WORDS]]
+    while words and words[0] in _OPENING_ARTICLES:
+        words.pop(0)
+    said = terms(words[0]) if words and words[0] not in PREPOSITIONS | _CIRCUMSTANTIAL | _SUBJECT_PRONOUNS else []
+    return family(said[0]) if len(said) == 1 else None
+
+
+# a pronoun subject stands for the one before it ("Il peut, sur sa demande, être admis …" after "L'indigène musulman
+# est français …"), no other subject (folded)
+_SUBJECT_PRONOUNS = frozenset("it they he she this these il elle ils elles on er sie es el ella ellos ellas esto".split())
+
+
+_OPENING_ARTICLES = frozenset("the a an le la les l un une des der die das den ein eine el los las una unos unas".split())
+
+
+def _among(word: str, words: Sequence[str]) -> bool:
+    """Whether `word` is one of `words`, by family or one the start of the other ("katz" of "Katze", "katze" of
+    "Katzen")."""
+    return any(w == word or (min(len(w), len(word)) >= 4 and (w.startswith(word) or word.startswith(w))) for w in words)
+
+
 def holds_asked_pair(question: str, sentence: str, rival: str) -> bool:
     """Whether `rival` holds a pair of words the question asks with ("visitor permits"), where `sentence` holds
     the thing without its kind: "Can I get a refund on visitor permits?" over a council's permit rules ranked "If
