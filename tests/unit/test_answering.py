@@ -1652,6 +1652,33 @@ def test_a_pronoun_is_no_other_subject_nor_what_a_question_asks_for():
     assert answer.answer.startswith("Una distinción"), answer.answer
 
 
+def test_an_impersonal_it_leans_on_no_sentence_before_it():
+    """Found trying a village hall's hire terms as a user: "Peut-on fumer dans la salle ?" was answered "Le ménage est
+    à la charge du locataire. Il est interdit de fumer dans la salle.": "Il est interdit de …" (it is forbidden to)
+    was read as leaning on the sentence before it, which was said first."""
+    rules = [{"text": "## Règles\nLa musique doit s'arrêter à 2 heures du matin.\nLe ménage est à la charge du locataire.\n"
+              "Il est interdit de fumer dans la salle.", "source": "salle.md"},
+             {"text": "## Tarifs\nLa location pour un week-end coûte 450 euros.", "source": "salle.md"}]
+    answer = ask("Peut-on fumer dans la salle ?", passages=rules, chat="extractive")
+    assert answer.answer.startswith("Il est interdit de fumer") and "ménage" not in answer.answer, answer.answer
+
+
+def test_whether_a_thing_is_included_is_answered_by_its_price_or_refused():
+    """Found trying a business hotel's guest information as a user: "Is breakfast included?" was answered "Breakfast is
+    served from 6:30am to 10am …", which says nothing of paying, while "Breakfast costs 18 euros per person." came
+    right after it; and "¿Está incluida la limpieza?" over a flat's rules with the smoking ban. Whether a thing is
+    included asks what it costs, as whether it is free does."""
+    hotel = [{"text": "## Breakfast\nBreakfast is served from 6:30am to 10am on weekdays and until 11am at weekends.\n"
+              "Breakfast costs 18 euros per person.", "source": "hotel.md"},
+             {"text": "## Parking\nThe hotel garage costs 22 euros per night.", "source": "hotel.md"}]
+    answer = ask("Is breakfast included?", passages=hotel, chat="extractive")
+    assert answer.answer.startswith("Breakfast costs 18 euros"), answer.answer
+    flat = [{"text": "## Normas\nEstá prohibido fumar en todo el edificio.\nLas mascotas no están permitidas.", "source": "piso.md"},
+            {"text": "## Precio\nEl alquiler cuesta 900 euros al mes.", "source": "piso.md"}]
+    answer = ask("¿Está incluida la limpieza?", passages=flat, chat="extractive")
+    assert answer.refused, answer.answer
+
+
 _GYM_HOURS = {
     "en": "## Opening hours\nFrom Monday to Friday we are open from 6:00 to 22:00.\nOn Saturdays and Sundays we are open from 8:00 to 20:00.",
     "fr": "## Horaires\nDu lundi au vendredi, la salle est ouverte de 6 h à 22 h.\nLe samedi et le dimanche, elle est ouverte de 8 h à 20 h.",

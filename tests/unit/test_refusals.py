@@ -407,3 +407,33 @@ def test_a_chinese_or_japanese_question_about_a_thing_no_source_mentions(questio
     start = text.index(quoted)
     unnamed = answer_misses_thing(question, passages, {1: [CharSpan(start=start, end=start + len(quoted))]})
     assert (unnamed.missing if unnamed else None) == missing, unnamed
+
+
+_CLINIC = """# مركز الشفاء الطبي
+
+## المواعيد
+يمكن حجز المواعيد عبر الهاتف أو التطبيق.
+
+## التأمين
+يقبل المركز بطاقات التأمين الصحي من الشركات المتعاقدة."""
+
+
+@pytest.mark.parametrize(
+    ("question", "quoted", "missing"),
+    [
+        ("هل يوجد صيدلية في المركز؟", "يقبل المركز", ["صيدلية"]),  # is there a pharmacy in the centre?
+        ("هل يمكن الدفع بالبطاقة؟", "يمكن حجز", ["الدفع"]),  # can one pay by card? ("يمكن", can, only asks)
+        ("هل يمكن حجز موعد عبر التطبيق؟", "يمكن حجز", None),
+    ],
+)
+def test_an_arabic_thing_after_is_there_and_can_only_asking(question, quoted, missing):
+    """Found trying an Arabic clinic's patient information as a user: "هل يوجد صيدلية في المركز؟" was answered with
+    the insurance cards accepted (a noun after "يوجد", is there, has no article), and "هل يمكن الدفع بالبطاقة؟" with
+    booking by phone or app, which shared only "يمكن" (can)."""
+    from sourcerer.models import CharSpan, Passage
+    from sourcerer.synthesis.unnamed import answer_misses_thing
+
+    clinic = [Passage(text=_CLINIC, source="clinic.md"), Passage(text="## المختبر\nتظهر نتائج التحاليل خلال 24 ساعة.", source="clinic.md")]
+    start = _CLINIC.index(quoted)
+    unnamed = answer_misses_thing(question, clinic, {1: [CharSpan(start=start, end=_CLINIC.index("\n", start) if "\n" in _CLINIC[start:] else len(_CLINIC))]})
+    assert (unnamed.missing if unnamed else None) == missing, unnamed

@@ -1045,9 +1045,14 @@ def asked_value_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     the answer, but "インフルエンザの予防接種は10月から1月まで行っています。料金は大人3,500円…" gives the price of what
     the best is about (Japanese leaves out a topic already said)."""
     kind = asked_value(question)
-    if kind == "money" and ranked and not holds_value(kind, ranked[0].text):
+    if kind in ("money", "charge") and ranked and not holds_value(kind, ranked[0].text):
         following = _beside(ranked[0], ranked, after=True)
-        return _first(ranked, following if following in ranked[1:KIND_REACH] and holds_value(kind, following.text) else None)
+        # whether a thing is paid for or included is said by its price too, where the sentence names the thing: "Is
+        # breakfast included?" was answered "Breakfast is served from 6:30am to 10am …", while "Breakfast costs 18
+        # euros per person." came right after it ("El registro es gratuito …" is no answer to "¿Tengo que pagar la
+        # gasolina?")
+        named = kind == "money" or (following is not None and bool(set(passage_terms(question)) & set(passage_terms(following.text))))
+        return _first(ranked, following if following in ranked[1:KIND_REACH] and holds_value(kind, following.text) and named else None)
     if kind not in CONTACT_VALUES:
         return ranked
     return _first_holding(ranked, KIND_REACH, lambda text: holds_value(kind, text))
@@ -1227,9 +1232,18 @@ def _leaned_on(best: ScoredSentence, analysis: Analysis) -> list[ScoredSentence]
     return [before] if before is not None else []
 
 
+# an impersonal "it" leans on nothing: "Il est interdit de fumer dans la salle." (it is forbidden to smoke) was said
+# after the sentence before it ("Le ménage est à la charge du locataire."), that one first; folded
+_IMPERSONAL = re.compile(
+    r"(?:il|it)\s+(?:est|is|n'est|isn't|etait|was)\s+(?:(?:pas|not|tout|strictly|strictement)\s+)?\w+\s+(?:de|d'|to)\b|"
+    r"il\s+(?:faut|y\s+a|n'y\s+a)\b|es\s+gibt\b"
+)
+
+
 def _leans_back(sentence: str) -> bool:
-    words = normalize(sentence).split()
-    return bool(words) and words[0].strip(",;:") in _LEANING
+    folded = normalize(sentence)
+    words = folded.split()
+    return bool(words) and words[0].strip(",;:") in _LEANING and not _IMPERSONAL.match(folded)
 
 
 def _with_lead_in(sentence: ScoredSentence, text: str, leads: dict[tuple[int, int], tuple[int, int]]) -> str:

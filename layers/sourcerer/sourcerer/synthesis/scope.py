@@ -1837,7 +1837,11 @@ _ASKED_CHARGE = re.compile(
     r"est-ce (?:payant|gratuit)|(?:est|sont)-(?:il|elle|ils|elles) (?:payant|gratuit)e?s?\b|c'est (?:payant|gratuit)|"
     r"(?:faut-il|dois-je|doit-on) payer\b|(?:es|son) (?:gratis|gratuit[oa]s?)\b|(?:hay|tengo) que pagar\b|se paga\b|"
     r"(?:kostet|kosten) (?:das|es|sie) (?:etwas|extra)\b|(?:ist|sind) (?:\w+ ){1,5}?(?:kostenlos|kostenpflichtig|gratis)\b|"
-    r"muss ich (?:\w+ ){0,5}?(?:be)?zahlen\b)|"
+    r"muss ich (?:\w+ ){0,5}?(?:be)?zahlen\b|"
+    # whether it is included: "Is breakfast included?", "Le ménage est-il inclus ?", "¿Está incluido el desayuno?"
+    r"(?:is|are) (?:\w+ ){1,5}?included\b(?=\s*(?:\?|$|in the (?:price|rate|fee|cost)))|"
+    r"(?:est|sont)-(?:il|elle|ils|elles) (?:inclus|compris)e?s?\b|(?:esta|estan) incluid[oa]s?\b|"
+    r"(?:ist|sind) (?:\w+ ){1,5}?(?:inbegriffen|inklusive)\b(?=\s*(?:\?|$)))|"
     r"要钱|收费吗|免费吗|要收费|要付费|花钱|無料ですか|有料ですか|(?:お金|料金)(?:は|が)かかり|هل [^؟?]{0,40}مجان|هل (?:هناك|توجد|يوجد) رسوم"
 )
 # ... and what says a thing is paid for or included, beside an amount or what costs nothing
