@@ -154,8 +154,9 @@ _MODALS_WITH_SUBJECT = frozenset(
 )
 # a French verb with its subject after it, which asks ("puis-je", "a-t-il", "est-elle"): no topic
 _WITH_SUBJECT = re.compile(r"-(?:t-)?(?:je|tu|il|elle|on|nous|vous|ils|elles)$")
-# a German question asked with a modal closes with its verb: "Kann ich eine Geige mieten?"
-_GERMAN_MODAL = re.compile(r"\W*(?:kann|konnen|darf|durfen|muss|mussen|soll|sollen)\s+(?:ich|wir|man|mein\w*|unser\w*)\b")
+# a German question asked with a modal (folded), which closes with its verb: "Kann ich eine Geige mieten?"
+GERMAN_MODAL = re.compile(r"\W*(?:kann|konnen|darf|durfen|muss|mussen|soll|sollen)\b")
+_GERMAN_MODAL_AND_SUBJECT = re.compile(GERMAN_MODAL.pattern + r"\s+(?:ich|wir|man|mein\w*|unser\w*)\b")
 _ASKING_WHO = frozenset("who wer qui quien".split())
 _ARTICLES = frozenset("the a an la le les l der die das dem den el los las un une uno una ein eine".split())
 # days of the week, weekdays and weekends (folded), singular and plural, in the languages the answer models know, and
@@ -272,7 +273,7 @@ def _topic_words(question: str, run: list[re.Match[str]]) -> list[re.Match[str]]
     # the subject of "does": "How many seats does the Team plan include?" ends with its verb, while "What uptime do
     # you guarantee on the Standard plan?" ends with a thing after its preposition
     does = _word_before(question, run) in {"do", "does", "did"}
-    closing_verb = does or bool(_GERMAN_MODAL.match(normalize(question)))  # "Kann ich eine Geige mieten?"
+    closing_verb = does or bool(_GERMAN_MODAL_AND_SUBJECT.match(normalize(question)))  # "Kann ich eine Geige mieten?"
     if words and (_is_participle(words[-1].group()) or (closing_verb and last_word_of_question and len(words) > 1)):
         words = words[:-1]  # "How long are audit logs retained?", "How many seats does the Team plan include?"
     return words

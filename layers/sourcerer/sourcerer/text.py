@@ -68,6 +68,7 @@ _CJK = (
     "\u31f0-\u31ff\uff66-\uff9f"
 )
 CJK_LETTER = re.compile(f"[{_CJK}]")  # a letter of a script written without spaces between words
+HIRAGANA = re.compile("[\u3040-\u309f]")  # a Japanese verb's ending or a particle, no word of a thing
 _SEA = "\u0e00-\u0e7f\u0e80-\u0eff\u1780-\u17ff\u1000-\u109f"  # thai, lao, khmer, myanmar
 _TOKEN = re.compile(
     rf"(?P<cjk>[{_CJK}]+)|(?P<sea>[{_SEA}]+)|(?P<num>\d+(?:[.,:]\d+)*)|(?P<word>[^\W\d_{_CJK}{_SEA}]+(?:['’][^\W\d_]+)?)"
@@ -162,9 +163,9 @@ _DERIVATIONAL = (
 _NOT_DERIVED = frozenset({"currency", "currencies"})  # an ending above would make them another word: "current"
 
 
-# Light10 (Larkey, Ballesteros and Connell, "Light Stemming for Arabic Information Retrieval", 2007), on text
-# already normalised (teh marbuta is ه there, so ية and ة are يه and ه).
-_AR_ARTICLES = ("وال", "بال", "كال", "فال", "لل", "ال")
+# Light10 (Larkey, Ballesteros and Connell, "Light Stemming for Arabic Information Retrieval", 2007), on normalised
+# text (teh marbuta is ه there, so ية and ة are يه and ه); the article, alone or with a preposition on it ("بال", "لل")
+ARABIC_ARTICLES = ("وال", "بال", "كال", "فال", "لل", "ال")
 _AR_SUFFIXES = ("ها", "ان", "ات", "ون", "ين", "يه", "ه", "ي")
 
 
@@ -173,7 +174,7 @@ def arabic_stem(word: str) -> str:
     each suffix of the list in order when two remain. "والمكتبات" and "مكتبه" both become "مكتب"."""
     if word.startswith("و") and len(word) >= 4:
         word = word[1:]
-    for article in _AR_ARTICLES:
+    for article in ARABIC_ARTICLES:
         if word.startswith(article) and len(word) - len(article) >= 2:
             word = word[len(article) :]
             break

@@ -74,7 +74,7 @@ from sourcerer.synthesis.scope import (
     without_quantities,
 )
 from sourcerer.synthesis.unnamed import answer_misses_thing
-from sourcerer.text import digit_numbers, family, names_all, normalize, passage_terms, terms
+from sourcerer.text import HIRAGANA, digit_numbers, family, names_all, normalize, passage_terms, terms
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
 _TIME_WORDS = re.compile(
@@ -1133,8 +1133,6 @@ def _first(ranked: list[ScoredSentence], sentence: ScoredSentence | None) -> lis
     return ranked if sentence is None or sentence is ranked[0] else [sentence, *(s for s in ranked if s is not sentence)]
 
 
-# a pair with hiragana is a verb's ending or a particle ("でき", "ます", "場は"), no word of what is asked
-_HIRAGANA = re.compile(r"[\u3040-\u309f]")
 
 
 DURATION_REACH = 3  # how far down the ranking a sentence stating the length of time asked is looked for
@@ -1152,7 +1150,7 @@ def asked_duration_first(question: str, ranked: list[ScoredSentence]) -> list[Sc
     kind = asked_value(question)
     if kind not in ("duration", "length") or len(ranked) < 2 or holds_value(kind, ranked[0].text):
         return ranked
-    asked = {family(t) for t in terms(question) if not _HIRAGANA.search(t)}
+    asked = {family(t) for t in terms(question) if not HIRAGANA.search(t)}  # a pair with hiragana names nothing asked
 
     def held(sentence: ScoredSentence) -> set[str]:
         return asked & {family(t) for t in terms(sentence.text)}

@@ -137,7 +137,7 @@ def latin_runs(text: str) -> list[list[str]]:
 LATIN_LIKENESS = 0.8  # how alike (difflib's ratio) a Latin word of the question and one of a source must be to be one
 
 
-def _missing_latin_runs(question: str, sources: Sequence[str]) -> list[str]:
+def missing_latin_runs(question: str, sources: Sequence[str]) -> list[str]:
     """`missing_names` of a question in another script: what it writes in Latin letters that no source holds, as a
     word, inside one ("SO/TS" in "ISO/TS"), by its first letters ("NSFNET" over "NSF网络") or misspelt ("ableine" for
     "Abilene")."""
@@ -189,7 +189,7 @@ def missing_names(question: str, sources: Sequence[str]) -> list[str]:
         known = source_vocabulary(sources)
         return [m["place"] for m in _GERMAN_PLACE.finditer(question) if not known.mentions([m["place"]])]
     if not _names_by_capitals(question):
-        return _missing_latin_runs(question, sources) if _OTHER_SCRIPT.search(question) else []
+        return missing_latin_runs(question, sources) if _OTHER_SCRIPT.search(question) else []
     # a group of people is no name, capitalised or not: "Fahren Babys kostenlos?" (no German function word to tell it
     # German by) was refused for the name "Babys" beside "Kinder unter 6 Jahren fahren kostenlos."; `missing_group`
     # reads groups
@@ -236,8 +236,9 @@ def scope_mismatch(question: str, sources: Sequence[str], answer: Sequence[str])
     answer models), or says a thing of every place ("We ship worldwide.")."""
     # a day is answered by the days an answer names (`days.days_named`): "From Monday to Friday …" says Tuesday's
     # hours, and "The museum is open Tuesday to Sunday …" that it is closed on Mondays
-    schedule = bool(days_named(" ".join(answer)))
-    missing = [name for name in missing_names(question, sources) if not (schedule and days_named(name))]
+    missing = missing_names(question, sources)
+    if any(days_named(name) for name in missing) and days_named(" ".join(answer)):
+        missing = [name for name in missing if not days_named(name)]
     if not missing:
         return None
     asked = {_family(w) for w in _WORD.findall(question)}

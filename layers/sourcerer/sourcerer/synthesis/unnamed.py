@@ -57,7 +57,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sourcerer.history import ATTRIBUTES, says_day
+from sourcerer.history import ATTRIBUTES, GERMAN_MODAL, says_day
 from sourcerer.models import CharSpan, Passage
 from sourcerer.people import names_people
 from sourcerer.sentences import is_question
@@ -68,11 +68,12 @@ from sourcerer.synthesis.scope import (
     asks_yes_or_no,
     fits_quantity,
     is_german,
+    missing_latin_runs,
     quoted_sentences,
     source_texts,
     source_vocabulary,
 )
-from sourcerer.text import CJK_LETTER, FAMILY_LETTERS, STOPWORDS, family, normalize, terms
+from sourcerer.text import ARABIC_ARTICLES, CJK_LETTER, FAMILY_LETTERS, HIRAGANA, STOPWORDS, family, normalize, terms
 
 # a word in this many sentences of the sources or more is what they are about; set on the documents of our
 # exploratory use (see the module docstring), not held out
@@ -124,8 +125,6 @@ _PREPOSITIONS = PREPOSITIONS | frozenset("con en hasta desde sous without".split
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _ASKED_WITH_SUBJECT = re.compile(r"-(?:t-)?(?:je|il|elle|on|ils|elles|nous|vous|tu)$")  # "puis-je", "a-t-il"
 _ARABIC = re.compile("[\u0600-\u06ff]")
-# the article, alone or after the prepositions and conjunctions written onto it: "بالدولار" (in dollars), "للطلاب"
-_ARABIC_ARTICLE = ("ال", "بال", "وال", "فال", "كال", "لل")
 # "is there": the word after it is a noun, with its article or not ("هل يوجد صيدلية في المركز؟", is there a pharmacy)
 _ARABIC_THERE_IS = frozenset("يوجد توجد هناك".split())
 # a question asked as one ("Purpose of Telnet", "Los cilios pueden agacharse." are titles and statements), and not
@@ -194,12 +193,12 @@ def _unmentioned(question: str, sources: list[str], *, german: bool) -> list[str
     for at, match in enumerate(_WORD.finditer(question)):
         word = match.group()
         folded, after = normalize(word), previous
-        previous = normalize(word)
+        previous = folded
         if folded in STOPWORDS or folded in _PREPOSITIONS or folded in _ASKING_VERBS or folded in kindred or folded in ATTRIBUTES or names_people(word) or not terms(word) or len(folded) < 3:
             continue
         if _ASKED_WITH_SUBJECT.search(folded) or folded.endswith("ed") or any(c.isdigit() for c in word):
             continue
-        if _ARABIC.search(word) and not folded.startswith(_ARABIC_ARTICLE) and after not in _ARABIC_THERE_IS:
+        if _ARABIC.search(word) and not folded.startswith(ARABIC_ARTICLES) and after not in _ARABIC_THERE_IS:
             continue  # a verb or a particle as often as a noun: "هل تقبلون التأمين؟" (do you accept insurance)
         if german and (at == 0 or not (word[0].isupper() or _asked_activity(question, match, held)) or _parts_known(folded, families) or _ends_a_compound(folded, held)):
             continue
@@ -222,8 +221,6 @@ _CJK_ASKING_WORDS = re.compile(
 # and the letters that do on their own (have, can, bring, use, particles), unless the sources hold them in a word
 # with the next or the one before: "带" is bring, and part of "宽带" (broadband)
 _CJK_ASKING_LETTERS = frozenset("吗嗎呢吧么我你您可能要有没是的了在会还也都带用进去来")
-_HIRAGANA = re.compile("[\u3040-\u309f]")
-_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]+")
 
 
 def asks_yes_or_no_cjk(question: str) -> bool:
@@ -239,7 +236,7 @@ def _cjk_content(question: str, pair: str) -> bool:
     """Whether a character pair of the question is part of what it names: no hiragana (a verb's ending, a particle),
     not within nor across a word it asks with (`_CJK_ASKING_WORDS`), nor made of letters that ask alone."""
     at = question.find(pair)
-    if at < 0 or _HIRAGANA.search(pair) or not CJK_LETTER.search(pair) or set(pair) <= _CJK_ASKING_LETTERS:
+    if at < 0 or HIRAGANA.search(pair) or not CJK_LETTER.search(pair) or set(pair) <= _CJK_ASKING_LETTERS:
         return False
     return not {at, at + 1} & _asking_span(question)
 
@@ -247,8 +244,8 @@ def _cjk_content(question: str, pair: str) -> bool:
 def _unmentioned_cjk(question: str, sources: list[str]) -> list[str]:
     """The runs of two letters or more of a Chinese or Japanese question that no character pair the sources hold
     covers, outside the words it asks with and the people it names ("篮球场" of "有篮球场吗？" over a gym's notes), and
-    the words in Latin letters no source mentions ("DVD"). A single letter between two known words is where they
-    meet ("吃" of "小孩吃早餐要钱吗？"), not a word of its own."""
+    the words in Latin letters no source mentions (`scope.missing_latin_runs`: "DVD"). A single letter between
+    two known words is where they meet ("吃" of "小孩吃早餐要钱吗？"), not a word of its own."""
     held = {t for text in sources for t in terms(text)}
     asking = _asking_span(question)
     known = [False] * len(question)
@@ -258,17 +255,14 @@ def _unmentioned_cjk(question: str, sources: list[str]) -> list[str]:
         if (pair in held or names_people(pair)) and not {at, at + 1} & asking:
             known[at] = known[at + 1] = True
     free = "".join(
-        "1" if CJK_LETTER.match(c) and not _HIRAGANA.match(c) and at not in asking and c not in _CJK_ASKING_LETTERS and not known[at] else "0"
+        "1" if CJK_LETTER.match(c) and not HIRAGANA.match(c) and at not in asking and c not in _CJK_ASKING_LETTERS and not known[at] else "0"
         for at, c in enumerate(question)
     )
-    vocabulary = source_vocabulary(sources)
-    latin = [w for w in _LATIN_WORD.findall(question) if not vocabulary.mentions([w])]
-    return [question[m.start() : m.end()] for m in re.finditer("1{2,}", free)] + latin
+    return [question[m.start() : m.end()] for m in re.finditer("1{2,}", free)] + missing_latin_runs(question, sources)
 
 
 # a German yes-or-no question asked with a modal verb, whose last word is the infinitive of what it asks to do:
 # "Kann ich das Rad irgendwo abstellen?", "Darf ich auf dem Balkon grillen?"
-_GERMAN_MODAL = re.compile(r"\W*(?:kann|konnen|darf|durfen|muss|mussen|soll|sollen)\b", re.IGNORECASE)
 _INFINITIVE_END = re.compile(r"\s*[?？]\s*$")
 STEM_LETTERS = 4  # an infinitive's stem ("meld" of "melden") this long or longer is looked for inside the sources' words
 
@@ -280,7 +274,7 @@ def _asked_activity(question: str, word: re.Match[str], held: set[str]) -> bool:
     stem = normalize(word.group()).removesuffix("en")
     closes = _INFINITIVE_END.fullmatch(question[word.end() :]) and word.group().endswith("en")
     known = len(stem) >= STEM_LETTERS and any(stem in h for h in held)  # a shorter one ("ess") is in too many words
-    return bool(closes and _GERMAN_MODAL.match(normalize(question)) and not known)
+    return bool(closes and GERMAN_MODAL.match(normalize(question)) and not known)
 
 
 def _held_with_ending(asked: list[str], held: set[str]) -> bool:
