@@ -246,6 +246,10 @@ def test_follow_up_swaps_the_topic_and_keeps_the_intent(follow_up, previous, exp
         ("What about the Team plan?", "How much does the Pro plan cost?", ("team",)),
         ("那快递呢？", "标准运输需要多长时间？", ("快递",)),
         ("夕食は？", "朝食は何時からですか？", ("夕食",)),
+        # "in the case of" names nothing: its pairs ("ルの", "の場", "場合") were the focus, and no answer held them
+        ("無断キャンセルの場合は？", "キャンセル料はいくらですか？", ("無断", "断キ")),
+        # the condition asked is no topic an answer names ("Bekomme ich eine Bescheinigung?": "…, wenn Sie …")
+        ("Unter welcher Bedingung?", "Bekomme ich eine Bescheinigung?", ()),
         ("and does it take long?", "What is the standard shipping time?", ()),  # the same topic: nothing new to name
     ],
 )

@@ -259,7 +259,9 @@ def test_a_word_shared_only_with_the_heading_over_the_answer_names_no_thing():
     quoted = {1: [CharSpan(start=text.index("El barco"), end=len(text))]}
     unnamed = answer_misses_thing("¿Hay wifi a bordo?", ferry, quoted)
     assert unnamed is not None and unnamed.missing == ["wifi"], unnamed
-    assert answer_misses_thing("¿Hay wifi en la cafetería?", ferry, quoted) is None  # the sentence names the cafeteria
+    # the sentence names the cafeteria; where a question asks whether a thing is ("¿Hay wifi en la cafetería?"), the
+    # place is no word shared (`test_where_an_existence_question_asks_is_no_word_shared`)
+    assert answer_misses_thing("¿Puedo pagar con tarjeta en la cafetería?", ferry, quoted) is None
 
 
 def test_a_french_question_with_du_is_not_read_as_german():
@@ -437,3 +439,102 @@ def test_an_arabic_thing_after_is_there_and_can_only_asking(question, quoted, mi
     start = _CLINIC.index(quoted)
     unnamed = answer_misses_thing(question, clinic, {1: [CharSpan(start=start, end=_CLINIC.index("\n", start) if "\n" in _CLINIC[start:] else len(_CLINIC))]})
     assert (unnamed.missing if unnamed else None) == missing, unnamed
+
+
+_CAMPING = """# Normas del camping Los Pinos
+
+## Mascotas
+Se admiten perros con correa, con un suplemento de 4 € por noche.
+
+## Vehículos
+Un segundo vehículo debe dejarse en el aparcamiento del camping."""
+
+
+@pytest.mark.parametrize(
+    ("question", "quoted", "missing"),
+    [
+        ("¿Se admiten gatos?", "Se admiten", ["gatos"]),  # shared "se" and "admiten": are cats accepted?
+        ("¿Hay supermercado en el camping?", "Un segundo", ["supermercado"]),  # shared "en" and the camp
+        ("¿Se admiten perros?", "Se admiten", None),
+    ],
+)
+def test_accepting_a_reflexive_se_and_a_preposition_name_no_thing(question, quoted, missing):
+    """Found trying a campsite's rules as a user: "¿Se admiten gatos?" was answered "Se admiten perros …", sharing
+    only the reflexive "se" and "admiten" (are admitted), which ask; "¿Hay supermercado en el camping?" was answered
+    with where a second car is left, sharing the camp (what every rule is about) and the preposition "en"."""
+    from sourcerer.models import CharSpan, Passage
+    from sourcerer.synthesis.unnamed import answer_misses_thing
+
+    camping = [Passage(text=_CAMPING, source="camping.md"), Passage(text="## Piscina\nLa piscina del camping abre en junio.", source="camping.md")]
+    start = _CAMPING.index(quoted)
+    end = _CAMPING.index("\n", start) if "\n" in _CAMPING[start:] else len(_CAMPING)
+    unnamed = answer_misses_thing(question, camping, {1: [CharSpan(start=start, end=end)]})
+    assert (unnamed.missing if unnamed else None) == missing, unnamed
+
+
+_VHS = """# Teilnahmebedingungen der Volkshochschule
+
+## Ermäßigung
+Schülerinnen und Schüler sowie Studierende erhalten 50 % Ermäßigung. Der Nachweis muss bei der Anmeldung vorgelegt werden.
+Für Einzelveranstaltungen und Bildungsurlaube gibt es keine Ermäßigung."""
+
+
+@pytest.mark.parametrize(
+    ("question", "missing"),
+    [
+        ("Gibt es Ermäßigung für Rentner?", ["Rentner"]),  # pensioners: no source names them nor adults
+        ("Bekommen Studenten eine Ermäßigung?", None),  # the sources name students ("Studierende")
+    ],
+)
+def test_a_group_no_source_comes_near_is_a_thing_unnamed(question, missing):
+    """Found trying an adult education centre's terms as a user: "Gibt es Ermäßigung für Rentner?" was answered "Für
+    Einzelveranstaltungen und Bildungsurlaube gibt es keine Ermäßigung.": people were left to the group checks, which
+    refuse only an answer said for another group, and this one names none."""
+    from sourcerer.models import CharSpan, Passage
+    from sourcerer.synthesis.unnamed import answer_misses_thing
+
+    vhs = [Passage(text=_VHS, source="vhs.md"), Passage(text="## Rücktritt\nEin Rücktritt ist bis 10 Tage vor Kursbeginn möglich.", source="vhs.md")]
+    start = _VHS.index("Für Einzel")
+    unnamed = answer_misses_thing(question, vhs, {1: [CharSpan(start=start, end=len(_VHS))]})
+    assert (unnamed.missing if unnamed else None) == missing, unnamed
+
+
+@pytest.mark.parametrize(
+    ("question", "missing"),
+    [
+        ("医院有停车场吗？", ["停车场"]),  # does the hospital have a car park? (shared "医院", where it is asked)
+        ("Is there parking at the hospital?", ["parking"]),
+        ("Can patients park at the hospital?", None),  # no existence question: the hospital shared answers it
+    ],
+)
+def test_where_an_existence_question_asks_is_no_word_shared(question, missing):
+    """Found trying a hospital's outpatient notes as a user: "医院有停车场吗？" was answered "患者可以通过医院微信公众号、
+    自助挂号机或人工窗口挂号。" (book through the hospital's WeChat account), which shares only the hospital, where the
+    car park is asked; the notes' title does not name it, so it was no word every source is about."""
+    from sourcerer.models import CharSpan, Passage
+    from sourcerer.synthesis.unnamed import answer_misses_thing
+
+    chinese = "# 门诊挂号须知\n\n## 挂号方式\n患者可以通过医院微信公众号、自助挂号机或人工窗口挂号。"
+    english = "# Outpatient notes\n\n## Booking\nPatients can book through the hospital app or at the desk."
+    text = chinese if "医院" in question else english
+    passages = [Passage(text=text, source="notes.md"), Passage(text="## 就诊\n初诊患者需携带身份证。\n## Visits\nBring your ID.", source="notes.md")]
+    start = text.index("患者" if "医院" in question else "Patients")
+    unnamed = answer_misses_thing(question, passages, {1: [CharSpan(start=start, end=len(text))]})
+    assert (unnamed.missing if unnamed else None) == missing, unnamed
+    from sourcerer.synthesis.unnamed import _place_terms
+
+    # "in case of" is no place: "En cas de retard, le prêt est suspendu …" answers whether there is a fine for it
+    assert _place_terms("Y a-t-il une amende en cas de retard ?") == set()
+    assert _place_terms("Y a-t-il des vestiaires dans la salle ?") == {"sall"}
+
+
+def test_whether_children_are_covered_is_asked_of_them():
+    """Found trying a travel insurance as a user: "¿Cubren a mis hijos?" was answered with the dental cover
+    ("Los tratamientos dentales se cubren …"), which shared only "cubren" (do they cover)."""
+    from sourcerer.models import CharSpan, Passage
+    from sourcerer.synthesis.unnamed import answer_misses_thing
+
+    text = "# Seguro de viaje\n\n## Gastos médicos\nLos tratamientos dentales se cubren hasta 300 € solo en caso de urgencia."
+    passages = [Passage(text=text, source="seguro.md"), Passage(text="## Equipaje\nLa pérdida del equipaje se indemniza hasta 1.500 €.", source="seguro.md")]
+    unnamed = answer_misses_thing("¿Cubren a mis hijos?", passages, {1: [CharSpan(start=text.index("Los trat"), end=len(text))]})
+    assert unnamed is not None and "hijos" in unnamed.missing and unnamed.shared == [], unnamed

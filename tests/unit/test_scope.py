@@ -1054,3 +1054,73 @@ def test_a_thing_asked_in_a_language_no_source_names_is_not_answered_with_it_in_
     assert languages_named("Gibt es Führungen auf Englisch?", asked=True) == {"english": "Englisch"}
     assert languages_named("有英文菜单吗？", asked=True) == {"english": "英文"}
     assert languages_named("هل توجد جولات بالإنجليزية؟", asked=True) == {"english": "بالإنجليزية"}
+
+
+def test_a_day_no_source_names_is_not_answered_by_a_rule_for_no_day():
+    """Found trying a courier's terms as a user: "周末派送吗？" (do you deliver at the weekend?) was answered "快递员最多
+    派送三次 …" (up to three delivery attempts), and "Do you deliver on weekends?" with the same-city delivery times:
+    the sources name no day, and a rule said for no day says nothing of the weekend. One with hours may hold every
+    day, and a source that names the day asked is the other checks' to read."""
+    courier = [{"text": "# Courier terms\n\n## Delivery\nSame-city parcels are usually delivered the same day or the next day.\nParcels to other provinces arrive in 2 to 4 days.", "source": "courier.md"}]
+    weekend = ask("Do you deliver on weekends?", passages=courier, chat="extractive")
+    assert weekend.refused and weekend.trace.stage("synthesize").detail["missing_kind"]["missing"] == ["weekends"], weekend.answer
+    assert not ask("How long does delivery to other provinces take?", passages=courier, chat="extractive").refused
+    chinese = [{"text": "# 快递服务条款\n\n## 签收\n快递员最多派送三次，三次未能派送的包裹将退回寄件人。", "source": "courier.md"}]
+    assert ask("周末派送吗？", passages=chinese, chat="extractive").refused
+    from sourcerer.synthesis.scope import missing_day
+
+    assert missing_day("Can I check in on Sunday?", ["Check-in is from 3pm."], ["Check-in is from 3pm."]) is None
+    daily = ["Parcels are delivered every day."]
+    assert missing_day("Do you deliver on weekends?", daily, ["Parcels to other provinces arrive in 2 to 4 days."]) is None
+    # how often is no day: the multi-turn benchmark's "What is the maximum daily dose of ibuprofen?" was refused
+    assert missing_day("What is the maximum daily dose of ibuprofen?", ["Adults may take 400 mg."], ["Adults may take 400 mg."]) is None
+
+
+def test_how_much_paid_leave_asks_how_long_not_what_it_costs():
+    """Found trying a parental leave policy as a user: "How much paid leave does the birth parent get?" was refused
+    for naming no amount of money ("paid" read as what is paid): "The birth parent receives 20 weeks of leave at full
+    pay." answers it."""
+    from sourcerer.synthesis.scope import asked_value
+
+    assert asked_value("How much paid leave does the birth parent get?") != "money"
+    assert asked_value("How much are interns paid?") == "money"
+    policy = [{"text": "# Parental leave\n\nThe birth parent receives 20 weeks of leave at full pay. The other parent receives 8 weeks at full pay.", "source": "leave.md"}]
+    answer = ask("How much paid leave does the birth parent get?", passages=policy, chat="extractive")
+    assert not answer.refused and "20 weeks" in answer.answer, answer.reason
+
+
+def test_how_long_a_text_must_be_is_answered_by_its_characters():
+    """Found trying an IT policy as a user: "How long must my password be?" was refused for naming no length of time
+    or distance: "… locked with a password of at least 12 characters." answers it."""
+    from sourcerer.synthesis.scope import holds_value
+
+    assert holds_value("length", "Laptops must be locked with a password of at least 12 characters.")
+    assert holds_value("length", "Le mot de passe doit comporter au moins 12 caractères.")
+    assert not holds_value("length", "Laptops must be encrypted.")
+    policy = [{"text": "# IT policy\n\nLaptops must be encrypted and locked with a password of at least 12 characters.", "source": "it.md"}]
+    answer = ask("How long must my password be?", passages=policy, chat="extractive")
+    assert not answer.refused and "12 characters" in answer.answer, answer.reason
+
+
+def test_a_rule_whose_ages_hold_the_asked_age_is_not_said_elsewhere():
+    """Found trying a climbing gym's rules as a user: "Mon fils de 12 ans peut-il grimper seul ?" was refused, as
+    "grimper seul" stands in the rule for 14 to 17 year olds; the rule for under 14s, which holds 12, answers it."""
+    from sourcerer.synthesis.scope import said_elsewhere
+
+    under = "Les mineurs de moins de 14 ans doivent être accompagnés d'un adulte qui grimpe avec eux."
+    older = "Les mineurs de 14 à 17 ans peuvent grimper seuls avec une autorisation parentale."
+    assert said_elsewhere("Mon fils de 12 ans peut-il grimper seul ?", [under, older], [under]) is None
+    assert said_elsewhere("Mon fils peut-il grimper seul ?", [under, older], [under]) is not None
+
+
+def test_a_time_of_day_written_against_chinese_letters_is_a_time_stated():
+    """Found trying a hospital's outpatient notes as a user: "周六几点关门？" (what time do you close on Saturday?)
+    was answered "预约后如不能就诊，请在就诊前一天18点前取消。" (cancel before 18:00 the day before): the opening hours,
+    "门诊时间为周一至周五8:00至17:00，周六上午8:00至12:00。", were read as stating no time, as no word boundary parts
+    "五" from "8:00", and the cancellation's "18点" was put first."""
+    from sourcerer.synthesis.scope import CLOCK_SAID
+
+    assert CLOCK_SAID.search("门诊时间为周一至周五8:00至17:00。")
+    assert not CLOCK_SAID.search("版本号为v18:00a。") and CLOCK_SAID.search("Open 8:00 to 17:00.")
+    notes = [{"text": "# 门诊须知\n\n## 退号\n预约后如不能就诊，请在就诊前一天18点前取消。\n\n## 就诊时间\n门诊时间为周一至周五8:00至17:00，周六上午8:00至12:00。周日只开放急诊。", "source": "notes.md"}]
+    assert "周六上午" in ask("周六几点关门？", passages=notes, chat="extractive").answer

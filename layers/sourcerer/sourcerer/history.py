@@ -74,6 +74,8 @@ _CJK_INTENT = re.compile(
 # a Chinese or Japanese follow-up that is a topic alone, marked as one ("普卡呢？", "スタンダードプランは？"): what about it
 _CJK_TOPIC_ALONE = re.compile(r"^(?P<topic>[^\s?？!！。]{1,12}?)(?:呢|は)\s*[?？]?\s*$")
 _CJK_PRONOUNS = frozenset("这 那 这个 那个 这些 那些 它 它们 这样 那样 これ それ あれ この その あの".split())
+# "in the case of" after such a topic, which names nothing: "無断キャンセルの場合は？", "退货的话呢？"
+_CJK_IN_CASE = re.compile("(?:の場合|的情况|的话)$")
 _PRONOUNS = frozenset(
     "it they them this that these those its their il elle ils elles ce cela ca es sie er das ello ellos esto eso".split()
 )
@@ -95,6 +97,7 @@ cuanto cuanta cuantos cuantas cuando quien donde como cual tarda dura cuesta pue
 dias semanas meses anos hora horas minutos permitido permitida autorizado autorizada obligatorio seguro segura necesario
 abre abren cierra cierran
 quanto quanta quando quem onde como qual demora custa
+condition conditions bedingung bedingungen voraussetzung voraussetzungen condicion condiciones
 كم متي اين كيف من ما هل تستغرق يستغرق تكلف يكلف
 """.split()
 )
@@ -440,7 +443,8 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
     remainder = _TRAILING.sub("", folded[shift.end() :] if shift else folded).strip(" ,")
     alone = None if shift else _CJK_TOPIC_ALONE.match(folded)
     if alone and not _CJK_ASKS.search(alone["topic"]) and alone["topic"] not in _CJK_PRONOUNS:
-        shift, remainder = alone, alone["topic"]  # "普卡呢？" after "金卡年费多少钱？": what about the standard card
+        # "普卡呢？" after "金卡年费多少钱？": what about the standard card
+        shift, remainder = alone, _CJK_IN_CASE.sub("", alone["topic"]) or alone["topic"]
     words = remainder.split()
     frame = [w for w in words if w in _FRAME] + _CJK_ASKS.findall(remainder)
     condition = shift is not None and bool(words) and words[0] in _IF

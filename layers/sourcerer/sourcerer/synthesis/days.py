@@ -78,6 +78,11 @@ def days_named(text: str) -> frozenset[int]:
     return frozenset(days)
 
 
+def day_words(text: str) -> list[str]:
+    """The words of `text` that name days (folded): "weekends" of "Do you deliver on weekends?"."""
+    return [match.group() for match in _DAY.finditer(normalize(text))]
+
+
 def for_other_days(question: str, sentence: str) -> bool:
     """Whether `sentence` names days and none the question names: "From Monday to Friday …" for "Are you open on
     weekends?"; False where either names none."""

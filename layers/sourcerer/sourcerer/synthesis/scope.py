@@ -42,7 +42,7 @@ from sourcerer.injection import is_instruction
 from sourcerer.models import CharSpan, Passage
 from sourcerer.people import groups_mentioned, groups_named
 from sourcerer.sentences import ANSWER_LABEL, QUESTION_LABEL, is_question, row_cells, states_nothing
-from sourcerer.synthesis.days import days_named
+from sourcerer.synthesis.days import WEEK, day_words, days_named
 from sourcerer.text import (
     AGAINST_WORDS,
     CJK_LETTER,
@@ -956,6 +956,7 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
         or missing_language(question, sources, said)
         or missing_condition(question, sources, sentences)
         or another_time(question, sources, sentences)
+        or missing_day(question, sources, sentences)
         or another_occasion(question, sources, sentences)
         or missing_priced(question, sources, sentences)
         or missing_range(question, sources, sentences)
@@ -992,7 +993,7 @@ def missing_group(question: str, sources: Sequence[str], answer: Sequence[str]) 
     asked = groups_named(question)
     if not asked:
         return None
-    known = groups_mentioned(tuple(sources)) | {group for text in sources for group in groups_aged(text)}
+    known = _groups_known(sources)
     said = {group: word for sentence in answer for group, word in groups_named(sentence).items() if group not in asked}
     for group, word in asked.items():
         if group in known or _WITHIN.get(group) in known:
@@ -1002,6 +1003,19 @@ def missing_group(question: str, sources: Sequence[str], answer: Sequence[str]) 
         if said or group in _CONDITIONS:
             return ScopeMismatch(missing=[word], answer_names=list(said.values()))
     return None
+
+
+def _groups_known(sources: Sequence[str]) -> set[str]:
+    """The groups the sources mention, or whose ages they state (`groups_aged`)."""
+    return set(groups_mentioned(tuple(sources))) | {group for text in sources for group in groups_aged(text)}
+
+
+def unknown_groups(question: str, sources: Sequence[str]) -> list[str]:
+    """The words naming the groups of people `question` asks about that no source mentions, nor states the ages
+    of, nor names the group whose rules they follow (`_WITHIN`): "Rentner" of "Gibt es Ermäßigung für Rentner?"
+    over a course programme's discounts for pupils and students."""
+    known = _groups_known(sources)
+    return [word for group, word in groups_named(question).items() if group not in known and _WITHIN.get(group) not in known]
 
 
 # groups of which a rule for one says nothing of the others
@@ -1178,6 +1192,20 @@ def _related_spans(text: str, *, opening: bool = False) -> dict[str, dict[str, s
     }
 
 
+def missing_day(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """The days a question asks about (`days.days_named`), when no source names one of them and the answer names
+    no day and states no hours: "Do you deliver on weekends?" and "周末派送吗？" over a courier's terms that name no
+    day were answered "Same-city parcels are usually delivered the same day or the next day.". A rule stated for no
+    day says nothing of the weekend; one with hours ("Check-in is from 3pm") may be the rule of every day."""
+    asked = days_named(question)
+    # "daily" and "every day" ask how often, not of a day: "What is the maximum daily dose of ibuprofen?"
+    if not asked or asked == WEEK or any(days_named(text) & asked for text in sources):
+        return None
+    if any(days_named(sentence) or CLOCK_SAID.search(normalize(sentence)) for sentence in answer):
+        return None
+    return ScopeMismatch(missing=day_words(question), answer_names=[])
+
+
 def another_time(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
     """The span the question asks about a rule after (or before, or during), when the answer's rule is said for
     another time of it and never for the asked one: "Wie lange ist die Kündigungsfrist nach der Probezeit?" (FAQ
@@ -1333,8 +1361,12 @@ def said_elsewhere(question: str, sources: Sequence[str], answer: Sequence[str])
     a source sentence holds the pair: "Does the Starter plan include single sign-on?" over a price list was answered
     "The Starter plan costs $12 per user per month and includes 10 GB of storage per user.", which says nothing of
     it, while the Team plan's sentence does. A paraphrase that keeps one word of the pair ("Is there a student
-    discount?": "Students get 10% off.") answers it. Latin script only."""
+    discount?": "Students get 10% off.") answers it, as does a rule whose ages or weights hold the question's ("Les
+    mineurs de moins de 14 ans doivent être accompagnés …" answers "Mon fils de 12 ans peut-il grimper seul ?", and
+    the pair is in the rule for 14 to 17). Latin script only."""
     if not asks_yes_or_no(question) or _NOT_LATIN.search(question):
+        return None
+    if any(fits_quantity(question, sentence, DOSED) for sentence in answer):
         return None
     held = {t for sentence in answer for t in terms(sentence)}
     words = [normalize(w) for w in _WORD.findall(question)]
@@ -1808,11 +1840,11 @@ _VALUE_SHAPES = {
 
 
 # A question that asks what something costs or pays ("How much does express shipping cost?", "Quelle prime reçoit
-# l'ingénieur d'astreinte ?", "Wie hoch ist die Zulage für Rufbereitschaft?", "值班有多少补贴？") is answered by an
-# amount of money, or by "free"; "Express shipping arrives the next business day" and "The on-call engineer must
+# l'ingénieur d'astreinte ?", "Wie hoch ist die Zulage für Rufbereitschaft?", "值班有多少补贴？"; not "How much paid
+# leave …?", which asks how long) is answered by an amount of money, or by "free"; "Express shipping arrives the next business day" and "The on-call engineer must
 # acknowledge a page within 15 minutes" are no answer to it. Read on folded text (accents and Arabic letter forms).
 _ASKED_MONEY = re.compile(
-    r"\bhow much\b(?:\s+[\w'-]+){0,6}?\s+(?:cost|costs|pay|paid|charge|charged|price|fee|fees|earn|earns|earned|spend|spent|"
+    r"\bhow much\b(?:\s+[\w'-]+){0,6}?\s+(?:cost|costs|pay|paid(?!\s+(?:leave|holidays?|vacations?|time off|sick|days?|weeks?|hours?|breaks?)\b)|charge|charged|price|fee|fees|earn|earns|earned|spend|spent|"
     r"salary|reimburs\w*)\b|\bhow much (?:extra )?(?:pay|money)\b|\bhow expensive\b|"
     r"\bwhat (?:does|do|did|will|would) (?:[\w'-]+ ){1,5}?cost\b|"
     r"\bwhat (?:is|are|was|were) the (?:\w+ )?(?:price|cost|fee|fees|salary|bonus|budget|stipend)\b|"
@@ -1876,8 +1908,9 @@ _PAID = re.compile(
 )
 
 # a time of day ("10:30", "9h00"), and a time of day a sentence states ("7am", "10:30", "19 Uhr", "18h", "noon");
-# read on folded text
-CLOCK = re.compile(r"\b\d{1,2}[:h]\d{2}\b")
+# read on folded text. Chinese and Japanese write a time against their letters ("周一至周五8:00至17:00"), which a
+# word boundary does not part from it
+CLOCK = re.compile(r"(?<![0-9A-Za-z])\d{1,2}[:h]\d{2}(?![0-9A-Za-z])")
 CLOCK_SAID = re.compile(
     rf"\b\d{{1,2}}(?:[:.h]\d{{2}})?\s*(?:am|pm|a\.m\.|p\.m\.|uhr|h)\b|{CLOCK.pattern}|\b(?:noon|midnight|midi|minuit|"
     r"mittag|mitternacht|mediodia|medianoche)\b|[0-9一二三四五六七八九十]+[点時]"
@@ -1934,7 +1967,10 @@ ASKED_LENGTH = re.compile(
 )
 _DISTANCE_SAID = re.compile(
     r"\d\s*(?:km|m|cm|mm|ft|mi)\b|\b(?:kilomet\w*|met(?:er|re)s?|metros?|miles?|millas?|meilen|feet|foot|inch\w*|"
-    r"yards?|pulgadas?|pouces?|pieds?|lang|long|longs?|largo|length|longueur|lange|longitud)\b|米|公里|英里|メートル|キロ|كم|متر|ميل"
+    r"yards?|pulgadas?|pouces?|pieds?|lang|long|longs?|largo|length|longueur|lange|longitud|"
+    # a text's length: "How long must my password be?" is answered "… a password of at least 12 characters."
+    r"characters?|chars|digits?|letters?|words?|pages?|caracteres?|chiffres?|lettres?|mots?|zeichen|stellen|ziffern|"
+    r"buchstaben|worter|seiten|digitos?|letras?|palabras?|paginas?)\b|米|公里|英里|メートル|キロ|كم|متر|ميل|文字|字符|桁|احرف|حروف|خانات"
 )
 # the units of time (folded), in English, French, German and Spanish
 TIME_UNIT = (

@@ -11,11 +11,14 @@ the sources never mention it, the answer is about something else.
 
 What counts as the thing: a word of the question no source holds (`scope.source_vocabulary`: by its family, an edit
 apart, its parts, or with an ending of a letter or two: "feux" holds "feu"), that is not a function word nor a
-preposition, a verb a yes-or-no question asks with (`_ASKING_VERBS`: "bring", "take", "mitnehmen", "prendre") or
+preposition, a verb a yes-or-no question asks with (`_ASKING_VERBS`: "bring", "take", "mitnehmen", "prendre", and
+being accepted or admitted: "¿Se admiten gatos?" was answered "Se admiten perros …") or
 whether the thing is included, free, covered or refunded ("Les appareils auditifs sont-ils couverts ?" was answered
 "L'orthodontie est couverte …"), what it asks of the thing (`history.ATTRIBUTES`: "Is there a file size limit?"),
 people (`people.names_people`: "Darf meine Frau mitfahren?" over "Die Mitnahme von Personen …"; the group rules have
-their own check), a day where the answer names days or hours ("Is support available on weekends?" answered "Monday
+their own check, which refuses only an answer said for another group, so a group no source comes near nor states
+the ages of is a thing unnamed: "Gibt es Ermäßigung für Rentner?" was answered "Für Einzelveranstaltungen … gibt es
+keine Ermäßigung."), a day where the answer names days or hours ("Is support available on weekends?" answered "Monday
 to Friday", "at night?" answered "24 hours a day"), a number, a past participle, or a French verb with its subject
 ("puis-je"). Eating and drinking are things too, which sources name as food and drink (`_KINDRED`: "Peut-on manger
 dans la bibliothèque ?" over a library's rules that name no food). In German only a capitalised noun, or the
@@ -26,9 +29,10 @@ dollars), or one after "يوجد" (is there), a noun; "يمكن" (can) only asks
 question's is said of what it asks ("For pets aged 9 and over …" answers "Is my 10 year old cat's claim reduced?").
 What every source is about (`BACKGROUND_SENTENCES`): a word of their titles or of a label their passages share, or
 of that many of their sentences and headings or more (not FAQ questions), or the end of such a word ("Rad" of
-"StadtRad"). The quoted sentences themselves must share the rest, a pronoun ("il", "es") not counting: a word shared
-only with the heading over them says where to look, not that they speak of the thing ("¿Hay wifi a bordo?" was
-answered "El barco dispone de cafetería …" under "A bordo").
+"StadtRad"). The quoted sentences themselves must share the rest, a pronoun ("il", "es", "se") or a preposition ("en") not
+counting: a word shared only with the heading over them says where to look, not that they speak of the thing ("¿Hay
+wifi a bordo?" was answered "El barco dispone de cafetería …" under "A bordo"), and so does where a question asks
+whether a thing is ("Is there parking at the hospital?", "医院有停车场吗？" was answered "患者可以通过医院微信公众号…挂号。").
 
 Designed over the 78 documents of our exploratory use (1,255 questions in seven languages): 44 wrong answers refused
 and 7 right ones lost ("Can I bring a friend?" answered "Premium members may bring one guest per visit", "Can I
@@ -72,6 +76,7 @@ from sourcerer.synthesis.scope import (
     quoted_sentences,
     source_texts,
     source_vocabulary,
+    unknown_groups,
 )
 from sourcerer.text import ARABIC_ARTICLES, CJK_LETTER, FAMILY_LETTERS, HIRAGANA, STOPWORDS, family, normalize, terms
 
@@ -85,22 +90,26 @@ COMPOUND_REST = 3  # the letters a compound holds before a word it ends, for tha
 _ASKING_VERBS = frozenset(
     """
     bring take get use have need allow allowed permit permitted possible able okay ok go come make do put keep stay
+    accept accepted admit admitted paid
     give send pay work see find ask call book buy order change cancel return there any anything something
     thing things other another same way available offer offered old year years time away still ever again also
     live visit apply enter open opens arrive leave avoid whole
     mitbringen mitnehmen nehmen haben brauchen brauche darf durfen erlaubt moglich machen gehen kommen geben
+    akzeptiert zugelassen
     bekommen kaufen gibt bezahlen zahlen zahle bieten bietet anbieten offnet geoffnet halten behalten benutzen nutzen
     verwenden buchen bestellen andern stornieren zuruckgeben sehen finden fragen anrufen besuchen bleiben wohnen
     beantragen betreten ankommen verlassen tun lassen fahren mitfahren mitkommen
     apporter prendre avoir faut faire aller venir possible autorise autorisee peut peuvent donner acheter
+    accepte acceptes acceptee acceptees admis admise admises
     proposer proposez offrir offrez ouvert ouverte ouvre partir arriver sortir entrer
     traer llevar tomar tener hacer ir venir poder posible permitido dar comprar pagan pagar pago estoy ofrecen
-    ofrece ofrecer abre abren abierto salir llegar entrar dan
+    ofrece ofrecer abre abren abierto salir llegar entrar dan admite admiten admitido admitidos aceptan acepta
+    aceptado aceptados
     include included includes inclus incluse inclut compris comprise incluido incluida incluidos incluidas incluye
     incluyen inbegriffen enthalten inklusive free gratuit gratuite gratis gratuito gratuita kostenlos kostenfrei
     مجاني مجانا مجانيه مشمول مشموله يشمل يمكن يمكنني يمكننا استطيع نستطيع يجب يوجد توجد هناك
     covered cover covers couvert couverte couverts couvertes rembourse remboursee rembourses remboursees
-    cubierto cubierta cubiertos cubiertas cubre reembolsado reembolsada reembolsados reembolsadas versichert
+    cubierto cubierta cubiertos cubiertas cubre cubren cubrir reembolsado reembolsada reembolsados reembolsadas versichert
     abgedeckt erstattet
     """.split()
 )
@@ -118,10 +127,11 @@ _KINDRED = tuple(
 _ASKING_TERMS = frozenset(terms(" ".join(_ASKING_VERBS)))  # as index terms: what a shared one of them says is nothing
 # pronouns the index keeps as terms, which name nothing either: "Y a-t-il une piscine ?" shared "il" with "Il est
 # gratuit pour les enfants de moins de 6 ans." (the breakfast), and was answered with it
-_PRONOUN_TERMS = frozenset(terms("il tu ça cela lui ella ellos ellas usted ustedes er es man"))
+_PRONOUN_TERMS = frozenset(terms("il tu ça cela lui ella ellos ellas usted ustedes er es man se"))
 # prepositions the index keeps as terms (`scope.PREPOSITIONS`, and these), which name no thing a source may lack:
 # "¿Me ayudan con el coste de la conexión en casa?" listed "con" among its missing words (folded)
 _PREPOSITIONS = PREPOSITIONS | frozenset("con en hasta desde sous without".split())
+_PREPOSITION_TERMS = frozenset(terms(" ".join(_PREPOSITIONS)))  # "¿Hay supermercado en el camping?" shares "en"
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _ASKED_WITH_SUBJECT = re.compile(r"-(?:t-)?(?:je|il|elle|on|ils|elles|nous|vous|tu)$")  # "puis-je", "a-t-il"
 _ARABIC = re.compile("[\u0600-\u06ff]")
@@ -171,14 +181,38 @@ def answer_misses_thing(question: str, passages: Sequence[Passage], quoted: dict
     # 20% of the remaining claim." answers "Is my 10 year old cat's claim reduced?" (no source says "cat")
     if not missing or any(fits_quantity(question, sentence, DOSED) for sentence in sentences):
         return None
-    shared = (set(terms(question)) & set(terms("\n".join(sentences)))) - _ASKING_TERMS - _PRONOUN_TERMS
+    shared = (set(terms(question)) & set(terms("\n".join(sentences)))) - _ASKING_TERMS - _PRONOUN_TERMS - _PREPOSITION_TERMS
     if cjk:
         shared = {t for t in shared if _cjk_content(question, t)}
+    shared -= _place_terms(question)
     background = _background(passages)
     # a word that ends a longer one of them is it too: "Rad" in "StadtRad – Nutzungsbedingungen"
     if any(not any(len(b) - len(t) >= COMPOUND_REST and b.endswith(t) for b in background) for t in shared - background):
         return None
     return UnnamedThing(missing=missing, shared=sorted(shared))
+
+
+# a question whether a thing exists somewhere ("Is there parking at the hospital?", "医院有停车场吗？"): where it asks
+# is no sign that an answer speaks of the thing ("患者可以通过医院微信公众号…挂号。" shares the hospital); folded
+_EXISTS = re.compile(r"^\W*(?:is there|are there|y a-t-il|y-a-t-il|est-ce qu'il y a|gibt es|hay|existe|هل (?:يوجد|توجد|هناك))\b")
+_PLACE_PREPOSITIONS = frozenset("at in on inside near dans au aux sur chez bei im am auf beim en في".split())
+_CASE = frozenset("cas caso case".split())  # "en cas de", "en caso de", "in case of": no place
+_CJK_PLACE = re.compile(r"^\W*(?P<place>[^有\s]{2,8}?)有(?!没有)")  # the place before 有 (there is)
+
+
+def _place_terms(question: str) -> set[str]:
+    """The index terms of where an existence question asks its thing (`_EXISTS`): the words after the first place
+    preposition ("at the hospital"), or the place a Chinese question names before 有."""
+    if (place := _CJK_PLACE.match(question)) and asks_yes_or_no_cjk(question):
+        return set(terms(place["place"]))
+    folded = normalize(question)
+    if not _EXISTS.match(folded):
+        return set()
+    words = folded.split()
+    # "en cas de retard" (in case of delay) is a circumstance, the thing's own: "Y a-t-il une amende en cas de retard ?"
+    # is answered "En cas de retard, le prêt est suspendu …"
+    at = next((n for n, word in enumerate(words) if n and word in _PLACE_PREPOSITIONS and not set(words[n + 1 : n + 2]) & _CASE), None)
+    return set(terms(" ".join(words[at + 1 :]))) if at is not None else set()
 
 
 def _unmentioned(question: str, sources: list[str], *, german: bool) -> list[str]:
@@ -188,13 +222,16 @@ def _unmentioned(question: str, sources: list[str], *, german: bool) -> list[str
     said = {normalize(word) for text in sources for word in _WORD.findall(text)}
     kindred = {word for words in _KINDRED if words & said for word in words}
     families = {family(t) for t in held}
+    # people are the group checks' (`scope.missing_group`), but a group no source comes near is a thing unnamed too:
+    # "Gibt es Ermäßigung für Rentner?" was answered "Für Einzelveranstaltungen … gibt es keine Ermäßigung."
+    unknown = {normalize(word) for word in unknown_groups(question, sources)}
     out = []
     previous = ""
     for at, match in enumerate(_WORD.finditer(question)):
         word = match.group()
         folded, after = normalize(word), previous
         previous = folded
-        if folded in STOPWORDS or folded in _PREPOSITIONS or folded in _ASKING_VERBS or folded in kindred or folded in ATTRIBUTES or names_people(word) or not terms(word) or len(folded) < 3:
+        if folded in STOPWORDS or folded in _PREPOSITIONS or folded in _ASKING_VERBS or folded in kindred or folded in ATTRIBUTES or (names_people(word) and folded not in unknown) or not set(terms(word)) - _PRONOUN_TERMS or len(folded) < 3:
             continue
         if _ASKED_WITH_SUBJECT.search(folded) or folded.endswith("ed") or any(c.isdigit() for c in word):
             continue
