@@ -238,6 +238,19 @@ def test_follow_up_swaps_the_topic_and_keeps_the_intent(follow_up, previous, exp
 
 
 @pytest.mark.parametrize(
+    ("follow_up", "previous", "carried"),
+    [
+        # "does it cost anything?" after "is there a shuttle bus?": the kana it asks with ("ます", "すか") are no topic
+        # the two share, and kept the bus from being carried along (the tuition fees answered)
+        ("料金はかかりますか？", "送迎バスはありますか？", "送迎バス"),
+        ("لكم مدة؟", "هل يمكنني تجميد اشتراكي؟", "تجميد"),  # "for how long?": ل glued to كم, as و is
+    ],
+)
+def test_a_follow_up_asking_of_the_same_topic_carries_it(follow_up, previous, carried):
+    assert carried in standalone_query(follow_up, [{"role": "user", "text": previous}])
+
+
+@pytest.mark.parametrize(
     ("follow_up", "previous", "focus"),
     [
         ("And express shipping?", "How long does standard shipping take?", ("express",)),
@@ -250,6 +263,7 @@ def test_follow_up_swaps_the_topic_and_keeps_the_intent(follow_up, previous, exp
         ("無断キャンセルの場合は？", "キャンセル料はいくらですか？", ("無断", "断キ")),
         # the condition asked is no topic an answer names ("Bekomme ich eine Bescheinigung?": "…, wenn Sie …")
         ("Unter welcher Bedingung?", "Bekomme ich eine Bescheinigung?", ()),
+        ("MT車は？", "AT車の料金はいくらですか？", ("mt",)),  # "車" alone, cut from "MT車は", is in no text as a term
         ("and does it take long?", "What is the standard shipping time?", ()),  # the same topic: nothing new to name
     ],
 )

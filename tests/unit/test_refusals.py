@@ -538,3 +538,28 @@ def test_whether_children_are_covered_is_asked_of_them():
     passages = [Passage(text=text, source="seguro.md"), Passage(text="## Equipaje\nLa pérdida del equipaje se indemniza hasta 1.500 €.", source="seguro.md")]
     unnamed = answer_misses_thing("¿Cubren a mis hijos?", passages, {1: [CharSpan(start=text.index("Los trat"), end=len(text))]})
     assert unnamed is not None and "hijos" in unnamed.missing and unnamed.shared == [], unnamed
+
+
+@pytest.mark.parametrize(
+    ("question", "quoted", "missing"),
+    [
+        ("Les sorties sont-elles payantes ?", "Les sorties", None),  # whether they are paid for names no thing
+        ("Les goûters sont-ils payants ?", "Les sorties", ["goûters"]),
+    ],
+)
+def test_whether_a_thing_is_paid_for_names_no_thing(question, quoted, missing):
+    """Found trying a holiday club's page as a user: "Les sorties sont-elles payantes ?" was refused for "payantes",
+    which only asks whether they are paid for, as "gratuites" does (the outings are what three of its lines are
+    about, and "Les sorties sont comprises dans le tarif." answers)."""
+    from sourcerer.models import CharSpan, Passage
+    from sourcerer.synthesis.unnamed import answer_misses_thing
+
+    text = (
+        "# Library\n\n## الإعارة\nيمكن استعارة خمسة كتب لمدة ثلاثة أسابيع.\n\n## Loans\nYou can borrow five books for three weeks.\n"
+        "Magazines stay in the reading room.\n\n## Sorties\nLes sorties sont comprises dans le tarif. Les sorties à la piscine demandent une autorisation."
+    )
+    passages = [Passage(text=text, source="library.md"), Passage(text="## Fines\nA late book costs 20p a day.", source="library.md")]
+    start = text.index(quoted)
+    end = text.find("\n", start)
+    unnamed = answer_misses_thing(question, passages, {1: [CharSpan(start=start, end=end if end > 0 else len(text))]})
+    assert (unnamed.missing if unnamed else None) == missing, unnamed

@@ -1124,3 +1124,12 @@ def test_a_time_of_day_written_against_chinese_letters_is_a_time_stated():
     assert not CLOCK_SAID.search("版本号为v18:00a。") and CLOCK_SAID.search("Open 8:00 to 17:00.")
     notes = [{"text": "# 门诊须知\n\n## 退号\n预约后如不能就诊，请在就诊前一天18点前取消。\n\n## 就诊时间\n门诊时间为周一至周五8:00至17:00，周六上午8:00至12:00。周日只开放急诊。", "source": "notes.md"}]
     assert "周六上午" in ask("周六几点关门？", passages=notes, chat="extractive").answer
+
+
+def test_the_letters_of_a_title_are_no_kind():
+    """Found trying a Chinese lease as a user: "房租多少钱？" (how much is the rent?) over "房屋租赁合同主要条款" was
+    refused, "房租" read as a kind of 租 the sources never name beside the answer's "月租金" (the monthly rent); the
+    lease is about the house (房屋) and its renting (租赁), which its title says."""
+    lease = [{"text": "# 房屋租赁合同主要条款\n\n## 租金\n月租金为4500元，每三个月支付一次。\n\n## 押金\n押金为两个月租金，即9000元。承租人提前解约的，押金不予退还。", "source": "lease.md"}]
+    rent = ask("房租多少钱？", passages=lease, chat="extractive")
+    assert not rent.refused and "4500" in rent.answer, rent.trace.stage("synthesize").detail

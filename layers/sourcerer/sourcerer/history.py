@@ -41,7 +41,7 @@ from sourcerer.people import names_people
 from sourcerer.synthesis.prompt import REWRITE_PROMPT
 from sourcerer.synthesis.providers import ChatProvider, ask_for_json
 from sourcerer.synthesis.scope import asked_quantities
-from sourcerer.text import AGAINST_WORDS, CJK_LETTER, DEFINITE_ARTICLES, FOR_WORDS, normalize, terms
+from sourcerer.text import AGAINST_WORDS, CJK_LETTER, DEFINITE_ARTICLES, FOR_WORDS, HIRAGANA, normalize, terms
 
 _WORD = re.compile(r"[\w'’-]+", re.UNICODE)
 
@@ -75,6 +75,7 @@ _CJK_INTENT = re.compile(
 _CJK_TOPIC_ALONE = re.compile(r"^(?P<topic>[^\s?？!！。]{1,12}?)(?:呢|は)\s*[?？]?\s*$")
 _CJK_PRONOUNS = frozenset("这 那 这个 那个 这些 那些 它 它们 这样 那样 これ それ あれ この その あの".split())
 # "in the case of" after such a topic, which names nothing: "無断キャンセルの場合は？", "退货的话呢？"
+_HIRAGANA_ONLY = re.compile(f"(?:{HIRAGANA.pattern})+")
 _CJK_IN_CASE = re.compile("(?:の場合|的情况|的话)$")
 _PRONOUNS = frozenset(
     "it they them this that these those its their il elle ils elles ce cela ca es sie er das ello ellos esto eso".split()
@@ -98,7 +99,7 @@ dias semanas meses anos hora horas minutos permitido permitida autorizado autori
 abre abren cierra cierran
 quanto quanta quando quem onde como qual demora custa
 condition conditions bedingung bedingungen voraussetzung voraussetzungen condicion condiciones
-كم متي اين كيف من ما هل تستغرق يستغرق تكلف يكلف
+كم متي اين كيف من ما هل تستغرق يستغرق تكلف يكلف مده
 """.split()
 )
 # Words that make a follow-up a question of its own ("and what happens if...?", "وكيف تُصرف المبالغ؟"), not just a
@@ -225,10 +226,10 @@ def _word_before(question: str, run: list[re.Match[str]], article: Callable[[str
 
 
 def _content_words(text: str) -> list[str]:
-    """The words of `text` that say what it is about: not intent words, those with Arabic's "and" (و) glued on
-    ("وكم", and how much) included."""
+    """The words of `text` that say what it is about: not intent words, those with Arabic's "and" (و) or "for" (ل)
+    glued on ("وكم", and how much; "لكم مدة؟", for how long?) included."""
     words = [w.strip("?？!.,;:؟") for w in normalize(text).split()]
-    return [w for w in words if w not in _INTENT and not (w.startswith("و") and w[1:] in _INTENT) and terms(w)]
+    return [w for w in words if w not in _INTENT and not (w.startswith(("و", "ل")) and w[1:] in _INTENT) and terms(w)]
 
 
 _HOW = re.compile(r"\b(?:how|wie|cuan)\s+(\S+)")  # the word after one is the measure asked: "How deep?", "Wie tief?"
@@ -518,7 +519,9 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
     pronoun = shift is None and any(normalize(w) in _PRONOUNS for w in _WORD.findall(question))
     if len(_content_words(question)) >= 2 and not pronoun and not condition:
         return Rewrite(question)
-    have = set(terms(question))
+    # a Japanese question's kana pairs ("ます", "すか") are how it asks, which "料金はかかりますか？" shares with "送迎バスは
+    # ありますか？": they kept the bus from being carried along, and the tuition fees answered
+    have = {t for t in terms(question) if not _HIRAGANA_ONLY.fullmatch(t)}
     # the previous topic, not its predicate: "and if it is stolen?" after "Do laptops need to be encrypted?" asks
     # of stolen laptops, and "encrypted" carried along drew the encryption rule back as the answer. A follow-up
     # that names nothing asks of the predicate too: "For how long?" after "Can I freeze my membership?" asks how
@@ -604,7 +607,8 @@ def _new_terms(topic: str, previous: str, said: str = "") -> tuple[str, ...]:
     Of several, those the previous answer already `said` are left out too, one at least kept: "and for
     international orders?" after an answer costing "$14 per order" asks about international, not orders."""
     before = set(terms(previous))
-    new = list(dict.fromkeys(t for t in terms(topic) if t not in before and t not in _FRAME))
+    # a lone Chinese or Japanese letter is a topic cut from its sentence ("車" of "MT車は？"), which no text holds as a term
+    new = list(dict.fromkeys(t for t in terms(topic) if t not in before and t not in _FRAME and not (len(t) == 1 and CJK_LETTER.match(t))))
     already = set(terms(said))
     unsaid = [t for t in new if t not in already]
     return tuple(unsaid or new)

@@ -437,6 +437,16 @@ def _answer_names(sentence: str) -> list[list[str]]:
     return [run for cell in cells for run in _runs(_WORD.findall(cell), lambda _, w: len(w) >= 2 and w[0].isupper())]
 
 
+_MARKDOWN_TITLE = re.compile(r"^\s*#\s+(.+)$", re.MULTILINE)  # a Markdown document's title, its one "# " heading
+_LABEL_PATH = " › "  # between the parts of a chunk's label: its file, the headings above it, its section (`store.parsers`)
+
+
+def titles_of(texts: Sequence[str]) -> list[str]:
+    """The titles among passages' texts and labels (`source_texts`): a Markdown document's "# " heading, or the file
+    and headings a chunk's label names above its section ("rental.md › 房屋租赁合同主要条款 › 租金")."""
+    return [*(title for text in texts for title in _MARKDOWN_TITLE.findall(text)), *(text.rpartition(_LABEL_PATH)[0] for text in texts)]
+
+
 def source_texts(passages: Sequence[Passage]) -> list[str]:
     """What the checks read a name or a kind in: each passage's text, its title and its file name."""
     return [t for p in passages for t in (p.text, p.source, p.source_uri or "")]
@@ -825,11 +835,16 @@ def _missing_cjk_kind(question: str, sources: Sequence[str], answer: Sequence[st
     kinds_needed = 1 if asked_value(question) == "money" else 2  # as `missing_kind`: "企业版多少钱？" over 专业版's price
     said = [pair for sentence in answer for pair in _opening_pairs(_subject(sentence))]
     asked_letters = set(question)
+    titled = {c for title in titles_of(sources) for c in title}
     for pair in dict.fromkeys(_opening_pairs(question, closed=True)):
         kind, head = pair
         # the kind's character may be in the sources in other words ("周卡", a weekly card, over 月卡, 季卡 and 年卡 and
         # "周一至周五"), but a pronoun or a particle makes no kind nor thing ("它是", it is; "在力", in force)
         if pair in source_pairs or _CJK_ASKING & set(pair) or kind in _CJK_PRONOUNS or _FOLLOWING & set(pair):
+            continue
+        # the letters of a title are what every source is about, no kind: "房租多少钱？" (the rent) over "# 房屋租赁合同
+        # 主要条款" was refused for "月租金为4500元" (the monthly rent), read as another kind of 租
+        if set(pair) <= titled:
             continue
         if len({p for p in source_pairs if p[1] == head and p[0] != kind}) < kinds_needed:
             continue

@@ -76,6 +76,7 @@ from sourcerer.synthesis.scope import (
     quoted_sentences,
     source_texts,
     source_vocabulary,
+    titles_of,
     unknown_groups,
 )
 from sourcerer.text import ARABIC_ARTICLES, CJK_LETTER, FAMILY_LETTERS, HIRAGANA, STOPWORDS, family, normalize, terms
@@ -107,6 +108,7 @@ _ASKING_VERBS = frozenset(
     aceptado aceptados
     include included includes inclus incluse inclut compris comprise incluido incluida incluidos incluidas incluye
     incluyen inbegriffen enthalten inklusive free gratuit gratuite gratis gratuito gratuita kostenlos kostenfrei
+    payant payante payants payantes kostenpflichtig
     مجاني مجانا مجانيه مشمول مشموله يشمل يمكن يمكنني يمكننا استطيع نستطيع يجب يوجد توجد هناك
     covered cover covers couvert couverte couverts couvertes rembourse remboursee rembourses remboursees
     cubierto cubierta cubiertos cubiertas cubre cubren cubrir reembolsado reembolsada reembolsados reembolsadas versichert
@@ -147,8 +149,6 @@ _ASKS_WHAT = re.compile(r"\W*(?:qu['’]|(?:citer?|cite|nommer|name|donner|give|
 _HOURS_SAID = re.compile(
     rf"{CLOCK_SAID.pattern}|\b\d{{1,2}}\.\d{{2}}\b|\b24\s*(?:/\s*7|hours?|h|heures|stunden|horas)\b|around the clock|rund um die uhr|jour et nuit"
 )
-_PATH = " › "  # between the parts of a chunk's label: its file, the headings above it, its section (`store.parsers`)
-_TITLE = re.compile(r"^\s*#\s+(.+)$", re.MULTILINE)  # a Markdown document's title, its one "# " heading
 
 
 @dataclass(frozen=True)
@@ -341,7 +341,7 @@ def _background(passages: Sequence[Passage]) -> set[str]:
     about ("Can I change the delivery address?")."""
     counts: Counter[str] = Counter()
     labels = Counter(t for p in passages for t in set(terms(p.source)))
-    titles = [*(t for p in passages for t in _TITLE.findall(p.text)), *(p.source.rpartition(_PATH)[0] for p in passages)]
+    titles = titles_of([text for p in passages for text in (p.text, p.source)])
     about = set(terms(" ".join(titles))) | {t for t, n in labels.items() if n >= 2}
     for p in passages:
         said = [p.heading, *(p.text[start:end] for start, end in p.sentence_offsets())]
