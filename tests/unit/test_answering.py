@@ -244,6 +244,8 @@ def test_follow_up_swaps_the_topic_and_keeps_the_intent(follow_up, previous, exp
         # the two share, and kept the bus from being carried along (the tuition fees answered)
         ("料金はかかりますか？", "送迎バスはありますか？", "送迎バス"),
         ("لكم مدة؟", "هل يمكنني تجميد اشتراكي؟", "تجميد"),  # "for how long?": ل glued to كم, as و is
+        # "and the fee?": what the locker costs, no new topic (it was read as one, and refused)
+        ("料金は？", "ロッカーはありますか？", "ロッカー"),
     ],
 )
 def test_a_follow_up_asking_of_the_same_topic_carries_it(follow_up, previous, carried):

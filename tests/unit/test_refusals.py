@@ -563,3 +563,18 @@ def test_whether_a_thing_is_paid_for_names_no_thing(question, quoted, missing):
     end = text.find("\n", start)
     unnamed = answer_misses_thing(question, passages, {1: [CharSpan(start=start, end=end if end > 0 else len(text))]})
     assert (unnamed.missing if unnamed else None) == missing, unnamed
+
+
+def test_an_arabic_word_the_sources_write_with_a_preposition_on_it_is_mentioned():
+    """Found trying an Arabic shop's returns policy as a user: "هل يمكن استبدال المقاس؟" (can I exchange the size?)
+    was refused for "المقاس", which the sources write with "with" glued on: "يمكن استبدال المنتج بمقاس أو لون آخر مرة
+    واحدة مجانا." (a product may be exchanged for another size or colour once, free)."""
+    from sourcerer.models import CharSpan, Passage
+    from sourcerer.synthesis.unnamed import answer_misses_thing
+
+    text = "# سياسة الإرجاع والاستبدال\n\n## الاستبدال\nيمكن استبدال المنتج بمقاس أو لون آخر مرة واحدة مجانا."
+    passages = [Passage(text=text, source="returns.md"), Passage(text="## الإرجاع\nيمكن إرجاع المنتجات خلال 14 يوما.", source="returns.md")]
+    quoted = {1: [CharSpan(start=text.index("يمكن"), end=len(text))]}
+    assert answer_misses_thing("هل يمكن استبدال المقاس؟", passages, quoted) is None
+    unnamed = answer_misses_thing("هل يمكن استبدال الأحذية؟", passages, quoted)  # shoes: no source says them
+    assert unnamed is not None and unnamed.missing == ["الأحذية"], unnamed

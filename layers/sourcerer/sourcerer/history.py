@@ -74,6 +74,8 @@ _CJK_INTENT = re.compile(
 # a Chinese or Japanese follow-up that is a topic alone, marked as one ("普卡呢？", "スタンダードプランは？"): what about it
 _CJK_TOPIC_ALONE = re.compile(r"^(?P<topic>[^\s?？!！。]{1,12}?)(?:呢|は)\s*[?？]?\s*$")
 _CJK_PRONOUNS = frozenset("这 那 这个 那个 这些 那些 它 它们 这样 那样 これ それ あれ この その あの".split())
+# what such a topic asks of the previous one (its fee, price, time, opening hours), in Chinese and Japanese
+_CJK_ATTRIBUTES = frozenset("料金 値段 費用 価格 時間 期間 营业时间 费用 价格 价钱 时间 期限 押金 保证金 手数料".split())
 # "in the case of" after such a topic, which names nothing: "無断キャンセルの場合は？", "退货的话呢？"
 _HIRAGANA_ONLY = re.compile(f"(?:{HIRAGANA.pattern})+")
 _CJK_IN_CASE = re.compile("(?:の場合|的情况|的话)$")
@@ -443,6 +445,9 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
     shift = _TOPIC_SHIFT.match(folded)
     remainder = _TRAILING.sub("", folded[shift.end() :] if shift else folded).strip(" ,")
     alone = None if shift else _CJK_TOPIC_ALONE.match(folded)
+    if alone and alone["topic"] in _CJK_ATTRIBUTES:
+        # "料金は？" after "ロッカーはありますか？": what the locker costs, not a new topic (answered with nothing)
+        return Rewrite(f"{previous} {alone['topic']}")
     if alone and not _CJK_ASKS.search(alone["topic"]) and alone["topic"] not in _CJK_PRONOUNS:
         # "普卡呢？" after "金卡年费多少钱？": what about the standard card
         shift, remainder = alone, _CJK_IN_CASE.sub("", alone["topic"]) or alone["topic"]

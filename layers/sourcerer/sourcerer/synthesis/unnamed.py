@@ -239,7 +239,7 @@ def _unmentioned(question: str, sources: list[str], *, german: bool) -> list[str
             continue  # a verb or a particle as often as a noun: "هل تقبلون التأمين؟" (do you accept insurance)
         if german and (at == 0 or not (word[0].isupper() or _asked_activity(question, match, held)) or _parts_known(folded, families) or _ends_a_compound(folded, held)):
             continue
-        if not _held_with_ending(terms(word), held) and not vocabulary.mentions([word]):
+        if not _held_with_ending(terms(word), held) and not vocabulary.mentions([word]) and not _held_with_preposition(terms(word), held):
             out.append(word)
     return out
 
@@ -318,6 +318,15 @@ def _held_with_ending(asked: list[str], held: set[str]) -> bool:
     """Whether the sources hold each index term of a word, or it with an ending of a letter or two: "file" where
     they say "Files", "feu" where they say "Les feux de camp"."""
     return all(t in held or any(h.startswith(t) and len(h) - len(t) <= 2 for h in held) for t in asked)
+
+
+_ARABIC_PREPOSITIONS = "بلكف"  # written onto the next word: "بمقاس" (in a size)
+
+
+def _held_with_preposition(asked: list[str], held: set[str]) -> bool:
+    """Whether the sources hold each index term of an Arabic word with a preposition written onto it: "المقاس" (the
+    size) where they say "يمكن استبدال المنتج بمقاس أو لون آخر" (with another size)."""
+    return bool(asked) and all(_ARABIC.match(t) and any(h[1:] == t and h[0] in _ARABIC_PREPOSITIONS for h in held) for t in asked)
 
 
 def _ends_a_compound(word: str, held: set[str]) -> bool:
