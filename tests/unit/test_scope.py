@@ -1133,3 +1133,15 @@ def test_the_letters_of_a_title_are_no_kind():
     lease = [{"text": "# 房屋租赁合同主要条款\n\n## 租金\n月租金为4500元，每三个月支付一次。\n\n## 押金\n押金为两个月租金，即9000元。承租人提前解约的，押金不予退还。", "source": "lease.md"}]
     rent = ask("房租多少钱？", passages=lease, chat="extractive")
     assert not rent.refused and "4500" in rent.answer, rent.trace.stage("synthesize").detail
+
+
+def test_ok_is_no_name():
+    """Found trying a hotel's pet policy as a user: "My dog weighs 30 kg, is that OK?" was refused for naming "OK",
+    which no source mentions; "We accept up to two pets per room, with a maximum weight of 25 kg each." answers it."""
+    from sourcerer.synthesis.scope import missing_names
+
+    assert missing_names("My dog weighs 30 kg, is that OK?", ["We accept pets with a maximum weight of 25 kg."]) == []
+    assert missing_names("Is the Riverside Hotel dog friendly?", ["We accept pets."]) == ["Riverside Hotel"]
+    policy = [{"text": "# Pet policy\n\nDogs are welcome. We accept up to two pets per room, with a maximum weight of 25 kg each.", "source": "pets.md"}]
+    answer = ask("My dog weighs 30 kg, is that OK?", passages=policy, chat="extractive")
+    assert not answer.refused and "25 kg" in answer.answer, answer.reason

@@ -113,11 +113,13 @@ def name_runs(text: str) -> list[list[str]]:
         for sentence in _SENTENCE_BREAK.split(text)
         for run in _runs(
             _WORD.findall(sentence.lstrip(_OPENING_MARKS)),
-            lambda i, w: i > 0 and len(w) >= 2 and w[0].isupper() and w.casefold() not in _ASKING and not _I_CONTRACTED.fullmatch(w),
+            lambda i, w: i > 0 and len(w) >= 2 and w[0].isupper() and w.casefold() not in _NO_NAME and not _I_CONTRACTED.fullmatch(w),
         )
     ]
 
 
+# what asks, and "OK", capitalised but no name: "My dog weighs 30 kg, is that OK?" was refused for naming "OK"
+_NO_NAME = _ASKING | {"ok", "okay"}
 # "I" with its verb, no name: "Do I need a doctor's note if I'm sick for one day?" was refused for naming "I'm"
 _I_CONTRACTED = re.compile(r"I['’](?:m|ve|d|ll)")
 
