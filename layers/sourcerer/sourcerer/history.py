@@ -77,8 +77,8 @@ _CJK_PRONOUNS = frozenset("这 那 这个 那个 这些 那些 它 它们 这样
 # what such a topic asks of the previous one (its fee, price, time, opening hours), in Chinese and Japanese
 _CJK_ATTRIBUTES = frozenset("料金 値段 費用 価格 時間 期間 营业时间 费用 价格 价钱 时间 期限 押金 保证金 手数料".split())
 # "in the case of" after such a topic, which names nothing: "無断キャンセルの場合は？", "退货的话呢？"
-_HIRAGANA_ONLY = re.compile(f"(?:{HIRAGANA.pattern})+")
 _CJK_IN_CASE = re.compile("(?:の場合|的情况|的话)$")
+_HIRAGANA_ONLY = re.compile(f"(?:{HIRAGANA.pattern})+")  # a Japanese pair of kana alone: how a question asks ("ます")
 _PRONOUNS = frozenset(
     "it they them this that these those its their il elle ils elles ce cela ca es sie er das ello ellos esto eso".split()
 )

@@ -1133,8 +1133,6 @@ def _first(ranked: list[ScoredSentence], sentence: ScoredSentence | None) -> lis
     return ranked if sentence is None or sentence is ranked[0] else [sentence, *(s for s in ranked if s is not sentence)]
 
 
-
-
 DURATION_REACH = 3  # how far down the ranking a sentence stating the length of time asked is looked for
 
 

@@ -1858,8 +1858,8 @@ _VALUE_SHAPES = {
 
 # A question that asks what something costs or pays ("How much does express shipping cost?", "Quelle prime reçoit
 # l'ingénieur d'astreinte ?", "Wie hoch ist die Zulage für Rufbereitschaft?", "值班有多少补贴？"; not "How much paid
-# leave …?", which asks how long) is answered by an amount of money, or by "free"; "Express shipping arrives the next business day" and "The on-call engineer must
-# acknowledge a page within 15 minutes" are no answer to it. Read on folded text (accents and Arabic letter forms).
+# leave …?", which asks how long) is answered by an amount of money, or by "free"; "Express shipping arrives the next
+# business day" and "The on-call engineer must acknowledge a page within 15 minutes" are no answer to it. Read on folded text (accents and Arabic letter forms).
 _ASKED_MONEY = re.compile(
     r"\bhow much\b(?:\s+[\w'-]+){0,6}?\s+(?:cost|costs|pay|paid(?!\s+(?:leave|holidays?|vacations?|time off|sick|days?|weeks?|hours?|breaks?)\b)|charge|charged|price|fee|fees|earn|earns|earned|spend|spent|"
     r"salary|reimburs\w*)\b|\bhow much (?:extra )?(?:pay|money)\b|\bhow expensive\b|"

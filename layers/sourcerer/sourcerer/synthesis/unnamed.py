@@ -194,7 +194,7 @@ def answer_misses_thing(question: str, passages: Sequence[Passage], quoted: dict
 
 # a question whether a thing exists somewhere ("Is there parking at the hospital?", "医院有停车场吗？"): where it asks
 # is no sign that an answer speaks of the thing ("患者可以通过医院微信公众号…挂号。" shares the hospital); folded
-_EXISTS = re.compile(r"^\W*(?:is there|are there|y a-t-il|y-a-t-il|est-ce qu'il y a|gibt es|hay|existe|هل (?:يوجد|توجد|هناك))\b")
+_EXISTS = re.compile(rf"^\W*(?:is there|are there|y a-t-il|y-a-t-il|est-ce qu'il y a|gibt es|hay|existe|هل (?:{'|'.join(_ARABIC_THERE_IS)}))\b")
 _PLACE_PREPOSITIONS = frozenset("at in on inside near dans au aux sur chez bei im am auf beim en في".split())
 _CASE = frozenset("cas caso case".split())  # "en cas de", "en caso de", "in case of": no place
 _CJK_PLACE = re.compile(r"^\W*(?P<place>[^有\s]{2,8}?)有(?!没有)")  # the place before 有 (there is)
