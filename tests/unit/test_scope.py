@@ -1070,6 +1070,8 @@ def test_a_day_no_source_names_is_not_answered_by_a_rule_for_no_day():
     from sourcerer.synthesis.scope import missing_day
 
     assert missing_day("Can I check in on Sunday?", ["Check-in is from 3pm."], ["Check-in is from 3pm."]) is None
+    # hours for every day answer it as the unnamed-thing check reads them: "24 hours a day", "around the clock"
+    assert missing_day("Is support available on weekends?", ["Support: 24/7."], ["Support is available 24 hours a day."]) is None
     daily = ["Parcels are delivered every day."]
     assert missing_day("Do you deliver on weekends?", daily, ["Parcels to other provinces arrive in 2 to 4 days."]) is None
     # how often is no day: the multi-turn benchmark's "What is the maximum daily dose of ibuprofen?" was refused

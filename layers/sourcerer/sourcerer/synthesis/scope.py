@@ -1213,12 +1213,13 @@ def missing_day(question: str, sources: Sequence[str], answer: Sequence[str]) ->
     """The days a question asks about (`days.days_named`), when no source names one of them and the answer names
     no day and states no hours: "Do you deliver on weekends?" and "周末派送吗？" over a courier's terms that name no
     day were answered "Same-city parcels are usually delivered the same day or the next day.". A rule stated for no
-    day says nothing of the weekend; one with hours ("Check-in is from 3pm") may be the rule of every day."""
+    day says nothing of the weekend; one with hours ("Check-in is from 3pm", "24 hours a day") may be the rule of every
+    day."""
     asked = days_named(question)
     # "daily" and "every day" ask how often, not of a day: "What is the maximum daily dose of ibuprofen?"
     if not asked or asked == WEEK or any(days_named(text) & asked for text in sources):
         return None
-    if any(days_named(sentence) or CLOCK_SAID.search(normalize(sentence)) for sentence in answer):
+    if any(days_named(sentence) or HOURS_SAID.search(normalize(sentence)) for sentence in answer):
         return None
     return ScopeMismatch(missing=day_words(question), answer_names=[])
 
@@ -1931,6 +1932,11 @@ CLOCK = re.compile(r"(?<![0-9A-Za-z])\d{1,2}[:h]\d{2}(?![0-9A-Za-z])")
 CLOCK_SAID = re.compile(
     rf"\b\d{{1,2}}(?:[:.h]\d{{2}})?\s*(?:am|pm|a\.m\.|p\.m\.|uhr|h)\b|{CLOCK.pattern}|\b(?:noon|midnight|midi|minuit|"
     r"mittag|mitternacht|mediodia|medianoche)\b|[0-9一二三四五六七八九十]+[点時]"
+)
+# hours a sentence states: a time of day ("7am", "19 Uhr", "10:30"), or all of them ("24 hours a day", "24/7",
+# "around the clock"); folded
+HOURS_SAID = re.compile(
+    rf"{CLOCK_SAID.pattern}|\b\d{{1,2}}\.\d{{2}}\b|\b24\s*(?:/\s*7|hours?|h|heures|stunden|horas)\b|around the clock|rund um die uhr|jour et nuit"
 )
 
 # A question that asks how often ("How often can I take ibuprofen?", "Wie oft darf ich ...?", "À quelle fréquence",

@@ -66,8 +66,8 @@ from sourcerer.models import CharSpan, Passage
 from sourcerer.people import names_people
 from sourcerer.sentences import is_question
 from sourcerer.synthesis.scope import (
-    CLOCK_SAID,
     DOSED,
+    HOURS_SAID,
     PREPOSITIONS,
     asks_yes_or_no,
     fits_quantity,
@@ -144,11 +144,6 @@ _ARABIC_THERE_IS = frozenset("يوجد توجد هناك".split())
 # désignation …?", "Name one …?"), which `asks_yes_or_no` does not read
 _ASKED = re.compile(r"[?？؟]\s*$")
 _ASKS_WHAT = re.compile(r"\W*(?:qu['’]|(?:citer?|cite|nommer|name|donner|give|list|lister|indiquer|describe|d[ée]crire)\b)", re.IGNORECASE)
-# hours a sentence states: a time of day ("7am", "19 Uhr", "10:30"), or all of them ("24 hours a day", "24/7",
-# "around the clock"); folded
-_HOURS_SAID = re.compile(
-    rf"{CLOCK_SAID.pattern}|\b\d{{1,2}}\.\d{{2}}\b|\b24\s*(?:/\s*7|hours?|h|heures|stunden|horas)\b|around the clock|rund um die uhr|jour et nuit"
-)
 
 
 @dataclass(frozen=True)
@@ -175,7 +170,7 @@ def answer_misses_thing(question: str, passages: Sequence[Passage], quoted: dict
     else:
         missing = _unmentioned(question, source_texts(passages), german=is_german(question))
     # "Monday to Friday" answers "Is support available on weekends?", "24 hours a day" "Can I go to the gym at night?"
-    if any(says_day(sentence) or _HOURS_SAID.search(normalize(sentence)) for sentence in sentences):
+    if any(says_day(sentence) or HOURS_SAID.search(normalize(sentence)) for sentence in sentences):
         missing = [word for word in missing if not says_day(word)]
     # a rule whose ages or weights hold the question's is said of what it asks: "For pets aged 9 and over, you also pay
     # 20% of the remaining claim." answers "Is my 10 year old cat's claim reduced?" (no source says "cat")
