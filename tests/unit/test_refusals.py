@@ -382,6 +382,11 @@ _SECURITY = "# 安全\n\n## 账户\n密码长度至少为十四位。\n所有账
 _BREAKFAST = "# 海景酒店\n\n## 早餐\n早餐在一楼自助餐厅供应，时间为早上6点半至10点。\n早餐价格为每位88元，身高1.2米以下儿童免费。"
 
 
+_HOTEL_MEALS = "# ホテル桜ご利用案内\n\n## 朝食\n朝食は1階のレストランで7時から10時までご用意しております。料金はお一人様1,800円です。"
+_CINEMA = "# 影城观影须知\n\n## 购票\n可在影城前台或小程序购票。\n\n## 入场\n请勿携带外食和饮料入场。"
+_GYM_CLASSES = "# 健身房会员须知\n\n## 课程\n会员可免费参加瑜伽和单车等团体课程。私教课每节 300 元。"
+
+
 @pytest.mark.parametrize(
     ("question", "text", "quoted", "missing"),
     [
@@ -395,6 +400,14 @@ _BREAKFAST = "# 海景酒店\n\n## 早餐\n早餐在一楼自助餐厅供应，�
         # "吃" alone between two known words, and "带" of 宽带 (broadband) no asking word there
         ("小孩吃早餐收费吗？", _BREAKFAST, "早餐价格为每位88元，身高1.2米以下儿童免费。", None),
         ("几点吃早餐？", _BREAKFAST, "早餐在一楼自助餐厅供应，时间为早上6点半至10点。", None),  # asks for something
+        # a word of two letters, each held in other words: dinner, where the sources say breakfast (朝食); group
+        # classes (团课), where they say 团体课程 and the answer prices private ones (私教课)
+        ("夕食はありますか？", _HOTEL_MEALS, "朝食は1階のレストランで7時から10時までご用意しております。", ["夕食"]),
+        ("朝食はありますか？", _HOTEL_MEALS, "朝食は1階のレストランで7時から10時までご用意しております。", None),
+        ("团课要钱吗？", _GYM_CLASSES, "私教课每节 300 元。", ["团课"]),
+        # an answer forbidding a thing says it in other words: snacks (零食) where the rule forbids outside food (外食)
+        ("可以带零食进去吗？", _CINEMA, "请勿携带外食和饮料入场。", None),
+        ("小孩要买票吗？", _CINEMA, "可在影城前台或小程序购票。", ["买票"]),  # tickets bought (购票) is where, not whether
     ],
 )
 def test_a_chinese_or_japanese_question_about_a_thing_no_source_mentions(question, text, quoted, missing):
@@ -496,6 +509,47 @@ def test_a_group_no_source_comes_near_is_a_thing_unnamed(question, missing):
     vhs = [Passage(text=_VHS, source="vhs.md"), Passage(text="## Rücktritt\nEin Rücktritt ist bis 10 Tage vor Kursbeginn möglich.", source="vhs.md")]
     start = _VHS.index("Für Einzel")
     unnamed = answer_misses_thing(question, vhs, {1: [CharSpan(start=start, end=len(_VHS))]})
+    assert (unnamed.missing if unnamed else None) == missing, unnamed
+
+
+_RAIL = """# Ticket refunds and changes
+
+## Railcards
+Discounts from railcards apply to Advance, Off-Peak and Anytime tickets. Children aged 5 to 15 pay half fare."""
+_TRIPS = """# School trips
+
+## Costs
+Families who receive free school meals pay nothing for day trips. Other families pay the cost of the coach."""
+_THEATRE = """# Billetterie
+
+## Tarifs
+Le plein tarif est de 28 €. Le tarif réduit à 18 € est réservé aux moins de 26 ans. Les groupes de 10 personnes ou
+plus bénéficient de 15 % de réduction sur le plein tarif."""
+
+
+@pytest.mark.parametrize(
+    ("question", "text", "quoted", "missing"),
+    [
+        ("Do seniors get a discount?", _RAIL, "Discounts from railcards", ["seniors"]),
+        ("Do children get a discount?", _RAIL, "Discounts from railcards", None),  # the sources state their ages
+        # "moins de 26 ans" states who is a young adult, not that a rule is the adults', which seniors would follow
+        ("Les seniors ont-ils une réduction ?", _THEATRE, "Les groupes de 10", ["seniors"]),
+        # one person of the asker's is no group asked about: what families pay answers
+        ("Do we pay if my child gets free school meals?", _TRIPS, "Families who receive", None),
+        ("Do children pay if they get free school meals?", _TRIPS, "Families who receive", ["children"]),
+    ],
+)
+def test_a_group_no_source_comes_near_is_missing_whatever_else_is_shared(question, text, quoted, missing):
+    """Found trying a rail company's refund rules as a user: "Do seniors get a discount?" was answered "Discounts from
+    railcards apply to Advance, Off-Peak and Anytime tickets.": the group was missing, and the discount, shared,
+    kept the answer; and a theatre's box office answered "Les seniors ont-ils une réduction ?" with the discount for
+    groups of ten."""
+    from sourcerer.models import CharSpan, Passage
+    from sourcerer.synthesis.unnamed import answer_misses_thing
+
+    passages = [Passage(text=text, source="doc.md"), Passage(text="## Other\nBikes are free.", source="doc.md")]
+    start = text.index(quoted)
+    unnamed = answer_misses_thing(question, passages, {1: [CharSpan(start=start, end=text.index(".", start) + 1)]})
     assert (unnamed.missing if unnamed else None) == missing, unnamed
 
 

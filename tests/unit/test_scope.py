@@ -732,6 +732,18 @@ def test_a_number_that_says_when_is_no_thing_asked_about():
     assert holds_asked_number("What does error 429 mean?", "The API returns HTTP 429.", circumstances=False)
 
 
+def test_an_amount_is_no_number_of_another_thing_beside_the_same_word():
+    """Found trying a rail company's refund rules as a user: "Can I get compensation if my train is 10 minutes late?"
+    was answered "They can be changed before the departure of the booked train for a £10 admin fee …": "train" stood
+    before both tens, and the pound sign, which says it is an amount, was no word."""
+    from sourcerer.synthesis.scope import holds_asked_number
+
+    question = "Can I get compensation if my train is 10 minutes late?"
+    assert not holds_asked_number(question, "They can be changed before the departure of the booked train for a £10 admin fee.")
+    assert holds_asked_number(question, "If your train is 10 minutes late, you get nothing.")
+    assert holds_asked_number("Is the £10 fee refunded?", "The booking fee of £10 is not refunded.")
+
+
 def test_held_out_false_refusals_of_the_asked_kind_and_number():
     """Answerable questions of held-out QA sets the checks refused over their gold paragraph: a superlative measures
     the thing it asks about ("the highest price of oil" against "the world price"), and "jusqu'en 1928" is one end

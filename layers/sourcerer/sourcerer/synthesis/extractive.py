@@ -82,7 +82,8 @@ _TIME_WORDS = re.compile(
     r"dec(ember)?|mondays?|tuesdays?|wednesdays?|thursdays?|fridays?|saturdays?|sundays?|weekdays?|weekends?|"
     r"century|decade|daily|weekly|monthly|yearly|annually|morning|evening|night|noon|midnight|"
     r"lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche|janvier|fevrier|mars|avril|mai|juin|juillet|aout|"
-    r"septembre|octobre|novembre|decembre|montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonntag|januar|"
+    r"septembre|octobre|novembre|decembre|(?:montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonntag|vormittag|"
+    r"nachmittag|abend|morgen)s?|januar|"
     r"februar|marz|juni|juli|oktober|dezember|lunes|martes|miercoles|jueves|viernes|sabado|domingo|enero|"
     r"febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|octubre|noviembre|diciembre|"
     r"segunda|terca|quarta|quinta|sexta|janeiro|fevereiro|marco|maio|junho|julho)\b"
@@ -958,9 +959,17 @@ def asked_count_first(question: str, ranked: list[ScoredSentence]) -> list[Score
 # A question that asks for a time of day ("What time is breakfast?", "À quelle heure ouvre ...?", "Um wie viel Uhr
 # ...?", "¿A qué hora ...?", "几点", "何時"); read on folded text (the time of day a sentence states: `scope.CLOCK_SAID`)
 _ASKED_CLOCK = re.compile(
-    r"\b(?:what time|at what time|a quelle heure|(?:um|bis|ab) wie ?viel uhr|a que hora|hasta que hora|desde que hora)\b|几点|何時"
+    r"\b(?:what time|at what time|a quelle heure|(?:um|bis|ab) wie ?viel uhr|a que hora|hasta que hora|desde que hora|"
+    r"opening (?:hours|times)|(?:business|office) hours|heures d'ouverture|horaires d'ouverture|offnungszeiten|"
+    r"horarios? de apertura)\b|几点|何時|营业时间|開館時間|営業時間"
 )
 CLOCK_REACH = 5  # how far down the ranking a sentence stating a time of day is looked for
+# a time of day said by how long before or after something it is: "Les portes ouvrent 30 minutes avant le début."
+# answers "À quelle heure ouvrent les portes ?" (folded)
+_CLOCK_OR_RELATIVE = re.compile(
+    rf"{CLOCK_SAID.pattern}|\b(?:\d+|an?|one|half an|une|eine|una)\s*(?:minutes?|mins?|hours?|heures?|minuten|stunden?|"
+    r"minutos?|horas?)\s+(?:before|prior to|after|avant|apres|vor|nach|antes|despues)\b|\d+\s*分(?:钟)?前"
+)
 
 
 def asked_clock_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
@@ -968,7 +977,7 @@ def asked_clock_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     question asks for one and the best states none: "What time is breakfast?" over a hotel's FAQ was answered
     "Breakfast is included in all rates except Room Only.", while "It is served from 7am to 10:30am in the Harbour
     Restaurant." stood second (said now after the sentence it leans on)."""
-    return _first_stating(question, ranked, _ASKED_CLOCK, CLOCK_SAID, CLOCK_REACH)
+    return _first_stating(question, ranked, _ASKED_CLOCK, _CLOCK_OR_RELATIVE, CLOCK_REACH)
 
 
 DAY_REACH = 5  # how far down the ranking a sentence for the asked day is looked for
@@ -984,6 +993,32 @@ def asked_day_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredS
         return ranked
     asked = days_named(question)
     return _first(ranked, next((s for s in ranked[1:DAY_REACH] if days_named(s.text) & asked), None))
+
+
+WHEN_REACH = 3  # how far down the ranking a sentence stating a time is looked for, for a question asking when
+# a question that opens asking when ("When …?", "Bis wann …?", "¿Cuándo …?"; not "what … when they fastened …"), or
+# asks for a time of day or a day anywhere; folded
+_ASKS_WHEN = re.compile(
+    r"^\W*(?:(?:since|until|till|from|bis|ab|seit|depuis|jusqu'a|a partir de|desde|hasta)\s+)?(?:when|wann|quand|cuando|quando)\b|"
+    r"\b(?:what time|what day|which day|a quelle heure|a que hora|um wie ?viel uhr|an welchem tag)\b|متى|什么时候|何时|哪天|几点|いつ|何時"
+)
+
+
+def asked_when_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
+    """The ranking with the first of the next best (`WHEN_REACH`) that states a time (`type_match`) and shares a word
+    of the question the best does not put first, when the question asks when and the best states no time: "Wann
+    finden Kastrationen statt?" over a vet's notes was answered "Impfungen und Routineuntersuchungen finden nur nach
+    Terminvereinbarung statt." (its words: finden, statt), while "Kastrationen werden dienstags und freitags
+    vormittags durchgeführt; …" stood second. A time said of none of the question's things is no answer."""
+    if len(ranked) < 2 or not _ASKS_WHEN.search(normalize(question)) or _states_time(ranked[0].text, question):
+        return ranked
+    asked, best = _words_of(question), _words_of(ranked[0].text)
+    return _first(ranked, next((s for s in ranked[1:WHEN_REACH] if _states_time(s.text, question) and (asked & _words_of(s.text)) - best), None))
+
+
+def _states_time(sentence: str, question: str) -> bool:
+    """Whether a sentence states a time (`type_match`), "may" read as the verb it is as often as the month."""
+    return bool(type_match("time", re.sub(r"\bmay\b", "", sentence), question))
 
 
 # the topic a Japanese question opens with ("夕食は何時までですか？"): two or more letters before は, no asking word
@@ -1181,6 +1216,7 @@ READINGS = (
     asked_count_first,
     asked_clock_first,
     asked_day_first,
+    asked_when_first,
     asked_topic_first,
     named_procedure_first,
     asked_value_first,

@@ -835,10 +835,10 @@ def _missing_cjk_kind(question: str, sources: Sequence[str], answer: Sequence[st
     source_pairs = {t for text in sources for t in terms(text) if _han_pair(t)}
     source_letters = {c for text in sources for c in text if CJK_LETTER.match(c)}
     kinds_needed = 1 if asked_value(question) == "money" else 2  # as `missing_kind`: "企业版多少钱？" over 专业版's price
-    said = [pair for sentence in answer for pair in _opening_pairs(_subject(sentence))]
+    said = [pair for sentence in answer for pair in opening_pairs(_subject(sentence))]
     asked_letters = set(question)
     titled = {c for title in titles_of(sources) for c in title}
-    for pair in dict.fromkeys(_opening_pairs(question, closed=True)):
+    for pair in dict.fromkeys(opening_pairs(question, closed=True)):
         kind, head = pair
         # the kind's character may be in the sources in other words ("周卡", a weekly card, over 月卡, 季卡 and 年卡 and
         # "周一至周五"), but a pronoun or a particle makes no kind nor thing ("它是", it is; "在力", in force)
@@ -869,7 +869,7 @@ def _missing_cjk_prefix(question: str, source_pairs: set[str], source_letters: s
     towards teachers; "该合同", that contract), the pair after it (产假, 金卡) is one of two kinds or more of its thing
     in the sources (one, for a price), and the answer's subject holds a kind of that thing (`_missing_cjk_kind` reads
     the sources' pairs and letters and the answer's pairs, and passes them on)."""
-    for pair in dict.fromkeys(_opening_pairs(question)):
+    for pair in dict.fromkeys(opening_pairs(question)):
         at = question.find(pair)
         inner = question[at + 1 : at + 3]
         kind = pair[0]
@@ -923,7 +923,7 @@ def _han_pair(term: str) -> bool:
     return len(term) == 2 and all(_HAN.match(c) for c in term)
 
 
-def _opening_pairs(text: str, *, closed: bool = False) -> list[str]:
+def opening_pairs(text: str, *, closed: bool = False) -> list[str]:
     """The pairs of Chinese characters of `text` that stand where a word starts (see `_missing_cjk_kind`), and with
     `closed` where one ends too: at the text's end, before a character of another script, a particle or a word that
     asks or helps a verb ("产假有几天", "年假要")."""
@@ -1030,9 +1030,11 @@ def _groups_known(sources: Sequence[str]) -> set[str]:
 def unknown_groups(question: str, sources: Sequence[str]) -> list[str]:
     """The words naming the groups of people `question` asks about that no source mentions, nor states the ages
     of, nor names the group whose rules they follow (`_WITHIN`): "Rentner" of "Gibt es Ermäßigung für Rentner?"
-    over a course programme's discounts for pupils and students."""
-    known = _groups_known(sources)
-    return [word for group, word in groups_named(question).items() if group not in known and _WITHIN.get(group) not in known]
+    over a course programme's discounts for pupils and students. The group followed must be named: "moins de 26
+    ans" states who is a young adult, not that a rule is the adults' ("Les seniors ont-ils une réduction ?" was
+    answered with the discount for groups of ten)."""
+    known, named = _groups_known(sources), groups_mentioned(tuple(sources))
+    return [word for group, word in groups_named(question).items() if group not in known and _WITHIN.get(group) not in named]
 
 
 # groups of which a rule for one says nothing of the others
@@ -1087,7 +1089,7 @@ _LANGUAGES = {
 }
 _IN_LANGUAGE = frozenset("in en auf em باللغه".split())  # "باللغة الإنجليزية": in the English language
 _ARABIC_IN = re.compile("^بال")  # "بالإنجليزية": in English
-_AROUND_WORD = "?？؟!.,;:¿¡()\"'"
+AROUND_WORD = "?？؟!.,;:¿¡()\"'"
 
 
 def languages_named(text: str, *, asked: bool = False) -> dict[str, str]:
@@ -1101,14 +1103,14 @@ def languages_named(text: str, *, asked: bool = False) -> dict[str, str]:
             found[language] = written_in
     words = text.split()
     for at, written in enumerate(words):
-        word = normalize(written).strip(_AROUND_WORD)
+        word = normalize(written).strip(AROUND_WORD)
         bare = _ARABIC_IN.sub("ال", word)
         after_in = bare != word or (at and normalize(words[at - 1]) in _IN_LANGUAGE)
         if asked and not after_in:
             continue
         for language, names in _LANGUAGES.items():
             if bare in names:
-                found.setdefault(language, written.strip(_AROUND_WORD))
+                found.setdefault(language, written.strip(AROUND_WORD))
     return found
 
 
@@ -1540,11 +1542,14 @@ def numbered(text: str, *, ranges: bool = True, circumstances: bool = True, befo
             continue
         if ranges or not _ends_range(folded, at):
             label = [f"<{t}" for t in terms(folded[max(0, at.start() - 30) : at.start()])[-1:] if not t[0].isdigit()]
+            if _CURRENCY_BEFORE.search(folded[: at.start()]):  # "a £10 admin fee": an amount, whatever word is before it
+                label = ["<" + folded[: at.start()].rstrip()[-1]]
             unit = [f">{t}" for t in terms(folded[at.end() : at.end() + 30])[:1] if not t[0].isdigit()]
             out.setdefault(number, set()).update(label + unit)
     return out
 
 
+_CURRENCY_BEFORE = re.compile(r"[$£€¥₹]\s?$")
 IDENTIFIER_DIGITS = 3  # a number this long names one thing (a status code, a year, a model); a shorter one counts
 
 
