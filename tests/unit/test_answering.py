@@ -1671,6 +1671,57 @@ Wir behandeln Hunde, Katzen, Kaninchen, Meerschweinchen und andere Kleintiere. P
 ## Hinweise
 Bitte bringen Sie Katzen und Kleintiere in einer Transportbox. Hunde sind im Wartezimmer an der Leine zu führen. Bringen Sie zum ersten Termin den Impfpass Ihres Tieres mit. Kastrationen werden dienstags und freitags vormittags durchgeführt; das Tier muss nüchtern sein."""
 
+_REINIGUNG = """# Textilreinigung Blitzblank – Preise und Bedingungen
+
+## Öffnungszeiten
+Montag bis Freitag 7:30 bis 18:30 Uhr, Samstag 9 bis 13 Uhr.
+
+## Preise
+Ein Hemd kostet 3,50 Euro, gebügelt und auf dem Bügel. Eine Hose oder ein Rock kostet 7 Euro, ein Sakko 9 Euro, ein Anzug 15 Euro. Bettdecken reinigen wir ab 25 Euro. Leder und Pelz nehmen wir nicht an.
+
+## Abholung
+Normale Aufträge sind nach drei Werktagen fertig. Mit dem Expressservice ist Ihr Hemd am selben Tag fertig, wenn Sie es bis 9 Uhr bringen; der Aufpreis beträgt 50 %.
+
+## Haftung
+Für Knöpfe und Verzierungen übernehmen wir keine Haftung. Bei Beschädigung ersetzen wir höchstens das Zwanzigfache des Reinigungspreises.
+
+## Aufbewahrung
+Nicht abgeholte Kleidung bewahren wir drei Monate auf. Danach wird sie gespendet."""
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("Was kostet eine Bettdecke?", "Bettdecken reinigen wir ab 25 Euro."),  # Bettdecke, Bettdecken: one word
+        ("Reinigen Sie Teppiche?", None),  # cleaning duvets is no answer: the verb a question opens with names no thing
+        ("Was kostet ein Anzug?", "Eine Hose oder ein Rock kostet 7 Euro, ein Sakko 9 Euro, ein Anzug 15 Euro."),
+    ],
+)
+def test_a_word_the_sources_write_with_another_ending_is_the_word_asked(question, said, tmp_path):
+    """Found trying a dry cleaner's prices as a user: "Was kostet eine Bettdecke?" was answered with the shirts' price,
+    as the index stems English only ("bettdeck" against "bettdecken"), and "Reinigen Sie Teppiche?" with "Bettdecken
+    reinigen wir ab 25 Euro.", which shares only the verb the question opens with."""
+    from sourcerer.cli.ask import document_passages
+
+    (tmp_path / "preise.md").write_text(_REINIGUNG, encoding="utf-8")
+    answer = ask(question, passages=document_passages(tmp_path / "preise.md"), chat="extractive")
+    assert answer.refused if said is None else answer.answer.startswith(said), answer.answer
+
+
+def test_only_a_language_the_index_does_not_stem_reads_a_word_by_its_other_endings():
+    """English is stemmed already, and there another ending makes another word ("producer", "produced": NoMIRACL's
+    "Who was the producer of …?" was refused, every passage then covering the question whole)."""
+    from sourcerer.synthesis.extractive import _as_inflected
+    from sourcerer.synthesis.scope import unstemmed_language
+
+    assert not unstemmed_language("Who was the producer of Night at the Museum?")
+    assert unstemmed_language("Was kostet eine Bettdecke?") and unstemmed_language("Puis-je échanger mon billet ?")
+    assert unstemmed_language("À quelle heure puis-je arriver ?") and unstemmed_language("¿Cuánto cuesta la entrada?")
+    assert _as_inflected("bettdeck", {"bettdecken", "hemd"}) == "bettdecken"
+    assert _as_inflected("bettdeck", {"bettdecken", "bettdecker"}) == "bettdeck"  # two such words: neither
+    assert _as_inflected("hemd", {"hemden"}) == "hemd"  # too short to tell
+
+
 _TORTEN = """# Bestellbedingungen für Torten
 
 ## Bestellung

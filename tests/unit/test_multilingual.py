@@ -43,7 +43,19 @@ def test_nouns_in_ancy_and_ency_are_their_adjectives_stem():
     assert terms("emergency")[0] == terms("emergent")[0] and terms("frequency")[0] == terms("frequent")[0]
     assert terms("currency")[0] != terms("current")[0] and terms("agency") == ["agency"]
     # an index written before re-tokenises the chunks that hold such a noun, and only those
-    assert TOKENIZER_VERSION == 3 and RETOKENIZE[3].search("during Pregnancy.") and not RETOKENIZE[3].search("the fence")
+    assert TOKENIZER_VERSION >= 3 and RETOKENIZE[3].search("during Pregnancy.") and not RETOKENIZE[3].search("the fence")
+
+
+def test_a_short_stem_keeps_its_silent_e_after_ing_and_ed():
+    """Found trying student accommodation rules as a user: "Can I vape in my room?" shared no word with "Smoking and
+    vaping are not allowed anywhere in the building." ("vape" and "vap"), and was answered with the candles rule."""
+    from sourcerer.text import RETOKENIZE, TOKENIZER_VERSION
+
+    assert {terms(w)[0] for w in ["vape", "vaping", "vaped"]} == {"vape"}
+    assert terms("named") == terms("name") and terms("hiking") == terms("hike") and terms("based") == terms("base")
+    # a doubled consonant, or a stem ending in w, x or y, had no e: "hopping" is no "hope", "fixing" no "fixe"
+    assert terms("hopping") == terms("hop") != terms("hoping") and terms("fixing") == terms("fix") and terms("paying") == terms("pay")
+    assert TOKENIZER_VERSION == 4 and RETOKENIZE[4].search("No Vaping.") and not RETOKENIZE[4].search("hopping and fixing")
 
 
 def test_an_arabic_question_with_other_clitics_finds_the_passage():

@@ -427,7 +427,7 @@ def test_a_chinese_or_japanese_question_about_a_thing_no_source_mentions(questio
 _CLINIC = """# مركز الشفاء الطبي
 
 ## المواعيد
-يمكن حجز المواعيد عبر الهاتف أو التطبيق.
+يمكن حجز المواعيد عبر الهاتف أو التطبيق حسب توفر الأطباء.
 
 ## التأمين
 يقبل المركز بطاقات التأمين الصحي من الشركات المتعاقدة."""
@@ -439,6 +439,8 @@ _CLINIC = """# مركز الشفاء الطبي
         ("هل يوجد صيدلية في المركز؟", "يقبل المركز", ["صيدلية"]),  # is there a pharmacy in the centre?
         ("هل يمكن الدفع بالبطاقة؟", "يمكن حجز", ["الدفع"]),  # can one pay by card? ("يمكن", can, only asks)
         ("هل يمكن حجز موعد عبر التطبيق؟", "يمكن حجز", None),
+        # do you provide transport from the airport? ("توفرون", provide, shares توفر with "حسب توفر", as available)
+        ("هل توفرون نقل من المطار؟", "يمكن حجز", ["نقل", "المطار"]),
     ],
 )
 def test_an_arabic_thing_after_is_there_and_can_only_asking(question, quoted, missing):
@@ -525,6 +527,16 @@ _THEATRE = """# Billetterie
 ## Tarifs
 Le plein tarif est de 28 €. Le tarif réduit à 18 € est réservé aux moins de 26 ans. Les groupes de 10 personnes ou
 plus bénéficient de 15 % de réduction sur le plein tarif."""
+
+
+def test_a_possessive_names_no_thing():
+    """Found trying a theatre's box office as a user: "Puis-je me faire rembourser mon billet ?" was refused for
+    "mon" (my), read as a thing no source mentions."""
+    from sourcerer.synthesis.unnamed import _unmentioned
+
+    sources = ["## Échanges et remboursements\nLes billets ne sont ni repris ni remboursés."]
+    assert _unmentioned("Puis-je me faire rembourser mon billet ?", sources, german=False) == []
+    assert _unmentioned("Puis-je échanger mon abonnement ?", sources, german=False) == ["abonnement"]
 
 
 @pytest.mark.parametrize(

@@ -732,6 +732,20 @@ def test_a_number_that_says_when_is_no_thing_asked_about():
     assert holds_asked_number("What does error 429 mean?", "The API returns HTTP 429.", circumstances=False)
 
 
+def test_a_deadline_before_something_holds_every_time_that_far_before_it_or_more():
+    """Found trying a holiday flat's terms as a user: "Bis 30 Tage vor Anreise ist die Stornierung kostenlos." was read
+    as up to 30 days (0 to 30), which holds 5 days before arrival, so "Was kostet eine Stornierung 5 Tage vor
+    Anreise?" was answered with it first ("kostenlos"): a deadline before something holds 30 days or more."""
+    from sourcerer.synthesis.scope import stated_ranges
+
+    assert stated_ranges("Bis 30 Tage vor Anreise ist die Stornierung kostenlos.") == {"time": [(720.0, float("inf"))]}
+    assert stated_ranges("Cancellation is free up to 24 hours before arrival.") == {"time": [(24.0, float("inf"))]}
+    assert stated_ranges("Refunds are made within 30 days of purchase.") == {"time": [(0.0, 720.0)]}  # no deadline before
+    storno = "## Stornierung\nBis 30 Tage vor Anreise ist die Stornierung kostenlos. Bei Stornierung weniger als 7 Tage vor Anreise werden 90 % fällig."
+    answer = ask("Was kostet eine Stornierung 5 Tage vor Anreise?", passages=[{"text": storno, "source": "storno.md"}], chat="extractive")
+    assert answer.answer.startswith("Bei Stornierung weniger als 7 Tage"), answer.answer  # 90 % due: a cost
+
+
 def test_an_amount_is_no_number_of_another_thing_beside_the_same_word():
     """Found trying a rail company's refund rules as a user: "Can I get compensation if my train is 10 minutes late?"
     was answered "They can be changed before the departure of the booked train for a £10 admin fee …": "train" stood

@@ -11,6 +11,9 @@ see text through `terms()`, so a word matches the same way everywhere:
 * Thai, Lao, Khmer and Myanmar runs: character bigrams, for the same reason;
 * everything else: words (letters and digits, decimals kept whole), English stopwords removed, a light
   English stemmer (plurals, -ing, -ed, -ly) applied to ASCII words.
+
+Why it is long: every script's rules and the stemmers are one job, the terms every index and model compares;
+split, two callers could tokenise one text two ways.
 """
 
 from __future__ import annotations
@@ -21,10 +24,15 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 # Bumped whenever the terms of some text change; indexes store terms, so a new version re-tokenises what it
-# changed (see `RETOKENIZE`): 2 added Arabic light stemming, 3 the nouns in -ancy and -ency ("pregnant").
-TOKENIZER_VERSION = 3
+# changed (see `RETOKENIZE`): 2 added Arabic light stemming, 3 the nouns in -ancy and -ency ("pregnant"), 4 the
+# silent e of a short stem after -ing or -ed ("vaping" is "vape").
+TOKENIZER_VERSION = 4
 # For each version, the texts whose terms it changed (an index re-tokenises only chunks that match).
-RETOKENIZE = {2: re.compile("[\u0600-\u06ff]"), 3: re.compile(r"(?i)[a-z]{3}(?:anc|enc)(?:y|ies)\b")}
+RETOKENIZE = {
+    2: re.compile("[\u0600-\u06ff]"),
+    3: re.compile(r"(?i)[a-z]{3}(?:anc|enc)(?:y|ies)\b"),
+    4: re.compile(r"(?i)\b[b-df-hj-np-tv-z][aeiou][b-df-hj-np-tvz](?:ing|ed)\b"),
+}
 
 # --- normalisation ----------------------------------------------------------------------------------
 
@@ -184,6 +192,12 @@ def arabic_stem(word: str) -> str:
     return word
 
 
+# a stem of consonant, vowel, consonant (not w, x, y) lost its silent e to -ing or -ed, as Porter's stemmer restores
+# it: "vaping", "vaped" and "vape" are one word ("Can I vape in my room?" shared none with "Smoking and vaping are not
+# allowed anywhere in the building."), "named" and "name" too; "hopping" is "hop"
+_SHORT_STEM = re.compile("[b-df-hj-np-tv-z][aeiou][b-df-hj-np-tvz]")
+
+
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
     """A light, deterministic stemmer: for English, common derivational endings, plural, -ing, -ed and -ly; for
@@ -215,12 +229,16 @@ def stem(word: str) -> str:
         w = w[:-3]
         if len(w) > 2 and w[-1] == w[-2] and w[-1] not in "lsz":
             w = w[:-1]
+        elif _SHORT_STEM.fullmatch(w):
+            w += "e"
     elif w.endswith("ed") and len(w) > 4:
         w = w[:-2]
         if len(w) > 2 and w[-1] == w[-2] and w[-1] not in "lsz":
             w = w[:-1]
         elif w.endswith("i"):
             w = w[:-1] + "y"
+        elif _SHORT_STEM.fullmatch(w):
+            w += "e"
     elif w.endswith("ly") and len(w) > 5:
         w = w[:-2]
     if w.endswith("e") and len(w) > 4:

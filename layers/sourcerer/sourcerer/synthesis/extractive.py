@@ -71,10 +71,11 @@ from sourcerer.synthesis.scope import (
     other_subject,
     source_texts,
     swapped_name,
+    unstemmed_language,
     without_quantities,
 )
 from sourcerer.synthesis.unnamed import answer_misses_thing
-from sourcerer.text import HIRAGANA, digit_numbers, family, names_all, normalize, passage_terms, terms
+from sourcerer.text import FAMILY_LETTERS, HIRAGANA, digit_numbers, family, names_all, normalize, passage_terms, terms
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
 _TIME_WORDS = re.compile(
@@ -318,9 +319,13 @@ class ExtractiveSynthesizer:
         if not pool:
             return Analysis(feature_set="lexical", question=question, set_aside=set_aside)
         sent_terms = [set(passage_terms(text)) for *_, text in pool]
+        vocabulary = set().union(*sent_terms, *headings)
+        # a word the sources write with another ending, in a language the index does not stem: "Bettdecke" for
+        # "Bettdecken", "rembourser" for "remboursés" (in English it would make "producer" "produced")
         q_terms = list(dict.fromkeys(terms(question)))
+        if unstemmed_language(question):
+            q_terms = list(dict.fromkeys(_as_inflected(t, vocabulary) for t in q_terms))
         if is_german(question):  # "Hochwasserschäden" over "Schäden durch Hochwasser": the compound's parts
-            vocabulary = set().union(*sent_terms, *headings)
             q_terms = list(dict.fromkeys(part for t in q_terms for part in _compound_parts(t, vocabulary)))
         q_set = set(q_terms)
         # the word after "how" asks ("How long ...?", "Wie lange", "Combien de temps"): a heading that shares it ("How
@@ -770,6 +775,23 @@ def _compound_parts(term: str, vocabulary: set[str]) -> tuple[str, ...]:
     return (term,)
 
 
+INFLECTION_LETTERS = 2  # the letters an ending may add to a term, or take from it, for the two to be one word
+
+
+def _as_inflected(term: str, vocabulary: set[str]) -> str:
+    """A question's term as the sources write it with another ending, where they never write it as it is: the
+    index stems English only, so "bettdeck" (Bettdecke) is "bettdecken" (Bettdecken) and "rembourser" is "rembours"
+    (remboursés). Both are of `FAMILY_LETTERS` letters or more, one starts the other, and they differ by
+    `INFLECTION_LETTERS` at most; the one such term, the term itself otherwise."""
+    if term in vocabulary or len(term) < FAMILY_LETTERS or not term.isascii() or not term.isalpha():
+        return term
+    near = [
+        v for v in vocabulary
+        if len(v) >= FAMILY_LETTERS and abs(len(v) - len(term)) <= INFLECTION_LETTERS and (v.startswith(term) or term.startswith(v))
+    ]
+    return near[0] if len(near) == 1 else term
+
+
 def _rank_key(s: ScoredSentence) -> tuple[float, int, int]:  # the sentence models' ranking, ties in source order
     return (-s.under_heading, s.passage, s.start)
 
@@ -1203,8 +1225,9 @@ def asked_duration_first(question: str, ranked: list[ScoredSentence]) -> list[Sc
     )
 
 
-# The rankings' plain readings of the question, in order (see each): the asked kind, the asked subject, a negation, a group of people, a limit, a
-# frequency, a length of time, a count, a time of day, a day of the week, a Japanese topic, a named procedure, an asked contact value, an asked number, a weight or age in a range
+# The rankings' plain readings of the question, in order (see each): the asked kind, the asked subject, a negation,
+# a group of people, a limit, a frequency, a length of time, a count, a time of day, a day of the week, a time asked
+# when, a Japanese topic, a named procedure, an asked contact value, an asked number, a weight or age in a range
 READINGS = (
     asked_kind_first,
     asked_subject_first,

@@ -950,6 +950,16 @@ def _kind_after(question: str) -> bool:
     return _leans(question, _KIND_AFTER, _ENGLISH, normalize)
 
 
+def unstemmed_language(question: str) -> bool:
+    """Whether a question reads as German, French, Spanish, Portuguese or Italian, whose endings the index's English
+    stemmer leaves apart ("Bettdecke" and "Bettdecken", "rembourser" and "remboursés"): by its function words, its
+    accented letters, or a French verb asked with its subject ("Puis-je échanger mon billet ?")."""
+    return is_german(question) or _kind_after(question) or bool(_NOT_ENGLISH_MARKS.search(question))
+
+
+_NOT_ENGLISH_MARKS = re.compile(r"(?i)[àâçéèêëîïôûùüÿñœæßäö¿¡]|-(?:je|tu|il|elle|on|nous|vous|ils|elles)\b")
+
+
 # words that ask for a measure of a thing, not a kind of it: "What is the maximum upload size?" over "File uploads
 # larger than 10 MB must use the multipart upload endpoint" asks about every upload
 _MEASURES = frozenset(
@@ -1669,6 +1679,12 @@ _BOUND = re.compile(
 )
 _BOUND_AFTER = re.compile(rf"(?P<n>{_NUMBER})\s*" + _BODY_UNIT + r"\s*(?:及)?(?P<word>以上|以下|未満|以内)")
 _ABOVE = frozenset(_ABOVE_WORDS.split("|")) | {"以上"}
+# a deadline before something: "up to 24 hours before arrival", "bis 30 Tage vor Anreise" hold every time that far
+# before it or more ("Was kostet eine Stornierung 10 Tage vor Anreise?" was answered "Bis 30 Tage vor Anreise ist
+# die Stornierung kostenlos.")
+_DEADLINE = re.compile(
+    rf"\b(?:up to|until|bis zu|bis|jusqu'a|hasta|no later than)\s*(?P<n>{_NUMBER})\s*{_BODY_UNIT}\s*(?:before|prior to|vor|avant|antes)\b"
+)
 _MONEY_BOUND = re.compile(
     rf"\b(?P<word>{_ABOVE_WORDS}|less than|under|below|up to|no more than|moins de|jusqu'a|unter|bis zu|weniger als|menos de|"
     rf"hasta)\s*{_AMOUNT}"
@@ -1761,9 +1777,13 @@ def stated_ranges(text: str) -> dict[str, list[tuple[float, float]]]:
         low, high = _amount(m["low"], m["unit"]), _amount(m["high"], m["unit"])
         if low is not None and high is not None:
             out.setdefault(_unit_kind(m["unit"]), []).append((low, high))
+    deadlines = list(_DEADLINE.finditer(folded))
+    for m in deadlines:
+        if (n := _amount(m["n"], m["unit"])) is not None:
+            out.setdefault(_unit_kind(m["unit"]), []).append((n, float("inf")))
     for m in itertools.chain(_BOUND.finditer(folded), _BOUND_AFTER.finditer(folded)):
         n = _amount(m["n"], m["unit"])
-        if n is not None:
+        if n is not None and not any(d.start() <= m.start() < d.end() for d in deadlines):
             out.setdefault(_unit_kind(m["unit"]), []).append((n, float("inf")) if m["word"] in _ABOVE else (0.0, n))
     if "age" not in out:  # "Children under 4 stay free": the children's ages, unit left out
         for m in _AGED_RANGE.finditer(folded):
@@ -1917,12 +1937,12 @@ _PRICED = re.compile(r"\b(?:price|cost|fee|amount|prix|cout|tarif|montant|preis|
 # of the monthly fee"); "We commit to 99.99% monthly uptime for the Business plan" is no price of that plan
 _SHARE = re.compile(r"[%٪]|\bper ?cent\b|\bpour ?cent\b|\bprozent\b|\bpor ?ciento\b|بالمئه|بالمائه")
 _PAID = re.compile(
-    r"\b(?:fees?|prices?|costs?|pa(?:y|ys|id|yment|yable)|charge[sd]?|cover(?:s|ed)?|reimburs\w*|refund\w*|discount\w*|"
+    r"\b(?:fees?|prices?|costs?|due|pa(?:y|ys|id|yment|yable)|charge[sd]?|cover(?:s|ed)?|reimburs\w*|refund\w*|discount\w*|"
     r"rebate|salar(?:y|ies)|bonus\w*|premiums?|tax\w*|vat|interest|commissions?|credits?|deposits?|rent|fares?|tuition|"
     r"subsid\w*|allowances?|surcharges?|penalt\w*|fines?|wages?|pensions?|contribut\w*|"
     r"frais|prix|cout\w*|tarif\w*|paie\w*|paye\w*|paiement|rembours\w*|remise|reduction|prise? en charge|salaire|primes?|"
     r"taxes?|tva|interets?|cotisation\w*|loyer|amendes?|indemnit\w*|majoration|"
-    r"gebuhr\w*|preis\w*|kosten\w*|zahl\w*|bezahl\w*|erstatt\w*|rabatt\w*|nachlass|gehalt|pramie|steuer\w*|zins\w*|"
+    r"gebuhr\w*|preis\w*|kosten\w*|fallig|zahl\w*|bezahl\w*|erstatt\w*|rabatt\w*|nachlass|gehalt|pramie|steuer\w*|zins\w*|"
     r"beitrag\w*|miete|zuschlag|ubernimmt|ubernommen|vergutung|zulage|"
     r"precios?|costes?|costos?|tarifas?|pag(?:o|a|an|ado|ada)s?|cobr\w*|reembols\w*|descuentos?|rebaja|salario|prima|"
     r"impuestos?|iva|interes(?:es)?|cuotas?|alquiler|recargo|multas?|subvencion\w*)\b|"

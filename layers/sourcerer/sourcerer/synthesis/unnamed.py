@@ -12,28 +12,31 @@ the sources never mention it, the answer is about something else.
 What counts as the thing: a word of the question no source holds (`scope.source_vocabulary`: by its family, an edit
 apart, its parts, or with an ending of a letter or two: "feux" holds "feu"), that is not a function word nor a
 preposition, a verb a yes-or-no question asks with (`_ASKING_VERBS`: "bring", "take", "mitnehmen", "prendre", and
-being accepted or admitted: "¿Se admiten gatos?" was answered "Se admiten perros …") or
-whether the thing is included, free, covered or refunded ("Les appareils auditifs sont-ils couverts ?" was answered
-"L'orthodontie est couverte …"), what it asks of the thing (`history.ATTRIBUTES`: "Is there a file size limit?"),
-people (`people.names_people`: "Darf meine Frau mitfahren?" over "Die Mitnahme von Personen …"; the group rules have
-their own check, which refuses only an answer said for another group, so a group no source comes near nor states
-the ages of is a thing unnamed: "Gibt es Ermäßigung für Rentner?" was answered "Für Einzelveranstaltungen … gibt es
-keine Ermäßigung.", and missing whatever else the answer shares: "Do seniors get a discount?" was answered with the
-railcards' discounts), a day where the answer names days or hours ("Is support available on weekends?" answered "Monday
-to Friday", "at night?" answered "24 hours a day"), a number, a past participle, or a French verb with its subject
-("puis-je"). Eating and drinking are things too, which sources name as food and drink (`_KINDRED`: "Peut-on manger
-dans la bibliothèque ?" over a library's rules that name no food). In German only a capitalised noun, or the
-infinitive closing a question asked with a modal verb ("Kann ich das Rad irgendwo abstellen?"), and not one whose
-parts the sources hold ("Studentenrabatt" where they say "Rabatt") or that ends one of their words ("Löcher" in
-"Bohrlöcher"); in Arabic only a word with its article (ال, or after a preposition written onto it: "بالدولار", in
-dollars), or one after "يوجد" (is there), a noun; "يمكن" (can) only asks. A sentence whose ages or weights hold the
-question's is said of what it asks ("For pets aged 9 and over …" answers "Is my 10 year old cat's claim reduced?").
-What every source is about (`BACKGROUND_SENTENCES`): a word of their titles or of a label their passages share, or
-of that many of their sentences and headings or more (not FAQ questions), or the end of such a word ("Rad" of
-"StadtRad"). The quoted sentences themselves must share the rest, a pronoun ("il", "es", "se") or a preposition ("en") not
-counting: a word shared only with the heading over them says where to look, not that they speak of the thing ("¿Hay
-wifi a bordo?" was answered "El barco dispone de cafetería …" under "A bordo"), and so does where a question asks
-whether a thing is ("Is there parking at the hospital?", "医院有停车场吗？" was answered "患者可以通过医院微信公众号…挂号。").
+being accepted or admitted: "¿Se admiten gatos?" was answered "Se admiten perros …") or whether the thing is
+included, free, covered or refunded ("Les appareils auditifs sont-ils couverts ?" was answered "L'orthodontie est
+couverte …"), what it asks of the thing (`history.ATTRIBUTES`: "Is there a file size limit?"), people
+(`people.names_people`: "Darf meine Frau mitfahren?" over "Die Mitnahme von Personen …"; the group rules have their
+own check, which refuses only an answer said for another group, so a group no source comes near nor states the ages
+of is a thing unnamed: "Gibt es Ermäßigung für Rentner?" was answered "Für Einzelveranstaltungen … gibt es keine
+Ermäßigung.", and missing whatever else the answer shares: "Do seniors get a discount?" was answered with the
+railcards' discounts), a day where the answer names days or hours ("Is support available on weekends?" answered
+"Monday to Friday", "at night?" answered "24 hours a day"), a number, a past participle, a possessive ("mon" of
+"Puis-je me faire rembourser mon billet ?"), or a French verb with its subject ("puis-je"). Eating and drinking are
+things too, which sources name as food and drink (`_KINDRED`: "Peut-on manger dans la bibliothèque ?" over a
+library's rules that name no food). In German only a capitalised noun, or the infinitive closing a question asked
+with a modal verb ("Kann ich das Rad irgendwo abstellen?"), and not one whose parts the sources hold
+("Studentenrabatt" where they say "Rabatt") or that ends one of their words ("Löcher" in "Bohrlöcher"); in Arabic
+only a word with its article (ال, or after a preposition written onto it: "بالدولار", in dollars), or one after
+"يوجد" (is there) or "توفرون" (do you provide), a noun; "يمكن" (can) only asks. A sentence whose ages or weights hold
+the question's is said of what it asks ("For pets aged 9 and over …" answers "Is my 10 year old cat's claim
+reduced?"). What every source is about (`BACKGROUND_SENTENCES`): a word of their titles or of a label their passages
+share, or of that many of their sentences and headings or more (not FAQ questions), or the end of such a word ("Rad"
+of "StadtRad"). The quoted sentences themselves must share the rest, a pronoun ("il", "es", "se") or a preposition
+("en") not counting, nor the verb a German question opens with before its subject ("Reinigen Sie Teppiche?" was
+answered "Bettdecken reinigen wir ab 25 Euro."): a word shared only with the heading over them says where to look,
+not that they speak of the thing ("¿Hay wifi a bordo?" was answered "El barco dispone de cafetería …" under "A
+bordo"), and so does where a question asks whether a thing is ("Is there parking at the hospital?", "医院有停车场吗？" was
+answered "患者可以通过医院微信公众号…挂号。").
 
 Designed over the 78 documents of our exploratory use (1,255 questions in seven languages): 44 wrong answers refused
 and 7 right ones lost ("Can I bring a friend?" answered "Premium members may bring one guest per visit", "Can I
@@ -117,7 +120,7 @@ _ASKING_VERBS = frozenset(
     include included includes inclus incluse inclut compris comprise incluido incluida incluidos incluidas incluye
     incluyen inbegriffen enthalten inklusive free gratuit gratuite gratis gratuito gratuita kostenlos kostenfrei
     payant payante payants payantes kostenpflichtig
-    مجاني مجانا مجانيه مشمول مشموله يشمل يمكن يمكنني يمكننا استطيع نستطيع يجب يوجد توجد هناك
+    مجاني مجانا مجانيه مشمول مشموله يشمل يمكن يمكنني يمكننا استطيع نستطيع يجب يوجد توجد هناك توفرون يوفر تقدمون يقدم
     covered cover covers couvert couverte couverts couvertes rembourse remboursee rembourses remboursees
     cubierto cubierta cubiertos cubiertas cubre cubren cubrir reembolsado reembolsada reembolsados reembolsadas versichert
     abgedeckt erstattet
@@ -145,8 +148,10 @@ _PREPOSITION_TERMS = frozenset(terms(" ".join(_PREPOSITIONS)))  # "¿Hay superme
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _ASKED_WITH_SUBJECT = re.compile(r"-(?:t-)?(?:je|il|elle|on|ils|elles|nous|vous|tu)$")  # "puis-je", "a-t-il"
 _ARABIC = re.compile("[\u0600-\u06ff]")
-# "is there": the word after it is a noun, with its article or not ("هل يوجد صيدلية في المركز؟", is there a pharmacy)
-_ARABIC_THERE_IS = frozenset("يوجد توجد هناك".split())
+# "is there", "do you provide, offer": the word after it is a noun, with its article or not ("هل يوجد صيدلية في
+# المركز؟", is there a pharmacy; "هل توفرون سيارة بديلة؟", do you provide a replacement car, was answered with the
+# walk-ins "حسب توفر الفنيين", as the technicians' availability shares توفر)
+_ARABIC_THERE_IS = frozenset("يوجد توجد هناك توفرون يوفر تقدمون يقدم".split())
 # a question asked as one ("Purpose of Telnet", "Los cilios pueden agacharse." are titles and statements), and not
 # one that asks what with an elided "que" ("Qu'émet le coeur de la galaxie ?") or a request ("Citer la première
 # désignation …?", "Name one …?"), which `asks_yes_or_no` does not read
@@ -188,6 +193,7 @@ def answer_misses_thing(question: str, passages: Sequence[Passage], quoted: dict
     if not missing or any(fits_quantity(question, sentence, DOSED) for sentence in sentences):
         return None
     shared = (set(terms(question)) & set(terms("\n".join(sentences)))) - _ASKING_TERMS - _PRONOUN_TERMS - _PREPOSITION_TERMS
+    shared -= _opening_verb(question)
     # a group no source comes near is missing whatever else the answer shares: "Do seniors get a discount?" was
     # answered "Discounts from railcards apply to Advance, Off-Peak and Anytime tickets."; not one person of the
     # asker's ("Do we pay if my child gets free school meals?" is answered by what families who get them pay)
@@ -204,7 +210,23 @@ def answer_misses_thing(question: str, passages: Sequence[Passage], quoted: dict
     return UnnamedThing(missing=missing, shared=sorted(shared))
 
 
-_POSSESSIVES = frozenset("my our mon ma mes notre nos mein meine meinen meinem meiner unser unsere mi mis nuestro nuestra nuestros nuestras".split())
+# a German yes-or-no question opens with its verb before its subject ("Reinigen Sie Teppiche?", "Behandeln Sie
+# Schlangen?"): the verb asks what is done, and a sentence doing it to another thing shares no thing ("Bettdecken
+# reinigen wir ab 25 Euro.", "Wir behandeln Hunde, Katzen … und andere Kleintiere.")
+_GERMAN_VERB_FIRST = re.compile(r"^\W*(?P<verb>\w+)\s+(?:sie|du|ihr|man|wir|ich)\b")
+
+
+def _opening_verb(question: str) -> set[str]:
+    """The index terms of the verb a German question opens with before its subject (`_GERMAN_VERB_FIRST`)."""
+    opening = _GERMAN_VERB_FIRST.match(normalize(question)) if is_german(question) else None
+    return set(terms(opening["verb"])) if opening else set()
+
+
+# ("son" is a Spanish verb too, "mes" a month: "¿Las taquillas son gratis?")
+_POSSESSIVES = frozenset(
+    """my our your his her their mon ma ton ta tes sa ses notre nos votre vos leur leurs mein meine meinen meinem meiner
+    unser unsere mi mis tu tus su sus nuestro nuestra nuestros nuestras""".split()
+)
 
 
 def _possessed(question: str) -> set[str]:
@@ -252,7 +274,7 @@ def _unmentioned(question: str, sources: list[str], *, german: bool) -> list[str
         word = match.group()
         folded, after = normalize(word), previous
         previous = folded
-        if folded in STOPWORDS or folded in _PREPOSITIONS or folded in _ASKING_VERBS or folded in kindred or folded in ATTRIBUTES or (names_people(word) and folded not in unknown) or not set(terms(word)) - _PRONOUN_TERMS or len(folded) < 3:
+        if folded in STOPWORDS or folded in _PREPOSITIONS or folded in _POSSESSIVES or folded in _ASKING_VERBS or folded in kindred or folded in ATTRIBUTES or (names_people(word) and folded not in unknown) or not set(terms(word)) - _PRONOUN_TERMS or len(folded) < 3:
             continue
         if _ASKED_WITH_SUBJECT.search(folded) or folded.endswith("ed") or any(c.isdigit() for c in word):
             continue
