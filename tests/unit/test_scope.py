@@ -732,6 +732,29 @@ def test_a_number_that_says_when_is_no_thing_asked_about():
     assert holds_asked_number("What does error 429 mean?", "The API returns HTTP 429.", circumstances=False)
 
 
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        ("Can I have a bonfire in December?", "Bonfires are allowed only between 1 November and 31 March"),
+        ("Êtes-vous ouverts en octobre ?", "La base est ouverte de mai à septembre"),
+    ],
+)
+def test_a_month_is_answered_by_the_months_a_rule_names(question, said):
+    """Found trying allotment rules and a kayak hire as a user: "Can I have a bonfire in December?" was refused for
+    naming a month no source names, where "Bonfires are allowed only between 1 November and 31 March" answers it;
+    "Êtes-vous ouverts en octobre ?" likewise, over a season from May to September."""
+    pages = [
+        {"text": "## Water and bonfires\nHoses may only fill water butts. Bonfires are allowed only between 1 November and 31 "
+         "March, and never at weekends.", "source": "allotment.md"},
+        {"text": "## Horaires\nLa base est ouverte de mai à septembre, tous les jours de 10 h à 19 h.", "source": "kayak.md"},
+    ]
+    answer = ask(question, passages=pages, chat="extractive")
+    assert answer.answer.startswith(said), answer.answer
+    from sourcerer.synthesis.days import months_named
+
+    assert months_named("Members may join from May to June.") == {"may", "june"}  # "may" the verb is no month
+
+
 def test_a_deadline_before_something_holds_every_time_that_far_before_it_or_more():
     """Found trying a holiday flat's terms as a user: "Bis 30 Tage vor Anreise ist die Stornierung kostenlos." was read
     as up to 30 days (0 to 30), which holds 5 days before arrival, so "Was kostet eine Stornierung 5 Tage vor

@@ -301,11 +301,13 @@ def says_day(text: str) -> bool:
 # a person's age as a question writes it beside the person: "de 2 ans", "10 year old", "16-jährigen", "de 3 años"
 _AGE = re.compile(r"\d{1,3}(?:\s*|-)(?:years?|yrs?|ans|jahren?|j[äa]hrig\w*|años|anos)(?:[\s-]+olds?)?", re.IGNORECASE)
 _AGE_AFTER = re.compile(r"\s+(?:(?:de|of|aged|von|con)\s+)?" + _AGE.pattern, re.IGNORECASE)
-# what may stand before a person: "my", "mon", "meinen", "mi", "a", "the"
-_BEFORE_SOMEONE = _ARTICLES | frozenset(
-    "my our your his her their mon ma mes notre nos votre vos sa ses mein meine meinen meinem meiner unser unsere "
-    "unseren unserem mi mis tu tus su sus nuestro nuestra nuestros nuestras".split()
+# the possessives of the languages read ("son" is a Spanish verb too: "¿Las taquillas son gratis?")
+POSSESSIVES = frozenset(
+    "my our your his her their mon ma mes ton ta tes sa ses notre nos votre vos leur leurs mein meine meinen meinem "
+    "meiner unser unsere unseren unserem mi mis tu tus su sus nuestro nuestra nuestros nuestras".split()
 )
+# what may stand before a person: "my", "mon", "meinen", "mi", "a", "the"
+_BEFORE_SOMEONE = _ARTICLES | POSSESSIVES
 
 
 def _names_someone(text: str) -> bool:

@@ -40,6 +40,7 @@ from sourcerer.service.schemas import AnswerRequest
 from sourcerer.service.tenancy import Context
 from sourcerer.settings import Settings
 from sourcerer.store.base import Index
+from sourcerer.synthesis.days import MONTHS
 from sourcerer.text import NEGATIONS as ENGLISH_NEGATIONS
 from sourcerer.text import terms
 
@@ -60,12 +61,6 @@ def question_key(question: str) -> str:
 NEGATIONS = ENGLISH_NEGATIONS | frozenset(
     "nicht kein keine keinen nie niemals ohne ne pas jamais aucun aucune sans nunca ningun ninguna ningún ninguno "
     "sin nao não nem nenhum sem non mai senza nessuno".split()
-)
-MONTHS = frozenset(
-    "january february march april may june july august september october november december jan feb mar apr jun "
-    "jul aug sep sept oct nov dec januar februar marz märz juni juli oktober dezember janvier fevrier février mars "
-    "avril mai juin juillet aout août septembre octobre novembre decembre décembre enero febrero marzo abril mayo "
-    "junio julio agosto septiembre octubre noviembre diciembre".split()
 )
 _CJK_NEGATIONS = ("不", "没", "沒", "無", "无", "未", "非", "ない", "ません", "なかった", "않", "없", "못")
 _SENTENCE_END = ".!?。！？:;"

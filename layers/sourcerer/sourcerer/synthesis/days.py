@@ -12,6 +12,21 @@ import re
 
 from sourcerer.text import normalize
 
+# the months' names and abbreviations, as written and folded
+MONTHS = frozenset(
+    "january february march april may june july august september october november december jan feb mar apr jun "
+    "jul aug sep sept oct nov dec januar februar marz märz juni juli oktober dezember janvier fevrier février mars "
+    "avril mai juin juillet aout août septembre octobre novembre decembre décembre enero febrero marzo abril mayo "
+    "junio julio agosto septiembre octubre noviembre diciembre".split()
+)
+_LETTERS = re.compile(r"[^\W\d_]+")
+
+
+def months_named(text: str) -> set[str]:
+    """The months `text` names, folded ("may" only as the month is written, "May")."""
+    return {folded for word in _LETTERS.findall(text) if (folded := normalize(word)) in MONTHS and word != "may"}
+
+
 WEEK = frozenset(range(7))  # Monday is 0
 WORKDAYS = frozenset(range(5))
 WEEKEND = frozenset({5, 6})

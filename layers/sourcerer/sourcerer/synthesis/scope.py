@@ -42,7 +42,7 @@ from sourcerer.injection import is_instruction
 from sourcerer.models import CharSpan, Passage
 from sourcerer.people import groups_mentioned, groups_named
 from sourcerer.sentences import ANSWER_LABEL, QUESTION_LABEL, is_question, row_cells, states_nothing
-from sourcerer.synthesis.days import WEEK, day_words, days_named
+from sourcerer.synthesis.days import WEEK, day_words, days_named, months_named
 from sourcerer.text import (
     AGAINST_WORDS,
     CJK_LETTER,
@@ -241,6 +241,10 @@ def scope_mismatch(question: str, sources: Sequence[str], answer: Sequence[str])
     missing = missing_names(question, sources)
     if any(days_named(name) for name in missing) and days_named(" ".join(answer)):
         missing = [name for name in missing if not days_named(name)]
+    # and a month by the months an answer names: "between 1 November and 31 March" says whether bonfires are allowed
+    # in December
+    if len(months_named(" ".join(answer))) >= 2:
+        missing = [name for name in missing if not months_named(name)]
     if not missing:
         return None
     asked = {_family(w) for w in _WORD.findall(question)}

@@ -70,10 +70,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sourcerer.history import ATTRIBUTES, GERMAN_MODAL, says_day
+from sourcerer.history import ATTRIBUTES, GERMAN_MODAL, POSSESSIVES, says_day
 from sourcerer.models import CharSpan, Passage
 from sourcerer.people import names_people
 from sourcerer.sentences import is_question
+from sourcerer.synthesis.days import months_named
 from sourcerer.synthesis.scope import (
     AROUND_WORD,
     DOSED,
@@ -188,6 +189,10 @@ def answer_misses_thing(question: str, passages: Sequence[Passage], quoted: dict
     # "Monday to Friday" answers "Is support available on weekends?", "24 hours a day" "Can I go to the gym at night?"
     if any(says_day(sentence) or HOURS_SAID.search(normalize(sentence)) for sentence in sentences):
         missing = [word for word in missing if not says_day(word)]
+    # an answer naming months says when its rule holds: "Bonfires are allowed only between 1 November and 31 March …"
+    # answers "Can I have a bonfire in December?"
+    if any(len(months_named(sentence)) >= 2 for sentence in sentences):
+        missing = [word for word in missing if not months_named(word)]
     # a rule whose ages or weights hold the question's is said of what it asks: "For pets aged 9 and over, you also pay
     # 20% of the remaining claim." answers "Is my 10 year old cat's claim reduced?" (no source says "cat")
     if not missing or any(fits_quantity(question, sentence, DOSED) for sentence in sentences):
@@ -222,17 +227,10 @@ def _opening_verb(question: str) -> set[str]:
     return set(terms(opening["verb"])) if opening else set()
 
 
-# ("son" is a Spanish verb too, "mes" a month: "¿Las taquillas son gratis?")
-_POSSESSIVES = frozenset(
-    """my our your his her their mon ma ton ta tes sa ses notre nos votre vos leur leurs mein meine meinen meinem meiner
-    unser unsere mi mis tu tus su sus nuestro nuestra nuestros nuestras""".split()
-)
-
-
 def _possessed(question: str) -> set[str]:
     """The folded words a possessive stands before ("my child": "child")."""
     words = normalize(question).split()
-    return {word.strip(AROUND_WORD) for before, word in itertools.pairwise(words) if before in _POSSESSIVES}
+    return {word.strip(AROUND_WORD) for before, word in itertools.pairwise(words) if before in POSSESSIVES}
 
 
 # a question whether a thing exists somewhere ("Is there parking at the hospital?", "医院有停车场吗？"): where it asks
@@ -274,7 +272,7 @@ def _unmentioned(question: str, sources: list[str], *, german: bool) -> list[str
         word = match.group()
         folded, after = normalize(word), previous
         previous = folded
-        if folded in STOPWORDS or folded in _PREPOSITIONS or folded in _POSSESSIVES or folded in _ASKING_VERBS or folded in kindred or folded in ATTRIBUTES or (names_people(word) and folded not in unknown) or not set(terms(word)) - _PRONOUN_TERMS or len(folded) < 3:
+        if folded in STOPWORDS or folded in _PREPOSITIONS or folded in POSSESSIVES or folded in _ASKING_VERBS or folded in kindred or folded in ATTRIBUTES or (names_people(word) and folded not in unknown) or not set(terms(word)) - _PRONOUN_TERMS or len(folded) < 3:
             continue
         if _ASKED_WITH_SUBJECT.search(folded) or folded.endswith("ed") or any(c.isdigit() for c in word):
             continue
