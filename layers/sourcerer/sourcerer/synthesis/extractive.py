@@ -319,14 +319,14 @@ class ExtractiveSynthesizer:
         if not pool:
             return Analysis(feature_set="lexical", question=question, set_aside=set_aside)
         sent_terms = [set(passage_terms(text)) for *_, text in pool]
-        vocabulary = set().union(*sent_terms, *headings)
-        # a word the sources write with another ending, in a language the index does not stem: "Bettdecke" for
-        # "Bettdecken", "rembourser" for "remboursés" (in English it would make "producer" "produced")
         q_terms = list(dict.fromkeys(terms(question)))
+        # a word the sources write with another ending, in a language the index does not stem (German among them):
+        # "Bettdecke" for "Bettdecken", "rembourser" for "remboursés" (in English it would make "producer" "produced")
         if unstemmed_language(question):
+            vocabulary = set().union(*sent_terms, *headings)
             q_terms = list(dict.fromkeys(_as_inflected(t, vocabulary) for t in q_terms))
-        if is_german(question):  # "Hochwasserschäden" over "Schäden durch Hochwasser": the compound's parts
-            q_terms = list(dict.fromkeys(part for t in q_terms for part in _compound_parts(t, vocabulary)))
+            if is_german(question):  # "Hochwasserschäden" over "Schäden durch Hochwasser": the compound's parts
+                q_terms = list(dict.fromkeys(part for t in q_terms for part in _compound_parts(t, vocabulary)))
         q_set = set(q_terms)
         # the word after "how" asks ("How long ...?", "Wie lange", "Combien de temps"): a heading that shares it ("How
         # long we keep it") shares the question's form, not what it asks about

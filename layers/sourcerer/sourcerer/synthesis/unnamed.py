@@ -201,9 +201,10 @@ def answer_misses_thing(question: str, passages: Sequence[Passage], quoted: dict
     shared -= _opening_verb(question)
     # a group no source comes near is missing whatever else the answer shares: "Do seniors get a discount?" was
     # answered "Discounts from railcards apply to Advance, Off-Peak and Anytime tickets."; not one person of the
-    # asker's ("Do we pay if my child gets free school meals?" is answered by what families who get them pay)
-    unknown = {normalize(word) for word in unknown_groups(question, source_texts(passages))} - _possessed(question)
-    if {normalize(word) for word in missing} & unknown:
+    # asker's ("Do we pay if my child gets free school meals?" is answered by what families who get them pay). The
+    # only people `_unmentioned` lets through are such groups (`scope.unknown_groups`)
+    possessed = _possessed(question)
+    if any(names_people(word) and normalize(word) not in possessed for word in missing):
         return UnnamedThing(missing=missing, shared=sorted(shared))
     if cjk:
         shared = {t for t in shared if _cjk_content(question, t)}
