@@ -2508,6 +2508,20 @@ def test_a_chinese_question_asking_how_many_people_is_answered_by_the_sentence_t
     assert answer.answer.removeprefix("探视人数").strip().startswith("每位患者每次最多允许2名探视者"), answer.answer
 
 
+def test_a_question_asking_how_many_people_is_answered_by_a_count_of_them_not_their_age():
+    """Found trying an escape room's terms as a user: "How many people can play?" was answered "Players under 16 must
+    be accompanied by an adult who plays in the room." (its words, and 16, an age), while "Rooms are booked for groups
+    of 2 to 6 players." stood third. A count of people stands before them; a number after them is their age."""
+    terms = [
+        {"text": "Age\nPlayers under 16 must be accompanied by an adult who plays in the room. Children under 10 cannot play the horror room.", "source": "terms"},
+        {"text": "Bookings\nRooms are booked for groups of 2 to 6 players. Bookings must be paid in full online.", "source": "terms"},
+    ]
+    answer = ask("How many people can play?", passages=terms, chat="extractive")
+    assert answer.answer.startswith("Rooms are booked for groups of 2 to 6 players."), answer.answer
+    hall = [{"text": "La grande salle accueille jusqu'à 80 personnes. Les enfants de moins de 12 ans doivent être accompagnés.", "source": "salle"}]
+    assert ask("Combien de personnes peut accueillir la salle ?", passages=hall, chat="extractive").answer.startswith("La grande salle accueille")
+
+
 @pytest.mark.parametrize(
     ("question", "passages", "opening"),
     [

@@ -178,6 +178,13 @@ def test_what_the_sources_are_all_about_and_what_a_question_names_a_thing_with()
     sources = ["Studierende erhalten 20 % Rabatt auf alle Tarife.", "نقبل التأمين الطبي من شركات بوبا."]
     # a German compound whose part the sources hold, a verb with its subject, and an Arabic verb name no thing
     assert _unmentioned("Gibt es einen Studentenrabatt?", sources, german=True) == []
+    # found trying a dance school's terms: a first part no source holds names a kind of what they hold ("Gibt es
+    # Privatstunden?" was answered "Eine Erstattung für versäumte Stunden gibt es nicht.")
+    lessons = ["Eine Erstattung für versäumte Stunden gibt es nicht."]
+    assert _unmentioned("Gibt es Privatstunden?", lessons, german=True) == ["Privatstunden"]
+    assert _unmentioned("Gibt es Einzelstunden?", lessons + ["Einzelpersonen können sich anmelden."], german=True) == []
+    insured = ["Versichert sind Schäden durch Feuer, Leitungswasser, Sturm und Hagel."]  # a first part inside their word
+    assert _unmentioned("Ist ein Wasserschaden versichert?", insured, german=True) == []
     assert _unmentioned("Gibt es eine Sauna?", sources, german=True) == ["Sauna"]
     assert _unmentioned("Livrez-vous le samedi ?", sources, german=False) == ["samedi"]
     assert _unmentioned("¿Pagan con tarjeta sin contacto?", sources, german=False) == ["tarjeta", "contacto"]  # no "con", "sin"

@@ -421,6 +421,25 @@ def test_an_ordinal_is_a_kind_in_languages_that_put_other_kinds_after_the_thing(
     assert missing_kind("¿Cuánto tarda el envío urgente?", shipping, ["El envío estándar tarda 5 días."]) is None
 
 
+def test_a_kind_named_after_de_that_no_source_mentions_is_not_answered_with_another():
+    """Found trying a car pound's fees as a user: "Combien coûte l'enlèvement d'un camping-car ?" was answered
+    "L'enlèvement d'une voiture coûte 150 €.", the price for another vehicle. French and Spanish name a thing's kind
+    after "de" ("d'un" is "de un"); the sources name it for others, and no source says "camping-car"."""
+    fees = ["L'enlèvement d'une voiture coûte 150 €. L'enlèvement d'une moto coûte 50 €. La garde est facturée 10 € par jour."]
+    passages = [{"text": fees[0], "source": "Tarifs"}]
+    answer = ask("Combien coûte l'enlèvement d'un camping-car ?", passages=passages, chat="extractive")
+    assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked kind", answer.answer
+    assert answer.trace.stage("synthesize").detail["missing_kind"]["missing"] == ["enlèvement d'un camping-car"]
+    kept = ask("Combien coûte l'enlèvement d'une moto ?", passages=passages, chat="extractive")
+    assert not kept.refused and kept.answer.startswith("L'enlèvement d'une moto coûte 50 €."), kept.answer
+    rental = ["El alquiler de una bicicleta cuesta 10 euros al día.", "El alquiler de un patinete cuesta 8 euros al día."]
+    said = missing_kind("¿Cuánto cuesta el alquiler de un kayak?", rental, rental[:1])
+    assert said is not None and said.missing == ["alquiler de un kayak"] and said.answer_names == ["alquiler de una bicicleta"]
+    # a kind the sources name, and a thing they name for one kind only where the question does not ask a price
+    assert missing_kind("¿Cuánto cuesta el alquiler de una bicicleta?", rental, rental[:1]) is None
+    assert missing_kind("¿Cuánto dura el alquiler de un kayak?", rental[:1], rental[:1]) is None
+
+
 def test_a_name_after_of_the_in_one_word_is_what_is_asked_about():
     """Found trying a French bank's fees as a user: "Quel est le taux du PEL ?" was answered with the overdraft rate.
     "du" is "de le": the PEL, in no source, is what the rate is asked of, as "the rate of the PEL" is."""

@@ -962,6 +962,16 @@ COUNT_REACH = 5  # how far down the ranking a sentence stating a count is looked
 # how many people, in Chinese and Japanese ("一次可以去几个人？", "何人まで"), and a count of people ("2名", "两人", "3人まで")
 _ASKED_PEOPLE_CJK = re.compile("几个人|几位|几名|多少人(?!口)|何人|何名")
 _PEOPLE_SAID_CJK = re.compile("[0-9０-９一二两三四五六七八九十百千万]+\\s*(?:名|位|人|个人)")
+# how many people, in the other languages (folded), and a count of them: a number before the people it counts ("groups
+# of 2 to 6 players", "400 ضيف"), not one after them, which is their age ("Players under 16 must be accompanied …")
+_PEOPLE_NOUNS = (
+    r"people|persons|players|guests|participants|visitors|adults|children|kids|members|passengers|students|attendees|"
+    r"personnes|joueurs|invites|participants|visiteurs|adultes|enfants|membres|passagers|eleves|personas|jugadores|"
+    r"invitados|participantes|visitantes|adultos|ninos|miembros|pasajeros|alumnos|personen|leute|spieler|gaste|"
+    r"teilnehmer|besucher|erwachsene|kinder|mitglieder|fahrgaste|schuler"
+)
+_ASKED_PEOPLE = re.compile(rf"\b(?:how many|combien d[e']|cuant[ao]s|wie viele?)\s*(?:{_PEOPLE_NOUNS})\b|كم\s+(?:عدد\s+)?(?:شخص|ضيف|فرد|الاشخاص|الضيوف)")
+_PEOPLE_SAID = re.compile(rf"{_COUNT_NUMBER}\s+(?:\w+\s+)?(?:{_PEOPLE_NOUNS})\b|\d[\d,]*\s*(?:لـ\s*)?(?:شخص|اشخاص|ضيف|ضيوف|فرد|افراد)")
 
 
 def asked_count_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
@@ -971,6 +981,8 @@ def asked_count_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     most 30 items on loan at the same time." stood third, after "Loans can be renewed twice"."""
     if _ASKED_PEOPLE_CJK.search(question):  # "一次可以去几个人？" was answered with "重症监护室每天只允许探视一次…"
         return _first_holding(ranked, COUNT_REACH, lambda text: bool(_PEOPLE_SAID_CJK.search(text)))
+    if _ASKED_PEOPLE.search(normalize(question)):  # "How many people can play?": an age is no count of them
+        return _first_holding(ranked, COUNT_REACH, lambda text: bool(_PEOPLE_SAID.search(normalize(text))))
     asked = _ASKED_COUNT.search(normalize(question))
     if asked is None:
         return ranked

@@ -698,6 +698,8 @@ def missing_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -
     if _NOT_LATIN.search(question):
         return None
     ordinals_only = _kind_after(question)  # an ordinal stands before its thing there too: "en tercera matrícula"
+    if ordinals_only and (other := _missing_complement_kind(question, sources, answer)):
+        return other
     asked = set(terms(question))
     known = source_vocabulary(sources)
     # the price of another kind is no answer however few kinds the sources name: "How much does late check-out
@@ -736,6 +738,53 @@ def missing_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -
         others = [f"{k_word} {h_word}" for (k, h), (k_word, h_word) in said.items() if h == head and k not in asked]
         if others:
             return ScopeMismatch(missing=[f"{kind_word} {head_word}"], answer_names=list(dict.fromkeys(others)))
+    return None
+
+
+# "de" and an article between a thing and its kind, as folded and split at an elision ("l'enlèvement d'un
+# camping-car": "l", "enlevement", "d", "un", "camping-car")
+_COMPLEMENT = frozenset("de du des del d di da do".split())
+_COMPLEMENT_ARTICLES = frozenset("la le les l el los las lo un une una uno unos unas um uma".split())
+_SPLIT_WORD = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)*")
+
+
+def _complement_pairs(text: str) -> dict[tuple[str, str], str]:
+    """The things a French, Spanish, Portuguese or Italian text names with their kind after "de" ("l'enlèvement
+    d'une voiture", "el alquiler de una bicicleta"), as index terms, each with the words as written."""
+    words = list(_SPLIT_WORD.finditer(re.sub("['’]", " ", text)))  # same length: the spans are the text's
+    pairs: dict[tuple[str, str], str] = {}
+    for at in range(1, len(words) - 1):
+        if normalize(words[at].group()) not in _COMPLEMENT:
+            continue
+        thing, kind_at = words[at - 1], at + 1
+        if normalize(words[kind_at].group()) in _COMPLEMENT_ARTICLES and kind_at + 1 < len(words):
+            kind_at += 1
+        kind = words[kind_at].group()
+        if len(thing_terms := terms(thing.group())) == 1 and (kind_terms := terms(kind)) and not kind[0].isupper():
+            pairs.setdefault((thing_terms[0], " ".join(kind_terms)), text[thing.start() : words[kind_at].end()])
+    return pairs
+
+
+def _missing_complement_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """The kind a French, Spanish, Portuguese or Italian question names after "de", when no source mentions it and
+    the answer gives the thing for another kind the sources name the same way: "Combien coûte l'enlèvement d'un
+    camping-car ?" over a car pound's fees was answered "L'enlèvement d'une voiture coûte 150 €." (true, cited,
+    and the price for another vehicle). As `missing_kind`: one other kind is enough for a price, two otherwise; a
+    capitalised kind is a name, which named scope reads."""
+    known = source_vocabulary(sources)
+    kinds_needed = 1 if asked_value(question) == "money" else 2
+    kinds_of: dict[str, set[str]] = {}
+    for text in sources:
+        for thing, kind in _complement_pairs(text):
+            kinds_of.setdefault(thing, set()).add(kind)
+    said = {pair: written for sentence in answer for pair, written in _complement_pairs(sentence).items()}
+    for (thing, kind), written in _complement_pairs(question).items():
+        kind_word = _SPLIT_WORD.findall(written)[-1]
+        if known.mentions([kind_word]) or normalize(kind_word) in _FUNCTION_WORDS or len(kinds_of.get(thing, set()) - {kind}) < kinds_needed:
+            continue
+        others = [other for (t, k), other in said.items() if t == thing and k != kind]
+        if others:
+            return ScopeMismatch(missing=[written], answer_names=list(dict.fromkeys(others)))
     return None
 
 
@@ -950,8 +999,11 @@ _KIND_AFTER = frozenset(
 _ENGLISH = frozenset("the a an and is are was were what when where who which how why do does did of to in on for with at by from can".split())
 
 
+_ELIDED = re.compile(r"^(?:l|d|j|n|s|c|m|t|qu)['’]")  # "d'un" is "un", "l'enlèvement" "enlèvement"
+
+
 def _kind_after(question: str) -> bool:
-    return _leans(question, _KIND_AFTER, _ENGLISH, normalize)
+    return _leans(question, _KIND_AFTER, _ENGLISH, lambda word: _ELIDED.sub("", normalize(word)))
 
 
 def unstemmed_language(question: str) -> bool:

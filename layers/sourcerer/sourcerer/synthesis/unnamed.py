@@ -279,7 +279,7 @@ def _unmentioned(question: str, sources: list[str], *, german: bool) -> list[str
             continue
         if _ARABIC.search(word) and not folded.startswith(ARABIC_ARTICLES) and after not in _ARABIC_THERE_IS:
             continue  # a verb or a particle as often as a noun: "هل تقبلون التأمين؟" (do you accept insurance)
-        if german and (at == 0 or not (word[0].isupper() or _asked_activity(question, match, held)) or _parts_known(folded, families) or _ends_a_compound(folded, held)):
+        if german and (at == 0 or not (word[0].isupper() or _asked_activity(question, match, held)) or _parts_known(folded, families, held) or _ends_a_compound(folded, held)):
             continue
         if not _held_with_ending(terms(word), held) and not vocabulary.mentions([word]) and not _held_with_preposition(terms(word), held):
             out.append(word)
@@ -383,10 +383,22 @@ def _ends_a_compound(word: str, held: set[str]) -> bool:
     return len(word) >= FAMILY_LETTERS and any(len(h) > len(word) and h.endswith(word) for h in held)
 
 
-def _parts_known(word: str, families: set[str]) -> bool:
-    """Whether a German compound's first or last part (of `FAMILY_LETTERS` letters or more) is a word the sources
-    hold: "Studentenrabatt" where they say "Rabatt", "Debitkarte" where they say "Debitkarten"."""
-    return any(word[:n] in families or family(word[-n:]) in families for n in range(FAMILY_LETTERS, len(word) - 2))
+KIND_LETTERS = 4  # a compound's first part this long names a kind ("Privat-"); a shorter one is a linking piece
+
+
+def _parts_known(word: str, families: set[str], held: set[str]) -> bool:
+    """Whether a German compound's first part is a word the sources hold ("Debitkarte": "Debitkarten"), or its last
+    is and the first is part of one ("Wasserschaden": "Leitungswasser"), names people, whom the group checks read
+    ("Studentenrabatt": "Rabatt"), or is too short to be a word. Else it is a kind they never name: "Gibt es
+    Privatstunden?" was answered "Eine Erstattung für versäumte Stunden gibt es nicht."."""
+    if family(word) in families:
+        return True
+    for n in range(FAMILY_LETTERS, len(word) - 2):
+        if family(word[-n:]) in families:
+            head = word[:-n]
+            if len(head) < KIND_LETTERS or names_people(head) or any(head in h for h in held):
+                return True
+    return False
 
 
 def _background(passages: Sequence[Passage]) -> set[str]:
