@@ -2508,6 +2508,26 @@ def test_a_chinese_question_asking_how_many_people_is_answered_by_the_sentence_t
     assert answer.answer.removeprefix("探视人数").strip().startswith("每位患者每次最多允许2名探视者"), answer.answer
 
 
+def test_a_second_sentence_that_shares_only_a_pronoun_with_the_question_is_not_added():
+    """Found re-reading a Spanish hotel's answers: "¿A qué hora es el check-in?" got "Es obligatorio presentar un
+    documento de identidad …" after the hours, and "Le ménage est-il inclus ?" "Il est interdit de fumer …": the
+    index keeps "es" and "il" as terms (names and science use them), and one shared is no word of what is asked."""
+    hotel = [
+        {
+            "text": "Llegada y salida\nEl check-in es a partir de las 15:00 y el check-out hasta las 12:00.\nLa salida tardía hasta las 16:00 cuesta 30 euros.\nEs obligatorio presentar un documento de identidad al llegar.",
+            "source": "Políticas del hotel",
+        }
+    ]
+    answer = ask("¿A qué hora es el check-in?", passages=hotel, chat="extractive")
+    assert answer.answer.startswith("El check-in es a partir de las 15:00") and "obligatorio" not in answer.answer, answer.answer
+    hall = [
+        {"text": "Tarifs\nLa location pour un week-end coûte 450 euros. Un chèque de caution de 1 000 euros est demandé à la réservation.", "source": "Conditions de location"},
+        {"text": "Règles\nLa musique doit s'arrêter à 2 heures du matin.\nLe ménage est à la charge du locataire.\nIl est interdit de fumer dans la salle.", "source": "Conditions de location"},
+    ]
+    answer = ask("Le ménage est-il inclus ?", passages=hall, chat="extractive")
+    assert answer.answer.startswith("Le ménage est à la charge du locataire.") and "fumer" not in answer.answer, answer.answer
+
+
 def test_a_question_asking_how_many_people_is_answered_by_a_count_of_them_not_their_age():
     """Found trying an escape room's terms as a user: "How many people can play?" was answered "Players under 16 must
     be accompanied by an adult who plays in the room." (its words, and 16, an age), while "Rooms are booked for groups

@@ -74,7 +74,7 @@ from sourcerer.synthesis.scope import (
     unstemmed_language,
     without_quantities,
 )
-from sourcerer.synthesis.unnamed import answer_misses_thing
+from sourcerer.synthesis.unnamed import PRONOUN_TERMS, answer_misses_thing
 from sourcerer.text import FAMILY_LETTERS, HIRAGANA, digit_numbers, family, names_all, normalize, passage_terms, terms
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
@@ -202,6 +202,8 @@ class ScoredSentence:
     # comes from the same one, never from the next FAQ item of the passage
     section: int = 0
     heading: str = ""  # the last of them (else the heading its chunk opens with): the reader reads the sentence after it
+    # whether the only words of the question it holds are pronouns the index keeps ("es", "il"): no second sentence
+    pronouns_only: bool = False
 
     @property
     def under_heading(self) -> float:
@@ -407,7 +409,11 @@ class ExtractiveSynthesizer:
             under = read_with(heading_terms[i], sent_terms[i], features)  # the heading holds question words it lacks
             headed = None if under is None else sigmoid(under)
             section, heading = sections[i]
-            scored.append(ScoredSentence(pi, start, end, text, features, sigmoid(logit), headed, section=section, heading=heading))
+            held = q_set & sent_terms[i]
+            pronouns_only = bool(held) and held <= PRONOUN_TERMS
+            scored.append(
+                ScoredSentence(pi, start, end, text, features, sigmoid(logit), headed, section=section, heading=heading, pronouns_only=pronouns_only)
+            )
         answer = answer_features([x.features for x in scored], logits, passage_rows, missing, len(q_terms))
         ranked, asked_question = self._asked_question_first(question, sorted(scored, key=_rank_key), passages)
         for reading in READINGS:  # plain reading of what the question asks, each on the ranking the one before left
@@ -552,6 +558,8 @@ class ExtractiveSynthesizer:
             same_topic = (
                 (candidate.passage, candidate.section) == (ranked[0].passage, ranked[0].section)
                 and candidate.features["coverage"] > 0
+                # "¿A qué hora es el check-in?": "Es obligatorio presentar un documento de identidad …" shares its "es"
+                and not candidate.pronouns_only
                 and not _another_row(candidate, asked)
                 and candidate.other_kind is None
                 # "Until when does the breakfast club run?": the after-school club's hours do not follow the

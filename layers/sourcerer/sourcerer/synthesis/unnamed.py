@@ -141,7 +141,7 @@ _KINDRED = tuple(
 _ASKING_TERMS = frozenset(terms(" ".join(_ASKING_VERBS)))  # as index terms: what a shared one of them says is nothing
 # pronouns the index keeps as terms, which name nothing either: "Y a-t-il une piscine ?" shared "il" with "Il est
 # gratuit pour les enfants de moins de 6 ans." (the breakfast), and was answered with it
-_PRONOUN_TERMS = frozenset(terms("il tu ça cela lui ella ellos ellas usted ustedes er es man se"))
+PRONOUN_TERMS = frozenset(terms("il tu ça cela lui ella ellos ellas usted ustedes er es man se"))
 # prepositions the index keeps as terms (`scope.PREPOSITIONS`, and these), which name no thing a source may lack:
 # "¿Me ayudan con el coste de la conexión en casa?" listed "con" among its missing words (folded)
 _PREPOSITIONS = PREPOSITIONS | frozenset("con en hasta desde sous without".split())
@@ -197,7 +197,7 @@ def answer_misses_thing(question: str, passages: Sequence[Passage], quoted: dict
     # 20% of the remaining claim." answers "Is my 10 year old cat's claim reduced?" (no source says "cat")
     if not missing or any(fits_quantity(question, sentence, DOSED) for sentence in sentences):
         return None
-    shared = (set(terms(question)) & set(terms("\n".join(sentences)))) - _ASKING_TERMS - _PRONOUN_TERMS - _PREPOSITION_TERMS
+    shared = (set(terms(question)) & set(terms("\n".join(sentences)))) - _ASKING_TERMS - PRONOUN_TERMS - _PREPOSITION_TERMS
     shared -= _opening_verb(question)
     # a group no source comes near is missing whatever else the answer shares: "Do seniors get a discount?" was
     # answered "Discounts from railcards apply to Advance, Off-Peak and Anytime tickets."; not one person of the
@@ -273,7 +273,7 @@ def _unmentioned(question: str, sources: list[str], *, german: bool) -> list[str
         word = match.group()
         folded, after = normalize(word), previous
         previous = folded
-        if folded in STOPWORDS or folded in _PREPOSITIONS or folded in POSSESSIVES or folded in _ASKING_VERBS or folded in kindred or folded in ATTRIBUTES or (names_people(word) and folded not in unknown) or not set(terms(word)) - _PRONOUN_TERMS or len(folded) < 3:
+        if folded in STOPWORDS or folded in _PREPOSITIONS or folded in POSSESSIVES or folded in _ASKING_VERBS or folded in kindred or folded in ATTRIBUTES or (names_people(word) and folded not in unknown) or not set(terms(word)) - PRONOUN_TERMS or len(folded) < 3:
             continue
         if _ASKED_WITH_SUBJECT.search(folded) or folded.endswith("ed") or any(c.isdigit() for c in word):
             continue
