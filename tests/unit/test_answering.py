@@ -2528,6 +2528,18 @@ def test_a_second_sentence_that_shares_only_a_pronoun_with_the_question_is_not_a
     assert answer.answer.startswith("Le ménage est à la charge du locataire.") and "fumer" not in answer.answer, answer.answer
 
 
+def test_a_question_whether_something_is_given_back_is_answered_by_what_is_refunded():
+    """Found trying a party venue's terms as a user: "Can I get my deposit back?" was answered "A £50 deposit secures
+    your date; the balance is paid on the day.", while "The deposit is refunded if you cancel at least 14 days
+    before." stood next. The refund must be said of the question's thing: another thing refunded is no answer."""
+    venue = [{"text": "Booking\nA £50 deposit secures your date; the balance is paid on the day. Numbers must be confirmed 5 days before the party. The deposit is refunded if you cancel at least 14 days before.", "source": "Party packages"}]
+    answer = ask("Can I get my deposit back?", passages=venue, chat="extractive")
+    assert answer.answer.startswith("The deposit is refunded if you cancel at least 14 days before."), answer.answer
+    cover = [{"text": "Dentaire\nLes couronnes sont prises en charge jusqu'à 300 euros par dent. Les lunettes sont remboursées jusqu'à 250 euros tous les deux ans.", "source": "Garanties"}]
+    kept = ask("Les couronnes sont-elles remboursées ?", passages=cover, chat="extractive")
+    assert kept.answer.startswith("Les couronnes sont prises en charge"), kept.answer
+
+
 def test_a_question_asking_how_many_people_is_answered_by_a_count_of_them_not_their_age():
     """Found trying an escape room's terms as a user: "How many people can play?" was answered "Players under 16 must
     be accompanied by an adult who plays in the room." (its words, and 16, an age), while "Rooms are booked for groups

@@ -932,6 +932,41 @@ def asked_limit_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     return _first_stating(question, ranked, _ASKED_LIMIT, _LIMIT_SAID, LIMIT_REACH)
 
 
+# A question whether something is given back ("Can I get my deposit back?", "Bekomme ich Geld zurück …?", "¿Me devuelven
+# la fianza?", "Puis-je être remboursé ?"), and a sentence that says what is refunded or returned; read on folded text
+_ASKED_REFUND = re.compile(
+    r"\b(?:get|have|money)\b[\w' ]{0,30}\bback\b|\brefund\w*|\breimburs\w*|\brembours\w*|\breembols\w*|\bdevuelv\w*|"
+    r"\bdevolu\w*|\berstatt\w*|\bzuruck\b|استرداد|يسترد|استرجاع|退款|退还|退钱|返金|払い戻"
+)
+_REFUND_SAID = re.compile(
+    r"\b(?:refund\w*|reimburs\w*|repaid|returned|given back|money back|rembours\w*|restitu\w*|reembols\w*|devuelv\w*|"
+    r"devolu\w*|erstatt\w*|zuruckgezahlt|zuruckerstattet)|استرداد|يسترد|يُسترد|استرجاع|退款|退还|退回|返金|払い戻|返還"
+)
+REFUND_REACH = 3  # how far down the ranking a sentence saying what is refunded is looked for
+# the words that ask for the refund, not for the thing refunded (folded)
+_REFUND_WORD = re.compile(r"get|have|money|back|refund\w*|reimburs\w*|rembours\w*|reembols\w*|devuelv\w*|devolu\w*|erstatt\w*|zuruck")
+
+
+def asked_refund_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
+    """The ranking with the first of the next best (`REFUND_REACH`) that says what is refunded or returned put first,
+    when the question asks whether something is given back and the best says nothing of it: "Can I get my deposit
+    back?" over a party venue's terms was answered "A £50 deposit secures your date; the balance is paid on the
+    day.", while "The deposit is refunded if you cancel at least 14 days before." stood next. It must say so of a
+    thing the question names: "Les lunettes sont remboursées …" is no answer to "Les couronnes sont-elles
+    remboursées ?"."""
+    if not _ASKED_REFUND.search(normalize(question)):
+        return ranked
+    asked = _words_of(" ".join(w for w in re.findall(r"\w+", normalize(question)) if not _REFUND_WORD.fullmatch(w)))
+
+    def refunds(text: str) -> bool:
+        return bool(_REFUND_SAID.search(normalize(text)) and asked & _words_of(text))
+
+    if len(ranked) < 2 or refunds(ranked[0].text):
+        return ranked
+    # nor of another kind of it: "Annual plans are refunded …" is no answer to "Can I get a refund on a monthly plan?"
+    return _first(ranked, next((s for s in ranked[1:REFUND_REACH] if s.other_kind is None and refunds(s.text)), None))
+
+
 FREQUENCY_REACH = 5  # how far down the ranking a sentence stating a frequency is looked for
 
 
@@ -1246,14 +1281,16 @@ def asked_duration_first(question: str, ranked: list[ScoredSentence]) -> list[Sc
 
 
 # The rankings' plain readings of the question, in order (see each): the asked kind, the asked subject, a negation,
-# a group of people, a limit, a frequency, a length of time, a count, a time of day, a day of the week, a time asked
-# when, a Japanese topic, a named procedure, an asked contact value, an asked number, a weight or age in a range
+# a group of people, a limit, what is refunded, a frequency, a length of time, a count, a time of day, a day of the
+# week, a time asked when, a Japanese topic, a named procedure, an asked contact value, an asked number, a weight or
+# age in a range
 READINGS = (
     asked_kind_first,
     asked_subject_first,
     asked_polarity_first,
     asked_group_first,
     asked_limit_first,
+    asked_refund_first,
     asked_frequency_first,
     asked_duration_first,
     asked_count_first,
