@@ -249,7 +249,7 @@ def stem(word: str) -> str:
 # --- tokens -----------------------------------------------------------------------------------------
 
 
-_ELISION = re.compile(r"^(?:l|d|j|n|s|c|m|t|qu|dell|all|nell|sull)'(?=\w)")
+ELISION = re.compile(r"^(?:l|d|j|n|s|c|m|t|qu|dell|all|nell|sull)'(?=\w)")  # "l'", "d'", "qu'" before a word
 
 
 # On text that is ASCII after folding (most English), the same tokens as `_TOKEN` from ASCII classes: no
@@ -310,7 +310,7 @@ def _word_term(token: str, keep_stopwords: bool) -> str:
     """A word's index term, or "" for a stopword, remembered in `_WORD_TERMS`."""
     word = token.replace("’", "'")
     if "'" in word:  # French and Italian l', d', qu'...: "d'essai" -> "essai"
-        word = _ELISION.sub("", word)
+        word = ELISION.sub("", word)
     term = "" if not keep_stopwords and word in STOPWORDS else stem(word)
     remembered = _WORD_TERMS[keep_stopwords]
     if len(remembered) >= _WORD_TERMS_MAX:

@@ -961,10 +961,8 @@ def asked_refund_first(question: str, ranked: list[ScoredSentence]) -> list[Scor
     def refunds(text: str) -> bool:
         return bool(_REFUND_SAID.search(normalize(text)) and asked & _words_of(text))
 
-    if len(ranked) < 2 or refunds(ranked[0].text):
-        return ranked
     # nor of another kind of it: "Annual plans are refunded …" is no answer to "Can I get a refund on a monthly plan?"
-    return _first(ranked, next((s for s in ranked[1:REFUND_REACH] if s.other_kind is None and refunds(s.text)), None))
+    return _first_holding(ranked, REFUND_REACH, refunds, eligible=lambda s: s.other_kind is None)
 
 
 FREQUENCY_REACH = 5  # how far down the ranking a sentence stating a frequency is looked for
@@ -1009,7 +1007,7 @@ _PEOPLE_SAID_CJK = re.compile("[0-9０-９一二两三四五六七八九十百�
 # of 2 to 6 players", "400 ضيف"), not one after them, which is their age ("Players under 16 must be accompanied …")
 _PEOPLE_NOUNS = (
     r"people|persons|players|guests|participants|visitors|adults|children|kids|members|passengers|students|attendees|"
-    r"personnes|joueurs|invites|participants|visiteurs|adultes|enfants|membres|passagers|eleves|personas|jugadores|"
+    r"personnes|joueurs|invites|visiteurs|adultes|enfants|membres|passagers|eleves|personas|jugadores|"
     r"invitados|participantes|visitantes|adultos|ninos|miembros|pasajeros|alumnos|personen|leute|spieler|gaste|"
     r"teilnehmer|besucher|erwachsene|kinder|mitglieder|fahrgaste|schuler"
 )
@@ -1232,12 +1230,14 @@ def _first_stating(question: str, ranked: list[ScoredSentence], asks: re.Pattern
     return _first_holding(ranked, reach, lambda text: bool(states.search(normalize(text))))
 
 
-def _first_holding(ranked: list[ScoredSentence], reach: int, holds: Callable[[str], bool]) -> list[ScoredSentence]:
-    """The ranking with the first of the next best (up to `reach`) whose text `holds` what is asked put first, when the
-    best's does not; as it was otherwise."""
+def _first_holding(
+    ranked: list[ScoredSentence], reach: int, holds: Callable[[str], bool], *, eligible: Callable[[ScoredSentence], bool] = lambda s: True
+) -> list[ScoredSentence]:
+    """The ranking with the first `eligible` of the next best (up to `reach`) whose text `holds` what is asked put
+    first, when the best's does not; as it was otherwise."""
     if len(ranked) < 2 or holds(ranked[0].text):
         return ranked
-    return _first(ranked, next((s for s in ranked[1:reach] if holds(s.text)), None))
+    return _first(ranked, next((s for s in ranked[1:reach] if eligible(s) and holds(s.text)), None))
 
 
 def _first(ranked: list[ScoredSentence], sentence: ScoredSentence | None) -> list[ScoredSentence]:

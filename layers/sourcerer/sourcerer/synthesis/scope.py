@@ -47,6 +47,7 @@ from sourcerer.text import (
     AGAINST_WORDS,
     CJK_LETTER,
     DEFINITE_ARTICLES,
+    ELISION,
     FAMILY_LETTERS,
     FOR_WORDS,
     STOPWORDS,
@@ -999,11 +1000,8 @@ _KIND_AFTER = frozenset(
 _ENGLISH = frozenset("the a an and is are was were what when where who which how why do does did of to in on for with at by from can".split())
 
 
-_ELIDED = re.compile(r"^(?:l|d|j|n|s|c|m|t|qu)['’]")  # "d'un" is "un", "l'enlèvement" "enlèvement"
-
-
-def _kind_after(question: str) -> bool:
-    return _leans(question, _KIND_AFTER, _ENGLISH, lambda word: _ELIDED.sub("", normalize(word)))
+def _kind_after(question: str) -> bool:  # an elided word is itself: "d'un" is "un", "l'enlèvement" "enlèvement"
+    return _leans(question, _KIND_AFTER, _ENGLISH, lambda word: ELISION.sub("", normalize(word).replace("’", "'")))
 
 
 def unstemmed_language(question: str) -> bool:
