@@ -2595,3 +2595,58 @@ def test_a_follow_up_naming_a_plan_asks_the_previous_question_of_it():
     answer = ask("On the Plus plan?", passages=plans, history=history, chat="extractive")
     assert "4.99" not in answer.answer, answer.answer
     assert answer.refused or answer.answer.startswith("Shared links"), answer.answer
+
+
+def test_a_spanish_verb_is_one_word_with_the_noun_its_participle_makes():
+    """Found trying a campsite's page as a user: "¿A qué hora se puede llegar?" was answered "El silencio es
+    obligatorio de 23:00 a 8:00.", while "La llegada es a partir de las 14:00 …" said it: "llegar" and "llegada" are
+    one word to a reader, and neither starts the other."""
+    from sourcerer.synthesis.extractive import _as_inflected
+
+    assert _as_inflected("llegar", {"llegada", "partir", "salida"}) == "llegada"
+    assert _as_inflected("salida", {"salir", "llegar"}) == "salir"
+    assert _as_inflected("llegar", {"llevar", "lleno"}) == "llegar"  # another verb, no participle of this one
+    camping = [
+        {"text": "Horarios\nLa llegada es a partir de las 14:00 y la salida antes de las 12:00. La recepción abre de 8:00 a 22:00.", "source": "Camping"},
+        {"text": "Normas\nEstá prohibido hacer barbacoas de carbón. El silencio es obligatorio de 23:00 a 8:00.", "source": "Camping"},
+    ]
+    answer = ask("¿A qué hora se puede llegar?", passages=camping, chat="extractive")
+    assert answer.answer.startswith("La llegada es a partir de las 14:00"), answer.answer
+
+
+def test_a_chinese_answer_opens_with_the_sentence_that_names_the_thing_asked():
+    """Found trying a gym's notes as a user: "提供毛巾吗？" (do you provide towels?) was answered "提供免费储物柜和淋浴。"
+    (free lockers and showers are provided) and then the towel rule: the first shares only 提供, a word that asks.
+    Nor is a sentence sharing only such a word added after the answer; "怎么收费？" (how is it charged?) asks with
+    every word, and keeps its second sentence."""
+    gym = [{"text": "设施\n提供免费储物柜和淋浴。毛巾需要自带，或在前台以 5 元租用。", "source": "活力健身房"}]
+    answer = ask("提供毛巾吗？", passages=gym, chat="extractive")
+    assert answer.answer.startswith("毛巾需要自带") and "储物柜" not in answer.answer, answer.answer
+    bank = [{"text": "收费标准\n前5分钟免费。之后每小时2元，每天最多收费20元。", "source": "充电宝租借"}]
+    answer = ask("怎么收费？", passages=bank, chat="extractive")
+    assert "每小时2元" in answer.answer, answer.answer
+
+
+def test_a_question_for_the_opening_times_is_answered_by_the_sentence_that_states_them():
+    """Found trying a nursery's page as a user: "Quels sont les horaires ?" (the opening times) was answered "Le
+    tarif horaire dépend des revenus de la famille …" (the hourly rate: the same word, singular), while the
+    sentence with the hours stood fifth."""
+    creche = [
+        {"text": "Tarifs\nLe tarif horaire dépend des revenus de la famille, selon le barème de la CAF. Les couches et les repas sont fournis par la crèche.", "source": "Crèche"},
+        {"text": "Accueil\nLa crèche accueille les enfants de 10 semaines à 3 ans, du lundi au vendredi de 7h30 à 18h30.", "source": "Crèche"},
+    ]
+    answer = ask("Quels sont les horaires ?", passages=creche, chat="extractive")
+    assert "7h30 à 18h30" in answer.citations[0].quote and "tarif" not in answer.answer, answer.answer
+
+
+def test_a_price_question_is_answered_by_the_sentence_that_names_what_it_prices():
+    """Found trying a climbing hall's FAQ as a user: "Was kostet der Einführungskurs?" was answered "Eine Tageskarte
+    kostet 14 Euro …" (it shares only "kostet"), while "… oder unseren Einführungskurs (35 Euro)." stood third."""
+    hall = [
+        {"text": "Eintritt\nEine Tageskarte kostet 14 Euro für Erwachsene und 9 Euro für Kinder bis 14 Jahre. Eine 10er-Karte kostet 120 Euro.", "source": "Kletterhalle"},
+        {"text": "Toprope und Vorstieg\nZum Toprope-Klettern brauchen Sie einen Sicherungsschein oder unseren Einführungskurs (35 Euro). Für den Vorstieg ist ein Vorstiegsschein nötig.", "source": "Kletterhalle"},
+    ]
+    answer = ask("Was kostet der Einführungskurs?", passages=hall, chat="extractive")
+    assert answer.answer.startswith("Zum Toprope-Klettern") and "Tageskarte" not in answer.answer, answer.answer
+    answer = ask("Was kostet eine Tageskarte?", passages=hall, chat="extractive")
+    assert answer.answer.startswith("Eine Tageskarte kostet 14 Euro"), answer.answer

@@ -62,6 +62,8 @@ _PHRASES = {  # several words that name days together (folded)
     "entre semana": WORKDAYS,
     "dias laborables": WORKDAYS,
     "jours ouvres": WORKDAYS,
+    # the end of the week in Arabic: Friday and Saturday across most of the Arab world, Saturday and Sunday elsewhere
+    "نهايه الاسبوع": frozenset({4, 5, 6}),
 }
 _CJK_DAY = "一二三四五六日天"  # Monday .. Sunday after 周, 星期, 礼拜 (日 and 天 both Sunday)
 _JAPANESE_DAY = "月火水木金土日"

@@ -52,6 +52,7 @@ from sourcerer.synthesis.scope import (
     CONTACT_VALUES,
     DOSED,
     FREQUENCY_SAID,
+    PRICE_WORDS,
     TIME_UNIT,
     answer_kind,
     answer_said_elsewhere,
@@ -74,8 +75,8 @@ from sourcerer.synthesis.scope import (
     unstemmed_language,
     without_quantities,
 )
-from sourcerer.synthesis.unnamed import PRONOUN_TERMS, answer_misses_thing
-from sourcerer.text import FAMILY_LETTERS, HIRAGANA, digit_numbers, family, names_all, normalize, passage_terms, terms
+from sourcerer.synthesis.unnamed import PRONOUN_TERMS, answer_misses_thing, cjk_content
+from sourcerer.text import CJK_LETTER, FAMILY_LETTERS, HIRAGANA, digit_numbers, family, names_all, normalize, passage_terms, terms
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
 _TIME_WORDS = re.compile(
@@ -202,8 +203,9 @@ class ScoredSentence:
     # comes from the same one, never from the next FAQ item of the passage
     section: int = 0
     heading: str = ""  # the last of them (else the heading its chunk opens with): the reader reads the sentence after it
-    # whether the only words of the question it holds are pronouns the index keeps ("es", "il"): no second sentence
-    pronouns_only: bool = False
+    # whether the only words of the question it holds name nothing: pronouns the index keeps ("es", "il"), a Chinese
+    # or Japanese question's asking words ("提供", provided): no second sentence
+    names_nothing_asked: bool = False
 
     @property
     def under_heading(self) -> float:
@@ -330,6 +332,8 @@ class ExtractiveSynthesizer:
             if is_german(question):  # "Hochwasserschäden" over "Schäden durch Hochwasser": the compound's parts
                 q_terms = list(dict.fromkeys(part for t in q_terms for part in _compound_parts(t, vocabulary)))
         q_set = set(q_terms)
+        # a Chinese question's words that name what it asks about (a Japanese one's verbs hold hiragana: `cjk_content`)
+        chinese_content = set() if HIRAGANA.search(question) else {t for t in q_set if cjk_content(question, t)}
         # the word after "how" asks ("How long ...?", "Wie lange", "Combien de temps"): a heading that shares it ("How
         # long we keep it") shares the question's form, not what it asks about
         asking = set(terms(" ".join(_HOW_WORD.findall(normalize(question)))))
@@ -410,9 +414,9 @@ class ExtractiveSynthesizer:
             headed = None if under is None else sigmoid(under)
             section, heading = sections[i]
             held = q_set & sent_terms[i]
-            pronouns_only = bool(held) and held <= PRONOUN_TERMS
+            names_nothing = bool(held) and (held <= PRONOUN_TERMS or bool(chinese_content) and not held & chinese_content)
             scored.append(
-                ScoredSentence(pi, start, end, text, features, sigmoid(logit), headed, section=section, heading=heading, pronouns_only=pronouns_only)
+                ScoredSentence(pi, start, end, text, features, sigmoid(logit), headed, section=section, heading=heading, names_nothing_asked=names_nothing)
             )
         answer = answer_features([x.features for x in scored], logits, passage_rows, missing, len(q_terms))
         ranked, asked_question = self._asked_question_first(question, sorted(scored, key=_rank_key), passages)
@@ -559,7 +563,7 @@ class ExtractiveSynthesizer:
                 (candidate.passage, candidate.section) == (ranked[0].passage, ranked[0].section)
                 and candidate.features["coverage"] > 0
                 # "¿A qué hora es el check-in?": "Es obligatorio presentar un documento de identidad …" shares its "es"
-                and not candidate.pronouns_only
+                and not candidate.names_nothing_asked
                 and not _another_row(candidate, asked)
                 and candidate.other_kind is None
                 # "Until when does the breakfast club run?": the after-school club's hours do not follow the
@@ -784,20 +788,30 @@ def _compound_parts(term: str, vocabulary: set[str]) -> tuple[str, ...]:
 
 
 INFLECTION_LETTERS = 2  # the letters an ending may add to a term, or take from it, for the two to be one word
+# a Spanish, Portuguese or Italian verb and the noun its participle makes: "llegar" and "llegada", "salir" and
+# "salida", "entrar" and "entrada" (the endings differ, so neither starts the other)
+_INFINITIVE = re.compile(r"(?<=\w{3})(?:ar|er|ir)$")
+_PARTICIPLE_NOUN = re.compile(r"(?<=\w{3})(?:ad|id)[ao]s?$")
 
 
 def _as_inflected(term: str, vocabulary: set[str]) -> str:
     """A question's term as the sources write it with another ending, where they never write it as it is: the
-    index stems English only, so "bettdeck" (Bettdecke) is "bettdecken" (Bettdecken) and "rembourser" is "rembours"
-    (remboursés). Both are of `FAMILY_LETTERS` letters or more, one starts the other, and they differ by
-    `INFLECTION_LETTERS` at most; the one such term, the term itself otherwise."""
+    index stems English only, so "bettdeck" (Bettdecke) is "bettdecken" (Bettdecken), "rembourser" is "rembours"
+    (remboursés) and "llegar" is "llegada". Both are of `FAMILY_LETTERS` letters or more, and one starts the other
+    with `INFLECTION_LETTERS` more at most, or one is the verb the other's participle noun comes from; the one such
+    term, the term itself otherwise."""
     if term in vocabulary or len(term) < FAMILY_LETTERS or not term.isascii() or not term.isalpha():
         return term
-    near = [
-        v for v in vocabulary
-        if len(v) >= FAMILY_LETTERS and abs(len(v) - len(term)) <= INFLECTION_LETTERS and (v.startswith(term) or term.startswith(v))
-    ]
+    near = [v for v in vocabulary if len(v) >= FAMILY_LETTERS and _one_word(term, v)]
     return near[0] if len(near) == 1 else term
+
+
+def _one_word(term: str, other: str) -> bool:
+    """Whether two terms are one word with other endings (`_as_inflected`)."""
+    if abs(len(other) - len(term)) <= INFLECTION_LETTERS and (other.startswith(term) or term.startswith(other)):
+        return True
+    verb, noun = (term, other) if _INFINITIVE.search(term) else (other, term)
+    return bool(_INFINITIVE.search(verb) and _PARTICIPLE_NOUN.search(noun)) and _INFINITIVE.sub("", verb) == _PARTICIPLE_NOUN.sub("", noun)
 
 
 def _rank_key(s: ScoredSentence) -> tuple[float, int, int]:  # the sentence models' ranking, ties in source order
@@ -828,6 +842,20 @@ def asked_kind_first(question: str, ranked: list[ScoredSentence]) -> list[Scored
     # permits" under "Refunds"); in another section it says the pair of something else ("apply for a residents' permit")
     section = (best.passage, best.section)
     return _first(ranked, next((r for r in ranked[1:KIND_REACH] if (r.passage, r.section) == section and holds_asked_pair(question, best.text, r.text)), None))
+
+
+CONTENT_REACH = 3  # how far down the ranking a sentence holding a Chinese or Japanese question's thing is looked for
+
+
+def asked_content_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
+    """The ranking with the first of the next best (`CONTENT_REACH`) that holds a pair of letters naming what a
+    Chinese or Japanese question asks about (`unnamed.cjk_content`) put first, when the best holds none: "提供毛巾吗？"
+    (do you provide towels?) over a gym's notes was answered "提供免费储物柜和淋浴。" (lockers and showers are
+    provided: it shares only 提供, an asking word), while "毛巾需要自带，……" stood second."""
+    if not CJK_LETTER.search(question) or _JAPANESE_TOPIC.match(question):  # a Japanese topic: `asked_topic_first`
+        return ranked
+    content = {pair for pair in terms(question) if cjk_content(question, pair)}
+    return _first_holding(ranked, CONTENT_REACH, lambda text: bool(content & set(terms(text))))
 
 
 def asked_subject_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
@@ -1036,7 +1064,7 @@ def asked_count_first(question: str, ranked: list[ScoredSentence]) -> list[Score
 _ASKED_CLOCK = re.compile(
     r"\b(?:what time|at what time|a quelle heure|(?:um|bis|ab) wie ?viel uhr|a que hora|hasta que hora|desde que hora|"
     r"opening (?:hours|times)|(?:business|office) hours|heures d'ouverture|horaires d'ouverture|offnungszeiten|"
-    r"horarios? de apertura)\b|几点|何時|营业时间|開館時間|営業時間"
+    r"horarios? de apertura|horaires|horarios?)\b|几点|何時|营业时间|開館時間|営業時間"
 )
 CLOCK_REACH = 5  # how far down the ranking a sentence stating a time of day is looked for
 # a time of day said by how long before or after something it is: "Les portes ouvrent 30 minutes avant le début."
@@ -1168,6 +1196,17 @@ def asked_value_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     return _first_holding(ranked, KIND_REACH, lambda text: holds_value(kind, text))
 
 
+def asked_priced_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
+    """The ranking with the first of the next best (`KIND_REACH`) that names what the question prices and states an
+    amount put first, when the best names none of it: "Was kostet der Einführungskurs?" over a climbing hall's FAQ
+    was answered "Eine Tageskarte kostet 14 Euro …" (it shares only "kostet"), while "Zum Toprope-Klettern brauchen
+    Sie einen Sicherungsschein oder unseren Einführungskurs (35 Euro)." stood third."""
+    if asked_value(question) != "money":
+        return ranked
+    priced = _words_of(question) - _words_of(" ".join(PRICE_WORDS))
+    return _first_holding(ranked, KIND_REACH, lambda text: bool(priced & _words_of(text)), eligible=lambda s: holds_value("money", s.text))
+
+
 def _beside(sentence: ScoredSentence, sentences: list[ScoredSentence], *, after: bool) -> ScoredSentence | None:
     """The sentence right after (or before) `sentence` in its passage, among `sentences`, where it stands in the
     same section; None where `sentence` ends (or opens) one."""
@@ -1285,6 +1324,7 @@ def asked_duration_first(question: str, ranked: list[ScoredSentence]) -> list[Sc
 # week, a time asked when, a Japanese topic, a named procedure, an asked contact value, an asked number, a weight or
 # age in a range
 READINGS = (
+    asked_content_first,
     asked_kind_first,
     asked_subject_first,
     asked_polarity_first,
@@ -1300,6 +1340,7 @@ READINGS = (
     asked_topic_first,
     named_procedure_first,
     asked_value_first,
+    asked_priced_first,
     asked_number_first,
     asked_range_first,
 )

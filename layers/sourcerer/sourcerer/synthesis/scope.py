@@ -964,6 +964,28 @@ def _missing_katakana_kind(question: str, sources: Sequence[str], answer: Sequen
             if others:
                 return ScopeMismatch(missing=[run], answer_names=others)
             break
+    return _missing_kanji_kind(question, sources, answer)
+
+
+# a kind in kanji before a thing in katakana, with or without の: "家族写真のプラン", "七五三プラン"
+_KANJI_BEFORE_KATAKANA = re.compile(r"(?P<kind>[\u3400-\u9fff]{2,})の?(?P<head>[\u30a0-\u30ff]{2,})")
+
+
+def _missing_kanji_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """`_missing_katakana_kind` for a kind written in kanji: "家族写真のプランはありますか？" (a family photo plan?) over
+    a studio's 七五三プラン and 成人式プラン was answered with the first. The kind is in no source, which put two
+    kinds or more before that thing (one, for a price), and the answer's subject holds one of them."""
+    kinds_needed = 1 if asked_value(question) == "money" else 2
+    for asked in _KANJI_BEFORE_KATAKANA.finditer(question):
+        kind, head = asked["kind"], asked["head"]
+        if any(kind in text for text in sources):
+            continue
+        kinds = {m["kind"] for text in sources for m in _KANJI_BEFORE_KATAKANA.finditer(text) if m["head"] == head}
+        if len(kinds) < kinds_needed:
+            continue
+        said = [m.group() for sentence in answer for m in _KANJI_BEFORE_KATAKANA.finditer(_subject(sentence)) if m["head"] == head]
+        if said:
+            return ScopeMismatch(missing=[asked.group()], answer_names=said)
     return None
 
 
@@ -1042,6 +1064,7 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
         or missing_priced(question, sources, sentences)
         or missing_range(question, sources, sentences)
         or missing_number(question, sources, said)
+        or another_numbered_kind(question, sources, said)
     )
 
 
@@ -1081,9 +1104,21 @@ def missing_group(question: str, sources: Sequence[str], answer: Sequence[str]) 
             if _said_for_another(group, said, answer):
                 return ScopeMismatch(missing=[word], answer_names=list(said.values()))
             continue
-        if said or group in _CONDITIONS:
+        if said or group in _CONDITIONS or _sets_apart(group, known - set(asked), answer):
             return ScopeMismatch(missing=[word], answer_names=list(said.values()))
     return None
+
+
+def _sets_apart(group: str, known: set[str], answer: Sequence[str]) -> bool:
+    """Whether sources silent on a group that is not everyone (children, seniors, students) set another of its kind
+    apart (`known`: the groups they name, less those asked), so that what they say for no group is not said for it: "子供のカットはいくらですか？" (a child's cut) over a
+    salon's prices, "A cut is ¥4,400 … Students pay ¥3,300 for a cut.", was answered with the first. Not where the
+    answer states ages, which the asker holds theirs against ("16歳未満の方は入会できません。" answers whether a
+    middle-school pupil may join)."""
+    if group not in _SET_APART or not any({group, other} <= kinds for other in known for kinds in _CONTRASTED):
+        return False
+    text = normalize(" ".join(answer))
+    return not groups_aged(text) and not _AGE_BOUND.search(text)
 
 
 def _groups_known(sources: Sequence[str]) -> set[str]:
@@ -1108,6 +1143,7 @@ _CONTRASTED = (
     frozenset({"tenants", "landlords"}),
     frozenset({"drivers", "passengers"}),
 )
+_SET_APART = frozenset({"children", "seniors", "students"})  # the groups a rule for everyone need not be the rule of
 # a rule said for one group only answers whether another may ("Swimming lessons are for children only." answers
 # "Are there swimming lessons for adults?"); folded
 _ONLY = re.compile(
@@ -1418,7 +1454,7 @@ def missing_for_whom(question: str, sources: Sequence[str], answer: Sequence[str
 _ARTICLES = DEFINITE_ARTICLES | frozenset("a an un une des una unos unas ein eine einen einem einer".split())
 # the words that ask a price rather than name what is priced ("How much does ... cost?", "¿Cuánto cuesta ...?"), and
 # those a price is given per ("a night", "por mes"), which name no thing either; folded
-_PRICE_WORDS = frozenset(
+PRICE_WORDS = frozenset(
     "cost costs costing price prices priced fee fees charge charged charges pay paid much expensive cheap worth money "
     "amount coute coutent prix tarif tarifs montant cout frais payer paie paye kostet kosten preis preise gebuhr "
     "gebuhren teuer zahlen bezahlen zahle cuesta cuestan precio precios coste costo tarifa importe cobra cobran pagar "
@@ -1501,7 +1537,7 @@ def missing_priced(question: str, sources: Sequence[str], answer: Sequence[str])
             continue
         phrase = []
         for named in words[i + 1 :]:
-            if named[0].isdigit() or not terms(named) or named in names or normalize(named) in _PRICE_WORDS | _PRICED_PER | _ASKING_FOR:
+            if named[0].isdigit() or not terms(named) or named in names or normalize(named) in PRICE_WORDS | _PRICED_PER | _ASKING_FOR:
                 break
             phrase.append(named)
         if not (i + 1 + len(phrase) < len(words) and words[i + 1 + len(phrase)] in names):
@@ -1646,6 +1682,28 @@ def holds_asked_number(question: str, text: str, *, circumstances: bool = True) 
     return any(n in held and same_thing(n, beside, n, held[n], by_unit=False) for n, beside in asked.items())
 
 
+# a kind named by a number and capitals written as one ("3D", "4K", "5G"); sizes and weights ("10GB", "5KG") are
+# amounts a limit holds, no kinds
+_NUMBERED_KIND = re.compile(r"(?<![\w.,])\d{1,2}(?P<letters>[A-Z]{1,2})(?![\w.,])")
+_AMOUNT_LETTERS = frozenset("B KB MB GB TB KG MG CM MM KM M L ML".split())
+
+
+def another_numbered_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """A kind the question names by a number and capitals ("4D") that no source holds, where they name others
+    written so ("3D"): "有 4D 影厅吗？" (is there a 4D screen?) over a cinema's notes on 3D and IMAX screenings was
+    answered "影厅内禁止吸烟……" (no smoking in the screens), a sentence about every screen. Whatever answers, the
+    sources say nothing of that kind."""
+    held = [m for text in sources for m in _NUMBERED_KIND.finditer(text)]
+    for asked in _NUMBERED_KIND.finditer(question):
+        letters = asked["letters"]
+        if letters in _AMOUNT_LETTERS or any(asked.group() == m.group() for m in held):
+            continue
+        if others := [m.group() for m in held if m["letters"] == letters]:
+            said = [m.group() for sentence in answer for m in _NUMBERED_KIND.finditer(sentence)]
+            return ScopeMismatch(missing=[asked.group()], answer_names=said or list(dict.fromkeys(others)))
+    return None
+
+
 def missing_number(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
     """The numbers the question asks about that no source holds, when the answer's subject (its first words, or
     first characters in Chinese and Japanese) holds another of the same kind (`same_thing`): "What does a 404
@@ -1718,7 +1776,7 @@ _QUANTITY = re.compile(rf"(?<![\d.,])(?P<n>{_NUMBER})(?:\s*|-)" + _BODY_UNIT)
 # "من 6 إلى 12 سنة", "7歳～14歳", "1.2米至1.5米"; "plus de 50 kg", "over 12 years", "unter 40 kg", "ab 12 Jahren", "أكثر من 12
 # سنة", "12岁以上", "7歳未満", "超过1.5米"
 _RANGE = re.compile(
-    rf"(?P<low>{_NUMBER})\s*(?:(?:kg|歳|岁|公斤|米|cm|m)\s*)?(?:a|à|to|-|–|bis|und|y|and|et|al|至|到|~|～|الي|حتي)\s*(?P<high>{_NUMBER})\s*"
+    rf"(?P<low>{_NUMBER})\s*(?:(?:kg|歳|岁|公斤|米|cm|m)\s*)?(?:a|à|to|-|–|bis|und|y|and|et|al|至|到|~|～|〜|から|الي|حتي)\s*(?P<high>{_NUMBER})\s*"
     + _BODY_UNIT
 )
 _ABOVE_WORDS = (

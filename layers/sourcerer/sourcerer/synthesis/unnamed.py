@@ -60,6 +60,9 @@ A word of two letters that opens and closes a word of the question and that no s
 each letter is held in other words ("夕食", dinner, where the sources say "朝食は"), and an answer holding one of
 its letters speaks of it only where the answer forbids something: "朝食は…" (breakfast) is no answer to
 "夕食はありますか？", "病房内禁止吸烟和饮酒。" is one to "病房里可以抽烟吗？".
+
+Why it is long: what names a thing differs by script (a German compound's parts, an Arabic article, a Chinese or
+Japanese question's letter pairs), and each reading answers the one question: is the thing asked in the sources.
 """
 
 from __future__ import annotations
@@ -82,6 +85,7 @@ from sourcerer.synthesis.scope import (
     PREPOSITIONS,
     asks_yes_or_no,
     fits_quantity,
+    groups_aged,
     is_german,
     missing_latin_runs,
     opening_pairs,
@@ -90,6 +94,7 @@ from sourcerer.synthesis.scope import (
     source_vocabulary,
     titles_of,
     unknown_groups,
+    unstemmed_language,
 )
 from sourcerer.text import ARABIC_ARTICLES, CJK_LETTER, FAMILY_LETTERS, HIRAGANA, STOPWORDS, family, normalize, terms
 
@@ -203,13 +208,17 @@ def answer_misses_thing(question: str, passages: Sequence[Passage], quoted: dict
     # answered "Discounts from railcards apply to Advance, Off-Peak and Anytime tickets."; not one person of the
     # asker's ("Do we pay if my child gets free school meals?" is answered by what families who get them pay). The
     # only people `_unmentioned` lets through are such groups (`scope.unknown_groups`)
+    # (not where the answer states ages, which the asker holds theirs against: "16歳未満の方は入会できません。" answers
+    # "中学生は入会できますか？")
     possessed = _possessed(question)
-    if any(names_people(word) and normalize(word) not in possessed for word in missing):
+    if any(names_people(word) and normalize(word) not in possessed for word in missing) and not groups_aged(" ".join(sentences)):
         return UnnamedThing(missing=missing, shared=sorted(shared))
     if cjk:
-        shared = {t for t in shared if _cjk_content(question, t)}
+        shared = {t for t in shared if cjk_content(question, t)}
     shared -= _place_terms(question)
     background = _background(passages)
+    if _qualifies_shared(question, missing, shared):
+        return UnnamedThing(missing=missing, shared=sorted(shared))
     # a word that ends a longer one of them is it too: "Rad" in "StadtRad – Nutzungsbedingungen"
     if any(not any(len(b) - len(t) >= COMPOUND_REST and b.endswith(t) for b in background) for t in shared - background):
         return None
@@ -312,11 +321,12 @@ def _asking_span(question: str) -> set[int]:
     return {at for m in _CJK_ASKING_WORDS.finditer(question) for at in range(m.start(), m.end())}
 
 
-def _cjk_content(question: str, pair: str) -> bool:
+def cjk_content(question: str, pair: str) -> bool:
     """Whether a character pair of the question is part of what it names: no hiragana (a verb's ending, a particle),
-    not within nor across a word it asks with (`_CJK_ASKING_WORDS`), nor made of letters that ask alone."""
+    not within nor across a word it asks with (`_CJK_ASKING_WORDS`), nor made of letters that ask alone, nor asking
+    what ("怎么", how)."""
     at = question.find(pair)
-    if at < 0 or HIRAGANA.search(pair) or not CJK_LETTER.search(pair) or set(pair) <= _CJK_ASKING_LETTERS:
+    if at < 0 or HIRAGANA.search(pair) or not CJK_LETTER.search(pair) or set(pair) <= _CJK_ASKING_LETTERS or _CJK_ASKS_WHAT.search(pair):
         return False
     return not {at, at + 1} & _asking_span(question)
 
@@ -327,12 +337,12 @@ def _unmentioned_cjk(question: str, sources: list[str]) -> list[str]:
     the words in Latin letters no source mentions (`scope.missing_latin_runs`: "DVD"). A single letter between
     two known words is where they meet ("吃" of "小孩吃早餐要钱吗？"), not a word of its own."""
     held = {t for text in sources for t in terms(text)}
-    asking = _asking_span(question)
+    asking, unknown = _asking_span(question), set(unknown_groups(question, sources))  # "孩子" over a gym's notes
     known = [False] * len(question)
     for at in range(len(question) - 1):
         pair = question[at : at + 2]
         # a pair across an asking word is where two words meet in the sources too ("商品可在" holds "品可")
-        if (pair in held or names_people(pair)) and not {at, at + 1} & asking:
+        if (pair in held or (names_people(pair) and pair not in unknown)) and not {at, at + 1} & asking:
             known[at] = known[at + 1] = True
     free = "".join(
         "1" if CJK_LETTER.match(c) and not HIRAGANA.match(c) and at not in asking and c not in _CJK_ASKING_LETTERS and not known[at] else "0"
@@ -417,3 +427,15 @@ def _background(passages: Sequence[Passage]) -> set[str]:
         # a heading counts as one of them ("Cours collectifs" over "Les cours de yoga …"); an FAQ's question does not
         counts.update(t for sentence in said if not is_question(sentence) for t in set(terms(sentence)))
     return about | {t for t, n in counts.items() if n >= BACKGROUND_SENTENCES}
+
+
+def _qualifies_shared(question: str, missing: list[str], shared: set[str]) -> bool:
+    """Whether a question asking if a thing exists (`_EXISTS`), in a language that puts what sorts a thing after it
+    (French, Spanish, Arabic), names the thing the answer shares and right after it a word no source mentions: "¿Hay
+    clases online?" over a language school's terms was answered "Las clases perdidas no se recuperan …", and "هل
+    تقدمون دورات للدراجات النارية؟" (motorcycle courses?) with the car course's fee. Only existence questions: asked
+    whether one may ("¿Pueden venir niños solos?"), a sentence on the thing is the answer as often as not."""
+    if not _EXISTS.match(normalize(question)) or not (_ARABIC.search(question) or (unstemmed_language(question) and not is_german(question))):
+        return False
+    words = _WORD.findall(question)
+    return any(set(terms(before)) & shared and after in missing for before, after in itertools.pairwise(words))
