@@ -2606,6 +2606,10 @@ def test_a_spanish_verb_is_one_word_with_the_noun_its_participle_makes():
     assert _as_inflected("llegar", {"llegada", "partir", "salida"}) == "llegada"
     assert _as_inflected("salida", {"salir", "llegar"}) == "salir"
     assert _as_inflected("llegar", {"llevar", "lleno"}) == "llegar"  # another verb, no participle of this one
+    # a French verb and its noun in -ation as the index keeps it ("Dois-je réserver les cours ?" was answered "Les cours
+    # … sont inclus dans tous les abonnements."), another ending of the verb itself first
+    assert _as_inflected("reserver", {"reservat", "conseille"}) == "reservat"
+    assert _as_inflected("declarer", {"declar", "declarat", "sinistr"}) == "declar"
     camping = [
         {"text": "Horarios\nLa llegada es a partir de las 14:00 y la salida antes de las 12:00. La recepción abre de 8:00 a 22:00.", "source": "Camping"},
         {"text": "Normas\nEstá prohibido hacer barbacoas de carbón. El silencio es obligatorio de 23:00 a 8:00.", "source": "Camping"},
@@ -2650,3 +2654,13 @@ def test_a_price_question_is_answered_by_the_sentence_that_names_what_it_prices(
     assert answer.answer.startswith("Zum Toprope-Klettern") and "Tageskarte" not in answer.answer, answer.answer
     answer = ask("Was kostet eine Tageskarte?", passages=hall, chat="extractive")
     assert answer.answer.startswith("Eine Tageskarte kostet 14 Euro"), answer.answer
+    # nor one that names it and states no amount ("How much is …?" asks a price as often as not); dinars are money
+    glamping = [
+        {"text": "Minimum stay\nAt weekends the minimum stay is two nights.", "source": "Meadow Glamping"},
+        {"text": "Tents\nOur bell tents sleep up to 4 and cost £95 per night midweek and £120 at weekends.", "source": "Meadow Glamping"},
+    ]
+    answer = ask("How much is a night at the weekend?", passages=glamping, chat="extractive")
+    assert answer.answer.startswith("Our bell tents sleep up to 4 and cost £95"), answer.answer
+    from sourcerer.synthesis.scope import holds_value
+
+    assert holds_value("money", "رسوم إدارة الحساب الشهرية 10 دنانير.")

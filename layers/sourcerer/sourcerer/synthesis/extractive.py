@@ -332,8 +332,12 @@ class ExtractiveSynthesizer:
             if is_german(question):  # "Hochwasserschäden" over "Schäden durch Hochwasser": the compound's parts
                 q_terms = list(dict.fromkeys(part for t in q_terms for part in _compound_parts(t, vocabulary)))
         q_set = set(q_terms)
-        # a Chinese question's words that name what it asks about (a Japanese one's verbs hold hiragana: `cjk_content`)
-        chinese_content = set() if HIRAGANA.search(question) else {t for t in q_set if cjk_content(question, t)}
+        cjk = CJK_LETTER.search(question) is not None
+        # a Chinese question's words that name what it asks about (a Japanese one's verbs hold hiragana: `cjk_content`),
+        # and the names it writes in Latin letters ("Döbereiner生产哪种酸？")
+        chinese_content = set()
+        if cjk and not HIRAGANA.search(question):
+            chinese_content = {t for t in q_set if cjk_content(question, t) or (t.isalpha() and not CJK_LETTER.search(t))}
         # the word after "how" asks ("How long ...?", "Wie lange", "Combien de temps"): a heading that shares it ("How
         # long we keep it") shares the question's form, not what it asks about
         asking = set(terms(" ".join(_HOW_WORD.findall(normalize(question)))))
@@ -789,9 +793,10 @@ def _compound_parts(term: str, vocabulary: set[str]) -> tuple[str, ...]:
 
 INFLECTION_LETTERS = 2  # the letters an ending may add to a term, or take from it, for the two to be one word
 # a Spanish, Portuguese or Italian verb and the noun its participle makes: "llegar" and "llegada", "salir" and
-# "salida", "entrar" and "entrada" (the endings differ, so neither starts the other)
+# "salida", "entrar" and "entrada"; a French one and its noun in -ation, as the index keeps it: "réserver" and
+# "reservat" (réservation) (the endings differ, so neither starts the other)
 _INFINITIVE = re.compile(r"(?<=\w{3})(?:ar|er|ir)$")
-_PARTICIPLE_NOUN = re.compile(r"(?<=\w{3})(?:ad|id)[ao]s?$")
+_PARTICIPLE_NOUN = re.compile(r"(?<=\w{3})(?:(?:ad|id)[ao]s?|at)$")
 
 
 def _as_inflected(term: str, vocabulary: set[str]) -> str:
@@ -802,14 +807,18 @@ def _as_inflected(term: str, vocabulary: set[str]) -> str:
     term, the term itself otherwise."""
     if term in vocabulary or len(term) < FAMILY_LETTERS or not term.isascii() or not term.isalpha():
         return term
-    near = [v for v in vocabulary if len(v) >= FAMILY_LETTERS and _one_word(term, v)]
+    candidates = [v for v in vocabulary if len(v) >= FAMILY_LETTERS]
+    # another ending first: "declarer" is "declar" (déclaré) where the sources say "declarat" (déclaration) too
+    near = [v for v in candidates if _inflected(term, v)] or [v for v in candidates if _derived(term, v)]
     return near[0] if len(near) == 1 else term
 
 
-def _one_word(term: str, other: str) -> bool:
-    """Whether two terms are one word with other endings (`_as_inflected`)."""
-    if abs(len(other) - len(term)) <= INFLECTION_LETTERS and (other.startswith(term) or term.startswith(other)):
-        return True
+def _inflected(term: str, other: str) -> bool:
+    return abs(len(other) - len(term)) <= INFLECTION_LETTERS and (other.startswith(term) or term.startswith(other))
+
+
+def _derived(term: str, other: str) -> bool:
+    """Whether one term is a verb and the other the noun its participle makes (`_PARTICIPLE_NOUN`)."""
     verb, noun = (term, other) if _INFINITIVE.search(term) else (other, term)
     return bool(_INFINITIVE.search(verb) and _PARTICIPLE_NOUN.search(noun)) and _INFINITIVE.sub("", verb) == _PARTICIPLE_NOUN.sub("", noun)
 
@@ -1196,15 +1205,19 @@ def asked_value_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     return _first_holding(ranked, KIND_REACH, lambda text: holds_value(kind, text))
 
 
+_HOW_MUCH_IS = re.compile(r"\bhow much (?:is|are)\b")  # a price, as often as not: "How much is a night at the weekend?"
+
+
 def asked_priced_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
     """The ranking with the first of the next best (`KIND_REACH`) that names what the question prices and states an
-    amount put first, when the best names none of it: "Was kostet der Einführungskurs?" over a climbing hall's FAQ
+    amount put first, when the best does not do both: "Was kostet der Einführungskurs?" over a climbing hall's FAQ
     was answered "Eine Tageskarte kostet 14 Euro …" (it shares only "kostet"), while "Zum Toprope-Klettern brauchen
-    Sie einen Sicherungsschein oder unseren Einführungskurs (35 Euro)." stood third."""
-    if asked_value(question) != "money":
+    Sie einen Sicherungsschein oder unseren Einführungskurs (35 Euro)." stood third; "How much is a night at the
+    weekend?" with "At weekends the minimum stay is two nights." (no amount)."""
+    if asked_value(question) != "money" and not _HOW_MUCH_IS.search(normalize(question)):
         return ranked
     priced = _words_of(question) - _words_of(" ".join(PRICE_WORDS))
-    return _first_holding(ranked, KIND_REACH, lambda text: bool(priced & _words_of(text)), eligible=lambda s: holds_value("money", s.text))
+    return _first_holding(ranked, KIND_REACH, lambda text: bool(priced & _words_of(text)) and holds_value("money", text))
 
 
 def _beside(sentence: ScoredSentence, sentences: list[ScoredSentence], *, after: bool) -> ScoredSentence | None:

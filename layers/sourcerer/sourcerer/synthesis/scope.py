@@ -2041,7 +2041,7 @@ _MONEY = re.compile(
     r"rupees?|pesos?|sterling|lira|lire|pfund|kronen?|coronas?|couronnes?|đong|marks?|guineas?|shillings?|"
     r"millions?|milliards?|billions?|millones|millonen)\b|\b\d{1,2}p\b|\bfree\b|\bgratuit\w*|\bkostenlos\w*|\bgratis\b|"
     r"\bno charge\b|\bsans frais\b|\bsin coste\b|\bnothing\b|\brien\b|\bnichts\b|\bnada\b|[%٪]\s*off\b|"
-    r"دولار|يورو|ريال|درهم|جنيه|دينار|ليره|مجانا|مجاني|元|块钱|美元|欧元|英镑|日元|免\w{0,2}费|不收费|円|無料|ドル|ユーロ|ポンド|ウォン|ルピー|フラン"
+    r"دولار|يورو|ريال|درهم|دراهم|جنيه|دينار|دنانير|ليره|مجانا|مجاني|元|块钱|美元|欧元|英镑|日元|免\w{0,2}费|不收费|円|無料|ドル|ユーロ|ポンド|ウォン|ルピー|フラン"
 )
 # a number labelled as a price, as a table's row writes one ("price: 2.40", "Preis: 12,50")
 _PRICED = re.compile(r"\b(?:price|cost|fee|amount|prix|cout|tarif|montant|preis|kosten|betrag|precio|coste|importe)\w*\s*[:=]\s*\d")

@@ -149,7 +149,7 @@ _ASKING_TERMS = frozenset(terms(" ".join(_ASKING_VERBS)))  # as index terms: wha
 PRONOUN_TERMS = frozenset(terms("il tu ça cela lui ella ellos ellas usted ustedes er es man se"))
 # prepositions the index keeps as terms (`scope.PREPOSITIONS`, and these), which name no thing a source may lack:
 # "¿Me ayudan con el coste de la conexión en casa?" listed "con" among its missing words (folded)
-_PREPOSITIONS = PREPOSITIONS | frozenset("con en hasta desde sous without".split())
+_PREPOSITIONS = PREPOSITIONS | frozenset("con en hasta desde sous without pres loin cerca lejos دون".split())
 _PREPOSITION_TERMS = frozenset(terms(" ".join(_PREPOSITIONS)))  # "¿Hay supermercado en el camping?" shares "en"
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
 _ASKED_WITH_SUBJECT = re.compile(r"-(?:t-)?(?:je|il|elle|on|ils|elles|nous|vous|tu)$")  # "puis-je", "a-t-il"
