@@ -204,7 +204,7 @@ class ScoredSentence:
     section: int = 0
     heading: str = ""  # the last of them (else the heading its chunk opens with): the reader reads the sentence after it
     # whether the only words of the question it holds name nothing: pronouns the index keeps ("es", "il"), a Chinese
-    # or Japanese question's asking words ("提供", provided): no second sentence
+    # question's asking words ("提供", provided): no second sentence
     names_nothing_asked: bool = False
 
     @property

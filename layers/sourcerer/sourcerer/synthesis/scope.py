@@ -1111,10 +1111,10 @@ def missing_group(question: str, sources: Sequence[str], answer: Sequence[str]) 
 
 def _sets_apart(group: str, known: set[str], answer: Sequence[str]) -> bool:
     """Whether sources silent on a group that is not everyone (children, seniors, students) set another of its kind
-    apart (`known`: the groups they name, less those asked), so that what they say for no group is not said for it: "子供のカットはいくらですか？" (a child's cut) over a
-    salon's prices, "A cut is ¥4,400 … Students pay ¥3,300 for a cut.", was answered with the first. Not where the
-    answer states ages, which the asker holds theirs against ("16歳未満の方は入会できません。" answers whether a
-    middle-school pupil may join)."""
+    apart (`known`: the groups they name, less those asked), so that what they say for no group is not said for it:
+    "子供のカットはいくらですか？" (a child's cut) over a salon's prices, "A cut is ¥4,400 … Students pay ¥3,300 for a
+    cut.", was answered with the first. Not where the answer states ages, which the asker holds theirs against
+    ("16歳未満の方は入会できません。" answers whether a middle-school pupil may join)."""
     if group not in _SET_APART or not any({group, other} <= kinds for other in known for kinds in _CONTRASTED):
         return False
     text = normalize(" ".join(answer))
