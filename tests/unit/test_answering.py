@@ -2664,3 +2664,16 @@ def test_a_price_question_is_answered_by_the_sentence_that_names_what_it_prices(
     from sourcerer.synthesis.scope import holds_value
 
     assert holds_value("money", "رسوم إدارة الحساب الشهرية 10 دنانير.")
+
+
+def test_a_question_asking_until_when_is_answered_by_the_sentence_with_the_time_of_day():
+    """Found trying a bike rental's FAQ as a user: "Bis wann muss ich das Rad zurückbringen?" was answered "Wir
+    verlangen eine Kaution von 50 Euro pro Rad …", while "Die Räder müssen bis 18 Uhr zurückgegeben werden." stood
+    second: a time of day written "18 Uhr" (or "6pm") was no time to the reading of when."""
+    rental = [
+        {"text": "Kaution\nWir verlangen eine Kaution von 50 Euro pro Rad, bar oder per Karte.", "source": "Radl"},
+        {"text": "Rückgabe\nDie Räder müssen bis 18 Uhr zurückgegeben werden. Bei verspäteter Rückgabe berechnen wir einen weiteren Tag.", "source": "Radl"},
+        {"text": "Schäden\nBei einem Platten helfen wir kostenlos. Bei Diebstahl haftet der Mieter bis 300 Euro.", "source": "Radl"},
+    ]
+    answer = ask("Bis wann muss ich das Rad zurückbringen?", passages=rental, chat="extractive")
+    assert answer.answer.startswith("Die Räder müssen bis 18 Uhr"), answer.answer

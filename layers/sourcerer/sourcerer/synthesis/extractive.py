@@ -1129,8 +1129,9 @@ def asked_when_first(question: str, ranked: list[ScoredSentence]) -> list[Scored
 
 
 def _states_time(sentence: str, question: str) -> bool:
-    """Whether a sentence states a time (`type_match`), "may" read as the verb it is as often as the month."""
-    return bool(type_match("time", re.sub(r"\bmay\b", "", sentence), question))
+    """Whether a sentence states a time (`type_match`), "may" read as the verb it is as often as the month, or a time
+    of day as the sentence models' features do not ("bis 18 Uhr", "by 6pm": `CLOCK_SAID`)."""
+    return bool(type_match("time", re.sub(r"\bmay\b", "", sentence), question)) or bool(CLOCK_SAID.search(normalize(sentence)))
 
 
 # the topic a Japanese question opens with ("夕食は何時までですか？"): two or more letters before は, no asking word
