@@ -75,7 +75,7 @@ from sourcerer.synthesis.scope import (
     unstemmed_language,
     without_quantities,
 )
-from sourcerer.synthesis.unnamed import PRONOUN_TERMS, answer_misses_thing, cjk_content
+from sourcerer.synthesis.unnamed import PRONOUN_TERMS, answer_misses_thing, content_pairs
 from sourcerer.text import CJK_LETTER, FAMILY_LETTERS, HIRAGANA, digit_numbers, family, names_all, normalize, passage_terms, terms
 
 _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
@@ -337,7 +337,7 @@ class ExtractiveSynthesizer:
         # and the names it writes in Latin letters ("Döbereiner生产哪种酸？")
         chinese_content = set()
         if cjk and not HIRAGANA.search(question):
-            chinese_content = {t for t in q_set if cjk_content(question, t) or (t.isalpha() and not CJK_LETTER.search(t))}
+            chinese_content = content_pairs(question) | {t for t in q_set if t.isalpha() and not CJK_LETTER.search(t)}
         # the word after "how" asks ("How long ...?", "Wie lange", "Combien de temps"): a heading that shares it ("How
         # long we keep it") shares the question's form, not what it asks about
         asking = set(terms(" ".join(_HOW_WORD.findall(normalize(question)))))
@@ -863,7 +863,7 @@ def asked_content_first(question: str, ranked: list[ScoredSentence]) -> list[Sco
     provided: it shares only 提供, an asking word), while "毛巾需要自带，……" stood second."""
     if not CJK_LETTER.search(question) or _JAPANESE_TOPIC.match(question):  # a Japanese topic: `asked_topic_first`
         return ranked
-    content = {pair for pair in terms(question) if cjk_content(question, pair)}
+    content = content_pairs(question)
     return _first_holding(ranked, CONTENT_REACH, lambda text: bool(content & set(terms(text))))
 
 
@@ -1217,7 +1217,7 @@ def asked_priced_first(question: str, ranked: list[ScoredSentence]) -> list[Scor
     weekend?" with "At weekends the minimum stay is two nights." (no amount)."""
     if asked_value(question) != "money" and not _HOW_MUCH_IS.search(normalize(question)):
         return ranked
-    priced = _words_of(question) - _words_of(" ".join(PRICE_WORDS))
+    priced = _words_of(question) - _PRICE_FAMILIES
     return _first_holding(ranked, KIND_REACH, lambda text: bool(priced & _words_of(text)) and holds_value("money", text))
 
 
@@ -1273,6 +1273,9 @@ def asked_range_first(question: str, ranked: list[ScoredSentence]) -> list[Score
 def _words_of(text: str) -> set[str]:
     """The families of the words `text` says, its numbers and the quantities it states left out."""
     return {family(t) for t in passage_terms(without_quantities(text)) if not t[0].isdigit()}
+
+
+_PRICE_FAMILIES = frozenset(_words_of(" ".join(PRICE_WORDS)))  # the words that ask a price, as `_words_of` reads them
 
 
 def _first_stating(question: str, ranked: list[ScoredSentence], asks: re.Pattern[str], states: re.Pattern[str], reach: int) -> list[ScoredSentence]:

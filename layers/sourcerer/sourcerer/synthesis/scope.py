@@ -693,7 +693,7 @@ def missing_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -
     character pairs (`_missing_cjk_kind`), Arabic by its definite pairs (`_missing_arabic_kind`); other scripts are
     not read."""
     if CJK_LETTER.search(question):
-        return _missing_cjk_kind(question, sources, answer) or _missing_katakana_kind(question, sources, answer)
+        return _missing_cjk_kind(question, sources, answer) or _missing_katakana_kind(question, sources, answer) or _missing_kanji_kind(question, sources, answer)
     if _ARABIC_LETTER.search(question):
         return _missing_arabic_kind(question, sources, answer)
     if _NOT_LATIN.search(question):
@@ -964,7 +964,7 @@ def _missing_katakana_kind(question: str, sources: Sequence[str], answer: Sequen
             if others:
                 return ScopeMismatch(missing=[run], answer_names=others)
             break
-    return _missing_kanji_kind(question, sources, answer)
+    return None
 
 
 # a kind in kanji before a thing in katakana, with or without の: "家族写真のプラン", "七五三プラン"

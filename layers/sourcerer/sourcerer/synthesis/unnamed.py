@@ -331,6 +331,11 @@ def cjk_content(question: str, pair: str) -> bool:
     return not {at, at + 1} & _asking_span(question)
 
 
+def content_pairs(question: str) -> set[str]:
+    """The character pairs of a Chinese or Japanese question that name what it asks about (`cjk_content`)."""
+    return {pair for pair in terms(question) if cjk_content(question, pair)}
+
+
 def _unmentioned_cjk(question: str, sources: list[str]) -> list[str]:
     """The runs of two letters or more of a Chinese or Japanese question that no character pair the sources hold
     covers, outside the words it asks with and the people it names ("篮球场" of "有篮球场吗？" over a gym's notes), and
