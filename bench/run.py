@@ -16,6 +16,7 @@ from bench import (
     containment,
     crosslingual,
     engines,
+    exploratory,
     faq,
     floor,
     groundedness,
@@ -66,6 +67,7 @@ def main() -> None:
     containment.run(100 if quick else 1190)
     crosslingual.run(30 if quick else 150)
     faq.run()
+    exploratory.run()
     structured.run()
     scope.run(100 if quick else 400)
     multiturn.run()

@@ -188,3 +188,22 @@ def test_a_servers_cpu_is_split_into_its_background_threads_by_their_nice_value(
         child.wait()
     assert cpu.total >= 0.55  # both threads' 0.3 s
     assert 0.25 <= cpu.background <= 0.45  # the niced thread's alone
+
+
+def test_exploratory_benchmark_labels_quote_their_documents():
+    """Every answer the exploratory benchmark expects is text of its business's pages, word for word (a label with a
+    typo would count a right answer wrong), and every set asks both answerable questions and near-misses."""
+    from sourcerer.cli.ask import load_passages
+
+    from bench.exploratory import load
+
+    sets = load()
+    assert len(sets) >= 8 and len({s["lang"] for s in sets}) >= 7
+    for s in sets:
+        text = " ".join(" ".join(p["text"].split()) for p in load_passages(s["docs"]))
+        expected = [item["a"] for item in s["questions"]]
+        assert any(e is None for e in expected) and any(e for e in expected), s["name"]
+        for item in s["questions"]:
+            for quote in item["a"] or []:
+                assert " ".join(quote.split()) in text, (s["name"], item["q"], quote)
+        assert len({item["q"] for item in s["questions"]}) == len(s["questions"]), s["name"]
