@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import random
 from collections import defaultdict
 
@@ -26,7 +25,7 @@ from bench.common import table, use_bench_cache, write_result
 from bench.datasets import qa_questions
 from bench.metrics import mean
 from bench.reader_decision import chosen_right, observe
-from bench.train.reader import DATA
+from bench.train.reader import store_operating_points
 
 GRID = [round(0.40 + i / 100, 2) for i in range(59)]  # 0.40 … 0.98
 
@@ -141,10 +140,7 @@ def run(ids: int, write: bool) -> dict:
     )
     write_result("reader_crosslingual", text, data)
     if write:
-        path = DATA / "reader.json"
-        config = json.loads(path.read_text())
-        config.setdefault("operating_points", {})["cross_lingual"] = point
-        path.write_text(json.dumps(config, indent=1) + "\n")
+        store_operating_points({"cross_lingual": point})
     return data
 
 

@@ -26,6 +26,7 @@ file's history up to commit a1f4372.
 
 from __future__ import annotations
 
+import json
 import random
 import re
 from collections.abc import Callable
@@ -34,6 +35,14 @@ from bench.common import ROOT
 from bench.datasets import claim_sets, overlap, sentences
 
 DATA = ROOT / "layers" / "sourcerer" / "sourcerer" / "data"
+
+
+def store_operating_points(points: dict[str, float]) -> None:
+    """Merge fitted operating points into the shipped reader's configuration (`data/reader.json`)."""
+    path = DATA / "reader.json"
+    config = json.loads(path.read_text())
+    config["operating_points"] = {**config.get("operating_points", {}), **points}
+    path.write_text(json.dumps(config, indent=1) + "\n")
 
 
 def answer_pairs(questions: list[dict], rng: random.Random) -> list[tuple[str, str, int]]:

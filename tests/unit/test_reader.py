@@ -673,3 +673,87 @@ def test_cross_lingual_pairs_can_read_a_question_against_every_other_language():
     pairs = cross_lingual_pairs(versions, random.Random(0), sources=6)
     assert len(pairs) == 3 * 2 * 2  # each question against both other languages: the answer sentence and one without
     assert ("en?", "zh 1890.", 1) in pairs and ("en?", "de red.", 0) in pairs and not any(q[:2] == s[:2] for q, s, _ in pairs)
+
+
+# one page each, as a business writes it (`sourcerer ask --passages FOLDER` reads it as one passage)
+MUSEUM_PAGE = (
+    "# 市立みなと美術館\n"
+    "\n"
+    "開館時間は午前9時30分から午後5時までです（入館は閉館の30分前まで）。\n"
+    "毎週月曜日は休館日です。月曜日が祝日の場合は翌日が休館になります。\n"
+    "常設展の観覧料は一般800円、大学生500円、高校生以下は無料です。\n"
+    "65歳以上の方は常設展を半額でご覧いただけます。\n"
+    "企画展の料金は展覧会ごとに異なります。\n"
+    "館内での写真撮影は、常設展のみフラッシュなしで可能です。\n"
+    "大きな荷物はコインロッカー（100円、後で戻ります）に預けてください。\n"
+    "車いすとベビーカーを無料で貸し出しています。\n"
+    "ミュージアムショップでは展覧会の図録やオリジナルグッズを販売しています。\n"
+    "駐車場は50台分あり、美術館の利用者は2時間まで無料です。\n"
+    "毎月第一日曜日は常設展が無料になります。\n"
+    "音声ガイドは日本語と英語で、300円で貸し出しています。\n"
+)
+TRAMPOLINE_PAGE = (
+    "# Jump Zone Trampoline Park\n"
+    "\n"
+    "Jump Zone is open from 10am to 8pm every day except Christmas Day.\n"
+    "A one-hour jump session costs £14 and a two-hour session costs £22.\n"
+    "Toddler sessions for children under 5 run on weekday mornings from 9am to 10am and cost £8, including one adult.\n"
+    "Everyone must wear our grip socks, which cost £2.50 and can be reused on later visits.\n"
+    "Every jumper must have a waiver signed online before their first visit; under-18s need a parent or guardian to sign it.\n"
+    "Jumpers under 8 need an adult on site, and one adult can supervise up to four children.\n"
+    "Only one person is allowed on each trampoline at a time.\n"
+    "Somersaults are only allowed in the foam pit area.\n"
+    "Pregnant women and people with recent injuries should not jump.\n"
+    "Birthday parties for up to 20 guests cost £250 and include 90 minutes of jumping and a party room.\n"
+    "Our café sells hot drinks, snacks and pizza; outside food is not allowed except birthday cakes.\n"
+    "Free lockers are available in the reception area.\n"
+)
+
+
+def _page(tmp_path, name: str, text: str) -> list[dict]:
+    from sourcerer.cli.ask import load_passages
+
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / f"{name}.md").write_text(text, encoding="utf-8")
+    return load_passages(folder)
+
+
+@reads
+def test_a_one_page_source_answers_under_the_floor_where_the_reader_confirms_its_sentence(monkeypatch, tmp_path):
+    """Found asking a museum's one page as a user: "ベビーカーを借りられますか？" was refused before synthesis
+    (`below_threshold`, the page scored 0.18 as a whole) though "車いすとベビーカーを無料で貸し出しています。" answers it.
+    By default the passages are then scored by their best sentences, and the cheaper models' answer stands where the
+    reader confirms it; a near-miss the reader does not confirm is refused as before."""
+    from sourcerer import ask
+
+    museum, park = _page(tmp_path, "museum", MUSEUM_PAGE), _page(tmp_path, "trampolines", TRAMPOLINE_PAGE)
+    answer = ask("ベビーカーを借りられますか？", passages=museum)
+    assert not answer.refused and "ベビーカーを無料で貸し出しています" in _quoted(answer), answer.trace
+    assert any("the reader confirms" in note for note in answer.trace.notes), answer.trace.notes
+    refused = ask("Do you sell gift vouchers?", passages=park)  # its café sells drinks, snacks and pizza
+    assert refused.refused and refused.reason == "below_threshold", refused.answer
+    assert any("does not confirm" in note for note in refused.trace.notes), refused.trace.notes
+    # switched off, or with a floor the caller sets, nothing is read under the floor
+    assert ask("ベビーカーを借りられますか？", passages=museum, min_score=0.2).reason == "below_threshold"
+    monkeypatch.setenv("SOURCERER_READER", "off")
+    assert ask("ベビーカーを借りられますか？", passages=museum).reason == "below_threshold"
+
+
+def test_a_passage_of_many_topics_is_scored_by_its_best_sentence():
+    """The hybrid score of a page's best sentence (`by_best_sentence`), where the page as a whole scores lower: the
+    keyword share with each sentence a document, and that sentence's calibrated cosine."""
+    from sourcerer.models import Passage
+    from sourcerer.retrieval.hybrid import by_best_sentence
+
+    class OneHot:  # a cosine of 1 for the sentence naming the stroller, 0 for the rest
+        def embed(self, texts, role):
+            return np.asarray([[1.0, 0.0] if ("stroller" in t.lower() or role == "query") else [0.0, 1.0] for t in texts], np.float32)
+
+        def calibrate(self, cosine):
+            return cosine
+
+    page = Passage(text="We open at nine. Strollers and wheelchairs are lent free. Parking is behind the building.", source="p", score=0.1)
+    [scored] = by_best_sentence("Can I borrow a stroller?", [page], OneHot())
+    assert 0.5 < scored.score < 1.0  # cosine 1, and "stroller" of the question's two words
+    assert by_best_sentence("Can I borrow a stroller?", [page], None)[0].score == 0.1

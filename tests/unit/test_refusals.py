@@ -248,7 +248,7 @@ def test_a_german_question_asks_to_do_what_its_closing_infinitive_says():
     sources = [p.text for p in read]
     assert _unmentioned("Kann ich das Rad irgendwo abstellen?", sources, german=True) == ["abstellen"]
     assert _unmentioned("Muss ich einen Schaden melden?", sources, german=True) == []  # "gemeldet"
-    assert _unmentioned("Ist das Rad irgendwo abstellbar?", sources, german=True) == []  # asked with no modal verb
+    assert _unmentioned("Wird das Rad irgendwo abgestellt?", sources, german=True) == []  # asked with no modal verb
     said = read[1].text.index("Schäden")
     unnamed = answer_misses_thing("Kann ich das Rad irgendwo abstellen?", read, {2: [CharSpan(start=said, end=len(read[1].text))]})
     assert unnamed is not None and unnamed.shared == ["rad"], unnamed
@@ -707,6 +707,27 @@ def test_the_arabic_weekend_is_a_day_the_sources_must_name():
     assert ask("هل يوجد تدريب في عطلة نهاية الأسبوع؟", passages=school, chat="extractive").refused
 
 
+def test_a_german_question_asking_an_attribute_no_source_states_is_refused():
+    """Found trying an escape room's page as a user: "Ist der Escape Room barrierefrei?" was answered "Während des
+    Spiels sind Handys nicht erlaubt; sie werden in Schließfächern aufbewahrt.": a German question's lower-case words
+    were read as verbs and particles, and the attribute closing "Ist …?" named nothing missing."""
+    from sourcerer.models import CharSpan, Passage
+    from sourcerer.synthesis.unnamed import _unmentioned, answer_misses_thing
+
+    text = (
+        "Jeder Raum ist für 2 bis 6 Personen geeignet. Während des Spiels sind Handys nicht erlaubt; sie werden in "
+        'Schließfächern aufbewahrt. "Die Gruft" ist ein Horrorraum und erst ab 16 Jahren freigegeben.'
+    )
+    room = [Passage(text=text, source="Escape Room")]
+    handys = text.index("Während")
+    quoted = {1: [CharSpan(start=handys, end=text.index(".", handys) + 1)]}
+    unnamed = answer_misses_thing("Ist der Escape Room barrierefrei?", room, quoted)
+    assert unnamed is not None and unnamed.missing == ["barrierefrei"], unnamed
+    # an attribute the sources state is no missing thing, nor a word asking only whether a thing is there
+    assert _unmentioned("Ist die Gruft freigegeben?", [text], german=True) == []
+    assert _unmentioned("Ist ein Parkplatz vorhanden?", [text], german=True) == ["Parkplatz"]
+
+
 def test_a_japanese_kind_in_kanji_before_a_thing_in_katakana_no_source_holds_is_refused():
     """Found trying a photo studio's page as a user: "家族写真のプランはありますか？" (a family photo plan?) was
     answered with the 七五三 plan, over a page naming only 七五三プラン and 成人式プラン."""
@@ -724,6 +745,13 @@ def test_a_japanese_kind_in_kanji_before_a_thing_in_katakana_no_source_holds_is_
         ("¿Hay clases online?", "Las clases perdidas no se recuperan ni se devuelven. Los grupos tienen un máximo de 8 alumnos.", "Las clases perdidas", ["online"]),
         ("Y a-t-il des repas végétariens ?", "Les repas sont préparés sur place. Les couches sont fournies.", "Les repas sont", ["végétariens"]),
         ("هل تقدمون دورات للدراجات النارية؟", "رسوم دورة القيادة الكاملة 2500 ريال. تشمل الدورات 30 ساعة تدريب.", "رسوم دورة", ["للدراجات", "النارية"]),
+        # asked "do you have", with the preposition that sorts the thing between it and the missing kind
+        ("¿Tienen detergente para pieles sensibles?", "El detergente y el suavizante se añaden automáticamente. Hay wifi gratuito.", "El detergente", ["pieles", "sensibles"]),
+        ("Avez-vous des casiers pour les vélos ?", "Les casiers sont gratuits. Le vestiaire ferme à 22 h.", "Les casiers", ["vélos"]),
+        # the kind a Chinese existence question names before the thing the answer shares
+        ("有残疾人车位吗？", "停车场24小时开放，共有420个车位。月卡价格为每月500元。", "停车场24小时", ["残疾人"]),
+        ("停车场有充电桩吗？", "停车场设有12个充电桩，充电费为每度1.5元。月卡价格为每月500元。", "停车场设有", None),
+        ("狗狗有皮肤病可以洗吗？", "宠物有皮肤病需要先看兽医。小型犬洗澡60元。", "宠物有皮肤病", None),  # what has it: no kind
         # asked whether one may, a sentence on the thing answers as often as not: "must be accompanied"
         ("¿Pueden venir niños solos?", "Los niños deben estar acompañados por un adulto. Los grupos tienen 8 alumnos.", "Los niños deben", None),
     ],
@@ -737,6 +765,6 @@ def test_an_existence_question_naming_the_answers_thing_and_a_kind_after_it_no_s
 
     passages = [Passage(text=text, source="faq.md"), Passage(text="## Horarios\n9:00 - 18:00", source="faq.md")]
     start = text.index(quoted)
-    end = text.index(".", start) + 1
+    end = min(at for at in (text.find(".", start), text.find("。", start)) if at >= 0) + 1
     unnamed = answer_misses_thing(question, passages, {1: [CharSpan(start=start, end=end)]})
     assert (unnamed.missing if unnamed else None) == missing, unnamed

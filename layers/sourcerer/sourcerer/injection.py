@@ -111,3 +111,13 @@ def only_instructions(passage: Passage) -> bool:
     """Whether every sentence of the passage addresses the reader or the model (see `is_instruction`)."""
     spans = passage.sentence_offsets()
     return bool(spans) and all(is_instruction(passage.text[a:b]) for a, b in spans)
+
+
+def stated_text(passage: Passage) -> str:
+    """A passage's text without the sentences that address the model: what it states. An instruction naming a
+    "lifetime warranty" mentions none ("有终身保修吗？" was answered once "提供终身保修" stood in an order to say so)."""
+    spans = passage.sentence_offsets()
+    if not any(is_instruction(passage.text[a:b]) for a, b in spans):
+        return passage.text
+    return " ".join(passage.text[a:b] for a, b in spans if not is_instruction(passage.text[a:b]))
+

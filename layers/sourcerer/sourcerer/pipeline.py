@@ -14,15 +14,16 @@ from sourcerer.grounding import ask_endpoint
 from sourcerer.history import rewrite_follow_up, rewrite_with_llm, validate_history
 from sourcerer.injection import as_plain_text, only_instructions
 from sourcerer.models import Answer, Passage, Trace, TraceEntry
-from sourcerer.reading import load_reader
+from sourcerer.reading import confirming_reader, load_reader
 from sourcerer.retrieval.base import TracedRetriever, call_retriever
-from sourcerer.retrieval.hybrid import SEMANTIC_FLOOR, hybrid_retriever
+from sourcerer.retrieval.embedders import local_embedder
+from sourcerer.retrieval.hybrid import SEMANTIC_FLOOR, by_best_sentence, hybrid_retriever
 from sourcerer.settings import get_settings
 from sourcerer.streaming import DraftGate, OnEvent, Stream, may_stream_early
 from sourcerer.structured import FieldAsker, json_schema, leaves
 from sourcerer.synthesis.chain import relevance_reading, resolve_chain, synthesize
 from sourcerer.synthesis.providers import ChatProvider
-from sourcerer.synthesis.scope import VALUE_WORDS
+from sourcerer.synthesis.scope import VALUE_WORDS, quoted_sentences
 from sourcerer.text import as_written, names_all, passage_terms, terms
 from sourcerer.verify import (
     Judge,
@@ -140,6 +141,8 @@ async def aask(
     via: Literal["passages", "retriever"] = "retriever" if retriever is not None else "passages"
     providers, extractive_last = resolve_chain(chat, settings)
     floor = retrieval_floor(min_score, providers, extractive_last)
+    # under the default floor, an extractive answer from the passages' best sentences stands where the reader confirms it
+    confirming = confirming_reader() if floor > 0 and min_score is None and not providers and extractive_last else None
     if retriever is None:
         # Hybrid when an embedder is available (paraphrases, other languages), BM25 otherwise. Where nothing is
         # refused before synthesis (the reader decides), a passage sharing no word with the question is read too,
@@ -203,6 +206,10 @@ async def aask(
         return clock.finish(answer)
     if not hits:
         return clock.finish(Answer.refusal("not_in_sources", via=via))
+    under_floor = best is not None and best < floor and confirming is not None
+    if under_floor:  # scored by their best sentences, the passages may clear the floor (`by_best_sentence`)
+        hits = by_best_sentence(query, hits, local_embedder())
+        best = max((h.score for h in hits if h.score is not None), default=None)
     if best is not None and best < floor:
         return clock.finish(Answer.refusal("below_threshold", via=via, passages=hits))
     grounded = [h for h in hits if h.score is None or h.score >= floor]
@@ -269,6 +276,14 @@ async def aask(
     common = {"via": via, "provider": draft.provider, "extractive": draft.provider.startswith("extractive"), "passages": grounded}
     if draft.refused:
         return clock.finish(Answer.refusal("unsupported", **common))
+    if under_floor and confirming is not None:  # the reader confirms the answer from under the floor, or it is none
+        started = time.perf_counter()
+        read, bar = confirming.confirms(query, *quoted_sentences(grounded, draft.spans))
+        clock.stage("confirm", started, detail={"read": round(read, 4), "bar": bar})
+        verdict = "confirms" if read >= bar else "does not confirm"
+        trace.notes.append(f"the passages score under the retrieval floor: the reader {verdict} the answer ({read:.3f}, bar {bar:.3f})")
+        if read < bar:
+            return clock.finish(Answer.refusal("below_threshold", via=via, passages=hits))
 
     started = time.perf_counter()
     # Pin each citation to its sentences: the extractive synthesiser knows them, a model's answer is matched.

@@ -97,6 +97,13 @@ class Reader:
         texts = [answer_input(question, s) for s in sentences]
         return self.answer_head.probabilities(self._pooled(texts, is_query=True))
 
+    def confirms(self, question: str, sentences: Sequence[str], headings: Sequence[str]) -> tuple[float, float]:
+        """The answer head's best reading of an answer's sentences, each under its heading (0 for none), and the bar
+        it must reach to confirm an answer from passages under the retrieval floor: the `under_floor` operating
+        point, fitted by `bench/exploratory.py --fit-under-floor`, else the answer head's own."""
+        read = max(self.answers(question, [under_heading(h, s) for s, h in zip(sentences, headings, strict=True)]), default=0.0)
+        return read, self.threshold("under_floor", self.threshold("answer"))
+
     def supports(self, claim: str, sources: Sequence[str]) -> list[float]:
         if not sources:
             return []
@@ -175,6 +182,16 @@ def load_reader() -> Reader | None:
     switches every model off) or is switched off (`SOURCERER_READER=off`)."""
     settings = get_settings()
     if (settings.embedder or "").lower() == "none" or not settings.reader:
+        return None
+    return _engine_reader()
+
+
+def confirming_reader() -> Reader | None:
+    """The reading model where it confirms the answers the cheaper models give from passages under the retrieval
+    floor (`pipeline`): wherever it can run, unless switched off (`SOURCERER_READER=off`). It reads one to three
+    pairs, and only for a question whose passages score under the floor."""
+    settings = get_settings()
+    if (settings.embedder or "").lower() == "none" or settings.reader is False:
         return None
     return _engine_reader()
 

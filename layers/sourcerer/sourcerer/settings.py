@@ -68,10 +68,11 @@ class Settings(BaseModel):
     min_answerability: float | None = Field(
         None, ge=0, alias="SOURCERER_MIN_ANSWERABILITY", description="above 1 refuses everything"
     )
-    reader: bool = Field(
-        False,
+    reader: bool | None = Field(
+        None,
         alias="SOURCERER_READER",
-        description="on: the reading model decides answers and relevance (refuses more near-misses, answers fewer questions)",
+        description="on: the reading model decides answers and relevance (refuses more near-misses, answers fewer "
+        "questions); unset: it only confirms an answer from passages under the retrieval floor; off: never",
     )
     reader_sentences: int = Field(
         READER_SENTENCES,

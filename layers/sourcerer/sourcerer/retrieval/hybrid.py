@@ -6,9 +6,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from sourcerer.errors import EmbeddingError
+from sourcerer.injection import is_instruction
 from sourcerer.models import Passage
 from sourcerer.retrieval.base import as_passages
-from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, make_embedder, with_known
+from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, calibrated_similarities, make_embedder, with_known
 from sourcerer.retrieval.keyword import BM25
 from sourcerer.retrieval.semantic import EmbedRetriever
 
@@ -111,3 +112,26 @@ def hybrid_retriever(
     if embedder is None:
         embedder = make_embedder(model)
     return HybridRetriever(passages, embedder, semantic_floor=semantic_floor)
+
+
+def by_best_sentence(question: str, passages: list[Passage], embedder: Embedder | CachedEmbedder | None) -> list[Passage]:
+    """The passages scored by their best sentence where it scores higher than the passage: the hybrid score (the
+    mean of the BM25 share of the question matched and the calibrated cosine), with each sentence of the passages a
+    document. A page of a dozen topics scores low as a whole against a question about one of them, and a corpus of
+    one or two such pages gives every word it holds the lowest IDF: "ベビーカーを借りられますか？" over a museum's one
+    page (whose sentence "車いすとベビーカーを無料で貸し出しています。" answers it) scored 0.18, under the retrieval
+    floor. A sentence that addresses the model is no evidence, and its words lift nothing (`injection`). Without an
+    embedder the passages are returned as they are."""
+    sentences = [(n, p.text[start:end]) for n, p in enumerate(passages) for start, end in p.sentence_offsets()]
+    sentences = [(n, text) for n, text in sentences if not is_instruction(text)]
+    if embedder is None or not sentences:
+        return passages
+    keyword = BM25([text for _, text in sentences]).scores(question)
+    cosines = calibrated_similarities(embedder, question, [text for _, text in sentences])
+    if cosines is None:
+        return passages
+    best = [p.score or 0.0 for p in passages]
+    for i, (n, _) in enumerate(sentences):
+        best[n] = max(best[n], (keyword.get(i, 0.0) + cosines[i]) / 2)
+    return [p.model_copy(update={"score": round(score, 6)}) for p, score in zip(passages, best, strict=True)]
+

@@ -38,7 +38,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from sourcerer.injection import is_instruction
+from sourcerer.injection import is_instruction, stated_text
 from sourcerer.models import CharSpan, Passage
 from sourcerer.people import groups_mentioned, groups_named
 from sourcerer.sentences import ANSWER_LABEL, QUESTION_LABEL, is_question, row_cells, states_nothing
@@ -455,8 +455,9 @@ def titles_of(texts: Sequence[str]) -> list[str]:
 
 
 def source_texts(passages: Sequence[Passage]) -> list[str]:
-    """What the checks read a name or a kind in: each passage's text, its title and its file name."""
-    return [t for p in passages for t in (p.text, p.source, p.source_uri or "")]
+    """What the checks read a name or a kind in: each passage's text (what it states: `stated_text`), its title and
+    its file name."""
+    return [t for p in passages for t in (stated_text(p), p.source, p.source_uri or "")]
 
 
 def answer_scope(question: str, passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> ScopeMismatch | None:

@@ -113,7 +113,7 @@ _ASKING_VERBS = frozenset(
     thing things other another same way available offer offered old year years time away still ever again also
     live visit apply enter open opens arrive leave avoid whole
     mitbringen mitnehmen nehmen haben brauchen brauche darf durfen erlaubt moglich machen gehen kommen geben
-    akzeptiert zugelassen
+    akzeptiert zugelassen vorhanden verfugbar geeignet notig notwendig erforderlich offen geschlossen teuer gunstig
     bekommen kaufen gibt bezahlen zahlen zahle bieten bietet anbieten offnet geoffnet halten behalten benutzen nutzen
     verwenden buchen bestellen andern stornieren zuruckgeben sehen finden fragen anrufen besuchen bleiben wohnen
     beantragen betreten ankommen verlassen tun lassen fahren mitfahren mitkommen
@@ -217,7 +217,7 @@ def answer_misses_thing(question: str, passages: Sequence[Passage], quoted: dict
         shared = {t for t in shared if cjk_content(question, t)}
     shared -= _place_terms(question)
     background = _background(passages)
-    if _qualifies_shared(question, missing, shared):
+    if _qualifies_shared(question, missing, shared) or (cjk and _kind_before_shared(question, missing, shared)):
         return UnnamedThing(missing=missing, shared=sorted(shared))
     # a word that ends a longer one of them is it too: "Rad" in "StadtRad – Nutzungsbedingungen"
     if any(not any(len(b) - len(t) >= COMPOUND_REST and b.endswith(t) for b in background) for t in shared - background):
@@ -245,7 +245,11 @@ def _possessed(question: str) -> set[str]:
 
 # a question whether a thing exists somewhere ("Is there parking at the hospital?", "医院有停车场吗？"): where it asks
 # is no sign that an answer speaks of the thing ("患者可以通过医院微信公众号…挂号。" shares the hospital); folded
-_EXISTS = re.compile(rf"^\W*(?:is there|are there|y a-t-il|y-a-t-il|est-ce qu'il y a|gibt es|hay|existe|هل (?:{'|'.join(_ARABIC_THERE_IS)}))\b")
+# (with "do you have": "¿Tienen detergente para pieles sensibles?", "Avez-vous des casiers ?")
+_EXISTS = re.compile(
+    rf"^\W*(?:is there|are there|y a-t-il|y-a-t-il|est-ce qu'il y a|avez-vous|vous avez|gibt es|hay|existe|tienen|tienes|teneis|"
+    rf"disponen de|هل (?:{'|'.join(_ARABIC_THERE_IS)}))\b"
+)
 _PLACE_PREPOSITIONS = frozenset("at in on inside near dans au aux sur chez bei im am auf beim en في".split())
 _CASE = frozenset("cas caso case".split())  # "en cas de", "en caso de", "in case of": no place
 _CJK_PLACE = re.compile(r"^\W*(?P<place>[^有\s]{2,8}?)有(?!没有)")  # the place before 有 (there is)
@@ -288,7 +292,7 @@ def _unmentioned(question: str, sources: list[str], *, german: bool) -> list[str
             continue
         if _ARABIC.search(word) and not folded.startswith(ARABIC_ARTICLES) and after not in _ARABIC_THERE_IS:
             continue  # a verb or a particle as often as a noun: "هل تقبلون التأمين؟" (do you accept insurance)
-        if german and (at == 0 or not (word[0].isupper() or _asked_activity(question, match, held)) or _parts_known(folded, families, held) or _ends_a_compound(folded, held)):
+        if german and (at == 0 or not (word[0].isupper() or _asked_activity(question, match, held) or _asked_attribute(question, match)) or _parts_known(folded, families, held) or _ends_a_compound(folded, held)):
             continue
         if not _held_with_ending(terms(word), held) and not vocabulary.mentions([word]) and not _held_with_preposition(terms(word), held):
             out.append(word)
@@ -377,6 +381,18 @@ def _asked_activity(question: str, word: re.Match[str], held: set[str]) -> bool:
     return bool(closes and GERMAN_MODAL.match(normalize(question)) and not known)
 
 
+# a German question asking what a thing is ("Ist der Escape Room barrierefrei?", "Sind die Räume klimatisiert?"):
+# the word closing it is the attribute asked, the one lower-case word of such a question that names something
+_GERMAN_IS = re.compile(r"\W*(?:ist|sind)\b")
+
+
+def _asked_attribute(question: str, word: re.Match[str]) -> bool:
+    """Whether `word` closes a German question opening with "ist" or "sind" (`_GERMAN_IS`): the attribute asked of
+    its subject, which a sentence on the subject that never says it does not answer ("Während des Spiels sind Handys
+    nicht erlaubt …" was the answer to whether the escape room is barrier-free)."""
+    return bool(_INFINITIVE_END.fullmatch(question[word.end() :]) and _GERMAN_IS.match(normalize(question)))
+
+
 def _held_with_ending(asked: list[str], held: set[str]) -> bool:
     """Whether the sources hold each index term of a word, or it with an ending of a letter or two: "file" where
     they say "Files", "feu" where they say "Les feux de camp"."""
@@ -434,6 +450,29 @@ def _background(passages: Sequence[Passage]) -> set[str]:
     return about | {t for t, n in counts.items() if n >= BACKGROUND_SENTENCES}
 
 
+# a Chinese question asking whether there is a thing, at a place or not ("有残疾人车位吗？", "停车场有充电桩吗？")
+_CJK_EXISTS = re.compile(r"^\W*(?:[^有\s]{2,8}?)?有(?!没有)")
+
+
+def _kind_before_shared(question: str, missing: list[str], shared: set[str]) -> bool:
+    """Whether a Chinese question asking if a thing exists (`_CJK_EXISTS`) names a kind no source mentions right before
+    the thing the answer shares: "有残疾人车位吗？" (disabled parking spaces?) was answered "共有420个车位。" (420
+    spaces). What sorts a thing stands before it in Chinese, as a Japanese kind in kanji does before its katakana
+    thing (`scope`'s kanji kind)."""
+    exists = _CJK_EXISTS.match(question)
+    if not exists or HIRAGANA.search(question):  # Japanese "有料ですか" asks a price
+        return False
+    for word in missing:  # after 有: what has something ("狗狗有皮肤病可以洗吗？", a dog with a skin disease) is no kind
+        at = question.find(word, exists.end())
+        if at >= 0 and question[at + len(word) : at + len(word) + 2] in shared:
+            return True
+    return False
+
+
+# what sorts a thing in Spanish and French, and the articles after it (folded)
+_SORTING = frozenset("para de pour sin sans con avec le la les un une des du el los las una unos unas del al".split())
+
+
 def _qualifies_shared(question: str, missing: list[str], shared: set[str]) -> bool:
     """Whether a question asking if a thing exists (`_EXISTS`), in a language that puts what sorts a thing after it
     (French, Spanish, Arabic), names the thing the answer shares and right after it a word no source mentions: "¿Hay
@@ -442,5 +481,7 @@ def _qualifies_shared(question: str, missing: list[str], shared: set[str]) -> bo
     whether one may ("¿Pueden venir niños solos?"), a sentence on the thing is the answer as often as not."""
     if not _EXISTS.match(normalize(question)) or not (_ARABIC.search(question) or (unstemmed_language(question) and not is_german(question))):
         return False
-    words = _WORD.findall(question)
+    # the word right after the thing, or after the preposition that sorts it ("detergente para pieles sensibles",
+    # "casiers pour les vélos")
+    words = [word for word in _WORD.findall(question) if normalize(word) not in _SORTING]
     return any(set(terms(before)) & shared and after in missing for before, after in itertools.pairwise(words))
