@@ -768,3 +768,27 @@ def test_an_existence_question_naming_the_answers_thing_and_a_kind_after_it_no_s
     end = min(at for at in (text.find(".", start), text.find("。", start)) if at >= 0) + 1
     unnamed = answer_misses_thing(question, passages, {1: [CharSpan(start=start, end=end)]})
     assert (unnamed.missing if unnamed else None) == missing, unnamed
+
+
+@pytest.mark.parametrize(
+    ("question", "sources", "missing"),
+    [
+        ("What time does the pool open on bank holidays?", ["The pool is open from 6:30 to 21:00 on weekdays and from 8:00 to 18:00 at weekends."], ["bank holidays"]),
+        ("هل تعملون في العيد؟", ["تعمل العيادة من السبت إلى الخميس من الساعة 9 صباحًا حتى الساعة 9 مساءً."], ["العيد"]),
+        ("节假日营业吗？", ["营业时间为每天上午10点到晚上8点，周二休息。"], ["节假日"]),
+        # sources that name a holiday say how the days stand: the other checks weigh the answer
+        ("Are you open on Boxing Day?", ["Jump Zone is open from 10am to 8pm every day except Christmas Day."], None),
+        ("¿Abren los festivos?", ["Abrimos todos los días de 7:00 a 23:00, también los festivos."], None),
+        # a person's holiday is their leave, which no holiday names
+        ("How much holiday do I get?", ["Employees get 25 days of annual leave a year."], None),
+    ],
+)
+def test_a_public_holiday_no_source_names_is_refused_whatever_the_week_says(question, sources, missing):
+    """Found trying a pool's page as a user: "What time does the pool open on bank holidays?" was answered with its
+    weekday and weekend hours; a place's week says nothing of its holidays."""
+    from sourcerer.synthesis.scope import missing_holiday
+
+    mismatch = missing_holiday(question, sources)
+    assert (mismatch.missing if mismatch else None) == missing, mismatch
+    if missing:
+        assert ask(question, passages=[{"text": sources[0], "source": "hours.md"}], chat="extractive").refused

@@ -27,6 +27,23 @@ def months_named(text: str) -> set[str]:
     return {folded for word in _LETTERS.findall(text) if (folded := normalize(word)) in MONTHS and word != "may"}
 
 
+# the days a place may keep other hours than the week's, however its week reads: public holidays and the feasts
+# that are one, and Ramadan (folded; not "holiday" alone, "vacances", "Urlaub", "vacaciones", "假期" or "عطلة", which
+# are a person's leave as often: "How much holiday do I get?" asks the annual leave)
+_HOLIDAYS = re.compile(
+    r"\b(?:bank|public|national|federal) holidays?\b|\bchristmas\b|\beaster\b|\bnew year'?s?\b|\bboxing day\b|"
+    r"\bthanksgiving\b|\bjours? ferie|\bferies?\b|\bnoel\b|\bpaques\b|\bnouvel an\b|\bfeiertag|\bweihnacht|\bostern\b|"
+    r"\bsilvester\b|\bneujahr\b|\bfestivos?\b|\bferiados?\b|\bnavidad\b|\bsemana santa\b|\bano nuevo\b|"
+    r"العيد|عيد الفطر|عيد الاضحي|الاعياد|العطل الرسميه|عطله رسميه|رمضان|节假日|法定假日|春节|国庆|过年|祝日|祝祭日|祭日|年末年始|"
+    r"お盆|ゴールデンウィーク|正月"
+)
+
+
+def holidays_named(text: str) -> list[str]:
+    """The public holidays (or Ramadan) `text` names, folded: "bank holidays", "jours fériés", "العيد", "祝日"."""
+    return [m.group() for m in _HOLIDAYS.finditer(normalize(text))]
+
+
 WEEK = frozenset(range(7))  # Monday is 0
 WORKDAYS = frozenset(range(5))
 WEEKEND = frozenset({5, 6})

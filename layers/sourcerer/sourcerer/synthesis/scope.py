@@ -42,7 +42,7 @@ from sourcerer.injection import is_instruction, stated_text
 from sourcerer.models import CharSpan, Passage
 from sourcerer.people import groups_mentioned, groups_named
 from sourcerer.sentences import ANSWER_LABEL, QUESTION_LABEL, is_question, row_cells, states_nothing
-from sourcerer.synthesis.days import WEEK, day_words, days_named, months_named
+from sourcerer.synthesis.days import WEEK, day_words, days_named, holidays_named, months_named
 from sourcerer.text import (
     AGAINST_WORDS,
     CJK_LETTER,
@@ -1061,6 +1061,7 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
         or missing_condition(question, sources, sentences)
         or another_time(question, sources, sentences)
         or missing_day(question, sources, sentences)
+        or missing_holiday(question, sources)
         or another_occasion(question, sources, sentences)
         or missing_priced(question, sources, sentences)
         or missing_range(question, sources, sentences)
@@ -1325,6 +1326,17 @@ def missing_day(question: str, sources: Sequence[str], answer: Sequence[str]) ->
     if any(days_named(sentence) or HOURS_SAID.search(normalize(sentence)) for sentence in answer):
         return None
     return ScopeMismatch(missing=day_words(question), answer_names=[])
+
+
+def missing_holiday(question: str, sources: Sequence[str]) -> ScopeMismatch | None:
+    """The public holiday a question asks about (`days.holidays_named`), when no source names any: "What time does
+    the pool open on bank holidays?" was answered with its weekday and weekend hours. A place's week says nothing of
+    its holidays, which keep other hours as often as not; sources that name one ("closed on public holidays",
+    "every day except Christmas Day") say how they stand, and the answer is the other checks' to weigh."""
+    asked = holidays_named(question)
+    if not asked or any(holidays_named(text) for text in sources):
+        return None
+    return ScopeMismatch(missing=asked, answer_names=[])
 
 
 def another_time(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
