@@ -113,11 +113,14 @@ def only_instructions(passage: Passage) -> bool:
     return bool(spans) and all(is_instruction(passage.text[a:b]) for a, b in spans)
 
 
+def stated_sentences(passage: Passage) -> list[str]:
+    """The sentences of a passage that state something: not those that address the model (`is_instruction`)."""
+    return [passage.text[a:b] for a, b in passage.sentence_offsets() if not is_instruction(passage.text[a:b])]
+
+
 def stated_text(passage: Passage) -> str:
     """A passage's text without the sentences that address the model: what it states. An instruction naming a
     "lifetime warranty" mentions none ("有终身保修吗？" was answered once "提供终身保修" stood in an order to say so)."""
-    spans = passage.sentence_offsets()
-    if not any(is_instruction(passage.text[a:b]) for a, b in spans):
-        return passage.text
-    return " ".join(passage.text[a:b] for a, b in spans if not is_instruction(passage.text[a:b]))
+    stated = stated_sentences(passage)
+    return passage.text if len(stated) == len(passage.sentence_offsets()) else " ".join(stated)
 

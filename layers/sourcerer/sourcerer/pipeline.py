@@ -141,8 +141,8 @@ async def aask(
     via: Literal["passages", "retriever"] = "retriever" if retriever is not None else "passages"
     providers, extractive_last = resolve_chain(chat, settings)
     floor = retrieval_floor(min_score, providers, extractive_last)
-    # under the default floor, an extractive answer from the passages' best sentences stands where the reader confirms it
-    confirming = confirming_reader() if floor > 0 and min_score is None and not providers and extractive_last else None
+    # under the default floor, an extractive answer from the best sentences stands where the reader (loaded then) confirms it
+    may_confirm = floor > 0 and min_score is None and not providers and extractive_last
     if retriever is None:
         # Hybrid when an embedder is available (paraphrases, other languages), BM25 otherwise. Where nothing is
         # refused before synthesis (the reader decides), a passage sharing no word with the question is read too,
@@ -206,8 +206,8 @@ async def aask(
         return clock.finish(answer)
     if not hits:
         return clock.finish(Answer.refusal("not_in_sources", via=via))
-    under_floor = best is not None and best < floor and confirming is not None
-    if under_floor:  # scored by their best sentences, the passages may clear the floor (`by_best_sentence`)
+    confirming = confirming_reader() if may_confirm and best is not None and best < floor else None
+    if confirming is not None:  # scored by their best sentences, the passages may clear the floor (`by_best_sentence`)
         hits = by_best_sentence(query, hits, local_embedder())
         best = max((h.score for h in hits if h.score is not None), default=None)
     if best is not None and best < floor:
@@ -276,7 +276,7 @@ async def aask(
     common = {"via": via, "provider": draft.provider, "extractive": draft.provider.startswith("extractive"), "passages": grounded}
     if draft.refused:
         return clock.finish(Answer.refusal("unsupported", **common))
-    if under_floor and confirming is not None:  # the reader confirms the answer from under the floor, or it is none
+    if confirming is not None:  # the reader confirms the answer from under the floor, or it is none
         started = time.perf_counter()
         read, bar = confirming.confirms(query, *quoted_sentences(grounded, draft.spans))
         clock.stage("confirm", started, detail={"read": round(read, 4), "bar": bar})

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from sourcerer.errors import EmbeddingError
-from sourcerer.injection import is_instruction
+from sourcerer.injection import stated_sentences
 from sourcerer.models import Passage
 from sourcerer.retrieval.base import as_passages
 from sourcerer.retrieval.embedders import CachedEmbedder, Embedder, calibrated_similarities, make_embedder, with_known
@@ -120,10 +120,9 @@ def by_best_sentence(question: str, passages: list[Passage], embedder: Embedder 
     document. A page of a dozen topics scores low as a whole against a question about one of them, and a corpus of
     one or two such pages gives every word it holds the lowest IDF: "ベビーカーを借りられますか？" over a museum's one
     page (whose sentence "車いすとベビーカーを無料で貸し出しています。" answers it) scored 0.18, under the retrieval
-    floor. A sentence that addresses the model is no evidence, and its words lift nothing (`injection`). Without an
+    floor. A sentence that addresses the model is no evidence, and its words lift nothing (`stated_sentences`). Without an
     embedder the passages are returned as they are."""
-    sentences = [(n, p.text[start:end]) for n, p in enumerate(passages) for start, end in p.sentence_offsets()]
-    sentences = [(n, text) for n, text in sentences if not is_instruction(text)]
+    sentences = [(n, text) for n, p in enumerate(passages) for text in stated_sentences(p)]
     if embedder is None or not sentences:
         return passages
     keyword = BM25([text for _, text in sentences]).scores(question)

@@ -252,13 +252,14 @@ _EXISTS = re.compile(
 )
 _PLACE_PREPOSITIONS = frozenset("at in on inside near dans au aux sur chez bei im am auf beim en في".split())
 _CASE = frozenset("cas caso case".split())  # "en cas de", "en caso de", "in case of": no place
-_CJK_PLACE = re.compile(r"^\W*(?P<place>[^有\s]{2,8}?)有(?!没有)")  # the place before 有 (there is)
+# a Chinese question asking whether there is a thing, at the place before 有 or not ("医院有停车场吗？", "有残疾人车位吗？")
+_CJK_EXISTS = re.compile(r"^\W*(?P<place>[^有\s]{2,8}?)?有(?!没有)")
 
 
 def _place_terms(question: str) -> set[str]:
     """The index terms of where an existence question asks its thing (`_EXISTS`): the words after the first place
     preposition ("at the hospital"), or the place a Chinese question names before 有."""
-    if (place := _CJK_PLACE.match(question)) and asks_yes_or_no_cjk(question):
+    if (place := _CJK_EXISTS.match(question)) and place["place"] and asks_yes_or_no_cjk(question):
         return set(terms(place["place"]))
     folded = normalize(question)
     if not _EXISTS.match(folded):
@@ -371,12 +372,17 @@ _INFINITIVE_END = re.compile(r"\s*[?？]\s*$")
 STEM_LETTERS = 4  # an infinitive's stem ("meld" of "melden") this long or longer is looked for inside the sources' words
 
 
+def _closes(question: str, word: re.Match[str]) -> bool:
+    """Whether `word` is the last of the question, before its question mark."""
+    return bool(_INFINITIVE_END.fullmatch(question[word.end() :]))
+
+
 def _asked_activity(question: str, word: re.Match[str], held: set[str]) -> bool:
     """Whether `word` is the infinitive closing a German question asked with a modal verb, the activity it asks
     about (a German question's other lower-case words, verbs, adjectives and particles, name no thing), and its stem
     is in no word the sources hold ("melden" in "gemeldet")."""
     stem = normalize(word.group()).removesuffix("en")
-    closes = _INFINITIVE_END.fullmatch(question[word.end() :]) and word.group().endswith("en")
+    closes = _closes(question, word) and word.group().endswith("en")
     known = len(stem) >= STEM_LETTERS and any(stem in h for h in held)  # a shorter one ("ess") is in too many words
     return bool(closes and GERMAN_MODAL.match(normalize(question)) and not known)
 
@@ -390,7 +396,7 @@ def _asked_attribute(question: str, word: re.Match[str]) -> bool:
     """Whether `word` closes a German question opening with "ist" or "sind" (`_GERMAN_IS`): the attribute asked of
     its subject, which a sentence on the subject that never says it does not answer ("Während des Spiels sind Handys
     nicht erlaubt …" was the answer to whether the escape room is barrier-free)."""
-    return bool(_INFINITIVE_END.fullmatch(question[word.end() :]) and _GERMAN_IS.match(normalize(question)))
+    return _closes(question, word) and bool(_GERMAN_IS.match(normalize(question)))
 
 
 def _held_with_ending(asked: list[str], held: set[str]) -> bool:
@@ -448,10 +454,6 @@ def _background(passages: Sequence[Passage]) -> set[str]:
         # a heading counts as one of them ("Cours collectifs" over "Les cours de yoga …"); an FAQ's question does not
         counts.update(t for sentence in said if not is_question(sentence) for t in set(terms(sentence)))
     return about | {t for t, n in counts.items() if n >= BACKGROUND_SENTENCES}
-
-
-# a Chinese question asking whether there is a thing, at a place or not ("有残疾人车位吗？", "停车场有充电桩吗？")
-_CJK_EXISTS = re.compile(r"^\W*(?:[^有\s]{2,8}?)?有(?!没有)")
 
 
 def _kind_before_shared(question: str, missing: list[str], shared: set[str]) -> bool:
