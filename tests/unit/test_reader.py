@@ -740,6 +740,39 @@ def test_a_one_page_source_answers_under_the_floor_where_the_reader_confirms_its
     assert ask("ベビーカーを借りられますか？", passages=museum).reason == "below_threshold"
 
 
+LAUNDRY_PAGE = (
+    "# Lavandería autoservicio La Burbuja\n\n"
+    "Abrimos todos los días de 7:00 a 23:00, también los festivos.\n"
+    "Tenemos lavadoras de 9 kg y de 18 kg y seis secadoras.\n"
+    "Un lavado en la lavadora de 9 kg cuesta 4,50 euros y en la de 18 kg cuesta 8 euros.\n"
+    "El secado cuesta 1 euro por cada 8 minutos.\n"
+    "El detergente y el suavizante se añaden automáticamente y están incluidos en el precio.\n"
+    "Las máquinas aceptan monedas, tarjeta y pago con el móvil.\n"
+    "Un lavado dura unos 30 minutos.\n"
+    "Hay wifi gratuito y una zona de espera con sillas.\n"
+    "Ofrecemos un servicio de lavado y planchado por encargo de lunes a viernes: 12 euros por bolsa de hasta 6 kg.\n"
+)
+
+
+@reads
+def test_a_page_sharing_no_word_with_the_question_is_read_from_its_nearest_sentences(monkeypatch, tmp_path):
+    """Found on the exploratory benchmark: "¿Cuál es el horario?" shares no word with a launderette's page and its
+    similarity sits under the semantic floor, so no passage was retrieved at all (`not_in_sources`) though "Abrimos
+    todos los días de 7:00 a 23:00" answers it. By default the nearest passages are then read as under the floor;
+    what the reader does not confirm is refused as before, with nothing cited."""
+    from sourcerer import ask
+
+    laundry = _page(tmp_path, "laundry", LAUNDRY_PAGE)
+    answer = ask("¿Cuál es el horario?", passages=laundry)
+    assert not answer.refused and "de 7:00 a 23:00" in _quoted(answer), answer.trace
+    assert answer.trace.stage("retrieve").detail["nearest"] is True
+    assert any("the reader confirms" in note for note in answer.trace.notes), answer.trace.notes
+    refused = ask("¿Tienen aparcamiento?", passages=laundry)
+    assert refused.refused and refused.reason == "not_in_sources" and refused.passages == [], refused.answer
+    monkeypatch.setenv("SOURCERER_READER", "off")  # nothing to confirm with: nothing is read
+    assert ask("¿Cuál es el horario?", passages=laundry).reason == "not_in_sources"
+
+
 def test_a_passage_of_many_topics_is_scored_by_its_best_sentence():
     """The hybrid score of a page's best sentence (`by_best_sentence`), where the page as a whole scores lower: the
     keyword share with each sentence a document, and that sentence's calibrated cosine."""

@@ -15,7 +15,7 @@ from sourcerer.history import rewrite_follow_up, rewrite_with_llm, validate_hist
 from sourcerer.injection import as_plain_text, only_instructions
 from sourcerer.models import Answer, Passage, Trace, TraceEntry
 from sourcerer.reading import confirming_reader, load_reader
-from sourcerer.retrieval.base import TracedRetriever, call_retriever
+from sourcerer.retrieval.base import TracedRetriever, call_retriever, unfloored
 from sourcerer.retrieval.embedders import local_embedder
 from sourcerer.retrieval.hybrid import SEMANTIC_FLOOR, by_best_sentence, hybrid_retriever
 from sourcerer.settings import get_settings
@@ -144,17 +144,12 @@ async def aask(
     # under the default floor, an extractive answer from the best sentences stands where the reader (loaded then) confirms it
     may_confirm = floor > 0 and min_score is None and not providers and extractive_last
     if retriever is None:
-        # Hybrid when an embedder is available (paraphrases, other languages), BM25 otherwise. Where nothing is
-        # refused before synthesis (the reader decides), a passage sharing no word with the question is read too,
-        # however low its similarity: a question in another language than its passages shares none, and its
-        # calibrated similarity sits under the semantic floor (bench/results/crosslingual.md)
+        # Hybrid when an embedder is available (paraphrases, other languages), BM25 otherwise. Where the reader decides
+        # (no floor), a passage sharing no word with the question is read however low its similarity: a question in
+        # another language shares none, and sits under the semantic floor (bench/results/crosslingual.md)
         retriever = hybrid_retriever(passages or [], semantic_floor=0.0 if floor <= 0 else SEMANTIC_FLOOR)
-    elif floor <= 0:
-        from sourcerer.store.retriever import IndexRetriever  # (loaded already where one was made)
-
-        # an index's hybrid search likewise, on a copy: the caller's retriever keeps its floor for its next question
-        if isinstance(retriever, IndexRetriever) and retriever.semantic_floor > 0:
-            retriever = retriever.with_semantic_floor(0.0)
+    elif floor <= 0:  # an index's hybrid search likewise, on a copy: the caller's retriever keeps its floor for its next question
+        retriever = unfloored(retriever) or retriever
 
     query = question
     focus: tuple[str, ...] = ()  # the terms a follow-up's new topic adds: an extractive answer comes from a passage naming them
@@ -174,7 +169,11 @@ async def aask(
 
     started = time.perf_counter()
     hits = (await call_retriever(retriever, query, k))[:k]
-    retrieve_detail: dict[str, Any] = {"query": query, "via": via}
+    # no passage shares a word with the question nor clears the semantic floor ("¿Hay impresora?" against "Se puede
+    # imprimir…"): the nearest are read by their best sentence, and an answer from them stands where the reader confirms it
+    if nothing_near := not hits and may_confirm and (nearest := unfloored(retriever)) is not None and confirming_reader() is not None:
+        hits = (await call_retriever(nearest, query, k))[:k]  # unconfirmed, nothing supports an answer still: `not_in_sources`
+    retrieve_detail: dict[str, Any] = {"query": query, "via": via, **({"nearest": True} if nothing_near else {})}
     if isinstance(retriever, TracedRetriever) and retriever.last_trace:
         retrieve_detail.update(retriever.last_trace)
         if "fallback" in retriever.last_trace:
@@ -210,8 +209,9 @@ async def aask(
     if confirming is not None:  # scored by their best sentences, the passages may clear the floor (`by_best_sentence`)
         hits = by_best_sentence(query, hits, local_embedder())
         best = max((h.score for h in hits if h.score is not None), default=None)
+    refuse_under_floor = Answer.refusal("not_in_sources", via=via) if nothing_near else Answer.refusal("below_threshold", via=via, passages=hits)
     if best is not None and best < floor:
-        return clock.finish(Answer.refusal("below_threshold", via=via, passages=hits))
+        return clock.finish(refuse_under_floor)
     grounded = [h for h in hits if h.score is None or h.score >= floor]
 
     if focus and not providers:
@@ -283,7 +283,7 @@ async def aask(
         verdict = "confirms" if read >= bar else "does not confirm"
         trace.notes.append(f"the passages score under the retrieval floor: the reader {verdict} the answer ({read:.3f}, bar {bar:.3f})")
         if read < bar:
-            return clock.finish(Answer.refusal("below_threshold", via=via, passages=hits))
+            return clock.finish(refuse_under_floor)
 
     started = time.perf_counter()
     # Pin each citation to its sentences: the extractive synthesiser knows them, a model's answer is matched.

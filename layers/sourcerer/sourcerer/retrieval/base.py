@@ -27,6 +27,23 @@ class TracedRetriever(Retriever, Protocol):
     last_trace: dict[str, Any]
 
 
+@runtime_checkable
+class SemanticFloored(Protocol):
+    """A retriever that drops a passage sharing no word with the question unless its calibrated similarity reaches
+    `semantic_floor`, and can make a copy of itself with another (the bundled hybrid retriever and the index's)."""
+
+    semantic_floor: float
+
+    def with_semantic_floor(self, floor: float) -> Any: ...
+
+
+def unfloored(retriever: Any) -> Any | None:
+    """A copy of `retriever` that drops nothing for want of similarity, or None where it has no floor to lower."""
+    if isinstance(retriever, SemanticFloored) and retriever.semantic_floor > 0:
+        return retriever.with_semantic_floor(0.0)
+    return None
+
+
 def as_passages(items: Iterable[Any] | None) -> list[Passage]:
     return [Passage.coerce(item) for item in (items or [])]
 
