@@ -617,6 +617,24 @@ def test_a_price_question_is_answered_by_what_costs_nothing():
     assert not answer.refused and answer.answer.startswith("L'installation est gratuite."), answer.answer
 
 
+def test_a_price_question_is_not_answered_by_its_thing_without_an_amount_and_another_thing_s_price():
+    """Found on the exploratory benchmark: "Was kostet das Frühstück?" over a bakery's page was answered with the
+    breakfast's hours and, second, a birthday cake's price; "Combien coûte un cours pour enfants ?" with the term's
+    fee and then that children's classes exist. The sentence naming most of what is priced holds no amount, and the
+    amount is in a sentence naming less of it that does not follow it. One that follows may say it with a pronoun."""
+    cafe = [{"text": "Café Linde\nUnser Café öffnet täglich um 8 Uhr. Im Café können Sie frühstücken; das Frühstück servieren wir "
+             "bis 11 Uhr. Der Mittagstisch wechselt jeden Tag. Ein Stück Kuchen kostet 3,50 Euro.", "source": "Café"}]
+    studio = [{"text": "Atelier Terre\nL'abonnement trimestriel coûte 290 euros pour un cours par semaine. Le stage d'été dure "
+               "cinq jours. Il coûte 180 euros, matériel compris. Nous proposons des cours pour adultes et pour enfants à "
+               "partir de 6 ans.", "source": "Atelier"}]  # fmt: skip
+    for question, passages in (("Was kostet das Frühstück?", cafe), ("Combien coûte un cours pour enfants ?", studio)):
+        answer = ask(question, passages=passages, chat="extractive")
+        assert answer.refused and answer.trace.stage("synthesize").detail["missing_value"] == "money", answer.answer
+    assert ask("Was kostet ein Stück Kuchen?", passages=cafe, chat="extractive").answer.startswith("Ein Stück Kuchen kostet 3,50 Euro.")
+    summer = ask("Combien coûte le stage d'été ?", passages=studio, chat="extractive")
+    assert not summer.refused and "Il coûte 180 euros" in summer.answer, summer.answer
+
+
 def test_the_price_of_another_kind_is_no_answer_however_few_kinds_the_sources_name():
     """Found over a hotel FAQ: "How much does late check-out cost?" was answered "Early check-in costs 1,000 yen per
     hour." The sources name one kind of check only, which the asked kind otherwise needs two of; a price is asked."""

@@ -2221,7 +2221,46 @@ def missing_value(question: str, passages: Sequence[Passage], quoted: dict[int, 
     sentences, headings = quoted_sentences(passages, quoted)
     holders = [t for t in sentences + headings if holds_value(kind, t)]
     about_another = all(any(other_kind(question, held, rival) for rival in sentences if rival != held) for held in holders)
+    if kind == "money" and holders and not about_another:
+        about_another = _priced_apart(question, passages, quoted)
     return None if holders and not about_another else kind
+
+
+def _priced_apart(question: str, passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> bool:
+    """Whether the sentence of an answer that names most of what a price question asks about (the question's words
+    the sources hold, but the words for price and asking) holds no amount, and every amount it quotes stands in a
+    sentence naming less of it, under its heading, that does not follow that one: "Was kostet das Frühstück?"
+    answered "Im Café können Sie frühstücken; das Frühstück wird bis 11 Uhr serviert. Eine Geburtstagstorte für 12
+    Personen kostet 38 Euro." gives the breakfast's hours and a cake's price. A sentence that follows it may say
+    the price with a pronoun ("The course runs for 8 weeks. It costs £80."), and one that speaks of the price without
+    an amount may answer ("企画展の料金は展覧会ごとに異なります。", it varies). Words count by their first four letters
+    ("lavar" is named by "Un lavado"); short Latin ones ("en", "la") name nothing."""
+    known = {t for text in source_texts(passages) for t in terms(text)}
+    asked = [t for t in terms(question) if t in known and t not in PRICE_WORDS and t not in _ASKING_FOR]
+    thing = {t[:_PRICED_PREFIX] for t in asked if len(t) >= 3 or not t.isascii()}
+    quotes = [(passages[n - 1], span.start, span.end) for n, spans in quoted.items() for span in spans]
+
+    def naming(quote: tuple[Passage, int, int]) -> int:
+        passage, start, end = quote
+        return len(thing & {t[:_PRICED_PREFIX] for t in terms(f"{heading_over(passage, start)} {passage.text[start:end]}")})
+
+    priced = [q for q in quotes if holds_value("money", q[0].text[q[1] : q[2]])]
+    unpriced = [q for q in quotes if q not in priced and not _speaks_of_price(q[0].text[q[1] : q[2]])]
+    if not thing or not priced or not unpriced:
+        return False
+    named = max(unpriced, key=naming)
+    if naming(named) <= max(naming(q) for q in priced):
+        return False
+    following = min((start for start, _ in named[0].sentence_offsets() if start >= named[2]), default=None)
+    return not any(q[0] is named[0] and q[1] == following for q in priced)
+
+
+_PRICED_PREFIX = 4
+_PRICE_WRITTEN = re.compile("料金|価格|値段|费用|价格|收费|价钱|سعر|رسوم|تكلف")  # the words for a price in other scripts
+
+
+def _speaks_of_price(sentence: str) -> bool:
+    return bool(_PRICE_WRITTEN.search(sentence)) or any(t in PRICE_WORDS for t in terms(sentence))
 
 
 def _title_case(text: str) -> bool:
