@@ -752,6 +752,9 @@ def test_a_japanese_kind_in_kanji_before_a_thing_in_katakana_no_source_holds_is_
         ("有残疾人车位吗？", "停车场24小时开放，共有420个车位。月卡价格为每月500元。", "停车场24小时", ["残疾人"]),
         ("停车场有充电桩吗？", "停车场设有12个充电桩，充电费为每度1.5元。月卡价格为每月500元。", "停车场设有", None),
         ("狗狗有皮肤病可以洗吗？", "宠物有皮肤病需要先看兽医。小型犬洗澡60元。", "宠物有皮肤病", None),  # what has it: no kind
+        # and a Japanese one, before its "はありますか", but a time of day, which the hours answer
+        ("露天風呂はありますか？", "貸切風呂は50分3,000円で、予約が必要です。入館料は大人1,200円です。", "貸切風呂は", ["露天"]),
+        ("夜間開館はありますか？", "開館は午前9時から午後5時までです。入館料は大人1,200円です。", "開館は", None),
         # asked whether one may, a sentence on the thing answers as often as not: "must be accompanied"
         ("¿Pueden venir niños solos?", "Los niños deben estar acompañados por un adulto. Los grupos tienen 8 alumnos.", "Los niños deben", None),
     ],
@@ -759,7 +762,7 @@ def test_a_japanese_kind_in_kanji_before_a_thing_in_katakana_no_source_holds_is_
 def test_an_existence_question_naming_the_answers_thing_and_a_kind_after_it_no_source_mentions(question, text, quoted, missing):
     """Found trying a language school's and a driving school's pages as a user: "¿Hay clases online?" was answered
     "Las clases perdidas no se recuperan …", "هل تقدمون دورات للدراجات النارية؟" (motorcycle courses?) with the car
-    course's fee. French, Spanish and Arabic put what sorts a thing after it; the answer shares only the thing."""
+    course's fee; on the exploratory benchmark, "露天風呂はありますか？" (an open-air bath?) with the private bath's. French, Spanish and Arabic put what sorts a thing after it; the answer shares only the thing."""
     from sourcerer.models import CharSpan, Passage
     from sourcerer.synthesis.unnamed import answer_misses_thing
 

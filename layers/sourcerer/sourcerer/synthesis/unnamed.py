@@ -457,18 +457,32 @@ def _background(passages: Sequence[Passage]) -> set[str]:
 
 
 def _kind_before_shared(question: str, missing: list[str], shared: set[str]) -> bool:
-    """Whether a Chinese question asking if a thing exists (`_CJK_EXISTS`) names a kind no source mentions right before
-    the thing the answer shares: "有残疾人车位吗？" (disabled parking spaces?) was answered "共有420个车位。" (420
-    spaces). What sorts a thing stands before it in Chinese, as a Japanese kind in kanji does before its katakana
+    """Whether a Chinese or Japanese question asking if a thing exists (`_CJK_EXISTS`, `_JA_EXISTS`) names a kind no
+    source mentions right before the thing the answer shares: "有残疾人车位吗？" (disabled parking spaces?) was answered
+    "共有420个车位。" (420 spaces), "露天風呂はありますか？" (an open-air bath?) "貸切風呂は50分3,000円で…" (the private bath). What sorts a thing stands before it in Chinese, as a Japanese kind in kanji does before its katakana
     thing (`scope`'s kanji kind)."""
-    exists = _CJK_EXISTS.match(question)
-    if not exists or HIRAGANA.search(question):  # Japanese "有料ですか" asks a price
+    if HIRAGANA.search(question):  # Japanese "有料ですか" asks a price; "露天風呂はありますか？" asks if a thing exists
+        japanese = _JA_EXISTS.search(question)
+        if not japanese:
+            return False
+        start, end = 0, japanese.start()
+    elif exists := _CJK_EXISTS.match(question):
+        start, end = exists.end(), len(question)  # after 有: what has something ("狗狗有皮肤病可以洗吗？") is no kind
+    else:
         return False
-    for word in missing:  # after 有: what has something ("狗狗有皮肤病可以洗吗？", a dog with a skin disease) is no kind
-        at = question.find(word, exists.end())
+    for word in missing:
+        at = question.find(word, start, end)
+        if word in _CJK_TIMES:  # "夜間開館はありますか？" asks when it opens, which the hours answer
+            continue
         if at >= 0 and question[at + len(word) : at + len(word) + 2] in shared:
             return True
     return False
+
+
+# the times of day a Chinese or Japanese word for a thing may open with, which are no kind of it
+_CJK_TIMES = frozenset("夜 夜間 深夜 早朝 朝 午前 午後 晚上 夜间 早上 上午 下午 凌晨".split())
+# a Japanese question asking if a thing exists, after the thing: "露天風呂はありますか？" (is there an open-air bath?)
+_JA_EXISTS = re.compile(r"(?:は|が)(?:あります|ございます|ある)(?:か|の)")
 
 
 # what sorts a thing in Spanish and French, and the articles after it (folded)
