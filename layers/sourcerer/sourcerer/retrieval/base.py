@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import inspect
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Protocol, runtime_checkable
@@ -30,18 +31,20 @@ class TracedRetriever(Retriever, Protocol):
 @runtime_checkable
 class SemanticFloored(Protocol):
     """A retriever that drops a passage sharing no word with the question unless its calibrated similarity reaches
-    `semantic_floor`, and can make a copy of itself with another (the bundled hybrid retriever and the index's)."""
+    `semantic_floor` (the bundled hybrid retriever and the index's)."""
 
     semantic_floor: float
 
-    def with_semantic_floor(self, floor: float) -> Any: ...
-
 
 def unfloored(retriever: Any) -> Any | None:
-    """A copy of `retriever` that drops nothing for want of similarity, or None where it has no floor to lower."""
-    if isinstance(retriever, SemanticFloored) and retriever.semantic_floor > 0:
-        return retriever.with_semantic_floor(0.0)
-    return None
+    """A shallow copy of `retriever` that drops nothing for want of similarity, leaving the caller's as it was (an
+    index retriever's copy adds its hits to the original's `hits`, which the service reads), or None where it has
+    no floor to lower."""
+    if not isinstance(retriever, SemanticFloored) or retriever.semantic_floor <= 0:
+        return None
+    other = copy.copy(retriever)
+    other.semantic_floor = 0.0
+    return other
 
 
 def as_passages(items: Iterable[Any] | None) -> list[Passage]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable
 from typing import Any
 
@@ -100,12 +99,6 @@ class HybridRetriever:
 
         fused = fuse(keyword, dict(enumerate(semantic)), k, semantic_floor=self.semantic_floor)
         return [self.passages[i].model_copy(update={"score": round(score, 6)}) for i, score in fused]
-
-    def with_semantic_floor(self, floor: float) -> HybridRetriever:
-        """This retriever with another `semantic_floor` (sharing its index and embedder), leaving this one as it was."""
-        other = copy.copy(self)
-        other.semantic_floor = floor
-        return other
 
 
 def hybrid_retriever(

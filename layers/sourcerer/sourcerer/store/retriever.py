@@ -10,7 +10,6 @@ returned (`hits`: what the service logs with an answer).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -49,13 +48,6 @@ class IndexRetriever:
         self.semantic_floor = semantic_floor
         self.last_trace: dict[str, Any] = {}
         self.hits: list[Hit] = []
-
-    def with_semantic_floor(self, floor: float) -> IndexRetriever:
-        """This retriever with another `semantic_floor`, leaving this one as it was; it adds its hits to this one's
-        `hits` (the service reads them there)."""
-        other = copy.copy(self)
-        other.semantic_floor = floor
-        return other
 
     def search(self, query: str, k: int | None = None) -> tuple[list[Hit], dict[str, Any]]:
         """The best `k` hits over every scope (reranked when it can) and the trace of this search."""

@@ -2245,7 +2245,7 @@ def _priced_apart(question: str, passages: Sequence[Passage], quoted: dict[int, 
         return len(thing & {t[:_PRICED_PREFIX] for t in terms(f"{heading_over(passage, start)} {passage.text[start:end]}")})
 
     priced = [q for q in quotes if holds_value("money", q[0].text[q[1] : q[2]])]
-    unpriced = [q for q in quotes if q not in priced and not _speaks_of_price(q[0].text[q[1] : q[2]])]
+    unpriced = [q for q in quotes if q not in priced and not _PAID.search(normalize(q[0].text[q[1] : q[2]]))]
     if not thing or not priced or not unpriced:
         return False
     named = max(unpriced, key=naming)
@@ -2256,11 +2256,6 @@ def _priced_apart(question: str, passages: Sequence[Passage], quoted: dict[int, 
 
 
 _PRICED_PREFIX = 4
-_PRICE_WRITTEN = re.compile("料金|価格|値段|费用|价格|收费|价钱|سعر|رسوم|تكلف")  # the words for a price in other scripts
-
-
-def _speaks_of_price(sentence: str) -> bool:
-    return bool(_PRICE_WRITTEN.search(sentence)) or any(t in PRICE_WORDS for t in terms(sentence))
 
 
 def _title_case(text: str) -> bool:

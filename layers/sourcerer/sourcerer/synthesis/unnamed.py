@@ -459,8 +459,9 @@ def _background(passages: Sequence[Passage]) -> set[str]:
 def _kind_before_shared(question: str, missing: list[str], shared: set[str]) -> bool:
     """Whether a Chinese or Japanese question asking if a thing exists (`_CJK_EXISTS`, `_JA_EXISTS`) names a kind no
     source mentions right before the thing the answer shares: "有残疾人车位吗？" (disabled parking spaces?) was answered
-    "共有420个车位。" (420 spaces), "露天風呂はありますか？" (an open-air bath?) "貸切風呂は50分3,000円で…" (the private bath). What sorts a thing stands before it in Chinese, as a Japanese kind in kanji does before its katakana
-    thing (`scope`'s kanji kind)."""
+    "共有420个车位。" (420 spaces), "露天風呂はありますか？" (an open-air bath?) "貸切風呂は50分3,000円で…" (the private
+    bath). What sorts a thing stands before it in Chinese and Japanese, as a Japanese kind in kanji does before its
+    katakana thing (`scope`'s kanji kind)."""
     if HIRAGANA.search(question):  # Japanese "有料ですか" asks a price; "露天風呂はありますか？" asks if a thing exists
         japanese = _JA_EXISTS.search(question)
         if not japanese:
@@ -471,9 +472,9 @@ def _kind_before_shared(question: str, missing: list[str], shared: set[str]) -> 
     else:
         return False
     for word in missing:
-        at = question.find(word, start, end)
         if word in _CJK_TIMES:  # "夜間開館はありますか？" asks when it opens, which the hours answer
             continue
+        at = question.find(word, start, end)
         if at >= 0 and question[at + len(word) : at + len(word) + 2] in shared:
             return True
     return False
