@@ -33,7 +33,8 @@ BATCHES = {
     "1 (design)": frozenset({"carwash_ar", "escape_de", "laundry_es", "museum_ja", "parking_zh", "pool_en", "pottery_fr", "trampoline_en"}),
     "2": frozenset({"library_en", "vet_fr", "bakery_de", "gym_es", "dental_ar", "grooming_zh", "hotel_ja", "cinema_en"}),
     "3": frozenset({"bikehire_en", "hostel_fr", "dance_de", "salon_es", "language_ar", "study_zh", "dentist_ja", "farmshop_en"}),
-    "4 (held out)": frozenset({"climbing_en", "bikerepair_de", "yoga_fr", "cowork_es", "optician_zh", "onsen_ja", "driving_ar", "campsite_en"}),
+    "4": frozenset({"climbing_en", "bikerepair_de", "yoga_fr", "cowork_es", "optician_zh", "onsen_ja", "driving_ar", "campsite_en"}),
+    "5 (held out)": frozenset({"florist_en", "pharmacy_de", "cooking_fr", "garage_es", "teahouse_zh", "karaoke_ja", "tailor_ar", "bowling_en"}),
 }
 FITS_BAR = ("1 (design)", "2", "3")  # the batches the reader's bar under the floor is fitted on
 OUTCOMES = ("right", "wrong sentence", "refused", "refused right", "answered a near-miss")
