@@ -8,11 +8,11 @@ price, a day they never name). Where a sentence lets the asker conclude the answ
 Day" for Boxing Day, the hours for "is there night opening?", the list of animals treated for snakes), it is the
 answer. Written for this benchmark, never used in training.
 
-Four batches of eight businesses (`BATCHES`), in the order they were written, each first measured on the code as it
+Five batches of eight businesses (`BATCHES`), in the order they were written, each first measured on the code as it
 stood and again after that stop's changes. **Batch 1** (design) was used to design the rules of the stop it came
-with; batches 2 and 3 were held out for the stops they followed. The reader's bar under the retrieval floor
-(`--fit-under-floor`) is fitted on batches 1 to 3 (`FITS_BAR`): fitted on batch 1's 21 readings alone, one question
-moved it from 0.75 to 0.80. **Batch 4** is held out for everything, the bar included.
+with; batches 2, 3 and 4 were held out for the stops they followed. The reader's bar under the retrieval floor
+(`--fit-under-floor`) is fitted on batches 1 to 4 (`FITS_BAR`): fitted on batch 1's 21 readings alone, one question
+moved it from 0.75 to 0.80. **Batch 5** is held out for everything, the bar included.
 
 Outcomes per question: **right** (answered, first citation holds the expected text), **wrong sentence**
 (answered with another sentence), **refused** an answerable question, **refused right** a near-miss, and
@@ -36,7 +36,7 @@ BATCHES = {
     "4": frozenset({"climbing_en", "bikerepair_de", "yoga_fr", "cowork_es", "optician_zh", "onsen_ja", "driving_ar", "campsite_en"}),
     "5 (held out)": frozenset({"florist_en", "pharmacy_de", "cooking_fr", "garage_es", "teahouse_zh", "karaoke_ja", "tailor_ar", "bowling_en"}),
 }
-FITS_BAR = ("1 (design)", "2", "3")  # the batches the reader's bar under the floor is fitted on
+FITS_BAR = ("1 (design)", "2", "3", "4")  # the batches the reader's bar under the floor is fitted on
 OUTCOMES = ("right", "wrong sentence", "refused", "refused right", "answered a near-miss")
 # what an answer to a near-miss, or with the wrong sentence, costs against a refused answerable question: the product
 # exists to prevent the first, so the bar under the floor weighs it twice
@@ -197,7 +197,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=MODES, action="append", help="only this path (repeatable; default: all three)")
     parser.add_argument(
-        "--fit-under-floor", action="store_true", help="fit the reader's bar under the retrieval floor on batches 1 to 3, "
+        "--fit-under-floor", action="store_true", help="fit the reader's bar under the retrieval floor on batches 1 to 4, "
         "and store it in data/reader.json (operating_points.under_floor)"
     )  # fmt: skip
     args = parser.parse_args()

@@ -23,7 +23,7 @@ from sourcerer.streaming import DraftGate, OnEvent, Stream, may_stream_early
 from sourcerer.structured import FieldAsker, json_schema, leaves
 from sourcerer.synthesis.chain import relevance_reading, resolve_chain, synthesize
 from sourcerer.synthesis.providers import ChatProvider
-from sourcerer.synthesis.scope import VALUE_WORDS, quoted_sentences
+from sourcerer.synthesis.scope import quoted_sentences, scope_notes
 from sourcerer.text import as_written, names_all, passage_terms, terms
 from sourcerer.verify import (
     Judge,
@@ -242,34 +242,7 @@ async def aask(
             "no reading model here (SOURCERER_EMBEDDER=none, or the local extra is not installed): the lexical model "
             "answers only what a passage states in the question's own words, and refuses the rest"
         )
-    for key, asks in (("named_scope", "names"), ("missing_kind", "asks about")):  # `scope.ScopeMismatch`es
-        if mismatch := draft.detail.get(key):
-            about = f"is about {', '.join(mismatch['answer_names'])}" if mismatch["answer_names"] else "says nothing of it"
-            trace.notes.append(
-                f"the question {asks} {', '.join(mismatch['missing'])}, which no passage mentions; the closest sentence {about}, "
-                "so it is no answer"
-            )
-    if swap := draft.detail.get("other_named_kind"):
-        trace.notes.append(
-            f"the question asks about the {swap['missing'][0]}, and the closest sentence says it of the "
-            f"{swap['answer_names'][0]} instead, so it is no answer"
-        )
-    if elsewhere := draft.detail.get("said_elsewhere"):
-        trace.notes.append(
-            f"the question asks about {elsewhere['missing'][0]}, and the closest sentence says nothing of it while another "
-            "sentence of the sources does, of something else, so it is no answer"
-        )
-    if draft.detail.get("decided_by") == "languages":
-        pair = draft.detail["languages"]
-        trace.notes.append(
-            f"the closest sentence is in {pair['passage']} and the question in {pair['question']}: without the reading "
-            "model (SOURCERER_READER=on) an answer across languages is refused, as the sentence models read words"
-        )
-    if value := draft.detail.get("missing_value"):
-        trace.notes.append(
-            f"the question asks for {VALUE_WORDS[value]}, and the closest sentences hold none (or only one said of another "
-            "kind of what it asks about), so they are no answer"
-        )
+    trace.notes.extend(scope_notes(draft.detail))
     clock.stage("synthesize", started, units=draft.usage, detail={"provider": draft.provider, **draft.detail})
     if not draft.provider.startswith("extractive"):
         draft.answer = as_plain_text(draft.answer)  # a model's markup and invisible controls never reach a client

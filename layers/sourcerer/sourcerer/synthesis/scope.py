@@ -2258,6 +2258,40 @@ def _priced_apart(question: str, passages: Sequence[Passage], quoted: dict[int, 
 _PRICED_PREFIX = 4
 
 
+def scope_notes(detail: dict) -> list[str]:
+    """What a synthesiser's scope checks found (its draft's `detail`), said for the trace's notes."""
+    notes = []
+    for key, asks in (("named_scope", "names"), ("missing_kind", "asks about")):  # `ScopeMismatch`es
+        if mismatch := detail.get(key):
+            about = f"is about {', '.join(mismatch['answer_names'])}" if mismatch["answer_names"] else "says nothing of it"
+            notes.append(
+                f"the question {asks} {', '.join(mismatch['missing'])}, which no passage mentions; the closest sentence {about}, "
+                "so it is no answer"
+            )
+    if swap := detail.get("other_named_kind"):
+        notes.append(
+            f"the question asks about the {swap['missing'][0]}, and the closest sentence says it of the "
+            f"{swap['answer_names'][0]} instead, so it is no answer"
+        )
+    if elsewhere := detail.get("said_elsewhere"):
+        notes.append(
+            f"the question asks about {elsewhere['missing'][0]}, and the closest sentence says nothing of it while another "
+            "sentence of the sources does, of something else, so it is no answer"
+        )
+    if detail.get("decided_by") == "languages":
+        pair = detail["languages"]
+        notes.append(
+            f"the closest sentence is in {pair['passage']} and the question in {pair['question']}: without the reading "
+            "model (SOURCERER_READER=on) an answer across languages is refused, as the sentence models read words"
+        )
+    if value := detail.get("missing_value"):
+        notes.append(
+            f"the question asks for {VALUE_WORDS[value]}, and the closest sentences hold none (or only one said of another "
+            "kind of what it asks about), so they are no answer"
+        )
+    return notes
+
+
 def _title_case(text: str) -> bool:
     """More than half the words of three letters or more after the first capitalised ("Shipping FAQ" too), in a
     heading that asks nothing (a question is written as a sentence: "Livrez-vous en Belgique ?" names Belgique)."""
