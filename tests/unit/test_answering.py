@@ -570,6 +570,19 @@ def test_a_question_asking_what_something_costs_is_not_answered_without_an_amoun
     assert not ask(question, passages=free).refused
 
 
+def test_how_much_is_a_thing_is_not_answered_by_a_sentence_holding_no_amount():
+    """Found on the exploratory benchmark (a bowling alley): "How much are arcade tokens?" was answered "The arcade
+    takes tokens, which are sold at the front desk.": "How much is …?" asks an amount, of money or of anything, and a
+    sentence holding no number, nor saying that it costs nothing, gives none."""
+    museum = [{"text": "Guided tours start at the main entrance every hour. The car park is free for visitors.", "source": "Visiting"}]
+    tours = ask("How much are the guided tours?", passages=museum, chat="extractive")
+    assert tours.refused and tours.trace.stage("synthesize").detail["missing_value"] == "amount", tours.answer
+    assert any("asks for an amount, and the closest sentences hold none" in n for n in tours.trace.notes)
+    assert "free for visitors" in ask("How much is the car park?", passages=museum, chat="extractive").answer
+    priced = [{"text": f"{museum[0]['text']} A guided tour costs £8 per person.", "source": "Visiting"}]
+    assert "£8" in ask("How much are the guided tours?", passages=priced, chat="extractive").answer
+
+
 def test_a_share_is_an_amount_only_where_something_is_paid():
     """Found trying an SLA as a user: "What is the price of the Business plan?" was answered "We commit to 99.9%
     monthly uptime for the Standard plan and 99.99% for the Business plan.": a percentage counted as an amount of
@@ -2695,3 +2708,29 @@ def test_a_question_asking_until_when_is_answered_by_the_sentence_with_the_time_
     ]
     answer = ask("Bis wann muss ich das Rad zurückbringen?", passages=rental, chat="extractive")
     assert answer.answer.startswith("Die Räder müssen bis 18 Uhr"), answer.answer
+
+
+def test_how_long_a_place_is_open_is_answered_by_its_hours():
+    """Found on the exploratory benchmark (a pharmacy): "Wie lange habt ihr samstags geöffnet?" (how long are you
+    open on Saturdays?) was refused for want of a length of time, while the sentence with Saturday's hours answers
+    it: how long a place is open asks its hours, not a duration. Opening an account is no such question."""
+    from sourcerer.synthesis.scope import asked_value
+
+    bakery = [{"text": "Wir haben montags bis freitags von 6 bis 18 Uhr und samstags von 7 bis 12 Uhr geöffnet. Torten bestellen Sie drei Tage im Voraus.", "source": "Bäckerei"}]
+    answer = ask("Wie lange habt ihr samstags geöffnet?", passages=bakery, chat="extractive")
+    assert not answer.refused and "samstags von 7 bis 12 Uhr" in answer.answer, answer.trace
+    pool = [{"text": "The pool is open from 7am to 9pm on weekdays and from 8am to 6pm at weekends.", "source": "Pool"}]
+    assert "8am to 6pm" in ask("How long are you open on Saturdays?", passages=pool, chat="extractive").answer
+    assert asked_value("How long does it take to open an account?") == "duration"
+
+
+def test_a_german_question_to_a_business_with_ihr_is_read_as_german():
+    """Found on the exploratory benchmark (a bike workshop): "Habt ihr sonntags geöffnet?" and "Verkauft ihr gebrauchte
+    Räder?" were refused, their first word read as a name no source holds: "ihr" (the plural you a customer asks a
+    business with) made no German word, and a capitalised word of a question that is not German is a name."""
+    from sourcerer.synthesis.scope import is_german
+
+    assert is_german("Habt ihr sonntags geöffnet?") and is_german("Verkauft ihr gebrauchte Räder?")
+    workshop = [{"text": "Wir reparieren alle Fahrräder. Gebrauchte Fahrräder verkaufen wir mit einem Jahr Garantie.", "source": "Werkstatt"}]
+    answer = ask("Verkauft ihr gebrauchte Räder?", passages=workshop, chat="extractive")  # "Räder" ends "Fahrräder"
+    assert not answer.refused and "Gebrauchte Fahrräder" in answer.answer, answer.trace

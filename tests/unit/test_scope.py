@@ -320,6 +320,20 @@ def test_a_chinese_kind_the_sources_never_mention_is_not_answered_with_another_k
     assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked kind", answer.answer
 
 
+def test_a_chinese_kind_after_a_count_and_its_measure_word_is_read():
+    """Found on the exploratory benchmark (a tea house): "一壶红茶多少钱？" (how much is a pot of black tea?) was
+    answered with the green tea's and the pu'er's prices: a word starts after a count and its measure word (一壶, a
+    pot of), and 红茶 was never read as a kind."""
+    menu = ["茶单\n绿茶每杯15元，花茶每杯12元。", "营业时间\n每天上午10点至晚上10点营业。"]
+    mismatch = missing_kind("一杯红茶多少钱？", menu, menu[0].splitlines()[1:])
+    assert mismatch is not None and mismatch.missing == ["红茶"] and mismatch.answer_names == ["绿茶"]
+    assert missing_kind("一杯花茶多少钱？", menu, menu[0].splitlines()[1:]) is None
+    passages = [{"text": t, "source": "茶馆"} for t in menu]
+    black = ask("一杯红茶多少钱？", passages=passages, chat="extractive")
+    assert black.refused and black.trace.stage("synthesize").detail["decided_by"] == "asked kind", black.answer
+    assert "12元" in ask("两杯花茶多少钱？", passages=passages, chat="extractive").answer
+
+
 def test_a_chinese_kind_whose_character_the_sources_use_in_other_words_is_still_missing():
     """Found trying a Chinese gym's terms as a user: "周卡多少钱？" (a weekly card) was answered with the prices of the
     monthly, quarterly and yearly cards: 周 is in the sources, in "周一至周五" (Monday to Friday), and a kind whose
@@ -1064,11 +1078,13 @@ def test_a_german_yes_or_no_question_names_the_place_it_goes_to():
 def test_a_german_age_written_with_its_adjective_is_an_age_and_worth_asks_no_money():
     """Found trying an identity card's fees and a course syllabus as a user: "meinen 16-jährigen Sohn" stated no
     age, and "How much is the final exam worth?" (35% of the grade) was refused for want of an amount of money."""
-    from sourcerer.synthesis.scope import asked_quantities, asked_value
+    from sourcerer.synthesis.scope import asked_quantities, asked_value, holds_value
 
     assert asked_quantities("Was kostet er für meinen 16-jährigen Sohn?") == {"age": 16}
     assert asked_quantities("Darf mein 8-jähriges Kind die Tabletten nehmen?") == {"age": 8}
-    assert asked_value("How much is the final exam worth?") is None
+    # an amount of anything, which the share is
+    assert asked_value("How much is the final exam worth?") == "amount"
+    assert holds_value("amount", "The final exam is worth 35% of the grade.")
     assert asked_value("How much does the final exam cost?") == "money"
     # a support plan's page states no price: "What does the Business plan cost?" was answered with the Basic plan's hours
     assert asked_value("What does the Business plan cost?") == "money"

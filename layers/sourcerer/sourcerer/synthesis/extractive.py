@@ -1206,16 +1206,13 @@ def asked_value_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     return _first_holding(ranked, KIND_REACH, lambda text: holds_value(kind, text))
 
 
-_HOW_MUCH_IS = re.compile(r"\bhow much (?:is|are)\b")  # a price, as often as not: "How much is a night at the weekend?"
-
-
 def asked_priced_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
     """The ranking with the first of the next best (`KIND_REACH`) that names what the question prices and states an
     amount put first, when the best does not do both: "Was kostet der Einführungskurs?" over a climbing hall's FAQ
     was answered "Eine Tageskarte kostet 14 Euro …" (it shares only "kostet"), while "Zum Toprope-Klettern brauchen
     Sie einen Sicherungsschein oder unseren Einführungskurs (35 Euro)." stood third; "How much is a night at the
     weekend?" with "At weekends the minimum stay is two nights." (no amount)."""
-    if asked_value(question) != "money" and not _HOW_MUCH_IS.search(normalize(question)):
+    if asked_value(question) not in ("money", "amount"):  # "How much is a night at the weekend?" asks a price too
         return ranked
     priced = _words_of(question) - _PRICE_FAMILIES
     return _first_holding(ranked, KIND_REACH, lambda text: bool(priced & _words_of(text)) and holds_value("money", text))

@@ -54,6 +54,7 @@ from sourcerer.text import (
     digit_numbers,
     family,
     normalize,
+    numbers,
     numbers_at,
     terms,
 )
@@ -82,7 +83,9 @@ _GERMAN = frozenset(
     # er ...?"), and "in", which both languages spell
     "in war waren ging starb tat als er sein seine seinen seiner ihm ihn dass über uber unter durch gegen ohne um wen "
     "wem wessen wofür wofur wonach wovon womit woher wohin "
-    "am beim vor seit während wahrend".split()
+    "am beim vor seit während wahrend "
+    # the plural "you" a customer asks a business with ("Habt ihr sonntags geöffnet?")
+    "ihr euch euer eure euren eurem habt seid".split()
 )
 # French "du" is German "du" (you): "Pouvez-vous donner du paracétamol à mon enfant ?" read as German, by that word
 # alone, so French pronouns and prepositions count too
@@ -1000,13 +1003,21 @@ def _han_pair(term: str) -> bool:
     return len(term) == 2 and all(_HAN.match(c) for c in term)
 
 
+# a count and its measure word stand before a thing, and a word starts after them: "一壶红茶" (a pot of black tea),
+# "两张门票", "3杯咖啡"
+_COUNTS = frozenset("一二两三四五六七八九十几每半")
+_MEASURE_WORDS = frozenset("壶杯张个份碗瓶盒位间件套只条本台辆双副块节")
+
+
 def opening_pairs(text: str, *, closed: bool = False) -> list[str]:
     """The pairs of Chinese characters of `text` that stand where a word starts (see `_missing_cjk_kind`), and with
     `closed` where one ends too: at the text's end, before a character of another script, a particle or a word that
     asks or helps a verb ("产假有几天", "年假要")."""
 
     def opens(i: int) -> bool:
-        return i == 0 or not _HAN.match(text[i - 1]) or text[i - 1] in _PARTICLES
+        if i == 0 or not _HAN.match(text[i - 1]) or text[i - 1] in _PARTICLES:
+            return True
+        return text[i - 1] in _MEASURE_WORDS and i >= 2 and (text[i - 2] in _COUNTS or text[i - 2].isdigit())
 
     def closes(i: int) -> bool:
         return i + 2 >= len(text) or not _HAN.match(text[i + 2]) or text[i + 2] in _FOLLOWING
@@ -1993,7 +2004,7 @@ _VALUE_NAMES = {
     # "What ratings website ...?" asks for a site's name, not its address: only an address asks for one
     "url": r"(?:\burl\b|web ?site address|web address|adresse (?:du site|web)|direcci[oó]n web|webadresse|عنوان الموقع)",
 }
-VALUE_WORDS = {"phone": "a phone number", "email": "an e-mail address", "url": "a web address", "money": "an amount of money", "frequency": "a frequency", "duration": "a length of time", "length": "a length of time or distance", "charge": "whether it is paid for"}
+VALUE_WORDS = {"phone": "a phone number", "email": "an e-mail address", "url": "a web address", "money": "an amount of money", "frequency": "a frequency", "duration": "a length of time", "length": "a length of time or distance", "charge": "whether it is paid for", "amount": "an amount"}
 _ASKED_VALUE = {kind: re.compile(_ASKING_WHAT + _NEAR + name, re.IGNORECASE) for kind, name in _VALUE_NAMES.items()}
 _ASKED_VALUE_CJK = {  # no spaces: the value's name, then what is asked ("客服电话号码是多少？")
     "phone": re.compile("(?:电话号码|电话|热线号码|联系电话)(?:是多少|是什么|多少)"),
@@ -2135,6 +2146,8 @@ ASKED_DURATION = re.compile(
     r"quelle (?:est|sera|etait) la duree|wie lange|cuanto tiempo|cuanto (?:tarda|dura|demora)\w*|"
     r"cual (?:es|sera|era) la duracion|what is the duration)\b|多长时间|多久|كم يستغرق|كم تستغرق|كم مده|どのくらいの期間|何日間|何時間"
 )
+# open for business, not opening a thing ("How long does it take to open an account?")
+_OPEN = re.compile(r"(?<!\bto )\bopen\b(?!\s+(?:a|an|the|my|your|our|it)\b)|\b(?:geoffnet|offen|ouverts?|ouvertes?|abiert[oa]s?)\b|営業|开门|开放|مفتوح")
 ASKED_LENGTH = re.compile(
     r"\b(?:how long (?:is|are|was|were|do|does|did|will|would|should|can|could|must|may|has|have|had)|wie lang (?:ist|sind|war|waren))\b"
 )
@@ -2173,21 +2186,29 @@ _ARABIC_WHEN = re.compile(r"\b(?:يوم|يومي|ايام)\s+(?:ال)?(?:سبت|
 CONTACT_VALUES = frozenset({"phone", "email", "url"})
 
 
+# "How much is a game?" asks a price as often as not, and "How much is the dose?" a quantity: an amount either way
+ASKED_AMOUNT = re.compile(r"\bhow much (?:is|are)\b")
+
+
 def asked_value(question: str) -> str | None:
     """The kind of value a question asks for ("phone", "email", "url", "frequency", "duration", "length", "money",
-    "charge"), or None."""
+    "amount", "charge"), or None."""
     for kind, pattern in _ASKED_VALUE.items():
         if pattern.search(question) or _ASKED_VALUE_CJK[kind].search(question):
             return kind
     folded = normalize(question)
     if ASKED_FREQUENCY.search(folded):
         return "frequency"
+    if _OPEN.search(folded) and (ASKED_DURATION.search(folded) or ASKED_LENGTH.search(folded)):
+        return None  # "How long are you open on Saturdays?" asks the hours, which say from when until when
     if ASKED_DURATION.search(folded):
         return "duration"
     if ASKED_LENGTH.search(folded):
         return "length"
     if _ASKED_MONEY.search(folded):
         return "money"
+    if ASKED_AMOUNT.search(folded):
+        return "amount"
     return "charge" if _ASKED_CHARGE.search(folded) else None
 
 
@@ -2203,6 +2224,8 @@ def holds_value(kind: str, text: str) -> bool:
     if kind == "charge":
         folded = normalize(text)
         return holds_value("money", text) or bool(_PAID.search(folded) or _CHARGE_SAID.search(folded))
+    if kind == "amount":  # a number of anything, or that it costs nothing: "Grip socks are free."
+        return bool(numbers(text)) or holds_value("charge", text)
     if kind == "money":
         folded = normalize(text).replace("_", " ")  # a table's column "price_eur"
         return bool(_MONEY.search(folded) or _PRICED.search(folded) or (_SHARE.search(folded) and _PAID.search(folded)))
