@@ -752,6 +752,9 @@ def test_a_japanese_kind_in_kanji_before_a_thing_in_katakana_no_source_holds_is_
         ("有残疾人车位吗？", "停车场24小时开放，共有420个车位。月卡价格为每月500元。", "停车场24小时", ["残疾人"]),
         ("停车场有充电桩吗？", "停车场设有12个充电桩，充电费为每度1.5元。月卡价格为每月500元。", "停车场设有", None),
         ("狗狗有皮肤病可以洗吗？", "宠物有皮肤病需要先看兽医。小型犬洗澡60元。", "宠物有皮肤病", None),  # what has it: no kind
+        # and the thing itself, after what sorts it: a class of it is no show of it; a service is no other thing
+        ("有陶艺课程吗？", "每周六下午有陶艺展览。门票20元。", "每周六下午", ["课程"]),
+        ("有洗车服务吗？", "停车场内提供洗车，每次30元。月卡价格为每月500元。", "停车场内", None),
         # and a Japanese one, before its "はありますか", but a time of day, which the hours answer
         ("露天風呂はありますか？", "貸切風呂は50分3,000円で、予約が必要です。入館料は大人1,200円です。", "貸切風呂は", ["露天"]),
         ("夜間開館はありますか？", "開館は午前9時から午後5時までです。入館料は大人1,200円です。", "開館は", None),

@@ -461,7 +461,9 @@ def _kind_before_shared(question: str, missing: list[str], shared: set[str]) -> 
     source mentions right before the thing the answer shares: "有残疾人车位吗？" (disabled parking spaces?) was answered
     "共有420个车位。" (420 spaces), "露天風呂はありますか？" (an open-air bath?) "貸切風呂は50分3,000円で…" (the private
     bath). What sorts a thing stands before it in Chinese and Japanese, as a Japanese kind in kanji does before its
-    katakana thing (`scope`'s kanji kind)."""
+    katakana thing (`scope`'s kanji kind); so a word no source mentions right after the words the answer shares is
+    the thing asked, and the answer is about another thing of that sort ("茶艺课程", tea ceremony classes, against
+    "茶艺表演", a show)."""
     if HIRAGANA.search(question):  # Japanese "有料ですか" asks a price; "露天風呂はありますか？" asks if a thing exists
         japanese = _JA_EXISTS.search(question)
         if not japanese:
@@ -477,7 +479,15 @@ def _kind_before_shared(question: str, missing: list[str], shared: set[str]) -> 
         at = question.find(word, start, end)
         if at >= 0 and question[at + len(word) : at + len(word) + 2] in shared:
             return True
+        # the thing itself, after what sorts it: "有茶艺课程吗？" (tea ceremony classes?) was answered "每周六下午3点有免费的
+        # 茶艺表演。" (a tea ceremony show); a word that only says which of it is asked ("服务", service) names no other thing
+        if at >= 2 and question[at - 2 : at] in shared and word not in _CJK_GENERIC_HEADS:
+            return True
     return False
+
+
+# heads that say how a thing is asked about, not what it is: "有洗车服务吗？" asks whether cars are washed
+_CJK_GENERIC_HEADS = frozenset("服务 时间 地方 东西 方法 方式 サービス 時間 場所".split())
 
 
 # the times of day a Chinese or Japanese word for a thing may open with, which are no kind of it
