@@ -113,14 +113,17 @@ def only_instructions(passage: Passage) -> bool:
     return bool(spans) and all(is_instruction(passage.text[a:b]) for a, b in spans)
 
 
-def stated_sentences(passage: Passage) -> list[str]:
-    """The sentences of a passage that state something: not those that address the model (`is_instruction`)."""
-    return [passage.text[a:b] for a, b in passage.sentence_offsets() if not is_instruction(passage.text[a:b])]
+def stated_sentences(passage: Passage, spans: list[tuple[int, int]] | None = None) -> list[str]:
+    """The sentences of a passage (at `spans`, its sentences' offsets where the caller has them) that state
+    something: not those that address the model (`is_instruction`)."""
+    spans = passage.sentence_offsets() if spans is None else spans
+    return [passage.text[a:b] for a, b in spans if not is_instruction(passage.text[a:b])]
 
 
 def stated_text(passage: Passage) -> str:
     """A passage's text without the sentences that address the model: what it states. An instruction naming a
     "lifetime warranty" mentions none ("有终身保修吗？" was answered once "提供终身保修" stood in an order to say so)."""
-    stated = stated_sentences(passage)
-    return passage.text if len(stated) == len(passage.sentence_offsets()) else " ".join(stated)
+    spans = passage.sentence_offsets()  # split once: a passage without stored sentences is split on each call
+    stated = stated_sentences(passage, spans)
+    return passage.text if len(stated) == len(spans) else " ".join(stated)
 

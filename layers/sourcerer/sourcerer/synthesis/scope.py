@@ -2187,7 +2187,7 @@ CONTACT_VALUES = frozenset({"phone", "email", "url"})
 
 
 # "How much is a game?" asks a price as often as not, and "How much is the dose?" a quantity: an amount either way
-ASKED_AMOUNT = re.compile(r"\bhow much (?:is|are)\b")
+_HOW_MUCH_IS = re.compile(r"\bhow much (?:is|are)\b")
 
 
 def asked_value(question: str) -> str | None:
@@ -2199,15 +2199,12 @@ def asked_value(question: str) -> str | None:
     folded = normalize(question)
     if ASKED_FREQUENCY.search(folded):
         return "frequency"
-    if _OPEN.search(folded) and (ASKED_DURATION.search(folded) or ASKED_LENGTH.search(folded)):
-        return None  # "How long are you open on Saturdays?" asks the hours, which say from when until when
-    if ASKED_DURATION.search(folded):
-        return "duration"
-    if ASKED_LENGTH.search(folded):
-        return "length"
+    how_long = "duration" if ASKED_DURATION.search(folded) else "length" if ASKED_LENGTH.search(folded) else None
+    if how_long:  # but "How long are you open on Saturdays?" asks the hours, which say from when until when
+        return None if _OPEN.search(folded) else how_long
     if _ASKED_MONEY.search(folded):
         return "money"
-    if ASKED_AMOUNT.search(folded):
+    if _HOW_MUCH_IS.search(folded):
         return "amount"
     return "charge" if _ASKED_CHARGE.search(folded) else None
 
