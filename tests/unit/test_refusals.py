@@ -385,6 +385,7 @@ def test_an_arabic_noun_after_a_preposition_written_onto_its_article_is_a_thing(
 _GYM_NOTES = "# 力健健身中心 会员须知\n\n## 设施\n中心设有游泳池和桑拿房。\n储物柜免费使用，需自带锁。\n\n## 课程\n私教课每节300元。"
 _LIBRARY_RULES = "# 市立图书馆 借阅规则\n\n## 借阅\n每张借书证最多可借10册图书，借期30天。\n图书可续借一次，续借期为15天。"
 _SCHOOL = "# 青葉英会話スクール\n\n## 料金\n入会金は11,000円です。\n家族で入会すると入会金が半額になります。"
+_SCHOOL_ACCESS = f"{_SCHOOL}\n\n## アクセス\n建物の裏に駐輪場があります。"
 _SECURITY = "# 安全\n\n## 账户\n密码长度至少为十四位。\n所有账户必须开启双因素认证。"
 _BREAKFAST = "# 海景酒店\n\n## 早餐\n早餐在一楼自助餐厅供应，时间为早上6点半至10点。\n早餐价格为每位88元，身高1.2米以下儿童免费。"
 
@@ -416,6 +417,10 @@ _GYM_CLASSES = "# 健身房会员须知\n\n## 课程\n会员可免费参加瑜�
         ("可以带零食进去吗？", _CINEMA, "请勿携带外食和饮料入场。", None),
         # tickets bought (购票) is where, not whether; and children, whom no source comes near, are missing too
         ("小孩要买票吗？", _CINEMA, "可在影城前台或小程序购票。", ["小孩", "买票"]),
+        # the letters around another middle one are another thing of that sort: bicycle parking (駐輪場) is no car
+        # park (駐車場), whatever other words hold 場
+        ("駐車場はありますか？", _SCHOOL_ACCESS, "建物の裏に駐輪場があります。", ["駐車場"]),
+        ("駐輪場はありますか？", _SCHOOL_ACCESS, "建物の裏に駐輪場があります。", None),
     ],
 )
 def test_a_chinese_or_japanese_question_about_a_thing_no_source_mentions(question, text, quoted, missing):
@@ -758,6 +763,9 @@ def test_a_japanese_kind_in_kanji_before_a_thing_in_katakana_no_source_holds_is_
         # and a Japanese one, before its "はありますか", but a time of day, which the hours answer
         ("露天風呂はありますか？", "貸切風呂は50分3,000円で、予約が必要です。入館料は大人1,200円です。", "貸切風呂は", ["露天"]),
         ("夜間開館はありますか？", "開館は午前9時から午後5時までです。入館料は大人1,200円です。", "開館は", None),
+        # or whether it is done: exam preparation for a test no source names is no other test's
+        ("漢検対策はしていますか？", "定期テスト前には対策講座を行っています。入会金は5,000円です。", "定期テスト前", ["漢検"]),
+        ("テスト対策はしていますか？", "定期テスト前には対策講座を行っています。入会金は5,000円です。", "定期テスト前", None),
         # asked whether one may, a sentence on the thing answers as often as not: "must be accompanied"
         ("¿Pueden venir niños solos?", "Los niños deben estar acompañados por un adulto. Los grupos tienen 8 alumnos.", "Los niños deben", None),
     ],

@@ -911,7 +911,43 @@ def _missing_cjk_kind(question: str, sources: Sequence[str], answer: Sequence[st
         others = [p for p in dict.fromkeys(said) if p[1] == head and p[0] not in asked_letters]
         if others:
             return ScopeMismatch(missing=[pair], answer_names=others)
-    return _missing_cjk_prefix(question, source_pairs, source_letters, said, kinds_needed)
+    priced = kinds_needed == 1  # as for a kind's first letters: a name written in sounds ("伯尔尼" against "科尔尼") is none
+    return _missing_cjk_prefix(question, source_pairs, source_letters, said, kinds_needed) or (priced and _other_first_letters(question, source_pairs, answer)) or None
+
+
+SHARED_REST = 3  # the letters after a word's first ones that its kind and the answer's share, for them to be one word's kinds
+
+
+def _other_first_letters(question: str, source_pairs: set[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """`_missing_cjk_kind` for a kind written as other first letters of one word: "男性专项套餐多少钱？" (the men's
+    check-up package) over a health-check centre's 女性专项套餐 (the women's) was answered with its price, and
+    "高校生の月謝はいくらですか？" (high-school pupils' fees) over a cram school's with 中学生の月謝 (middle-school pupils').
+    The question's word opens with one letter or two whose last and the next are in no source as a pair (男性, 校生),
+    and the answer's subject opens a word with other letters before the same next ones (`SHARED_REST`, from a Chinese
+    character on). Read for a price only: a name written in sounds differs so too ("伯尔尼大道" against "科尔尼大道"), and
+    a price of another kind is no answer however few kinds the sources name (`missing_kind`)."""
+    subjects = [_subject(sentence) for sentence in answer]
+    for pair in dict.fromkeys(opening_pairs(question)):
+        at = question.find(pair)
+        for cut in (1, 2):
+            kind, rest = question[at : at + cut], question[at + cut : at + cut + SHARED_REST]
+            if len(rest) < SHARED_REST or not _HAN.match(rest[0]) or kind[-1] + rest[0] in source_pairs:
+                continue
+            for subject in subjects:
+                start = subject.find(rest) - cut
+                other = subject[start : start + cut] if start >= 0 else ""
+                if other and other != kind and all(_HAN.match(c) for c in other) and (start == 0 or not _HAN.match(subject[start - 1]) or subject[start - 1] in _PARTICLES):
+                    return ScopeMismatch(missing=[_word_at(question, at)], answer_names=[_word_at(subject, start)])
+    return None
+
+
+def _word_at(text: str, at: int) -> str:
+    """The Chinese characters from `at` up to a particle, a word that asks or one that points ("男性专项套餐" of
+    "男性专项套餐多少钱？", "女士剪发" of "女士剪发每次80元")."""
+    end = at + 1
+    while end < len(text) and _HAN.match(text[end]) and text[end] not in _FOLLOWING | _POINTING:
+        end += 1
+    return text[at:end]
 
 
 _CJK_PRONOUNS = frozenset("我你您他她它")  # a person or a thing pointed at: never a kind
@@ -1058,6 +1094,14 @@ _MEASURES = frozenset(
 _NO_THING = _GERMAN | _OTHER | frozenset("sich se ha han hat habe hatte wurde wurden wird mehr plus mas muy tres sehr".split())
 
 
+def _priced(question: str, said: list[str]) -> list[str]:
+    """The sentences (and headings) of an answer that state its price, where the question asks one and any does: a
+    price is said for the group the sentence holding it names ("Birthday party packages start at £14.95 per child"
+    answers no "How much is a party for adults?", whatever the next sentence says of adults)."""
+    priced = [text for text in said if holds_value("money", text)] if asked_value(question) in _PRICE_ASKED else []
+    return priced or said
+
+
 def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> ScopeMismatch | None:
     """`missing_kind` or `missing_number` of an extractive answer, as `answer_scope` reads its sentences and
     headings."""
@@ -1067,7 +1111,7 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
     return (
         missing_kind(question, sources, said)
         or missing_for_whom(question, sources, said)
-        or missing_group(question, sources, said)
+        or missing_group(question, sources, _priced(question, said))
         or missing_language(question, sources, said)
         or missing_condition(question, sources, sentences)
         or another_time(question, sources, sentences)
@@ -1075,6 +1119,8 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
         or missing_holiday(question, sources)
         or another_occasion(question, sources, sentences)
         or missing_priced(question, sources, sentences)
+        or another_period(question, sources, sentences)
+        or another_count(question, sources, sentences)
         or missing_range(question, sources, sentences)
         or missing_number(question, sources, said)
         or another_numbered_kind(question, sources, said)
@@ -1198,6 +1244,17 @@ _LANGUAGES = {
         "italian": "italian italien italienisch italiano 意大利语 イタリア語 الايطاليه",
         "portuguese": "portuguese portugais portugiesisch portugues 葡萄牙语 ポルトガル語 البرتغاليه",
         "russian": "russian russe russisch ruso 俄语 ロシア語 الروسيه",
+        "urdu": "urdu ourdou 乌尔都语 ウルドゥー語 الارديه",
+        "hindi": "hindi 印地语 ヒンディー語 الهنديه",
+        "bengali": "bengali bengalisch 孟加拉语 ベンガル語 البنغاليه",
+        "tagalog": "tagalog filipino 他加禄语 タガログ語 التاغالوغيه الفلبينيه",
+        "persian": "persian farsi persan persisch persa 波斯语 ペルシャ語 الفارسيه",
+        "turkish": "turkish turc turkisch turco 土耳其语 トルコ語 التركيه",
+        "korean": "korean coreen koreanisch coreano 韩语 韩文 韓国語 الكوريه",
+        "dutch": "dutch neerlandais niederlandisch neerlandes 荷兰语 オランダ語 الهولنديه",
+        "polish": "polish polonais polnisch polaco 波兰语 ポーランド語 البولنديه",
+        "vietnamese": "vietnamese vietnamien vietnamesisch vietnamita 越南语 ベトナム語 الفيتناميه",
+        "thai": "thai thailandais thailandisch tailandes 泰语 タイ語 التايلانديه",
     }.items()
 }
 _IN_LANGUAGE = frozenset("in en auf em باللغه".split())  # "باللغة الإنجليزية": in the English language
@@ -1230,14 +1287,17 @@ def languages_named(text: str, *, asked: bool = False) -> dict[str, str]:
 def missing_language(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
     """The language a question asks a thing in, when no source names it and the answer names another: "¿Hay visitas
     guiadas en inglés?" over a museum's page was answered "Las visitas guiadas en español salen cada hora desde la
-    taquilla.". A tour in Spanish is no tour in English."""
+    taquilla.". A tour in Spanish is no tour in English. Asked yes or no, an answer naming no language says nothing of
+    it either: "هل التدريب متاح باللغة الأردية؟" (is the training given in Urdu?) over a driving school's page was
+    answered "التدريب متاح على سيارات أوتوماتيكية ويدوية." (on automatic and manual cars). Asked what ("What is it
+    called in English?"), the answer's words may be in it."""
     asked = languages_named(question, asked=True)
     if not asked:
         return None
     known = {language for text in sources for language in languages_named(text)}
     said = {language: word for text in answer for language, word in languages_named(text).items() if language not in asked}
     missing = [word for language, word in asked.items() if language not in known]
-    return ScopeMismatch(missing=missing, answer_names=list(said.values())) if missing and said else None
+    return ScopeMismatch(missing=missing, answer_names=list(said.values())) if missing and (said or asks_yes_or_no(question)) else None
 
 
 def _arabic_for_whom(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
@@ -1532,6 +1592,141 @@ def said_elsewhere(question: str, sources: Sequence[str], answer: Sequence[str])
     return None
 
 
+# the periods a price is said per (folded), and the words that say per one: "£40 a day", "10 euros al mes", "32 euros
+# par jour", "20 Euro pro Stunde", "£25 per week"; and the adjectives that say it alone ("monthly", "annuel")
+_PERIODS = {
+    "hour": "hour hours heure heures stunde stunden hora horas",
+    "day": "day days jour jours journee tag tage dia dias",
+    "night": "night nights nuit nuits nacht nachte noche noches",
+    "week": "week weeks semaine semaines woche wochen semana semanas",
+    "month": "month months mois monat monate mes meses",
+    "year": "year years an ans annee annees jahr jahre ano anos",
+}
+_PERIOD_OF = {word: period for period, words in _PERIODS.items() for word in words.split()}
+_PERIODICALLY = {
+    "hour": "hourly",
+    "day": "daily quotidien quotidienne taglich diario diaria",
+    "night": "nightly",
+    "week": "weekly hebdomadaire wochentlich semanal",
+    "month": "monthly mensuel mensuelle monatlich mensual",
+    "year": "yearly annual annually annuel annuelle jahrlich anual",
+}
+_PERIODICAL_OF = {word: period for period, words in _PERIODICALLY.items() for word in words.split()}
+_PER = r"(?:per|a|an|each|every|par|la|le|l'|a la|au|a l'|al|por|el|pro|im|am|je|in der|the)"
+_PERIOD_SAID = re.compile(rf"(?<![\w'])(?P<said>{_PER}\s*(?P<period>{'|'.join(_PERIOD_OF)})|(?P<alone>{'|'.join(_PERIODICAL_OF)}))\b")
+# after a period a price is per, nothing names a thing ("How much is a day pass?" asks the pass's price, "A day pass
+# costs £8" states it)
+_PERIOD_CLOSES = re.compile(r"\s*(?:$|[?？.,!;:)]|(?:for|pour|para|fur|with|avec|con|mit|and|et|y|und|or|ou|o|oder|if|si|wenn)\b)")
+
+
+def _periods(text: str) -> dict[str, str]:
+    """The periods `text` says a price per ("al mes": month), each with its words as written; not one a word naming a
+    thing follows (see `_PERIOD_CLOSES`)."""
+    folded = normalize(text)
+    aligned = len(folded) == len(text)  # folding kept every letter in its place: the words can be shown as written
+    out: dict[str, str] = {}
+    for m in _PERIOD_SAID.finditer(folded):
+        if not _PERIOD_CLOSES.match(folded, m.end()):
+            continue
+        period = _PERIOD_OF[m["period"]] if m["period"] else _PERIODICAL_OF[m["alone"]]
+        out.setdefault(period, text[m.start() : m.end()] if aligned else m["said"])
+    return out
+
+
+_PRICE_ASKED = ("money", "amount")  # "How much does it cost …?", and "How much is …?", a price as often as not
+
+
+def another_period(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """The period a question asks a price per, when no source prices per it and the answer's prices are per another:
+    "¿Cuánto cuesta una taquilla al año?" over a coworking space's "Hay taquillas disponibles por 10 euros al mes."
+    was answered with the monthly price, "Combien coûte la location à la semaine ?" over a ski hire's daily prices
+    with the adult's day. A price per year may be another than twelve months' (a discount, a deposit); the sources
+    do not say it. Latin script only."""
+    if asked_value(question) not in _PRICE_ASKED or _NOT_LATIN.search(question):
+        return None
+    asked = _periods(question)
+    if not asked:
+        return None
+    held = {period for text in sources for period in _periods(text)}
+    said = {period: words for sentence in answer if holds_value("money", sentence) for period, words in _periods(sentence).items()}
+    for period, words in asked.items():
+        if period not in held and said and period not in said:
+            return ScopeMismatch(missing=[words], answer_names=list(said.values()))
+    return None
+
+
+# the counts from one to twenty written as words, in English, French, German and Spanish
+_SPELT_COUNTS = [
+    (word, str(n))
+    for words in (
+        "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty",
+        "un deux trois quatre cinq six sept huit neuf dix onze douze treize quatorze quinze seize dix-sept dix-huit dix-neuf vingt",
+        "ein zwei drei vier fünf sechs sieben acht neun zehn elf zwölf dreizehn vierzehn fünfzehn sechzehn siebzehn achtzehn neunzehn zwanzig",
+        "uno dos tres cuatro cinco seis siete ocho nueve diez once doce trece catorce quince dieciséis diecisiete dieciocho diecinueve veinte",
+    )
+    for n, word in enumerate(words.split(), start=1)
+]
+# a count from two on, as cased text writes it (not folded: French "très" is no Spanish "tres"); none that is another
+# word too ("once", "neuf", "elf", "sept") nor an article ("un", "ein", "uno")
+_COUNT_WORDS = {word: n for word, n in _SPELT_COUNTS if n != "1" and word not in {"once", "neuf", "elf", "sept"}}
+_COUNT_WORD = re.compile(r"(?<![\w-])(?P<word>" + "|".join(sorted(_COUNT_WORDS, key=len, reverse=True)) + r")(?![\w-])")
+
+
+def _counts_in_digits(text: str) -> str:
+    """`text` with the counts it writes as words written in digits ("de tres habitaciones": "de 3 habitaciones")."""
+    return _COUNT_WORD.sub(lambda m: _COUNT_WORDS[m["word"]], text.casefold())
+
+
+def another_count(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """The count a question asks a price for, when no source states it beside the same word and the answer's
+    prices stand beside another count of it: "¿Cuánto cuesta una mudanza de un piso de tres habitaciones?" over a
+    removals firm's "Una mudanza local de un piso de dos habitaciones cuesta desde 450 euros." was answered with it,
+    "Combien coûte une chambre pour quatre ?" with the room for two. Counts are read in digits and as words from two
+    to twenty (English, French, Spanish, German), each by the word after it or the one before (`same_thing`); a count
+    of three digits or more is an identifier, which `missing_number` reads."""
+    if asked_value(question) not in _PRICE_ASKED or _NOT_LATIN.search(question):
+        return None
+    if any(fits_quantity(question, sentence) or fits_amount(question, sentence) for sentence in answer):
+        return None
+    quantities = {m["n"] for m in _QUANTITY.finditer(_counts_in_digits(question))}  # hours, days, kilos: ranges' to read
+    asked = {n: beside for n, beside in _counted(question, ranges=False).items() if len(n) < IDENTIFIER_DIGITS and n not in quantities}
+    if not asked:
+        return None
+    written = [_counted(text) for text in sources]
+    for n, beside in asked.items():
+        if any(n in w and same_thing(n, beside, n, w[n]) for w in written):
+            continue
+        for sentence in answer:
+            if not holds_value("money", sentence):
+                continue
+            others = [m for m, words in _counted(sentence, ranges=False).items() if m != n and same_thing(n, beside, m, words)]
+            if others:
+                return ScopeMismatch(missing=[_count_written(question, n)], answer_names=[_count_written(sentence, others[0])])
+    return None
+
+
+# "for" before a count, which the index drops as a function word: "une chambre pour quatre", "a table for 6"
+_FOR_COUNT = re.compile(r"\b(?:for|pour|para|für|fur)\s+(?P<n>\d{1,2})\b")
+
+
+def _counted(text: str, *, ranges: bool = True) -> dict[str, set[str]]:
+    """`numbered` with the counts written as words read too, and "for" before one as its label."""
+    digits = _counts_in_digits(text)
+    counted = numbered(digits, ranges=ranges)
+    for m in _FOR_COUNT.finditer(digits):
+        if m["n"] in counted:
+            counted[m["n"]].add("<for")
+    return counted
+
+
+def _count_written(text: str, n: str) -> str:
+    """The count `n` as `text` writes it, with the word after it ("tres habitaciones")."""
+    for m in re.finditer(r"(?P<count>[^\W_]+)(?=(?P<after>\s+[^\W\d_]+)?)", text):
+        if _counts_in_digits(m["count"]) == n:
+            return m["count"] + (m["after"] or "")
+    return n
+
+
 def missing_priced(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
     """The thing a question asks the price of, when no source holds a word of it and the answer gives a price:
     "¿Cuánto cuesta la toalla?" over a gym's fees was answered "La matrícula de inscripción cuesta 25 euros",
@@ -1546,6 +1741,8 @@ def missing_priced(question: str, sources: Sequence[str], answer: Sequence[str])
         return None  # an answer without an amount is `missing_value`'s
     if _ARABIC_LETTER.search(question):
         return _missing_arabic_priced(question, sources, priced)
+    if CJK_LETTER.search(question):
+        return _missing_cjk_priced(question, sources, priced)
     if _NOT_LATIN.search(question):
         return None
     # the thing is what an article names ("la toalla", "an extra checked bag"): "¿Cuánto pago si quiero recibirlo
@@ -1588,6 +1785,37 @@ def missing_priced(question: str, sources: Sequence[str], answer: Sequence[str])
     return ScopeMismatch(missing=[" ".join(thing)], answer_names=[_subject(priced[0]).strip()])
 
 
+# the words a Chinese or Japanese question asks a price with ("料金はいくらですか", "多少钱", "费用是多少")
+_CJK_PRICE_WORDS = re.compile("料金|費用|値段|価格|代金|いくら|多少钱|多少錢|什么价|价格|价钱|费用|收费|多少|钱|錢")
+
+
+def _missing_cjk_priced(question: str, sources: Sequence[str], priced: Sequence[str]) -> ScopeMismatch | None:
+    """`missing_priced` in Chinese and Japanese: the thing is the Chinese characters right before the word that asks
+    the price (`_CJK_PRICE_WORDS`), and it is missing when the sources hold none of its pairs: "矯正の料金は
+    いくらですか？" (orthodontics) over a dentist's prices of whitening and cleaning was answered with the whitening's
+    price. One pair held is enough for the thing to be the sources' ("一壶红茶多少钱？" names the black tea they price), as
+    is a letter of it in a priced sentence or a title ("房租多少钱？", the rent, over "月租金为4500元")."""
+    price = _CJK_PRICE_WORDS.search(question)
+    if not price:
+        return None
+    # the thing stands right before the word for price, or before a particle that joins them ("矯正の料金", "教材費は
+    # いくら"); a verb before it names none ("想明天收到要多付多少钱？", to get it tomorrow, what more do I pay?)
+    end = price.start()
+    while end and question[end - 1] in "のは的":
+        end -= 1
+    start = end
+    while start and _HAN.match(question[start - 1]) and question[start - 1] not in _FOLLOWING | _POINTING | _COUNTS | _MEASURE_WORDS:
+        start -= 1
+    thing = [question[at : at + 2] for at in range(start, end - 1)]
+    held = {t for text in sources for t in terms(text) if _han_pair(t)}
+    # a letter of it in a priced sentence says it in other words ("房租", the rent, is "月租金为4500元"), and the letters
+    # of a title are what every source is about
+    said = {c for text in [*priced, *titles_of(sources)] for c in text}
+    if not thing or any(pair in held or set(pair) & said for pair in thing):
+        return None
+    return ScopeMismatch(missing=[question[start:end]], answer_names=[_subject(priced[0]).strip()])
+
+
 # the words for a price or a cost, which Arabic puts before the thing priced ("كم سعر تقويم الأسنان؟", the price of
 # orthodontics), in folded form
 _ARABIC_PRICE = re.compile(r"(?:^|\s)(?:سعر|تكلفه|ثمن|رسوم|يكلف|تكلف)\s+(\S+)(?:\s+(\S+))?")
@@ -1622,7 +1850,7 @@ def _missing_arabic_priced(question: str, sources: Sequence[str], priced: Sequen
         return None
     if not others:
         return None
-    return ScopeMismatch(missing=[f"{asked.group(1)} {asked.group(2)}"], answer_names=[_subject(priced[0]).strip()])
+    return ScopeMismatch(missing=[f"{asked.group(1)} {asked.group(2).strip(AROUND_WORD)}"], answer_names=[_subject(priced[0]).strip()])
 
 
 # --- the asked number ----------------------------------------------------------------------------------------------
@@ -1856,16 +2084,7 @@ def _amount(number: str, unit: str) -> float | None:
 
 _UNIT_WORDS = {"weight": "kg", "age": "years", "height": "cm", "time": "hours"}
 # numbers written as words before a unit ("one day before", "une semaine", "zwei Tage", "dos años"), as digits
-_NUMBER_WORDS = {
-    word: str(n)
-    for words in (
-        "one two three four five six seven eight nine ten eleven twelve",
-        "un deux trois quatre cinq six sept huit neuf dix onze douze",
-        "ein zwei drei vier funf sechs sieben acht neun zehn elf zwolf",
-        "uno dos tres cuatro cinco seis siete ocho nueve diez once doce",
-    )
-    for n, word in enumerate(words.split(), start=1)
-} | dict.fromkeys("une eine einen einem una".split(), "1")
+_NUMBER_WORDS = {normalize(word): n for word, n in _SPELT_COUNTS if int(n) <= 12} | dict.fromkeys("une eine einen einem una".split(), "1")
 _SPELT_NUMBER = re.compile(r"\b(?P<word>" + "|".join(_NUMBER_WORDS) + r")(?=[\s-]+" + _BODY_UNIT + ")")
 # an age its unit is left out of, after the children it is said of: "Children under 4 stay free", "Children aged 4
 # to 12 pay €25", "enfants de moins de 6", "Kinder unter 6"
@@ -2209,6 +2428,11 @@ def asked_value(question: str) -> str | None:
     return "charge" if _ASKED_CHARGE.search(folded) else None
 
 
+# a number written onto the letters before it names a size or a code, no amount: "We print posters up to A0 size"
+# holds no price of a poster
+_CODE = re.compile(r"\b[^\W\d_]+\d+\b")
+
+
 def holds_value(kind: str, text: str) -> bool:
     """Whether `text` holds a value of that shape: a phone number has seven digits or more."""
     if kind == "duration":  # "cada seis meses" is how often, no length of time: "¿Cuánto tarda una limpieza?"
@@ -2222,7 +2446,7 @@ def holds_value(kind: str, text: str) -> bool:
         folded = normalize(text)
         return holds_value("money", text) or bool(_PAID.search(folded) or _CHARGE_SAID.search(folded))
     if kind == "amount":  # a number of anything, or that it costs nothing: "Grip socks are free."
-        return bool(numbers(text)) or holds_value("charge", text)
+        return bool(numbers(_CODE.sub(" ", text))) or holds_value("charge", text)
     if kind == "money":
         folded = normalize(text).replace("_", " ")  # a table's column "price_eur"
         return bool(_MONEY.search(folded) or _PRICED.search(folded) or (_SHARE.search(folded) and _PAID.search(folded)))
@@ -2255,8 +2479,10 @@ def _priced_apart(question: str, passages: Sequence[Passage], quoted: dict[int, 
     the price with a pronoun ("The course runs for 8 weeks. It costs £80."), and one that speaks of the price without
     an amount may answer ("企画展の料金は展覧会ごとに異なります。", it varies). Words count by their first four letters
     ("lavar" is named by "Un lavado"); short Latin ones ("en", "la") name nothing."""
-    known = {t for text in source_texts(passages) for t in terms(text)}
-    asked = [t for t in terms(question) if t in known and t not in PRICE_WORDS and t not in _ASKING_FOR]
+    # by their first letters, as the words are compared below: the index's English stemmer ends "Kinderkurs" and
+    # "Kinderkurse" apart ("kinderkur", "kinderkurs")
+    known = {t[:_PRICED_PREFIX] for text in source_texts(passages) for t in terms(text)}
+    asked = [t for t in terms(question) if t[:_PRICED_PREFIX] in known and t not in PRICE_WORDS and t not in _ASKING_FOR]
     thing = {t[:_PRICED_PREFIX] for t in asked if len(t) >= 3 or not t.isascii()}
     quotes = [(passages[n - 1], span.start, span.end) for n, spans in quoted.items() for span in spans]
 
@@ -2428,14 +2654,17 @@ class _Vocabulary:
         return len(run) > 1 and any(w.isupper() and w.startswith(initials) and len(w) <= len(initials) + 1 for w in self.words)
 
     def _knows(self, word: str) -> bool:
-        """Whether the sources hold `word`: its family, its acronym, a word one letter apart, or each part of a
-        hyphenated one ("Moon-Earth" where they write "the Earth and the Moon")."""
+        """Whether the sources hold `word`: its family, its acronym, a word one letter apart (a misspelling), or each
+        part of a hyphenated one ("Moon-Earth" where they write "the Earth and the Moon"). A misspelling keeps its
+        first letter: "cours" is no "jours" ("Proposez-vous des cours de ski ?" over a ski hire open "tous les jours"
+        was answered with its insurance)."""
         if _family(word) in self.families or (word.isupper() and word in self.acronyms):
             return True
         parts = [p for p in word.split("-") if p]
         if len(parts) > 1 and all(self._knows(p) for p in parts):
             return True
-        return len(word) >= FAMILY_LETTERS and any(_one_edit(_POSSESSIVE.sub("", word.casefold()), w) for w in self.folded)
+        folded = _POSSESSIVE.sub("", word.casefold())
+        return len(word) >= FAMILY_LETTERS and any(w[0] == folded[0] and _one_edit(folded, w) for w in self.folded)
 
     def _another_named_kind(self, run: list[str], after: str | None) -> bool:
         """"Premium Economy fares" over sources that name their fares "Economy Light", "Economy Classic" and

@@ -187,7 +187,9 @@ def answer_misses_thing(question: str, passages: Sequence[Passage], quoted: dict
         # of two, whose other letter makes another kind ("朝食は…", breakfast, is no answer to "夕食はありますか？"),
         # only an answer forbidding it: "病房内禁止吸烟和饮酒。" answers "病房里可以抽烟吗？"
         forbids = any(_CJK_FORBIDS.search(sentence) for sentence in sentences)
-        if any((len(word) > 2 or forbids) and letter in sentence for word in missing for letter in word for sentence in sentences):
+        # (not a word whose sibling the answer holds: "駐輪場", bicycle parking, for "駐車場", a car park)
+        said_apart = [word for word in missing if not any(_sibling(word, sentence) for sentence in sentences)]
+        if any((len(word) > 2 or forbids) and letter in sentence for word in said_apart for letter in word for sentence in sentences):
             return None
     else:
         missing = _unmentioned(question, source_texts(passages), german=is_german(question))
@@ -223,6 +225,16 @@ def answer_misses_thing(question: str, passages: Sequence[Passage], quoted: dict
     if any(not any(len(b) - len(t) >= COMPOUND_REST and b.endswith(t) for b in background) for t in shared - background):
         return None
     return UnnamedThing(missing=missing, shared=sorted(shared))
+
+
+def _sibling(word: str, sentence: str) -> bool:
+    """Whether `sentence` holds three letters with the first and last of the three of `word` around another middle
+    one: another thing of the same sort, not the same said in other words."""
+    return len(word) == 3 and any(c[0] == word[0] and c[2] == word[2] and c[1] != word[1] and CJK_LETTER.match(c[1]) for c in _triples(sentence))
+
+
+def _triples(text: str) -> list[str]:
+    return [text[at : at + 3] for at in range(len(text) - 2)]
 
 
 # a German yes-or-no question opens with its verb before its subject ("Reinigen Sie Teppiche?", "Behandeln Sie
@@ -492,8 +504,9 @@ _CJK_GENERIC_HEADS = frozenset("服务 时间 地方 东西 方法 方式 サー
 
 # the times of day a Chinese or Japanese word for a thing may open with, which are no kind of it
 _CJK_TIMES = frozenset("夜 夜間 深夜 早朝 朝 午前 午後 晚上 夜间 早上 上午 下午 凌晨".split())
-# a Japanese question asking if a thing exists, after the thing: "露天風呂はありますか？" (is there an open-air bath?)
-_JA_EXISTS = re.compile(r"(?:は|が)(?:あります|ございます|ある)(?:か|の)")
+# a Japanese question asking if a thing exists, after the thing: "露天風呂はありますか？" (is there an open-air bath?), or
+# whether it is done: "英検対策はしていますか？" (do you prepare for the Eiken test?)
+_JA_EXISTS = re.compile(r"(?:は|が)(?:あります|ございます|ある)(?:か|の)|(?:は|を)(?:して|やって|行って)(?:います|いる|おります)(?:か|の)")
 
 
 # what sorts a thing in Spanish and French, and the articles after it (folded)
