@@ -766,6 +766,9 @@ def test_a_japanese_kind_in_kanji_before_a_thing_in_katakana_no_source_holds_is_
         # or whether it is done: exam preparation for a test no source names is no other test's
         ("漢検対策はしていますか？", "定期テスト前には対策講座を行っています。入会金は5,000円です。", "定期テスト前", ["漢検"]),
         ("テスト対策はしていますか？", "定期テスト前には対策講座を行っています。入会金は5,000円です。", "定期テスト前", None),
+        # or whether it can be done, a particle between the kind and the thing: a kimono's cleaning is no leather's
+        ("着物のクリーニングはできますか？", "革製品のクリーニングは専門工場で行います。料金は3,000円です。", "革製品の", ["着物"]),
+        ("革製品のクリーニングはできますか？", "革製品のクリーニングは専門工場で行います。料金は3,000円です。", "革製品の", None),
         # asked whether one may, a sentence on the thing answers as often as not: "must be accompanied"
         ("¿Pueden venir niños solos?", "Los niños deben estar acompañados por un adulto. Los grupos tienen 8 alumnos.", "Los niños deben", None),
     ],

@@ -260,7 +260,10 @@ def scope_mismatch(question: str, sources: Sequence[str], answer: Sequence[str])
     # much storage does the Ultra plan include?"); a name in a circumstance may be one the answer holds for ("¿Puedo
     # volar en business a Londres?": "Los vuelos de menos de seis horas deben ser en clase turista."; "How do I book
     # flights for the Berlin offsite?": "Book flights through the company travel portal.")
-    asks_of_name = asks_yes_or_no(question) or any(_after_article(question, name) for name in missing)
+    # and the thing a price is asked of, after any article: "¿Cuánto cuesta un GPS?" over a car hire's prices was
+    # answered with the small car's
+    priced = asked_value(question) in _PRICE_ASKED
+    asks_of_name = asks_yes_or_no(question) or any(_after_article(question, name, indefinite=priced) for name in missing)
     if not others and (not asks_of_name or any(_EVERYWHERE.search(normalize(sentence)) for sentence in answer)):
         return None
     return ScopeMismatch(missing=missing, answer_names=list(dict.fromkeys(others)))
@@ -274,19 +277,21 @@ _CIRCUMSTANTIAL = frozenset(
 )
 
 
+_INDEFINITE_ARTICLES = frozenset("a an un une una uno ein eine einen".split())
 # "of" and a definite article in one word: "le taux du PEL" is "the rate of the PEL"
 _OF_THE = frozenset("du del".split())
 
 
-def _after_article(question: str, name: str) -> bool:
-    """Whether `name` stands after a definite article in `question`, not inside a circumstance ("does the Ultra plan
-    include", not "for the Berlin offsite")."""
+def _after_article(question: str, name: str, *, indefinite: bool = False) -> bool:
+    """Whether `name` stands after a definite article in `question` (or, `indefinite`, an indefinite one too), not
+    inside a circumstance ("does the Ultra plan include", not "for the Berlin offsite")."""
     words = [w.casefold() for w in _WORD.findall(question)]
     first = name.split()[0].casefold()
+    articles = DEFINITE_ARTICLES | (_INDEFINITE_ARTICLES if indefinite else frozenset())
     return any(
         word == first
         and i > 0
-        and (words[i - 1] in DEFINITE_ARTICLES or words[i - 1] in _OF_THE)
+        and (words[i - 1] in articles or words[i - 1] in _OF_THE)
         and (i < 2 or normalize(words[i - 2]) not in _CIRCUMSTANTIAL)
         for i, word in enumerate(words)
     )
@@ -923,29 +928,36 @@ def _other_first_letters(question: str, source_pairs: set[str], answer: Sequence
     check-up package) over a health-check centre's 女性专项套餐 (the women's) was answered with its price, and
     "高校生の月謝はいくらですか？" (high-school pupils' fees) over a cram school's with 中学生の月謝 (middle-school pupils').
     The question's word opens with one letter or two whose last and the next are in no source as a pair (男性, 校生),
-    and the answer's subject opens a word with other letters before the same next ones (`SHARED_REST`, from a Chinese
-    character on). Read for a price only: a name written in sounds differs so too ("伯尔尼大道" against "科尔尼大道"), and
-    a price of another kind is no answer however few kinds the sources name (`missing_kind`)."""
-    subjects = [_subject(sentence) for sentence in answer]
+    or with two the sources never write before its の ("毛布の丸洗い", a blanket's washing, against "布団の丸洗い"), and
+    a sentence of the answer opens a word with other letters before the same next ones (`SHARED_REST`). Read for a
+    price only: a name written in sounds differs so too ("伯尔尼大道" against "科尔尼大道"), and a price of another
+    kind is no answer however few kinds the sources name (`missing_kind`)."""
     for pair in dict.fromkeys(opening_pairs(question)):
         at = question.find(pair)
         for cut in (1, 2):
             kind, rest = question[at : at + cut], question[at + cut : at + cut + SHARED_REST]
-            if len(rest) < SHARED_REST or not _HAN.match(rest[0]) or kind[-1] + rest[0] in source_pairs:
+            # or a kind of two before の and the thing: "毛布の丸洗い" (a blanket's washing) against "布団の丸洗い"
+            joined = cut == 2 and rest[:1] == "の" and _HAN.match(rest[1:2] or " ")
+            if len(rest) < SHARED_REST or not (_HAN.match(rest[0]) or joined):
                 continue
-            for subject in subjects:
-                start = subject.find(rest) - cut
-                other = subject[start : start + cut] if start >= 0 else ""
-                if other and other != kind and all(_HAN.match(c) for c in other) and (start == 0 or not _HAN.match(subject[start - 1]) or subject[start - 1] in _PARTICLES):
-                    return ScopeMismatch(missing=[_word_at(question, at)], answer_names=[_word_at(subject, start)])
+            if (kind if joined else kind[-1] + rest[0]) in source_pairs:
+                continue
+            for sentence in answer:  # a price stands anywhere in its sentence ("…，小型犬绝育手术费用为八百元")
+                start = sentence.find(rest) - cut
+                if start < 0:
+                    continue
+                other = sentence[start : start + cut]
+                opens = start == 0 or not _HAN.match(sentence[start - 1]) or sentence[start - 1] in _PARTICLES
+                if other != kind and all(_HAN.match(c) for c in other) and opens:
+                    return ScopeMismatch(missing=[_word_at(question, at)], answer_names=[_word_at(sentence, start)])
     return None
 
 
 def _word_at(text: str, at: int) -> str:
-    """The Chinese characters from `at` up to a particle, a word that asks or one that points ("男性专项套餐" of
-    "男性专项套餐多少钱？", "女士剪发" of "女士剪发每次80元")."""
+    """The Chinese characters from `at` up to a particle, a word that asks, one that points or a count ("男性专项套餐"
+    of "男性专项套餐多少钱？", "女士剪发" of "女士剪发每次80元", "小型犬绝育" of "小型犬绝育八百元")."""
     end = at + 1
-    while end < len(text) and _HAN.match(text[end]) and text[end] not in _FOLLOWING | _POINTING:
+    while end < len(text) and _HAN.match(text[end]) and text[end] not in _FOLLOWING | _POINTING | _COUNTS:
         end += 1
     return text[at:end]
 
@@ -1284,6 +1296,14 @@ def languages_named(text: str, *, asked: bool = False) -> dict[str, str]:
     return found
 
 
+# a question asking what a word is in a language ("What is the Netherlands called in English?", "ما اسم هولندا
+# بالانجليزية؟") asks for a name, which any sentence may give in whatever language it names; folded
+_ASKS_A_WORD = re.compile(
+    r"\b(?:called|name|named|mean|means|meaning|word|say|spell|spelled|spelt|translat\w*|nom|appelle\w*|signifi\w*|mot|"
+    r"dit|nombre|llama\w*|dice|palabra|heisst|heißt|bedeute\w*|wort)\b|اسم|يسمى|تسمى|معنى|كلمه|叫|称|名|意思|呼ば|意味"
+)
+
+
 def missing_language(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
     """The language a question asks a thing in, when no source names it and the answer names another: "¿Hay visitas
     guiadas en inglés?" over a museum's page was answered "Las visitas guiadas en español salen cada hora desde la
@@ -1292,7 +1312,7 @@ def missing_language(question: str, sources: Sequence[str], answer: Sequence[str
     answered "التدريب متاح على سيارات أوتوماتيكية ويدوية." (on automatic and manual cars). Asked what ("What is it
     called in English?"), the answer's words may be in it."""
     asked = languages_named(question, asked=True)
-    if not asked:
+    if not asked or _ASKS_A_WORD.search(normalize(question)):
         return None
     known = {language for text in sources for language in languages_named(text)}
     said = {language: word for text in answer for language, word in languages_named(text).items() if language not in asked}
@@ -1633,6 +1653,8 @@ def _periods(text: str) -> dict[str, str]:
     return out
 
 
+# what stands after a thing without naming a kind of it (folded): "un coche con …", "la chambre pour …", "y", "et"
+_SORTING_WORDS = frozenset("con sin para por pour avec sans sur en a y e o ou et que qui".split())
 _PRICE_ASKED = ("money", "amount")  # "How much does it cost …?", and "How much is …?", a price as often as not
 
 
@@ -1780,6 +1802,18 @@ def missing_priced(question: str, sources: Sequence[str], answer: Sequence[str])
     # after words the sources lack ("highest"), or in another spelling ("đồng")
     if _kind_after(question) and not mentioned(first_phrase[0]):
         return ScopeMismatch(missing=[" ".join(first_phrase)], answer_names=[_subject(priced[0]).strip()])
+    # and its kind right after it: "¿Cuánto cuesta un coche eléctrico?" over a car hire's "Un coche pequeño cuesta 35
+    # euros al día …" asks the price of a kind no source names, and the answer prices another
+    # (the same noun, with a plural's ending, before a word that is no preposition: "un lavado en la lavadora de 18
+    # kg" names no other kind of "la lavadora grande")
+    if _kind_after(question) and len(first_phrase) > 1 and not mentioned(first_phrase[1]):
+        thing_word = normalize(first_phrase[0])
+        for sentence in priced:
+            words = re.findall(r"[^\W\d_]+|[^\w\s]", sentence)
+            for before, after in itertools.pairwise(words):
+                same = normalize(before) in (thing_word, thing_word + "s", thing_word + "es")
+                if same and _WORD.fullmatch(after) and normalize(after) not in STOPWORDS | PREPOSITIONS | _COMPLEMENT | _SORTING_WORDS:
+                    return ScopeMismatch(missing=[" ".join(first_phrase[:2])], answer_names=[f"{before} {after}"])
     if any(mentioned(word) for word in thing):
         return None
     return ScopeMismatch(missing=[" ".join(thing)], answer_names=[_subject(priced[0]).strip()])
@@ -2498,7 +2532,29 @@ def _priced_apart(question: str, passages: Sequence[Passage], quoted: dict[int, 
     if naming(named) <= max(naming(q) for q in priced):
         return False
     following = min((start for start, _ in named[0].sentence_offsets() if start >= named[2]), default=None)
-    return not any(q[0] is named[0] and q[1] == following for q in priced)
+    return not any(q[0] is named[0] and q[1] == following and _price_of_previous(q[0].text[q[1] : q[2]]) for q in priced)
+
+
+# a sentence that says the price of the one before it points back to it within its first words ("It costs £80.", "As
+# part of this merger, … would have received $5 million"), or opens with a word for price or an amount ("Tarif : 80
+# euros", "£60 for a couple"); one with a thing of its own ("普通门诊挂号费为二十元", the ordinary consultation's fee, after
+# "夜间急诊需提前电话联系", night emergencies) prices that
+_POINTS_BACK = re.compile(
+    r"(?:^|\W)(?:it|its|they|their|this|that|these|those|il|elle|ils|elles|ce|cet|cette|ces|cela|ca|es|er|sie|dies|diese|"
+    r"dieser|dieses|ello|esto|eso|este|esta|estos|estas|ese|esa|هو|هي|ذلك|هذا|هذه)(?!\w)|它|这|该|其|此|この|その|これ|それ"
+)
+_OPENS_WITH_PRICE = re.compile(
+    r"\W*(?:(?:(?:the|le|la|el|der|die|das)\s+)?(?:price|prices|cost|costs|fee|fees|prix|tarif|tarifs|cout|precio|precios|"
+    r"coste|tarifa|preis|preise|kosten|gebuhr|السعر|التكلفه|الرسوم)(?!\w)|[$£€¥]|\d|价格|费用|收费|料金|価格)"
+)
+POINTING_WORDS = 5  # the words of a sentence's opening that may point back to the one before it
+
+
+def _price_of_previous(sentence: str) -> bool:
+    """Whether a sentence says the price of the one before it (see `_POINTS_BACK`)."""
+    folded = normalize(sentence)
+    opening = " ".join(folded.split()[:POINTING_WORDS]) if not CJK_LETTER.search(folded[:4]) else folded[:SUBJECT_LETTERS]
+    return bool(_OPENS_WITH_PRICE.match(folded) or _POINTS_BACK.search(opening))
 
 
 _PRICED_PREFIX = 4

@@ -489,7 +489,8 @@ def _kind_before_shared(question: str, missing: list[str], shared: set[str]) -> 
         if word in _CJK_TIMES:  # "夜間開館はありますか？" asks when it opens, which the hours answer
             continue
         at = question.find(word, start, end)
-        if at >= 0 and question[at + len(word) : at + len(word) + 2] in shared:
+        after = at + len(word) + (question[at + len(word) : at + len(word) + 1] == "の")  # "着物のクリーニング"
+        if at >= 0 and question[after : after + 2] in shared:
             return True
         # the thing itself, after what sorts it: "有茶艺课程吗？" (tea ceremony classes?) was answered "每周六下午3点有免费的
         # 茶艺表演。" (a tea ceremony show); a word that only says which of it is asked ("服务", service) names no other thing
@@ -505,8 +506,11 @@ _CJK_GENERIC_HEADS = frozenset("服务 时间 地方 东西 方法 方式 サー
 # the times of day a Chinese or Japanese word for a thing may open with, which are no kind of it
 _CJK_TIMES = frozenset("夜 夜間 深夜 早朝 朝 午前 午後 晚上 夜间 早上 上午 下午 凌晨".split())
 # a Japanese question asking if a thing exists, after the thing: "露天風呂はありますか？" (is there an open-air bath?), or
-# whether it is done: "英検対策はしていますか？" (do you prepare for the Eiken test?)
-_JA_EXISTS = re.compile(r"(?:は|が)(?:あります|ございます|ある)(?:か|の)|(?:は|を)(?:して|やって|行って)(?:います|いる|おります)(?:か|の)")
+# whether it is done: "英検対策はしていますか？" (do you prepare for the Eiken test?), "着物のクリーニングはできますか？" (can
+# you clean a kimono?)
+_JA_EXISTS = re.compile(
+    r"(?:は|が)(?:あります|ございます|ある)(?:か|の)|(?:は|を)(?:して|やって|行って)(?:います|いる|おります)(?:か|の)|(?:は|が)(?:でき|出来)(?:ます|る)(?:か|の)"
+)
 
 
 # what sorts a thing in Spanish and French, and the articles after it (folded)
