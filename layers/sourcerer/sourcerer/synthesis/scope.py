@@ -916,8 +916,10 @@ def _missing_cjk_kind(question: str, sources: Sequence[str], answer: Sequence[st
         others = [p for p in dict.fromkeys(said) if p[1] == head and p[0] not in asked_letters]
         if others:
             return ScopeMismatch(missing=[pair], answer_names=others)
-    priced = kinds_needed == 1  # as for a kind's first letters: a name written in sounds ("伯尔尼" against "科尔尼") is none
-    return _missing_cjk_prefix(question, source_pairs, source_letters, said, kinds_needed) or (priced and _other_first_letters(question, source_pairs, answer)) or None
+    prefix = _missing_cjk_prefix(question, source_pairs, source_letters, said, kinds_needed)
+    if prefix or kinds_needed > 1:  # a kind's first letters are read for a price only ("伯尔尼" against "科尔尼" is a name)
+        return prefix
+    return _other_first_letters(question, source_pairs, answer)
 
 
 SHARED_REST = 3  # the letters after a word's first ones that its kind and the answer's share, for them to be one word's kinds
@@ -1653,8 +1655,6 @@ def _periods(text: str) -> dict[str, str]:
     return out
 
 
-# what stands after a thing without naming a kind of it (folded): "un coche con …", "la chambre pour …", "y", "et"
-_SORTING_WORDS = frozenset("con sin para por pour avec sans sur en a y e o ou et que qui".split())
 _PRICE_ASKED = ("money", "amount")  # "How much does it cost …?", and "How much is …?", a price as often as not
 
 
@@ -1747,6 +1747,10 @@ def _count_written(text: str, n: str) -> str:
         if _counts_in_digits(m["count"]) == n:
             return m["count"] + (m["after"] or "")
     return n
+
+
+# what stands after a thing without naming a kind of it (folded): "un coche con …", "la chambre pour …", "y", "et"
+_SORTING_WORDS = frozenset("con sin para por pour avec sans sur en a y e o ou et que qui".split())
 
 
 def missing_priced(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
