@@ -753,6 +753,9 @@ def test_a_japanese_kind_in_kanji_before_a_thing_in_katakana_no_source_holds_is_
         # asked "do you have", with the preposition that sorts the thing between it and the missing kind
         ("¿Tienen detergente para pieles sensibles?", "El detergente y el suavizante se añaden automáticamente. Hay wifi gratuito.", "El detergente", ["pieles", "sensibles"]),
         ("Avez-vous des casiers pour les vélos ?", "Les casiers sont gratuits. Le vestiaire ferme à 22 h.", "Les casiers", ["vélos"]),
+        # "do you prepare, offer, sell …?" asks whether a thing exists too
+        ("Préparez-vous le permis moto ?", "Le permis B coûte 1 290 euros. Le code se prépare en ligne.", "Le permis B", ["moto"]),
+        ("¿Venden bolsas reutilizables?", "Las bolsas de papel cuestan 10 céntimos. Abrimos a las 9.", "Las bolsas", ["reutilizables"]),
         # the kind a Chinese existence question names before the thing the answer shares
         ("有残疾人车位吗？", "停车场24小时开放，共有420个车位。月卡价格为每月500元。", "停车场24小时", ["残疾人"]),
         ("停车场有充电桩吗？", "停车场设有12个充电桩，充电费为每度1.5元。月卡价格为每月500元。", "停车场设有", None),

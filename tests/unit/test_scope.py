@@ -1436,3 +1436,16 @@ def test_a_price_of_a_kind_said_after_its_thing_in_spanish_and_french():
     electric = ask("¿Cuánto cuesta un coche eléctrico?", passages=hire, chat="extractive")
     assert electric.refused and electric.trace.stage("synthesize").detail["missing_kind"] == {"missing": ["coche eléctrico"], "answer_names": ["coche pequeño"]}
     assert "35 euros" in ask("¿Cuánto cuesta un coche pequeño?", passages=hire, chat="extractive").answer
+
+
+def test_how_a_chinese_service_is_charged_asks_a_price():
+    """Found on the exploratory benchmark (a removals firm): "长途搬家怎么收费？" (how is long-distance moving charged?)
+    was answered "我们提供市内搬家和长途搬家服务。" (we do local and long-distance moves) with the local van's price
+    after it: "怎么收费" was not read as asking a price."""
+    from sourcerer.synthesis.scope import asked_value
+
+    assert asked_value("长途搬家怎么收费？") == "money" and asked_value("钢琴搬运如何收费？") == "money"
+    movers = [{"text": "我们提供市内搬家和长途搬家服务。市内搬家小面包车每车次三百元。钢琴搬运需要提前预约。", "source": "搬家公司"}]
+    far = ask("长途搬家怎么收费？", passages=movers, chat="extractive")
+    assert far.refused and far.trace.stage("synthesize").detail["missing_value"] == "money", far.answer
+    assert "三百元" in ask("市内搬家怎么收费？", passages=movers, chat="extractive").answer

@@ -2291,7 +2291,8 @@ _ASKED_MONEY = re.compile(
     r"\bcuanto (?:cuesta|cuestan|pago|pagan|se paga|se cobra|cobra\w*|gana\w*|vale\w*|dinero)\b|"
     r"\bcual es el (?:precio|coste|costo|importe|salario|presupuesto)\b|"
     r"كم سعر|كم تكلفه|كم ثمن|كم يكلف|كم تكلف|كم بدل|كم راتب|كم رسوم|ما سعر|ما تكلفه|ما رسوم|ما هو سعر|ما هي تكلفه|من بدل|"
-    r"多少钱|什么价|价格是多少|费用是多少|多少费用|多少补贴|补贴多少|工资多少|多付多少|いくら(?!か(?:[^か]|$)|でも|占)"
+    r"多少钱|什么价|价格是多少|费用是多少|多少费用|多少补贴|补贴多少|工资多少|多付多少|怎么收费|如何收费|收费标准|"
+    r"いくら(?!か(?:[^か]|$)|でも|占)"
 )
 # A question that asks whether a thing is paid for ("Is parking free?", "Do I have to pay for the router?", "Les sorties
 # scolaires sont-elles payantes ?", "¿Hay que pagar la cuna?", "Ist das WLAN kostenlos?", "补卡要钱吗？", "無料ですか",

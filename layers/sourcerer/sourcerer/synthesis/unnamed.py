@@ -119,9 +119,11 @@ _ASKING_VERBS = frozenset(
     beantragen betreten ankommen verlassen tun lassen fahren mitfahren mitkommen
     apporter prendre avoir faut faire aller venir possible autorise autorisee peut peuvent donner acheter
     accepte acceptes acceptee acceptees admis admise admises
-    proposer proposez offrir offrez ouvert ouverte ouvre partir arriver sortir entrer
+    proposer proposez offrir offrez ouvert ouverte ouvre partir arriver sortir entrer vendez vendre preparez preparer
+    faites louez louer
     traer llevar tomar tener hacer ir venir poder posible permitido dar comprar pagan pagar pago estoy ofrecen
-    ofrece ofrecer abre abren abierto salir llegar entrar dan admite admiten admitido admitidos aceptan acepta
+    ofrece ofrecer ofreceis venden vendeis vender preparan preparais preparar alquilan alquilais alquilar abre abren
+    abierto salir llegar entrar dan admite admiten admitido admitidos aceptan acepta
     aceptado aceptados
     include included includes inclus incluse inclut compris comprise incluido incluida incluidos incluidas incluye
     incluyen inbegriffen enthalten inklusive free gratuit gratuite gratis gratuito gratuita kostenlos kostenfrei
@@ -260,7 +262,8 @@ def _possessed(question: str) -> set[str]:
 # (with "do you have": "¿Tienen detergente para pieles sensibles?", "Avez-vous des casiers ?")
 _EXISTS = re.compile(
     rf"^\W*(?:is there|are there|y a-t-il|y-a-t-il|est-ce qu'il y a|avez-vous|vous avez|gibt es|hay|existe|tienen|tienes|teneis|"
-    rf"disponen de|هل (?:{'|'.join(_ARABIC_THERE_IS)}))\b"
+    rf"disponen de|proposez-vous|preparez-vous|faites-vous|offrez-vous|vendez-vous|louez-vous|ofrecen|ofreceis|preparan|"
+    rf"preparais|venden|vendeis|alquilan|alquilais|هل (?:{'|'.join(_ARABIC_THERE_IS)}))\b"
 )
 _PLACE_PREPOSITIONS = frozenset("at in on inside near dans au aux sur chez bei im am auf beim en في".split())
 _CASE = frozenset("cas caso case".split())  # "en cas de", "en caso de", "in case of": no place
