@@ -1419,8 +1419,8 @@ def test_a_name_a_price_is_asked_of_after_any_article():
 def test_a_price_after_the_sentence_naming_the_thing_is_its_price_only_when_it_points_back():
     """Found on the exploratory benchmark (a pet hospital): "夜间急诊多少钱？" (night emergencies) was answered "普通门诊
     挂号费为二十元。" (the ordinary consultation's fee), which followed "夜间急诊需提前电话联系。" (call ahead for night
-    emergencies) and was read as giving its price. A sentence says the price of the one before it when it opens with a
-    pronoun, a word for price or an amount."""
+    emergencies) and was read as giving its price. A sentence says the price of the one before it when it points back
+    to it within its first words, or opens with a word for price or an amount."""
     clinic = [{"text": "医院每天营业，夜间急诊需提前电话联系。普通门诊挂号费为二十元。", "source": "医院"}]
     night = ask("夜间急诊多少钱？", passages=clinic, chat="extractive")
     assert night.refused and night.trace.stage("synthesize").detail["missing_value"] == "money", night.answer

@@ -277,17 +277,17 @@ _CIRCUMSTANTIAL = frozenset(
 )
 
 
-_INDEFINITE_ARTICLES = frozenset("a an un une una uno ein eine einen".split())
 # "of" and a definite article in one word: "le taux du PEL" is "the rate of the PEL"
 _OF_THE = frozenset("du del".split())
 
 
 def _after_article(question: str, name: str, *, indefinite: bool = False) -> bool:
-    """Whether `name` stands after a definite article in `question` (or, `indefinite`, an indefinite one too), not
-    inside a circumstance ("does the Ultra plan include", not "for the Berlin offsite")."""
+    """Whether `name` stands after a definite article in `question` (or, `indefinite`, any article: `_ARTICLES`, as a
+    price question names its thing), not inside a circumstance ("does the Ultra plan include", not "for the Berlin
+    offsite")."""
     words = [w.casefold() for w in _WORD.findall(question)]
     first = name.split()[0].casefold()
-    articles = DEFINITE_ARTICLES | (_INDEFINITE_ARTICLES if indefinite else frozenset())
+    articles = _ARTICLES if indefinite else DEFINITE_ARTICLES
     return any(
         word == first
         and i > 0

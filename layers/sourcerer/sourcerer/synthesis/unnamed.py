@@ -232,11 +232,8 @@ def answer_misses_thing(question: str, passages: Sequence[Passage], quoted: dict
 def _sibling(word: str, sentence: str) -> bool:
     """Whether `sentence` holds three letters with the first and last of the three of `word` around another middle
     one: another thing of the same sort, not the same said in other words."""
-    return len(word) == 3 and any(c[0] == word[0] and c[2] == word[2] and c[1] != word[1] and CJK_LETTER.match(c[1]) for c in _triples(sentence))
-
-
-def _triples(text: str) -> list[str]:
-    return [text[at : at + 3] for at in range(len(text) - 2)]
+    triples = (sentence[at : at + 3] for at in range(len(sentence) - 2))
+    return len(word) == 3 and any(c[0] == word[0] and c[2] == word[2] and c[1] != word[1] and CJK_LETTER.match(c[1]) for c in triples)
 
 
 # a German yes-or-no question opens with its verb before its subject ("Reinigen Sie Teppiche?", "Behandeln Sie
