@@ -9,6 +9,13 @@ Each turn is asked with the conversation so far as `history` (the previous answe
 follow-up counts when it is answered and cites the passage it is about, and, where the turn names what it
 `says`, when the answer's first sentence holds it. Peer in the same run: the previous
 release's follow-up rule (the previous question's words appended to the follow-up).
+
+Two more sets, written after the 67: `multiturn_nearmiss.jsonl`, 24 follow-ups that swap in a thing the knowledge
+base does not cover ("And aspirin?" after the paracetamol dose, "And the Starter plan?"), to be refused; and
+`multiturn_heldout.jsonl`, 19 conversations over three knowledge bases none of the rules was written on (a gym, a
+library, a Spanish clinic: 11 follow-ups to answer, 8 to refuse), written before the change they first measured
+(a follow-up that swaps the topic decided by the sentence models with the reader on, and a hyphenated topic looked
+for whole) and kept out of every rule since.
 """
 
 from __future__ import annotations
@@ -21,6 +28,8 @@ from bench.common import MODES, ROOT, answer_mode, table, use_bench_cache, write
 from bench.metrics import mean
 
 DATA = ROOT / "bench" / "data" / "multiturn.jsonl"
+NEAR_MISSES = ROOT / "bench" / "data" / "multiturn_nearmiss.jsonl"
+HELD_OUT = ROOT / "bench" / "data" / "multiturn_heldout.jsonl"
 KB = ROOT / "bench" / "data" / "multiturn_kb.json"
 
 
@@ -34,8 +43,9 @@ def append_previous_words(question: str, history: list[dict]) -> str:
     return f"{question} {' '.join(dict.fromkeys(extra))}".strip()
 
 
-def converse(conversation: dict, kb: dict, rewrite=None) -> list[bool]:
-    """Ask every turn; True for each follow-up (turn 2 on) answered from its expected passage."""
+def converse(conversation: dict, kb: dict, rewrite=None) -> list[tuple[bool, bool]]:
+    """Ask every turn; for each follow-up (turn 2 on), whether it is a near-miss (`refuse`) and whether it went
+    right: refused, or answered from its expected passage."""
     from sourcerer import ask
     from sourcerer.citations import strip_markers
     from sourcerer.sentences import sentences
@@ -46,37 +56,68 @@ def converse(conversation: dict, kb: dict, rewrite=None) -> list[bool]:
     for n, turn in enumerate(conversation["turns"]):
         question = turn["q"] if rewrite is None or not history else rewrite(turn["q"], history)
         answer = ask(question, passages=passages, chat="extractive", history=None if rewrite else history or None)
-        if n > 0:
+        if n > 0 and turn.get("refuse"):
+            outcomes.append((True, answer.refused))
+        elif n > 0:
             right_passage = turn["source"] in {c.label for c in answer.citations}
             # where a passage holds several sentences, the one the follow-up asks about is said first
             says = turn.get("says")
             right_sentence = says is None or says in (sentences(strip_markers(answer.answer)) or [""])[0]
-            outcomes.append(not answer.refused and right_passage and right_sentence)
+            outcomes.append((False, not answer.refused and right_passage and right_sentence))
         history += [{"role": "user", "text": turn["q"]}, {"role": "assistant", "text": answer.answer}]
     return outcomes
 
 
+def _read(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _figures(conversations: list[dict], kb: dict, rewrite=None) -> tuple[list[bool], list[bool]]:
+    """The follow-ups to answer and the near-misses to refuse, each True where it went right."""
+    outcomes = [o for c in conversations for o in converse(c, kb, rewrite)]
+    return [ok for near, ok in outcomes if not near], [ok for near, ok in outcomes if near]
+
+
 def run() -> dict:
     use_bench_cache()
-    conversations = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line.strip()]
+    conversations, near_misses, held_out = _read(DATA), _read(NEAR_MISSES), _read(HELD_OUT)
     kb = json.loads(KB.read_text(encoding="utf-8"))
-    data: dict = {"n_conversations": len(conversations), "modes": {}}
+    data: dict = {"n_conversations": len(conversations), "n_near_misses": len(near_misses), "n_held_out": len(held_out), "modes": {}}
     rows = []
     for mode in MODES:
         with answer_mode(mode):
-            ours = [ok for c in conversations for ok in converse(c, kb)]
-            legacy = [ok for c in conversations for ok in converse(c, kb, rewrite=append_previous_words)]
-        data["modes"][mode] = {"follow_ups": len(ours), "answered_from_right_passage": mean(ours), "previous_rule": mean(legacy)}
-        rows.append([f"sourcerer, {mode}", len(ours), mean(ours)])
-        rows.append([f"previous release (previous words appended), {mode}", len(legacy), mean(legacy)])
+            ours, _ = _figures(conversations, kb)
+            _, refused = _figures(near_misses, kb)
+            held_answered, held_refused = _figures(held_out, kb)
+            legacy, _ = _figures(conversations, kb, rewrite=append_previous_words)
+            _, legacy_refused = _figures(near_misses, kb, rewrite=append_previous_words)
+        data["modes"][mode] = {
+            "follow_ups": len(ours),
+            "answered_from_right_passage": mean(ours),
+            "previous_rule": mean(legacy),
+            "near_misses": len(refused),
+            "near_misses_refused": mean(refused),
+            "previous_rule_near_misses_refused": mean(legacy_refused),
+            "held_out": {"follow_ups": len(held_answered), "answered_from_right_passage": mean(held_answered),
+                         "near_misses": len(held_refused), "near_misses_refused": mean(held_refused)},
+        }
+        rows.append([f"sourcerer, {mode}", mean(ours), mean(refused), mean(held_answered), mean(held_refused)])
+        rows.append([f"previous release (previous words appended), {mode}", mean(legacy), mean(legacy_refused), "", ""])
+    n_answered = len(ours)
     text = table(
-        f"Multi-turn — {len(conversations)} conversations, follow-ups without an LLM (target ≥ 0.95)",
-        ["system", "follow-ups", "answered from the right passage"],
+        f"Multi-turn — {len(conversations)} conversations, follow-ups without an LLM (target ≥ 0.95); "
+        f"{len(near_misses)} near-miss follow-ups; {len(held_out)} held-out conversations",
+        [
+            "system",
+            f"follow-ups answered from the right passage ({n_answered})",
+            f"near-misses refused ({len(refused)})",
+            f"held out: answered right ({len(held_answered)})",
+            f"held out: near-misses refused ({len(held_refused)})",
+        ],
         rows,
     )
     write_result("multiturn", text, data)
     return data
-
 
 if __name__ == "__main__":
     argparse.ArgumentParser(description=__doc__).parse_args()

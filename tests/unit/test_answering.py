@@ -267,6 +267,9 @@ def test_a_follow_up_asking_of_the_same_topic_carries_it(follow_up, previous, ca
         ("Unter welcher Bedingung?", "Bekomme ich eine Bescheinigung?", ()),
         ("MT車は？", "AT車の料金はいくらですか？", ("mt",)),  # "車" alone, cut from "MT車は", is in no text as a term
         ("and does it take long?", "What is the standard shipping time?", ()),  # the same topic: nothing new to name
+        # a hyphenated word is one, written closed: its parts were "book" (asked before) and "day" (of "business days")
+        ("What about e-books?", "How long can I borrow a book?", ("ebook",)),
+        ("And same-day delivery?", "How much does express delivery cost?", ("sameday",)),
     ],
 )
 def test_a_follow_up_that_swaps_the_topic_names_what_the_answer_must_be_about(follow_up, previous, focus):
@@ -289,6 +292,28 @@ def test_an_entity_swap_is_answered_about_the_new_entity_not_the_old_one(follow_
     assert answer.citations[0].quote.startswith("Express shipping arrives the next business day"), answer.answer
     assert "standard" not in answer.answer.lower()
     assert any("the follow-up asks about express" in note for note in answer.trace.notes)
+
+
+def test_a_hyphenated_topic_is_looked_for_whole():
+    """"What about e-books?" after the book loan question was answered with the book loan rule: the index terms of
+    "e-books" are its parts less the letter, "book", so the follow-up brought nothing new to look for. "And same-day
+    delivery?" after the express price was answered with it: its focus was "day", which "1 to 2 business days"
+    names. A hyphenated word is looked for whole, written closed or hyphenated."""
+    library = [
+        {"text": "Books can be borrowed for three weeks and renewed twice online.", "source": "loans"},
+        {"text": "E-books are borrowed through the library app for 14 days.", "source": "ebooks"},
+    ]
+    history = [{"role": "user", "text": "How long can I borrow a book?"}, {"role": "assistant", "text": "Books can be borrowed for three weeks. [1]"}]
+    answer = ask("What about e-books?", passages=library, history=history)
+    assert not answer.refused and answer.citations[0].quote.startswith("E-books"), answer.answer
+    shop = [
+        {"text": "Express shipping arrives in 1 to 2 business days and costs $14 per order.", "source": "express"},
+        {"text": "Standard shipping takes 3 to 5 business days within the continental US.", "source": "shipping"},
+    ]
+    history = [{"role": "user", "text": "How much does express delivery cost?"}, {"role": "assistant", "text": "It costs $14 per order. [1]"}]
+    answer = ask("And same-day delivery?", passages=shop, history=history)
+    assert answer.refused and answer.reason == "unsupported", answer.answer
+    assert any("the follow-up asks about same-day" in note for note in answer.trace.notes)
 
 
 def test_a_follow_up_that_keeps_the_topic_is_answered_about_what_it_now_asks():

@@ -269,7 +269,7 @@ def test_a_near_miss_entity_is_refused(monkeypatch, reader):
 @reads
 @pytest.mark.parametrize("follow_up", ["and for express?", "And express shipping?"])
 def test_a_follow_up_that_swaps_the_entity_is_never_answered_about_the_old_one(reader_on, follow_up):
-    """The standard shipping rule is set aside (it never names express); the reader reads the express rule alone."""
+    """The standard shipping rule is set aside (it never names express); the express rule alone is a candidate."""
     from sourcerer import ask
 
     history = [
@@ -307,13 +307,39 @@ def test_an_answer_far_below_a_sentence_it_does_not_quote_is_not_relevant():
 
 @reads
 def test_and_express_shipping_is_answered_about_express(reader_on):
-    """The issue's follow-up: the reader before this one read the express rule, alone, under its operating point
-    for a "how long" question and refused; this one answers with it."""
+    """The issue's follow-up: a reader before this one read the express rule, alone, under its operating point for
+    a "how long" question and refused; the sentence models now decide a follow-up that swaps the topic (below)."""
     from sourcerer import ask
 
     history = [{"role": "user", "text": "How long does standard shipping take?"}, {"role": "assistant", "text": "…"}]
     answer = ask("And express shipping?", passages=POLICIES, history=history)
     assert _quoted(answer).startswith("Express shipping arrives")
+
+
+@reads
+@pytest.mark.parametrize("verify", [False, "strict"])
+def test_a_follow_up_rewritten_by_rule_is_decided_by_the_sentence_models(reader_on, verify):
+    """"What about meals?" after the hotel limit is asked as "What is the meals limit?", which the reader read as
+    asking what "The daily meal allowance is 60 dollars." does not say (p = 0.06), and refused; strict verification
+    refused the answer as `off_topic` on the same reading. Rule rewrites of this kind were refused on 20 of the 69
+    follow-ups of the multi-turn benchmark with the reader on. The sentence models decide a follow-up that swaps the
+    topic, from the sentences naming it, and judge its relevance, with the reader on as without it."""
+    from sourcerer import ask
+
+    travel = [
+        {"text": "Hotel costs are reimbursed up to 180 dollars per night.", "source": "hotels"},
+        {"text": "The daily meal allowance is 60 dollars.", "source": "meals"},
+        {"text": "Receipts must be submitted within 45 days of the trip.", "source": "receipts"},
+    ]
+    history = [
+        {"role": "user", "text": "What is the hotel limit per night?"},
+        {"role": "assistant", "text": "Hotel costs are reimbursed up to 180 dollars per night. [1]"},
+    ]
+    answer = ask("What about meals?", passages=travel, history=history, verify=verify)
+    assert not answer.refused and _quoted(answer) == "The daily meal allowance is 60 dollars.", answer.trace
+    assert answer.trace.stage("synthesize").detail["decided_by"] == "sentence model"
+    if verify:
+        assert answer.faithfulness.relevant is True
 
 
 @reads

@@ -41,7 +41,17 @@ from sourcerer.people import names_people
 from sourcerer.synthesis.prompt import REWRITE_PROMPT
 from sourcerer.synthesis.providers import ChatProvider, ask_for_json
 from sourcerer.synthesis.scope import asked_quantities
-from sourcerer.text import AGAINST_WORDS, CJK_LETTER, DEFINITE_ARTICLES, FOR_WORDS, HIRAGANA, normalize, terms
+from sourcerer.text import (
+    AGAINST_WORDS,
+    CJK_LETTER,
+    DEFINITE_ARTICLES,
+    FOR_WORDS,
+    HIRAGANA,
+    closed,
+    focus_terms,
+    normalize,
+    terms,
+)
 
 _WORD = re.compile(r"[\w'’-]+", re.UNICODE)
 
@@ -613,10 +623,10 @@ def _new_terms(topic: str, previous: str, said: str = "") -> tuple[str, ...]:
     is the topic's all the same ("long" of "And on long flights?" after "What class can I fly on short flights?").
     Of several, those the previous answer already `said` are left out too, one at least kept: "and for
     international orders?" after an answer costing "$14 per order" asks about international, not orders."""
-    before = set(terms(previous))
+    before = focus_terms(previous)
     # a lone Chinese or Japanese letter is a topic cut from its sentence ("車" of "MT車は？"), which no text holds as a term
-    new = list(dict.fromkeys(t for t in terms(topic) if t not in before and t not in _FRAME and not (len(t) == 1 and CJK_LETTER.match(t))))
-    already = set(terms(said))
+    new = list(dict.fromkeys(t for t in terms(closed(topic)) if t not in before and t not in _FRAME and not (len(t) == 1 and CJK_LETTER.match(t))))
+    already = focus_terms(said)
     unsaid = [t for t in new if t not in already]
     return tuple(unsaid or new)
 

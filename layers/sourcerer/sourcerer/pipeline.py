@@ -24,7 +24,7 @@ from sourcerer.structured import FieldAsker, json_schema, leaves
 from sourcerer.synthesis.chain import relevance_reading, resolve_chain, synthesize
 from sourcerer.synthesis.providers import ChatProvider
 from sourcerer.synthesis.scope import quoted_sentences, scope_notes
-from sourcerer.text import as_written, names_all, passage_terms, terms
+from sourcerer.text import as_written, focus_terms, names_all, terms
 from sourcerer.verify import (
     Judge,
     LocalJudge,
@@ -218,7 +218,7 @@ async def aask(
         # "And express shipping?": a passage that never names express (nor has it in its title) answers about
         # something else, however many words it shares (the standard shipping rule), so it is no candidate.
         # (Kept instead as the runner-up an answer must beat, it made the multi-turn benchmark worse in every mode.)
-        naming = [h for h in grounded if names_all(focus, {*passage_terms(h.text), *terms(h.source or "")})]
+        naming = [h for h in grounded if names_all(focus, {*focus_terms(h.text), *terms(h.source or "")})]
         if len(naming) < len(grounded):
             trace.notes.append(
                 f"the follow-up asks about {as_written(focus, question)}: {len(grounded) - len(naming)} passage(s) that never name it "
@@ -296,7 +296,9 @@ async def aask(
         if not isinstance(chosen, LocalJudge):  # a model cannot pass numbers or negations the source contradicts
             verdicts = apply_vetoes(verdicts, claims, grounded)
         judged = faithfulness_of(verdicts, chosen.name)
-        reader = load_reader()
+        # a follow-up rewritten by rule is asked in the rewrite's words, which the reader misreads ("What is the meals
+        # limit?"): the sentence models judge its relevance, as they decided its answer (`extractive.synthesize`)
+        reader = None if focus else load_reader()
         if verify == "partial":
             # relevance is read on what the answer keeps: a supported claim must also answer the question
             kept = [c for c, v in zip(claims, verdicts, strict=True) if v.supported]

@@ -294,9 +294,26 @@ def as_written(wanted: Iterable[str], text: str) -> str:
     term no word of `text` gives (a Chinese character pair) stays as it is."""
     written: dict[str, str] = {}
     for word in re.findall(r"[^\W_][\w'’-]*", text):
-        if len(found := terms(word)) == 1:  # a run of Chinese gives several pairs: none is the run
+        if len(found := terms(closed(word))) == 1:  # a run of Chinese gives several pairs: none is the run
             written.setdefault(found[0], word)
     return " ".join(written.get(term, term) for term in wanted)
+
+
+_HYPHEN_INSIDE = re.compile(r"(?<=[^\W_])-(?=[^\W_])")
+
+
+def closed(text: str) -> str:
+    """`text` with its hyphenated words written closed ("e-books" -> "ebooks", "same-day" -> "sameday"). The index
+    terms of a hyphenated word are its parts, less a letter or a stopword ("e", "same"): "What about e-books?"
+    after a question on books asked of books, and "And same-day delivery?" of the days express shipping takes."""
+    return _HYPHEN_INSIDE.sub("", text)
+
+
+def focus_terms(text: str) -> set[str]:
+    """The terms a follow-up's focus (`history.Rewrite.focus`, hyphenated words written `closed`) is looked for in:
+    the index terms of `text` and those of its hyphenated words written closed."""
+    found = set(passage_terms(text))
+    return found | set(terms(closed(text))) if "-" in text else found
 
 
 _THOUSANDS = re.compile(r"\d{1,3}(,\d{3})+")
