@@ -15,7 +15,9 @@ base does not cover ("And aspirin?" after the paracetamol dose, "And the Starter
 `multiturn_heldout.jsonl`, 19 conversations over three knowledge bases none of the rules was written on (a gym, a
 library, a Spanish clinic: 11 follow-ups to answer, 8 to refuse), written before the change they first measured
 (a follow-up that swaps the topic decided by the sentence models with the reader on, and a hyphenated topic looked
-for whole) and kept out of every rule since.
+for whole); and `multiturn_heldout2.jsonl`, 19 more over a Chinese shop, a Japanese hotel, an Arabic bank and an
+English vet clinic (10 to answer, 9 to refuse), written after that change and before the two rules found on it (a
+fee written onto a Chinese or Japanese topic, "next day" as a length of time).
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from bench.metrics import mean
 
 DATA = ROOT / "bench" / "data" / "multiturn.jsonl"
 NEAR_MISSES = ROOT / "bench" / "data" / "multiturn_nearmiss.jsonl"
-HELD_OUT = ROOT / "bench" / "data" / "multiturn_heldout.jsonl"
+HELD_OUT = (ROOT / "bench" / "data" / "multiturn_heldout.jsonl", ROOT / "bench" / "data" / "multiturn_heldout2.jsonl")
 KB = ROOT / "bench" / "data" / "multiturn_kb.json"
 
 
@@ -80,15 +82,21 @@ def _figures(conversations: list[dict], kb: dict, rewrite=None) -> tuple[list[bo
 
 def run() -> dict:
     use_bench_cache()
-    conversations, near_misses, held_out = _read(DATA), _read(NEAR_MISSES), _read(HELD_OUT)
+    conversations, near_misses = _read(DATA), _read(NEAR_MISSES)
+    held_out = [_read(path) for path in HELD_OUT]
     kb = json.loads(KB.read_text(encoding="utf-8"))
-    data: dict = {"n_conversations": len(conversations), "n_near_misses": len(near_misses), "n_held_out": len(held_out), "modes": {}}
+    data: dict = {
+        "n_conversations": len(conversations),
+        "n_near_misses": len(near_misses),
+        "n_held_out": [len(batch) for batch in held_out],
+        "modes": {},
+    }
     rows = []
     for mode in MODES:
         with answer_mode(mode):
             ours, _ = _figures(conversations, kb)
             _, refused = _figures(near_misses, kb)
-            held_answered, held_refused = _figures(held_out, kb)
+            held = [_figures(batch, kb) for batch in held_out]
             legacy, _ = _figures(conversations, kb, rewrite=append_previous_words)
             _, legacy_refused = _figures(near_misses, kb, rewrite=append_previous_words)
         data["modes"][mode] = {
@@ -98,21 +106,26 @@ def run() -> dict:
             "near_misses": len(refused),
             "near_misses_refused": mean(refused),
             "previous_rule_near_misses_refused": mean(legacy_refused),
-            "held_out": {"follow_ups": len(held_answered), "answered_from_right_passage": mean(held_answered),
-                         "near_misses": len(held_refused), "near_misses_refused": mean(held_refused)},
+            "held_out": [
+                {"follow_ups": len(answered), "answered_from_right_passage": mean(answered), "near_misses": len(held_refused),
+                 "near_misses_refused": mean(held_refused)}
+                for answered, held_refused in held
+            ],
         }
-        rows.append([f"sourcerer, {mode}", mean(ours), mean(refused), mean(held_answered), mean(held_refused)])
-        rows.append([f"previous release (previous words appended), {mode}", mean(legacy), mean(legacy_refused), "", ""])
-    n_answered = len(ours)
+        rows.append([f"sourcerer, {mode}", mean(ours), mean(refused), *(mean(x) for pair in held for x in pair)])
+        rows.append([f"previous release (previous words appended), {mode}", mean(legacy), mean(legacy_refused), *[""] * 2 * len(held)])
     text = table(
         f"Multi-turn — {len(conversations)} conversations, follow-ups without an LLM (target ≥ 0.95); "
-        f"{len(near_misses)} near-miss follow-ups; {len(held_out)} held-out conversations",
+        f"{len(near_misses)} near-miss follow-ups; held-out batches of {' and '.join(str(len(b)) for b in held_out)} conversations",
         [
             "system",
-            f"follow-ups answered from the right passage ({n_answered})",
+            f"follow-ups answered from the right passage ({len(ours)})",
             f"near-misses refused ({len(refused)})",
-            f"held out: answered right ({len(held_answered)})",
-            f"held out: near-misses refused ({len(held_refused)})",
+            *(
+                header
+                for n, (answered, held_refused) in enumerate(held, 1)
+                for header in (f"held out {n}: answered right ({len(answered)})", f"held out {n}: refused ({len(held_refused)})")
+            ),
         ],
         rows,
     )

@@ -270,6 +270,8 @@ def test_a_follow_up_asking_of_the_same_topic_carries_it(follow_up, previous, ca
         # a hyphenated word is one, written closed: its parts were "book" (asked before) and "day" (of "business days")
         ("What about e-books?", "How long can I borrow a book?", ("ebook",)),
         ("And same-day delivery?", "How much does express delivery cost?", ("sameday",)),
+        # a fee written onto the topic is asked of it: "会员年费为88元" never writes 会员费
+        ("那会员费呢？", "加急配送多少钱？", ("会员",)),
     ],
 )
 def test_a_follow_up_that_swaps_the_topic_names_what_the_answer_must_be_about(follow_up, previous, focus):
@@ -314,6 +316,20 @@ def test_a_hyphenated_topic_is_looked_for_whole():
     answer = ask("And same-day delivery?", passages=shop, history=history)
     assert answer.refused and answer.reason == "unsupported", answer.answer
     assert any("the follow-up asks about same-day" in note for note in answer.trace.notes)
+
+
+def test_a_chinese_follow_up_is_answered_from_the_new_topic_and_what_it_asks_of_it():
+    """Held-out conversations over a Chinese shop: "那会员费呢？" (and the membership fee?) was refused, as its focus
+    held 员费, which "会员年费为88元" (the yearly membership fee) never writes; "那加急呢？" after "标准配送需要多久？" was
+    refused as asking how long with no length of time said, where "次日送达" (delivered the next day) says it."""
+    shop = [
+        {"text": "标准配送需要3到5个工作日。", "source": "shipping"},
+        {"text": "加急配送次日送达，运费为20元。", "source": "express"},
+        {"text": "会员年费为88元，可享受全年免运费。", "source": "membership"},
+    ]
+    for previous, follow_up, source in (("加急配送多少钱？", "那会员费呢？", "membership"), ("标准配送需要多久？", "那加急呢？", "express")):
+        answer = ask(follow_up, passages=shop, history=[{"role": "user", "text": previous}, {"role": "assistant", "text": "…"}])
+        assert not answer.refused and answer.citations[0].label == source, (follow_up, answer.answer)
 
 
 def test_a_follow_up_that_keeps_the_topic_is_answered_about_what_it_now_asks():

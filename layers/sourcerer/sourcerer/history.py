@@ -87,6 +87,7 @@ _CJK_PRONOUNS = frozenset("这 那 这个 那个 这些 那些 它 它们 这样
 # what such a topic asks of the previous one (its fee, price, time, opening hours), in Chinese and Japanese
 _CJK_ATTRIBUTES = frozenset("料金 値段 費用 価格 時間 期間 营业时间 费用 价格 价钱 时间 期限 押金 保证金 手数料".split())
 # "in the case of" after such a topic, which names nothing: "無断キャンセルの場合は？", "退货的话呢？"
+_CJK_FEE = re.compile("(?:费用|費用|费|費|价格|価格|价钱|料金|代金)$")
 _CJK_IN_CASE = re.compile("(?:の場合|的情况|的话)$")
 _HIRAGANA_ONLY = re.compile(f"(?:{HIRAGANA.pattern})+")  # a Japanese pair of kana alone: how a question asks ("ます")
 _PRONOUNS = frozenset(
@@ -472,7 +473,10 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
         # no spaces to find the old topic by: the new topic plus the previous question's frame words, after は where
         # the follow-up marks its topic so ("チェックアウトは？" -> "チェックアウトは 何時": what the answer is about)
         topic = remainder + "は" if alone and alone.group().rstrip("?？ ").endswith("は") else remainder
-        return Rewrite(" ".join([topic, *_CJK_INTENT.findall(previous)]), _new_terms(remainder, previous, said))
+        # a fee written onto the topic is what is asked of it, not a name the answer holds: "那会员费呢？" asks the
+        # membership's fee, and "会员年费为88元" never writes 会员费 (its focus was 会员 and 员费)
+        named = _CJK_FEE.sub("", remainder) or remainder
+        return Rewrite(" ".join([topic, *_CJK_INTENT.findall(previous)]), _new_terms(named, previous, said))
     if is_new_topic:
         new_topic = _TRAILING.sub("", _strip_opener(question.strip(), shift.group() if shift else "")).strip(" ,") or remainder
         written_topic = new_topic

@@ -2432,7 +2432,8 @@ _DURATION_SAID = re.compile(
     r"jusqu'?(?:a|au|en)|bis (?:zum|zur|ende)|hasta (?:el|la|que|fin))\b|"
     r"\b1\d{3}\s*(?:-|–|to|and|a|et|bis|y|und)\s*(?:1\d{3}|20\d{2}|\d{2})\b|"
     r"[0-9一二三四五六七八九十两几数多半百千万亿]+\s*个?(?:工作|营业|自然|営業)?(?:分钟|小时|天|日|周|星期|个?月|年|秒|時間|日間|週間|か月|ヶ月|年間|分|世纪|世紀)|"
-    r"立即|马上|当天|即日|دقيق|ساع|يوم|ايام|اسبوع|اسابيع|شهر|اشهر|سنه|سنوات|عام|اعوام"
+    # the day after, the same day: how long delivery takes ("加急配送次日送达", as "arrives the next day" says)
+    r"立即|马上|当天|即日|次日|隔日|翌日|当日|明天|明日|دقيق|ساع|يوم|ايام|اسبوع|اسابيع|شهر|اشهر|سنه|سنوات|عام|اعوام"
 )
 
 # Arabic says which day and what time with its words for day and hour ("يومي الثلاثاء والخميس بين الساعة 10:00", on
