@@ -17,7 +17,10 @@ library, a Spanish clinic: 11 follow-ups to answer, 8 to refuse), written before
 (a follow-up that swaps the topic decided by the sentence models with the reader on, and a hyphenated topic looked
 for whole); and `multiturn_heldout2.jsonl`, 19 more over a Chinese shop, a Japanese hotel, an Arabic bank and an
 English vet clinic (10 to answer, 9 to refuse), written after that change and before the two rules found on it (a
-fee written onto a Chinese or Japanese topic, "next day" as a length of time).
+fee written onto a Chinese or Japanese topic, "next day" as a length of time); and `multiturn_heldout3.jsonl`, 24
+over a French nursery, a German gym, a Spanish hotel, a Chinese school, a Japanese clinic and an Arabic gym (15 to
+answer, 9 to refuse), written after those and before the rule found on it (a Chinese or Japanese follow-up that
+names a thing of its own is a question of its own).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from bench.metrics import mean
 
 DATA = ROOT / "bench" / "data" / "multiturn.jsonl"
 NEAR_MISSES = ROOT / "bench" / "data" / "multiturn_nearmiss.jsonl"
-HELD_OUT = (ROOT / "bench" / "data" / "multiturn_heldout.jsonl", ROOT / "bench" / "data" / "multiturn_heldout2.jsonl")
+HELD_OUT = tuple(ROOT / "bench" / "data" / f"multiturn_heldout{n}.jsonl" for n in ("", "2", "3"))
 KB = ROOT / "bench" / "data" / "multiturn_kb.json"
 
 

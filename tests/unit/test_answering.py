@@ -332,6 +332,35 @@ def test_a_chinese_follow_up_is_answered_from_the_new_topic_and_what_it_asks_of_
         assert not answer.refused and answer.citations[0].label == source, (follow_up, answer.answer)
 
 
+@pytest.mark.parametrize(
+    ("previous", "follow_up", "carried"),
+    [
+        ("初診料はいくらですか？", "駐車場はありますか？", False),  # a thing of its own: a question of its own
+        ("診療時間は何時までですか？", "予約は必要ですか？", False),
+        ("挂号费多少钱？", "有停车场吗？", False),
+        ("初診料はいくらですか？", "それは保険適用ですか？", True),  # a pronoun stands for the previous topic
+        ("送迎バスはありますか？", "料金はかかりますか？", True),  # an attribute is asked of it
+        ("ロッカーはありますか？", "必要ですか？", True),
+    ],
+)
+def test_a_chinese_or_japanese_follow_up_that_names_its_own_thing_stands_on_its_own(previous, follow_up, carried):
+    """Held-out conversations over a Japanese clinic: "駐車場はありますか？" (is there parking?) after "初診料はいくらですか？"
+    had the fee question appended ("駐車場はありますか？ 初診料はいくらですか") and was answered with the fee, cited, and
+    "予約は必要ですか？" with the opening hours. Written without spaces, the follow-up read as one word, never as a
+    question of its own."""
+    query = standalone_query(follow_up, [{"role": "user", "text": previous}])
+    assert (query != follow_up) == carried, query
+    if follow_up in ("駐車場はありますか？", "予約は必要ですか？"):
+        clinic = [
+            {"text": "診療時間は平日9時から18時までです。", "source": "hours"},
+            {"text": "初診の方は予約が必要です。", "source": "reservation"},
+            {"text": "初診料は3,000円です。", "source": "fee"},
+            {"text": "駐車場は20台分あり、無料です。", "source": "parking"},
+        ]
+        answer = ask(follow_up, passages=clinic, history=[{"role": "user", "text": previous}, {"role": "assistant", "text": "…"}])
+        assert not answer.refused and answer.citations[0].label in ("parking", "reservation"), answer.answer
+
+
 def test_a_follow_up_that_keeps_the_topic_is_answered_about_what_it_now_asks():
     """"and if it is stolen?" after "Do laptops need to be encrypted?" carried "encrypted" along, and the
     encryption rule, beside the stolen-laptop rule in one section, was the answer."""

@@ -87,6 +87,8 @@ _CJK_PRONOUNS = frozenset("这 那 这个 那个 这些 那些 它 它们 这样
 # what such a topic asks of the previous one (its fee, price, time, opening hours), in Chinese and Japanese
 _CJK_ATTRIBUTES = frozenset("料金 値段 費用 価格 時間 期間 营业时间 费用 价格 价钱 时间 期限 押金 保证金 手数料".split())
 # "in the case of" after such a topic, which names nothing: "無断キャンセルの場合は？", "退货的话呢？"
+_CJK_RUN = re.compile(f"{CJK_LETTER.pattern}+")
+_CJK_FRAME = frozenset("需要 可以 能否 是否 请问 請問 一下 大概 一般 必要 可能 大丈夫".split())
 _CJK_FEE = re.compile("(?:费用|費用|费|費|价格|価格|价钱|料金|代金)$")
 _CJK_IN_CASE = re.compile("(?:の場合|的情况|的话)$")
 _HIRAGANA_ONLY = re.compile(f"(?:{HIRAGANA.pattern})+")  # a Japanese pair of kana alone: how a question asks ("ます")
@@ -540,6 +542,8 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
     pronoun = shift is None and any(normalize(w) in _PRONOUNS for w in _WORD.findall(question))
     if len(_content_words(question)) >= 2 and not pronoun and not condition:
         return Rewrite(question)
+    if CJK_LETTER.search(remainder) and not condition and _names_own_cjk_thing(remainder):
+        return Rewrite(question)
     # a Japanese question's kana pairs ("ます", "すか") are how it asks, which "料金はかかりますか？" shares with "送迎バスは
     # ありますか？": they kept the bus from being carried along, and the tuition fees answered
     have = {t for t in terms(question) if not _HIRAGANA_ONLY.fullmatch(t)}
@@ -563,6 +567,19 @@ def rewrite_follow_up(question: str, history: Sequence[dict]) -> Rewrite:
     # Chinese or Japanese, whose words are not written apart ("那怎么退货？" is one run of pairs, 怎么 among them)
     own = () if CJK_LETTER.search(question) or condition else _new_terms(" ".join(_named_words(question)), previous)
     return Rewrite(f"{question} {' '.join(dict.fromkeys(extra))}".strip() if extra else question, own)
+
+
+def _names_own_cjk_thing(asked: str) -> bool:
+    """Whether a Chinese or Japanese follow-up (its opener taken off) names a thing of its own: a run of two letters
+    or more once what asks (多少, 吗, ですか), the kana that inflect, attributes (料金, 时间) and the verbs that frame a
+    question (需要, 可以) are taken out. It is a question of its own, written without spaces as an English one of two
+    words or more is: "駐車場はありますか？" after "初診料はいくらですか？" had the fee question appended, and was answered
+    with the fee. "多少钱？", "何時から？" and "料金はかかりますか？" name nothing of their own, and a pronoun ("それは保険適用
+    ですか？") stands for the previous topic: they ask of it."""
+    if any(pronoun in asked for pronoun in _CJK_PRONOUNS):
+        return False
+    rest = _HIRAGANA_ONLY.sub(" ", _CJK_ASKS.sub(" ", asked))
+    return any(run not in _CJK_ATTRIBUTES | _CJK_FRAME for run in _CJK_RUN.findall(rest) if len(run) >= 2)
 
 
 def _qualified(previous: str, words: str) -> str:
