@@ -20,7 +20,10 @@ English vet clinic (10 to answer, 9 to refuse), written after that change and be
 fee written onto a Chinese or Japanese topic, "next day" as a length of time); and `multiturn_heldout3.jsonl`, 24
 over a French nursery, a German gym, a Spanish hotel, a Chinese school, a Japanese clinic and an Arabic gym (15 to
 answer, 9 to refuse), written after those and before the rule found on it (a Chinese or Japanese follow-up that
-names a thing of its own is a question of its own).
+names a thing of its own is a question of its own); and `multiturn_heldout4.jsonl`, 25 over an English car
+insurer, a French bakery, a German library, a Chinese phone carrier, a Japanese salon and an Arabic clinic (16 to
+answer, 9 to refuse), written after that and before the three changes found on it (every follow-up the rule
+rewrote decided by the sentence models, a word that says when no focus, an Arabic thing of one word priced).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from bench.metrics import mean
 
 DATA = ROOT / "bench" / "data" / "multiturn.jsonl"
 NEAR_MISSES = ROOT / "bench" / "data" / "multiturn_nearmiss.jsonl"
-HELD_OUT = tuple(ROOT / "bench" / "data" / f"multiturn_heldout{n}.jsonl" for n in ("", "2", "3"))
+HELD_OUT = tuple(ROOT / "bench" / "data" / f"multiturn_heldout{n}.jsonl" for n in ("", "2", "3", "4"))
 KB = ROOT / "bench" / "data" / "multiturn_kb.json"
 
 

@@ -361,6 +361,19 @@ def test_a_chinese_or_japanese_follow_up_that_names_its_own_thing_stands_on_its_
         assert not answer.refused and answer.citations[0].label in ("parking", "reservation"), answer.answer
 
 
+def test_a_word_that_says_when_is_no_thing_a_follow_up_names():
+    """Held-out conversations over a French bakery: "Combien de temps avant ?" after "Faut-il commander les gâteaux à
+    l'avance ?" had the focus "avant", which no passage holds ("à l'avance"), and was refused."""
+    bakery = [
+        {"text": "Les gâteaux sur commande doivent être commandés 48 heures à l'avance.", "source": "commande"},
+        {"text": "La livraison est possible dans un rayon de 5 km pour 3 euros.", "source": "livraison"},
+    ]
+    history = [{"role": "user", "text": "Faut-il commander les gâteaux à l'avance ?"}, {"role": "assistant", "text": "…"}]
+    assert rewrite_follow_up("Combien de temps avant ?", history).focus == ()
+    answer = ask("Combien de temps avant ?", passages=bakery, history=history)
+    assert not answer.refused and "48 heures" in answer.answer, answer.answer
+
+
 def test_a_follow_up_that_keeps_the_topic_is_answered_about_what_it_now_asks():
     """"and if it is stolen?" after "Do laptops need to be encrypted?" carried "encrypted" along, and the
     encryption rule, beside the stolen-laptop rule in one section, was the answer."""

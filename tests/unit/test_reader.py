@@ -340,6 +340,15 @@ def test_a_follow_up_rewritten_by_rule_is_decided_by_the_sentence_models(reader_
     assert answer.trace.stage("synthesize").detail["decided_by"] == "sentence model"
     if verify:
         assert answer.faithfulness.relevant is True
+    # the same for a follow-up the rule carries the previous topic into: "How long do I have? cancel my policy"
+    policy = [
+        {"text": "You can cancel within 14 days for a full refund.", "source": "cancel"},
+        {"text": "The standard excess is £250 per claim.", "source": "excess"},
+    ]
+    history = [{"role": "user", "text": "Can I cancel my policy?"}, {"role": "assistant", "text": "You can cancel within 14 days. [1]"}]
+    answer = ask("How long do I have?", passages=policy, history=history, verify=verify)
+    assert not answer.refused and _quoted(answer).startswith("You can cancel within 14 days"), answer.trace
+    assert answer.trace.stage("synthesize").detail["decided_by"] == "sentence model"
 
 
 @reads

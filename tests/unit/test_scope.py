@@ -686,6 +686,19 @@ def test_the_price_of_an_arabic_kind_the_sources_never_mention_is_not_answered_w
     assert "200 ريال" in ask("كم سعر تنظيف الأسنان؟", passages=clinic, chat="extractive").answer
 
 
+def test_the_price_of_an_arabic_thing_of_one_word_no_source_holds_is_not_answered_with_another_price():
+    """Held-out multi-turn conversations over an Arabic clinic: "وكم رسوم الأشعة؟" (and the X-ray's fee?) was answered
+    "رسوم الكشف 250 جنيهاً." (the consultation's fee): a thing of one word after the word for price was not read. On the
+    exploratory benchmark, "كم رسوم الاختبار؟" (the test's fee) over a driving school's course fee, likewise."""
+    clinic = [
+        {"text": "رسوم الكشف 250 جنيهاً.", "source": "fee"},
+        {"text": "نتائج التحاليل تظهر خلال 24 ساعة.", "source": "lab"},
+    ]
+    xray = ask("كم رسوم الأشعة؟", passages=clinic, chat="extractive")
+    assert xray.refused and xray.trace.stage("synthesize").detail["decided_by"] == "asked kind", xray.answer
+    assert "250" in ask("كم رسوم الكشف؟", passages=clinic, chat="extractive").answer
+
+
 def test_the_price_of_a_kind_the_sources_never_name_is_refused_in_chinese_and_arabic_when_they_price_one_other():
     """FAQ ar-11 ("كم تكلفة باقة المؤسسات؟", the companies' plan, over the professional plan's price): as in English,
     the price of another kind is no answer however few kinds the sources name; Arabic may put the kind second."""

@@ -253,9 +253,10 @@ _HOW = re.compile(r"\b(?:how|wie|cuan)\s+(\S+)")  # the word after one is the me
 def _named_words(text: str) -> list[str]:
     """The content words a follow-up names as what it asks about, not the measure it asks after "how": "How deep?"
     after "Can I go scuba diving?" asks how deep one may dive, and "deep", its focus, set aside the rule, which says
-    "to a depth of 30 metres"."""
+    "to a depth of 30 metres". Nor a word that says when ("Combien de temps avant ?" after "Faut-il commander les
+    gâteaux à l'avance ?" asks how long before, and "avant", its focus, was in no passage: refused)."""
     measures = {m.strip("?？!.,;:؟") for m in _HOW.findall(normalize(text))}
-    return [w for w in _content_words(text) if w not in measures]
+    return [w for w in _content_words(text) if w not in measures and w not in _WHEN]
 
 
 def _is_participle(word: str) -> bool:

@@ -166,6 +166,10 @@ async def aask(
             except ProviderError:
                 pass  # the rule's rewrite stands
         clock.stage("rewrite", started, units=usage, detail={"query": query, "by": how, **({"focus": list(focus)} if focus else {})})
+    # a follow-up the rule rewrote is asked in the rewrite's words, which the reader misreads: "What is the meals limit?"
+    # (a new topic in the previous question's frame), "How long do I have? cancel my policy" (the previous topic's
+    # words appended). The sentence models decide its answer and judge its relevance, with the reader on as without it
+    by_rule = bool(turns) and how == "rule" and query != question
 
     started = time.perf_counter()
     hits = (await call_retriever(retriever, query, k))[:k]
@@ -234,7 +238,8 @@ async def aask(
     early = stream is not None and verify in (False, True) and min_groundedness is None and may_stream_early(grounded)
     gate = DraftGate(stream, grounded) if early and stream is not None else None
     draft, notes = await synthesize(
-        query if turns and not providers else question, grounded, providers, extractive_last, turns, gate, settings, focus
+        query if turns and not providers else question, grounded, providers, extractive_last, turns, gate, settings, focus,
+        read=not by_rule,
     )
     trace.notes.extend(notes)
     if draft.detail.get("decided_by") == "lexical model":
@@ -296,9 +301,7 @@ async def aask(
         if not isinstance(chosen, LocalJudge):  # a model cannot pass numbers or negations the source contradicts
             verdicts = apply_vetoes(verdicts, claims, grounded)
         judged = faithfulness_of(verdicts, chosen.name)
-        # a follow-up rewritten by rule is asked in the rewrite's words, which the reader misreads ("What is the meals
-        # limit?"): the sentence models judge its relevance, as they decided its answer (`extractive.synthesize`)
-        reader = None if focus else load_reader()
+        reader = None if by_rule else load_reader()  # as for its answer (above)
         if verify == "partial":
             # relevance is read on what the answer keeps: a supported claim must also answer the question
             kept = [c for c, v in zip(claims, verdicts, strict=True) if v.supported]

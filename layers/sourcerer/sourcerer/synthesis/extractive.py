@@ -494,13 +494,12 @@ class ExtractiveSynthesizer:
 
     # --- the answer -------------------------------------------------------------------------------------
 
-    def synthesize(self, question: str, passages: Sequence[Passage], focus: Sequence[str] = ()) -> Draft:
+    def synthesize(self, question: str, passages: Sequence[Passage], focus: Sequence[str] = (), read: bool = True) -> Draft:
+        """The answer, or a refusal. `read=False`: the sentence models decide even where the reader is on (a follow-up
+        asked in a rule rewrite's words, "What is the meals limit?", which the reader read as asking what "The daily
+        meal allowance is 60 dollars." does not say: p = 0.06; bench/results/multiturn.md)."""
         analysis = self.analyse(question, passages, focus)
-        # a follow-up that swaps the topic is asked in the rule rewrite's words ("What is the meals limit?" after
-        # "What is the hotels allowance?"), which the reader reads as asking what its sentence does not say (0.06 for
-        # "The daily meal allowance is 60 dollars."): the sentence models decide it, from the sentences that name the
-        # new topic (`analyse`), as without the reader (bench/results/multiturn.md)
-        draft = self._answer(question, analysis, read=not focus)
+        draft = self._answer(question, analysis, read=read)
         if not draft.refused:  # plain reading no threshold moves (`synthesis.scope`): an answer about other names
             # than the one asked for is none, nor one without the value asked for (a phone number, an amount)
             read = passages[: self.settings.max_passages]

@@ -1868,16 +1868,23 @@ def _missing_arabic_priced(question: str, sources: Sequence[str], priced: Sequen
     and "كم تكلفة باقة المؤسسات؟" (FAQ ar-11) with the professional plan's price. As `missing_kind` reads a price,
     one other kind is enough."""
     asked = _ARABIC_PRICE.search(normalize(question))
-    if not asked or not asked.group(2):
-        return None
-    first, second = terms(asked.group(1)), terms(asked.group(2))
-    if len(first) != 1 or len(second) != 1:
+    if not asked:
         return None
     roots = _held_roots(sources)
     folded = normalize(" ".join(sources))
 
     def held(word: str, term: str) -> bool:
         return _held(term, roots) or word.removeprefix("ال") in folded
+
+    first = terms(asked.group(1))
+    if not asked.group(2):  # one word: the thing itself, which no source holds nor its root ("كم رسوم الأشعة؟", the
+        # X-ray's fee, over a clinic that prices only the consultation: "رسوم الكشف 250 جنيهاً.")
+        if len(first) != 1 or held(asked.group(1), first[0]):
+            return None
+        return ScopeMismatch(missing=[asked.group(1).strip(AROUND_WORD)], answer_names=[_subject(priced[0]).strip()])
+    second = terms(asked.group(2))
+    if len(first) != 1 or len(second) != 1:
+        return None
 
     pairs = {pair for text in sources for pair in word_pairs(text)}
     if held(asked.group(2), second[0]) and not held(asked.group(1), first[0]):
