@@ -23,7 +23,10 @@ answer, 9 to refuse), written after those and before the rule found on it (a Chi
 names a thing of its own is a question of its own); and `multiturn_heldout4.jsonl`, 25 over an English car
 insurer, a French bakery, a German library, a Chinese phone carrier, a Japanese salon and an Arabic clinic (16 to
 answer, 9 to refuse), written after that and before the three changes found on it (every follow-up the rule
-rewrote decided by the sentence models, a word that says when no focus, an Arabic thing of one word priced).
+rewrote decided by the sentence models, a word that says when no focus, an Arabic thing of one word priced); and
+`multiturn_heldout5.jsonl`, 21 over an English coworking space, a French museum, a German vet, a Spanish bike
+hire, a Chinese gym and a Japanese ryokan (14 to answer, 7 to refuse), written after every change of that stop
+and measured once, on its final code.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from bench.metrics import mean
 
 DATA = ROOT / "bench" / "data" / "multiturn.jsonl"
 NEAR_MISSES = ROOT / "bench" / "data" / "multiturn_nearmiss.jsonl"
-HELD_OUT = tuple(ROOT / "bench" / "data" / f"multiturn_heldout{n}.jsonl" for n in ("", "2", "3", "4"))
+HELD_OUT = tuple(ROOT / "bench" / "data" / f"multiturn_heldout{n}.jsonl" for n in ("", "2", "3", "4", "5"))
 KB = ROOT / "bench" / "data" / "multiturn_kb.json"
 
 
