@@ -86,10 +86,12 @@ _CJK_TOPIC_ALONE = re.compile(r"^(?P<topic>[^\s?？!！。]{1,12}?)(?:呢|は)\s
 _CJK_PRONOUNS = frozenset("这 那 这个 那个 这些 那些 它 它们 这样 那样 これ それ あれ この その あの".split())
 # what such a topic asks of the previous one (its fee, price, time, opening hours), in Chinese and Japanese
 _CJK_ATTRIBUTES = frozenset("料金 値段 費用 価格 時間 期間 营业时间 费用 价格 价钱 时间 期限 押金 保证金 手数料".split())
-# "in the case of" after such a topic, which names nothing: "無断キャンセルの場合は？", "退货的话呢？"
-_CJK_RUN = re.compile(f"{CJK_LETTER.pattern}+")
-_CJK_FRAME = frozenset("需要 可以 能否 是否 请问 請問 一下 大概 一般 必要 可能 大丈夫".split())
+# a fee written onto a topic ("会员费"): what is asked of it, not part of its name
 _CJK_FEE = re.compile("(?:费用|費用|费|費|价格|価格|价钱|料金|代金)$")
+# the verbs that frame a question, not a thing it names (`_names_own_cjk_thing`)
+_CJK_FRAME = frozenset("需要 可以 能否 是否 请问 請問 一下 大概 一般 必要 可能 大丈夫".split())
+_CJK_RUN = re.compile(f"{CJK_LETTER.pattern}+")
+# "in the case of" after such a topic, which names nothing: "無断キャンセルの場合は？", "退货的话呢？"
 _CJK_IN_CASE = re.compile("(?:の場合|的情况|的话)$")
 _HIRAGANA_ONLY = re.compile(f"(?:{HIRAGANA.pattern})+")  # a Japanese pair of kana alone: how a question asks ("ます")
 _PRONOUNS = frozenset(

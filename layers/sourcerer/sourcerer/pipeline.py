@@ -239,7 +239,7 @@ async def aask(
     gate = DraftGate(stream, grounded) if early and stream is not None else None
     draft, notes = await synthesize(
         query if turns and not providers else question, grounded, providers, extractive_last, turns, gate, settings, focus,
-        read=not by_rule,
+        reader_decides=not by_rule,
     )
     trace.notes.extend(notes)
     if draft.detail.get("decided_by") == "lexical model":

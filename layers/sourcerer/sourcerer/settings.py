@@ -72,7 +72,8 @@ class Settings(BaseModel):
         None,
         alias="SOURCERER_READER",
         description="on: the reading model decides answers and relevance (refuses more near-misses, answers fewer "
-        "questions; a follow-up the rule rewrote is the sentence models'); unset: it only confirms an answer from passages under the retrieval floor; off: never",
+        "questions; a follow-up the rule rewrote is the sentence models'); unset: it only confirms an answer from "
+        "passages under the retrieval floor; off: never",
     )
     reader_sentences: int = Field(
         READER_SENTENCES,

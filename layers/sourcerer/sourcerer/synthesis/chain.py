@@ -163,12 +163,12 @@ async def synthesize(
     gate: DraftGate | None = None,
     settings: Settings | None = None,
     focus: Sequence[str] = (),
-    read: bool = True,
+    reader_decides: bool = True,
 ) -> tuple[Draft, list[str]]:
     """Run the fallback chain. Returns the first usable draft and notes on the providers that failed. With a
     `gate` (a streamed answer), a provider that streams shows its reply while it writes. `focus`: a follow-up's
-    new topic, which the extractive answer's sentences name; `read`: whether the reader may decide the extractive
-    answer (not for a follow-up the rule rewrote)."""
+    new topic, which the extractive answer's sentences name; `reader_decides`: whether the reader may decide the
+    extractive answer (not for a follow-up the rule rewrote)."""
     settings = settings or get_settings()
     notes: list[str] = []
     if providers:
@@ -193,7 +193,7 @@ async def synthesize(
             except (ProviderError, MalformedReply) as exc:
                 notes.append(f"{provider.name} failed, next provider: {exc}")
     if extractive_last:
-        draft = extractive_synthesizer(settings).synthesize(question, passages, focus, read=read)
+        draft = extractive_synthesizer(settings).synthesize(question, passages, focus, reader_decides)
         if providers:  # every configured model failed or ran out of time
             draft.provider = "extractive fallback"
         return draft, notes

@@ -494,12 +494,14 @@ class ExtractiveSynthesizer:
 
     # --- the answer -------------------------------------------------------------------------------------
 
-    def synthesize(self, question: str, passages: Sequence[Passage], focus: Sequence[str] = (), read: bool = True) -> Draft:
-        """The answer, or a refusal. `read=False`: the sentence models decide even where the reader is on (a follow-up
-        asked in a rule rewrite's words, "What is the meals limit?", which the reader read as asking what "The daily
-        meal allowance is 60 dollars." does not say: p = 0.06; bench/results/multiturn.md)."""
+    def synthesize(
+        self, question: str, passages: Sequence[Passage], focus: Sequence[str] = (), reader_decides: bool = True
+    ) -> Draft:
+        """The answer, or a refusal. `reader_decides=False`: the sentence models decide even where the reader is on
+        (a follow-up asked in a rule rewrite's words, "What is the meals limit?", which the reader read as asking
+        what "The daily meal allowance is 60 dollars." does not say: p = 0.06; bench/results/multiturn.md)."""
         analysis = self.analyse(question, passages, focus)
-        draft = self._answer(question, analysis, read=read)
+        draft = self._answer(question, analysis, reader_decides)
         if not draft.refused:  # plain reading no threshold moves (`synthesis.scope`): an answer about other names
             # than the one asked for is none, nor one without the value asked for (a phone number, an amount)
             read = passages[: self.settings.max_passages]
@@ -533,8 +535,8 @@ class ExtractiveSynthesizer:
             draft.detail["other_kind_set_aside"] = other_kinds
         return draft
 
-    def _answer(self, question: str, analysis: Analysis, read: bool = True) -> Draft:
-        if read and self.reader is not None and analysis.sentences:
+    def _answer(self, question: str, analysis: Analysis, reader_decides: bool = True) -> Draft:
+        if reader_decides and self.reader is not None and analysis.sentences:
             return self._read_and_answer(question, analysis)
         threshold = self.threshold(analysis.feature_set)
         detail = {

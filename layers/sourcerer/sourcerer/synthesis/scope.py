@@ -1860,15 +1860,16 @@ _ARABIC_PRICE = re.compile(r"(?:^|\s)(?:سعر|تكلفه|ثمن|رسوم|يكل
 
 
 def _missing_arabic_priced(question: str, sources: Sequence[str], priced: Sequence[str]) -> ScopeMismatch | None:
-    """`missing_priced` in Arabic: the thing is the two words after the word for price, one naming a thing the
-    sources price and the other its kind, in either order ("تقويم الأسنان", orthodontics of the teeth; "باقة
-    المؤسسات", the plan of companies). It is missing when no source holds the kind nor its root (`_held`, or inside
+    """`missing_priced` in Arabic: the thing is the word after the word for price, missing when no source holds it
+    nor its root, or the two words after it, one naming a thing the sources price and the other its kind, in either
+    order ("تقويم الأسنان", orthodontics of the teeth; "باقة المؤسسات", the plan of companies). The second is missing when no source holds the kind nor its root (`_held`, or inside
     a word of theirs: "البوم" in "الألبوم") while they pair the thing with another word: "كم سعر تقويم الأسنان؟" over
     a dental clinic's prices of cleaning and whitening of the teeth was answered "تبييض الأسنان يكلف 1200 ريال.",
     and "كم تكلفة باقة المؤسسات؟" (FAQ ar-11) with the professional plan's price. As `missing_kind` reads a price,
     one other kind is enough."""
     asked = _ARABIC_PRICE.search(normalize(question))
-    if not asked:
+    first = terms(asked.group(1)) if asked else []
+    if len(first) != 1:
         return None
     roots = _held_roots(sources)
     folded = normalize(" ".join(sources))
@@ -1876,14 +1877,13 @@ def _missing_arabic_priced(question: str, sources: Sequence[str], priced: Sequen
     def held(word: str, term: str) -> bool:
         return _held(term, roots) or word.removeprefix("ال") in folded
 
-    first = terms(asked.group(1))
     if not asked.group(2):  # one word: the thing itself, which no source holds nor its root ("كم رسوم الأشعة؟", the
         # X-ray's fee, over a clinic that prices only the consultation: "رسوم الكشف 250 جنيهاً.")
-        if len(first) != 1 or held(asked.group(1), first[0]):
+        if held(asked.group(1), first[0]):
             return None
         return ScopeMismatch(missing=[asked.group(1).strip(AROUND_WORD)], answer_names=[_subject(priced[0]).strip()])
     second = terms(asked.group(2))
-    if len(first) != 1 or len(second) != 1:
+    if len(second) != 1:
         return None
 
     pairs = {pair for text in sources for pair in word_pairs(text)}
