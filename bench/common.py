@@ -59,7 +59,8 @@ MODES = ("bundled model", "bundled model, no reader", "lexical only")
 
 class answer_mode:
     """Run a block with the bundled models (`bundled model`: the e5 embeddings and the reading model,
-    `SOURCERER_READER=on`), the embeddings without the reader (the default, the previous release's decisions), or
+    `SOURCERER_READER=on`), the embeddings with the sentence models deciding (the default, "no reader": the reader
+    only picks the answering sentence among their best and confirms an answer from under the retrieval floor), or
     no model at all (`lexical only`)."""
 
     def __init__(self, mode: str) -> None:

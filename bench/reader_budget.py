@@ -30,22 +30,23 @@ SETTINGS = (1, 2, 3, 5)
 BUDGET_MS = {"p50": 150.0, "p95": 300.0}
 
 
-def _added_ms(ask, rows: list[dict]) -> list[float]:
-    """Per question, the warm answer's milliseconds with the reader on minus with it off."""
+def _added_ms(ask, rows: list[dict], variable: str = "SOURCERER_READER", on: str = "on", off: str = "off") -> list[float]:
+    """Per question, the warm answer's milliseconds with `variable` set to `on` minus set to `off` (by default:
+    the reader on and off)."""
     from sourcerer.reading import _engine_reader
 
     added = []
     for row in rows:
         passages = [{"text": p["text"], "source": p["docid"]} for p in row["passages"][:5]]
         spent = {}
-        for reader in ("on", "off"):
-            os.environ["SOURCERER_READER"] = reader
+        for value in (on, off):
+            os.environ[variable] = value
             ask(row["query"], passages=passages, chat="extractive")  # warm: the passages' vectors are cached
             _engine_reader().forget()  # but not the reader's pairs: a new question's are new
             started = time.perf_counter()
             ask(row["query"], passages=passages, chat="extractive")
-            spent[reader] = (time.perf_counter() - started) * 1000
-        added.append(spent["on"] - spent["off"])
+            spent[value] = (time.perf_counter() - started) * 1000
+        added.append(spent[on] - spent[off])
     return added
 
 

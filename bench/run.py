@@ -30,6 +30,7 @@ from bench import (
     partial,
     reader_budget,
     reader_eval,
+    reader_pick,
     refusal,
     relevance,
     retrieval,
@@ -64,6 +65,7 @@ def main() -> None:
     groundedness.run(30 if quick else 200)
     refusal.run(50 if quick else 250)
     floor.run(50 if quick else 250)
+    reader_pick.run(100 if quick else None, 5 if quick else 30)
     containment.run(100 if quick else 1190)
     crosslingual.run(30 if quick else 150)
     faq.run()

@@ -825,3 +825,130 @@ def test_a_passage_of_many_topics_is_scored_by_its_best_sentence():
     [scored] = by_best_sentence("Can I borrow a stroller?", [page], OneHot())
     assert 0.5 < scored.score < 1.0  # cosine 1, and "stroller" of the question's two words
     assert by_best_sentence("Can I borrow a stroller?", [page], None)[0].score == 0.1
+
+
+BOWLING_PAGE = (
+    "# Strike Lanes Bowling\n\n"
+    "We are open from 11am to 11pm every day, and until 1am on Fridays and Saturdays.\n"
+    "A game costs £7.50 per person before 5pm and £9 per person after 5pm.\n"
+    "Shoe hire is included in the price of every game.\n"
+    "Each lane takes up to six players.\n"
+    "Birthday party packages start at £14.95 per child and include a game, food and a drink.\n"
+    "You can book a lane online up to 30 days ahead; walk-ins are welcome when lanes are free.\n"
+    "The arcade takes tokens, which are sold at the front desk.\n"
+    "Free parking is available behind the building.\n"
+)
+BARBER_PAGE = (
+    "# Sharp Cuts Barbers\n\n"
+    "We are open Tuesday to Saturday from 9am to 6pm, and until 8pm on Thursdays.\n"
+    "A men's haircut costs £18, and a skin fade costs £22.\n"
+    "Children under 12 have their hair cut for £12.\n"
+    "A beard trim costs £10, or £25 together with a haircut.\n"
+    "Walk-ins are welcome, but appointments can be booked online.\n"
+    "Please arrive on time: if you are more than 10 minutes late, we may have to rebook you.\n"
+    "We only take card payments.\n"
+    "Students get £3 off any haircut on Tuesdays and Wednesdays.\n"
+    "Complimentary tea and coffee are served while you wait.\n"
+)
+PHARMACY_PAGE = (
+    "# Linden-Apotheke\n\n"
+    "Wir sind montags bis freitags von 8 bis 19 Uhr und samstags von 9 bis 14 Uhr für Sie da.\n"
+    "Den Notdienst in Ihrer Nähe finden Sie auf dem Aushang an der Eingangstür.\n"
+    "Rezepte können Sie auch per App vorbestellen; die Medikamente liegen dann nach zwei Stunden bereit.\n"
+    "Fehlende Medikamente bestellen wir bis zum nächsten Werktag.\n"
+    "Innerhalb von fünf Kilometern liefert unser Bote kostenlos nach Hause.\n"
+    "Wir messen kostenlos Ihren Blutdruck, ohne Termin.\n"
+    "Kompressionsstrümpfe werden bei uns nach Maß angepasst, bitte vereinbaren Sie dafür einen Termin.\n"
+    "Die Zuzahlung für ein Rezept beträgt zwischen 5 und 10 Euro.\n"
+    "Alte Medikamente nehmen wir nicht zurück; sie gehören in den Hausmüll.\n"
+    "Mit der Kundenkarte erhalten Sie 5 Prozent Rabatt auf rezeptfreie Produkte.\n"
+    "Wir beraten Sie gern zu Reiseimpfungen, impfen aber selbst nur gegen Grippe und Corona.\n"
+)
+PUPPY_CLASSES = [
+    {"text": "Welpenkurse sind für Hunde von 8 bis 16 Wochen und finden samstags um 10 Uhr statt.", "source": "Kurse"},
+    {"text": "Ein Welpenkurs umfasst sechs Stunden und kostet 120 Euro.", "source": "Preise"},
+]
+KITA_PAGE = (
+    "# Kita Sonnenblume\n\n"
+    "Die Kita Sonnenblume betreut Kinder von einem bis sechs Jahren.\n"
+    "Wir haben montags bis freitags von 7 bis 17 Uhr geöffnet.\n"
+    "Die Eingewöhnung dauert in der Regel zwei bis drei Wochen und wird von einem Elternteil begleitet.\n"
+    "Das Mittagessen wird täglich frisch von einem Bio-Caterer geliefert und kostet 4 Euro pro Tag.\n"
+    "Kinder unter drei Jahren machen nach dem Mittagessen einen Mittagsschlaf.\n"
+    "Kranke Kinder mit Fieber müssen mindestens 24 Stunden fieberfrei sein, bevor sie wiederkommen.\n"
+    "Die Kita ist im August drei Wochen und zwischen Weihnachten und Neujahr geschlossen.\n"
+    "Bitte geben Sie Ihrem Kind Wechselkleidung und Hausschuhe mit.\n"
+    "Anmeldungen für einen Platz sind ab der Geburt über das Online-Portal der Stadt möglich.\n"
+    "Der Elternbeitrag richtet sich nach dem Einkommen und beträgt höchstens 350 Euro im Monat.\n"
+    "Einmal pro Woche gehen wir mit allen Kindern in den Wald.\n"
+)
+
+
+@reads
+def test_where_the_sentence_models_decide_the_reader_picks_the_answering_sentence(monkeypatch, tmp_path):
+    """By default the sentence models decide whether to answer, and the reader picks which of their best two
+    sentences answers where it reads it better than their best by a margin (bench/results/reader_pick.md). Found on
+    the exploratory benchmark: "Schlafen die Kinder mittags?" was answered with the ages the nursery takes."""
+    from sourcerer import ask
+
+    kita = _page(tmp_path, "kita", KITA_PAGE)
+    answer = ask("Schlafen die Kinder mittags?", passages=kita)
+    assert not answer.refused and "Mittagsschlaf" in _quoted(answer), answer.trace
+    detail = answer.trace.stage("synthesize").detail
+    assert detail["decided_by"] == "sentence model" and detail["picked_by"].startswith("reader:"), detail
+    best_read, pick_read = detail["picked_read"]
+    assert pick_read - best_read >= 0.25, detail
+    strict = ask("Schlafen die Kinder mittags?", passages=kita, verify="strict")
+    assert not strict.refused and strict.faithfulness.relevant, strict.faithfulness
+    monkeypatch.setenv("SOURCERER_READER_PICK", "1")  # the sentence models' own best
+    assert "einem bis sechs Jahren" in _quoted(ask("Schlafen die Kinder mittags?", passages=kita))
+
+
+@reads
+def test_strict_verification_does_not_set_a_picked_answer_against_what_the_reader_read_below_it():
+    """Without the reader deciding, relevance sets the answer's sentence against the best one it passes over, as
+    the sentence models rank them; a sentence the reader read and ranked below the one it picked is no better
+    answer. ("Wann ist der Welpenkurs?" answered with the Saturday sentence was refused as `off_topic`, the price
+    sentence its rival.)"""
+    from sourcerer.models import Passage
+    from sourcerer.settings import get_settings
+    from sourcerer.synthesis.chain import extractive_synthesizer, relevance_reading
+    from sourcerer.verify import split_claims
+
+    question = "Wann ist der Welpenkurs?"
+    passages = [Passage(text=p["text"], source=p["source"]) for p in PUPPY_CLASSES]
+    settings = get_settings()
+    analysis = extractive_synthesizer(settings).analyse(question, passages)
+    claims = split_claims(f"{PUPPY_CLASSES[0]['text']} [1]")
+    price = next(s for s in analysis.sentences if "120 Euro" in s.text)
+    assert relevance_reading(question, passages, claims, settings, None, analysis).rival is not None
+    analysis.picked_over = {(price.passage, price.start)}
+    reading = relevance_reading(question, passages, claims, settings, None, analysis)
+    assert reading.rival is None and reading.margin > 0, reading
+
+
+@reads
+def test_the_sentence_the_reader_picks_passes_the_same_plain_reading(tmp_path):
+    """The reader prefers a sentence holding the value asked for: "How much are arcade tokens?", which the
+    sentence models' best was refused for lacking (`missing_value`), would be answered with the price of a game.
+    So the pick is read only where their answer stands, and the picked sentence must pass the same readings, else
+    their answer stands: to "How much for a kid's haircut?" it picked the students' discount (`answer_kind`)."""
+    from sourcerer import ask
+
+    answer = ask("How much are arcade tokens?", passages=_page(tmp_path, "bowling", BOWLING_PAGE))
+    assert answer.refused and answer.reason == "unsupported", answer.answer
+    assert answer.trace.stage("synthesize").detail["decided_by"] == "asked value"
+    answer = ask("How much for a kid's haircut?", passages=_page(tmp_path, "barber", BARBER_PAGE))
+    assert "Students get" not in _quoted(answer) and "picked_by" not in answer.trace.stage("synthesize").detail, answer.answer
+
+
+@reads
+def test_under_the_floor_the_reader_confirms_the_sentence_models_own_answer(tmp_path):
+    """A sentence the reader picked would pass its own confirmation: "Messt ihr auch den Blutzucker?" (under the
+    floor) was answered with the blood-pressure sentence at 0.64 against the bar's 0.51. Under the floor it reads
+    the sentence models' own answer, as its bar was fitted on (0.14: refused)."""
+    from sourcerer import ask
+
+    answer = ask("Messt ihr auch den Blutzucker?", passages=_page(tmp_path, "apotheke", PHARMACY_PAGE))
+    assert answer.refused and answer.reason == "below_threshold", answer.answer
+    assert any("does not confirm" in note for note in answer.trace.notes), answer.trace.notes

@@ -239,7 +239,9 @@ async def aask(
     gate = DraftGate(stream, grounded) if early and stream is not None else None
     draft, notes = await synthesize(
         query if turns and not providers else question, grounded, providers, extractive_last, turns, gate, settings, focus,
-        reader_decides=not by_rule,
+        # under the floor the reader confirms the sentence models' own answer (its bar was fitted on theirs): a
+        # sentence it picked itself would pass its own reading ("Messt ihr auch den Blutzucker?": the blood pressure)
+        reader_decides=not by_rule and confirming is None,
     )
     trace.notes.extend(notes)
     if draft.detail.get("decided_by") == "lexical model":

@@ -26,6 +26,10 @@ DEFAULT_BEDROCK_EMBED_MODEL = "amazon.titan-embed-text-v2:0"
 
 
 READER_SENTENCES = 2  # the reader's sentences per answer: bench/results/reader_budget.md's curve
+# where the sentence models decide, the reader picks the answering sentence among their best this many: three
+# gained more on XQuAD's design half but added 181 ms p50 over 5 passages on 2 cores, over the reader's 150 ms
+# budget; two add 102 ms (README, "By default the reader picks the sentence"; bench/results/reader_pick.md)
+PICKED_FROM = 2
 
 
 class Settings(BaseModel):
@@ -72,8 +76,9 @@ class Settings(BaseModel):
         None,
         alias="SOURCERER_READER",
         description="on: the reading model decides answers and relevance (refuses more near-misses, answers fewer "
-        "questions; a follow-up the rule rewrote is the sentence models'); unset: it only confirms an answer from "
-        "passages under the retrieval floor; off: never",
+        "questions; a follow-up the rule rewrote is the sentence models'); unset: the sentence models decide, and "
+        "the reader picks the answering sentence among their best two and confirms an answer from passages under "
+        "the retrieval floor; off: never",
     )
     reader_sentences: int = Field(
         READER_SENTENCES,
@@ -81,6 +86,14 @@ class Settings(BaseModel):
         le=20,
         alias="SOURCERER_READER_SENTENCES",
         description="sentences the reading model reads per answer, the cheap model's best first (its cost: bench/results/reader_budget.md)",
+    )
+    reader_pick: int = Field(
+        PICKED_FROM,
+        ge=1,
+        le=20,
+        alias="SOURCERER_READER_PICK",
+        description="where the sentence models decide: the best sentences the reading model picks the answering one "
+        "among (1: their best; its gain and cost: bench/results/reader_pick.md)",
     )
     # the service
     prices: Json[dict[str, Any]] | None = Field(None, alias="SOURCERER_PRICES", description="price table overrides (JSON)")

@@ -10,7 +10,7 @@ from typing import Any
 
 from sourcerer.errors import ConfigurationError, MalformedReply, ProviderError
 from sourcerer.models import Passage
-from sourcerer.reading import Reader, load_reader, relevance_bar, under_heading
+from sourcerer.reading import Reader, confirming_reader, load_reader, relevance_bar, under_heading
 from sourcerer.retrieval.embedders import local_embedder
 from sourcerer.settings import Settings, get_settings
 from sourcerer.streaming import DraftGate
@@ -75,9 +75,12 @@ async def _synthesize_streaming(provider: StreamingChatProvider, messages: list[
 
 
 def extractive_synthesizer(settings: Settings) -> ExtractiveSynthesizer:
-    """The extractive synthesiser as `ask()` runs it: the bundled models, the reader when it is on."""
-    chosen = ExtractiveSettings(min_answerability=settings.min_answerability, read=settings.reader_sentences)
-    return ExtractiveSynthesizer(local_embedder(), chosen, reader=load_reader())
+    """The extractive synthesiser as `ask()` runs it: the bundled models; the reader deciding when it is on, and
+    picking the answering sentence wherever it can run (unless it is off)."""
+    chosen = ExtractiveSettings(
+        min_answerability=settings.min_answerability, read=settings.reader_sentences, pick_from=settings.reader_pick
+    )
+    return ExtractiveSynthesizer(local_embedder(), chosen, reader=load_reader(), picker=confirming_reader())
 
 
 def relevance_reading(
@@ -119,6 +122,7 @@ def relevance_reading(
         for s in analysis.sentences
         if not used(s)
         and s.other_kind is None
+        and (s.passage, s.start) not in analysis.picked_over  # the reader read it as a worse answer (`_picked`)
         and (contact is None or holds_value(contact, s.text))
         and (not holds_number or holds_asked_number(question, s.text, circumstances=False))
     ]
@@ -168,7 +172,7 @@ async def synthesize(
     """Run the fallback chain. Returns the first usable draft and notes on the providers that failed. With a
     `gate` (a streamed answer), a provider that streams shows its reply while it writes. `focus`: a follow-up's
     new topic, which the extractive answer's sentences name; `reader_decides`: whether the reader may decide the
-    extractive answer (not for a follow-up the rule rewrote)."""
+    extractive answer, or pick its sentence (not for a follow-up the rule rewrote, nor an answer it confirms)."""
     settings = settings or get_settings()
     notes: list[str] = []
     if providers:

@@ -40,7 +40,7 @@ from sourcerer.reading import Reader, under_heading
 from sourcerer.retrieval.embedders import CachedEmbedder, calibrated_similarities, with_known
 from sourcerer.retrieval.keyword import idf as bm25_idf
 from sourcerer.sentences import ANSWER_LABEL, is_question, list_run, names_steps, row_cells, states_nothing
-from sourcerer.settings import READER_SENTENCES
+from sourcerer.settings import PICKED_FROM, READER_SENTENCES
 from sourcerer.support import said_with_negation
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
 from sourcerer.synthesis.days import days_named, for_other_days
@@ -240,6 +240,9 @@ class Analysis:
     sources: list[Passage] = field(default_factory=list)  # the passages the sentences' offsets point into
     # per source, each sentence that completes a lead-in to that lead-in (`Passage.lead_ins`), read once per question
     leads: list[dict[tuple[int, int], tuple[int, int]]] = field(default_factory=list)
+    # (passage, start) of the sentences the reader read and ranked below the one it picked as the answer: no better
+    # answer for verification's relevance check to set the answer against
+    picked_over: set[tuple[int, int]] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         if not self.leads:
@@ -252,13 +255,16 @@ class ExtractiveSettings:
     max_sentences: int = 2
     max_list_items: int = 10  # a list the question asks for whole is quoted whole up to this long, else its best line
     read: int = READER_SENTENCES  # sentences the reading model reads, the cheap model's best first
+    pick_from: int = PICKED_FROM  # where the sentence models decide: the best sentences the reader picks among
     second_ratio: float | None = None  # a second sentence joins at this share of the best one's probability (None: the model's)
     min_answerability: float | None = None  # None: the shipped model's operating point (`ask()` passes SOURCERER_MIN_ANSWERABILITY)
 
 
 class ExtractiveSynthesizer:
     """Selects and cites source sentences. `embedder` adds semantic features (the bundled e5 by default);
-    without one the lexical models decide."""
+    without one the lexical models decide. `reader`: the reading model decides whether to answer and with which
+    sentence; else `picker`: the sentence models decide whether, and the reading model picks which among their
+    best (`ExtractiveSettings.pick_from`)."""
 
     name = "extractive"
 
@@ -268,11 +274,13 @@ class ExtractiveSynthesizer:
         settings: ExtractiveSettings | None = None,
         models: dict[str, AnswerModels] | None = None,
         reader: Reader | None = None,
+        picker: Reader | None = None,
     ) -> None:
         self.embedder = embedder
         self.settings = settings or ExtractiveSettings()
         self.models = models or load_answer_models()
         self.reader = reader
+        self.picker = picker
 
     def threshold(self, feature_set: str) -> float:
         if self.settings.min_answerability is not None:
@@ -497,32 +505,30 @@ class ExtractiveSynthesizer:
     def synthesize(
         self, question: str, passages: Sequence[Passage], focus: Sequence[str] = (), reader_decides: bool = True
     ) -> Draft:
-        """The answer, or a refusal. `reader_decides=False`: the sentence models decide even where the reader is on
-        (a follow-up asked in a rule rewrite's words, "What is the meals limit?", which the reader read as asking
-        what "The daily meal allowance is 60 dollars." does not say: p = 0.06; bench/results/multiturn.md)."""
+        """The answer, or a refusal. `reader_decides=False`: the sentence models decide, and pick the sentence,
+        even where the reader is on (a follow-up asked in a rule rewrite's words, "What is the meals limit?", which
+        the reader read as asking what "The daily meal allowance is 60 dollars." does not say: p = 0.06;
+        bench/results/multiturn.md)."""
         analysis = self.analyse(question, passages, focus)
         draft = self._answer(question, analysis, reader_decides)
-        if not draft.refused:  # plain reading no threshold moves (`synthesis.scope`): an answer about other names
-            # than the one asked for is none, nor one without the value asked for (a phone number, an amount)
+        if not draft.refused:
             read = passages[: self.settings.max_passages]
-            refusal = None
-            if (mismatch := answer_scope(question, read, draft.spans)) is not None:
-                refusal = {"decided_by": "named scope", "named_scope": asdict(mismatch)}
-            elif (mismatch := answer_kind(question, read, draft.spans)) is not None:
-                refusal = {"decided_by": "asked kind", "missing_kind": asdict(mismatch)}
-            elif (mismatch := answer_swaps_name(question, read, draft.spans)) is not None:
-                refusal = {"decided_by": "named kind", "other_named_kind": asdict(mismatch)}
-            # a follow-up that swaps the topic asks about its focus ("And personal laptops?" after "Can I read work
-            # email on a personal phone?"): the words it carries from the previous question are not what it asks
-            elif not focus and (mismatch := answer_said_elsewhere(question, read, draft.spans)) is not None:
-                refusal = {"decided_by": "said elsewhere", "said_elsewhere": asdict(mismatch)}
-            elif (value := missing_value(question, read, draft.spans)) is not None:
-                refusal = {"decided_by": "asked value", "missing_value": value}
-            elif (unnamed := answer_misses_thing(question, read, draft.spans)) is not None:
-                refusal = {"decided_by": "unnamed thing", "unnamed_thing": asdict(unnamed)}
+            refusal = _plainly_no_answer(question, read, draft.spans, focus)
             if refusal is not None:
                 kept = {k: v for k, v in draft.detail.items() if k != "sentences"}  # a refusal quotes no sentences
                 draft = _declined(self.name, kept | refusal)
+            # the sentence models decided that the passages answer; which of their best sentences answers is read
+            # (the FAQ set's answerable answered right 0.772 -> 0.797, bench/results/reader_pick.md), and the sentence
+            # picked must pass the same plain reading: the reader prefers a sentence that holds the value asked for,
+            # which the models' best refused for lacking ("How much are arcade tokens?": "A game costs £7.50"). Not
+            # a follow-up in a rule rewrite's words, which the reader misreads
+            elif reader_decides and self.reader is None and (pick := self._picked(question, analysis)) is not None:
+                first, read_over, (best_read, first_read) = pick
+                picked = self._answer(question, analysis, first=first)
+                if not picked.refused and _plainly_no_answer(question, read, picked.spans, focus) is None:
+                    draft = picked
+                    draft.detail["picked_read"] = [round(best_read, 4), round(first_read, 4)]  # their best, the pick
+                    analysis.picked_over = {(s.passage, s.start) for s in read_over}
         draft.analysis = analysis  # verification's relevance check reads the same ranking
         if analysis.set_aside:  # in the trace: what was not considered as an answer, and why
             draft.detail["instructions_set_aside"] = analysis.set_aside
@@ -535,7 +541,9 @@ class ExtractiveSynthesizer:
             draft.detail["other_kind_set_aside"] = other_kinds
         return draft
 
-    def _answer(self, question: str, analysis: Analysis, reader_decides: bool = True) -> Draft:
+    def _answer(
+        self, question: str, analysis: Analysis, reader_decides: bool = True, first: ScoredSentence | None = None
+    ) -> Draft:
         if reader_decides and self.reader is not None and analysis.sentences:
             return self._read_and_answer(question, analysis)
         threshold = self.threshold(analysis.feature_set)
@@ -552,6 +560,9 @@ class ExtractiveSynthesizer:
         # asked of Saturdays) is a refusal, not a reason to answer with the next one
         if not ranked or ranked[0] is not analysis.sentences[0]:
             return _declined(self.name, detail | {"decided_by": "named scope"})
+        if first is not None:  # the reader's pick among the best (`synthesize`)
+            ranked = [first, *(s for s in ranked if s is not first)]
+            detail["picked_by"] = f"reader:{self.picker.version}" if self.picker is not None else "reader"
         # The sentence models read words, and a question in another language than its answer shares them by chance
         # ("Is there a dress code?" answered with "Saisissez le code au dos de la carte."): without the reader,
         # such a question is refused at retrieval anyway unless a word it shares draws the passage in. Both the
@@ -617,14 +628,8 @@ class ExtractiveSynthesizer:
         ][: self.settings.read]
         if not candidates:  # every sentence is about another kind, or replies to another FAQ question
             return _declined(self.name, {"answerability": 0.0, "features": analysis.feature_set, "decided_by": "named scope"})
-        # each sentence after what it stands under, the heading its indexed chunk opens with or the question before
-        # it: "Yes, for a flat fee." answers under "Do you ship to Canada?"; a sentence under neither reads alone;
-        # a line after the lead-in it completes, as the answer says it ("To return an item: Sign in and open ...")
-        headed = [_as_read(c, analysis.sources[c.passage].text, analysis.leads[c.passage]) for c in candidates]
-        read = self.reader.answers(question, headed)
+        read, order = _read_in_order(self.reader, question, candidates, analysis)
         decision = self.reader.decision
-        combined = [logit(p) + self.reader.sentence_mix * logit(c.score) for c, p in zip(candidates, read, strict=True)]
-        order = sorted(range(len(candidates)), key=lambda i: -combined[i])
         ranked_read = sorted(read, reverse=True)
         values = {
             "reader_best": logit(ranked_read[0]),
@@ -666,6 +671,39 @@ class ExtractiveSynthesizer:
             if (c.passage, c.section) == (chosen[0].passage, chosen[0].section) and read[i] >= 0.5 and not _another_row(c, asked) and normalize(c.text) not in {normalize(x.text) for x in chosen}:
                 chosen.append(c)
         return self._draft(chosen, detail, analysis)
+
+    def _picked(
+        self, question: str, analysis: Analysis
+    ) -> tuple[ScoredSentence, list[ScoredSentence], tuple[float, float]] | None:
+        """The sentence the picker reads as the answer among the sentence models' best, where it is not their
+        first, the ones it read and ranked below it, and how it read their best and its pick (one about another
+        kind, or replying to another FAQ question, is no candidate)."""
+        if self.picker is None:
+            return None
+        candidates = [  # in the question's language: the reader reads a pair across languages less surely
+            s
+            for s in analysis.sentences[: self.settings.pick_from]
+            if s.other_kind is None
+            and not answers_another_question(question, s.text, s.heading)
+            and crosses_languages(question, s.text) is None
+        ]
+        if len(candidates) < 2:
+            return None
+        read, order = _read_in_order(self.picker, question, candidates, analysis)
+        first = candidates[order[0]]
+        if first is analysis.sentences[0]:
+            return None
+        # a pick the reader reads hardly better than the models' best is its misreading as often as theirs ("房租多少钱？":
+        # the deposit read at 0.70 against the rent's 0.48): it must read it better by a margin
+        best_read = next((p for p, c in zip(read, candidates, strict=True) if c is analysis.sentences[0]), 0.0)
+        if read[order[0]] - best_read < PICK_MARGIN:
+            return None
+        # the plain readings of what the question asks keep the pick first, or it lacks what they put first (the day,
+        # the number, the kind asked: "Wann habt ihr am Wochenende geöffnet?" picked the weekdays' hours)
+        ranked = [first, *(s for s in analysis.sentences if s is not first)]
+        for reading in READINGS:
+            ranked = reading(question, ranked)
+        return (first, [candidates[i] for i in order[1:]], (best_read, read[order[0]])) if ranked[0] is first else None
 
     def _whole_list(self, best: ScoredSentence, analysis: Analysis) -> tuple[list[ScoredSentence], bool]:
         """The lines of the list `best` is one of, when the question asks for the list: "What should I bring on my
@@ -1433,6 +1471,43 @@ def _with_lead_in(sentence: ScoredSentence, text: str, leads: dict[tuple[int, in
     """The sentence after the lead-in it completes in its passage's `text`, if any (`leads`: `Passage.lead_ins`)."""
     lead = leads.get((sentence.start, sentence.end))
     return sentence.text if lead is None else f"{text[lead[0] : lead[1]]} {sentence.text}"
+
+
+# how much better (in probability) the reader must read its pick than the sentence models' best: the curve is in
+# bench/results/reader_pick.md (XQuAD design half)
+PICK_MARGIN = 0.25
+
+
+def _plainly_no_answer(question: str, read: Sequence[Passage], spans: Sequence[CharSpan], focus: Sequence[str]) -> dict | None:
+    """Why an answer is plainly none, by readings no threshold moves (`synthesis.scope`): it is about other names
+    than the one asked for, or lacks the value asked for (a phone number, an amount); None where it stands."""
+    if (mismatch := answer_scope(question, read, spans)) is not None:
+        return {"decided_by": "named scope", "named_scope": asdict(mismatch)}
+    if (mismatch := answer_kind(question, read, spans)) is not None:
+        return {"decided_by": "asked kind", "missing_kind": asdict(mismatch)}
+    if (mismatch := answer_swaps_name(question, read, spans)) is not None:
+        return {"decided_by": "named kind", "other_named_kind": asdict(mismatch)}
+    # a follow-up that swaps the topic asks about its focus ("And personal laptops?" after "Can I read work
+    # email on a personal phone?"): the words it carries from the previous question are not what it asks
+    if not focus and (mismatch := answer_said_elsewhere(question, read, spans)) is not None:
+        return {"decided_by": "said elsewhere", "said_elsewhere": asdict(mismatch)}
+    if (value := missing_value(question, read, spans)) is not None:
+        return {"decided_by": "asked value", "missing_value": value}
+    if (unnamed := answer_misses_thing(question, read, spans)) is not None:
+        return {"decided_by": "unnamed thing", "unnamed_thing": asdict(unnamed)}
+    return None
+
+
+def _read_in_order(reader: Reader, question: str, candidates: list[ScoredSentence], analysis: Analysis) -> tuple[list[float], list[int]]:
+    """The reader's probability that each candidate answers, and the candidates' order by the sum of its logit and
+    the sentence model's (weighted by `Reader.sentence_mix`), best first."""
+    # each sentence after what it stands under, the heading its indexed chunk opens with or the question before
+    # it: "Yes, for a flat fee." answers under "Do you ship to Canada?"; a sentence under neither reads alone;
+    # a line after the lead-in it completes, as the answer says it ("To return an item: Sign in and open ...")
+    headed = [_as_read(c, analysis.sources[c.passage].text, analysis.leads[c.passage]) for c in candidates]
+    read = reader.answers(question, headed)
+    combined = [logit(p) + reader.sentence_mix * logit(c.score) for c, p in zip(candidates, read, strict=True)]
+    return read, sorted(range(len(candidates)), key=lambda i: -combined[i])
 
 
 def _as_read(sentence: ScoredSentence, text: str, leads: dict[tuple[int, int], tuple[int, int]]) -> str:
