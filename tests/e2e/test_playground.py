@@ -4,10 +4,13 @@ ask, click a citation, see the cited words highlighted, see a refusal in plain w
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -61,6 +64,18 @@ def _wait(driver, condition, timeout=60):
     from selenium.webdriver.support.ui import WebDriverWait
 
     return WebDriverWait(driver, timeout, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)).until(condition)
+
+
+def _embedded(url: str, key: str) -> None:
+    """Wait until the tenant's documents are searchable by meaning: their vectors are read in the background, and a
+    question asked before reads them by their words alone."""
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        request = urllib.request.Request(url + "/v1/documents", headers={"Authorization": f"Bearer {key}"})
+        with urllib.request.urlopen(request, timeout=30) as reply:
+            if not json.loads(reply.read())["embedding_backlog"]:
+                return
+        time.sleep(0.3)
 
 
 def _ask(driver, question):
@@ -291,16 +306,7 @@ def test_a_conversation_thread_a_document_panel_and_a_favicon(browser, served):
     url, key, _ = served
     text = "# Drills\n\nThe backup drill restored the database in 14 minutes.\nThe replica lag stayed under one second.\n"
     assert _post(url, key, "/v1/documents", {"source_uri": "drills.md", "text": text})[0] == 200
-    import json
-    import time
-
-    deadline = time.time() + 60  # its meaning (vectors) is read in the background: ask once it is in
-    while time.time() < deadline:
-        request = urllib.request.Request(url + "/v1/documents", headers={"Authorization": f"Bearer {key}"})
-        with urllib.request.urlopen(request, timeout=30) as reply:
-            if not json.loads(reply.read())["embedding_backlog"]:
-                break
-        time.sleep(0.3)
+    _embedded(url, key)
     browser.get(url + "/")
     browser.execute_script("sessionStorage.removeItem('sourcerer-turns')")
     browser.get(url + "/")
@@ -352,6 +358,7 @@ def test_a_transcript_citation_shows_its_cue_on_a_timeline_and_no_dead_link(brow
     text = (ROOT / "examples" / "drill-review.vtt").read_text(encoding="utf-8")
     media = {"media_url": "https://media.example.com/drill-review.mp4"}  # the recording the transcript is of
     assert _post(url, key, "/v1/documents", {"source_uri": "drill-review.vtt", "text": text, "metadata": media})[0] == 200
+    _embedded(url, key)
     browser.get(url + "/")
     key_box = browser.find_element(By.ID, "key")
     key_box.clear()
