@@ -443,8 +443,7 @@ class ExtractiveSynthesizer:
             )
         answer = answer_features([x.features for x in scored], logits, passage_rows, missing, len(q_terms))
         ranked, asked_question = self._asked_question_first(question, sorted(scored, key=_rank_key), passages)
-        for reading in READINGS:  # plain reading of what the question asks, each on the ranking the one before left
-            ranked = reading(question, ranked)
+        ranked = _as_read_plainly(question, ranked)
         analysis = Analysis(
             feature_set=feature_set,
             question=question,
@@ -527,7 +526,9 @@ class ExtractiveSynthesizer:
                 picked = self._answer(question, analysis, first=first)
                 if not picked.refused and _plainly_no_answer(question, read, picked.spans, focus) is None:
                     draft = picked
-                    draft.detail["picked_read"] = [round(best_read, 4), round(first_read, 4)]  # their best, the pick
+                    version = self.picker.version if self.picker is not None else ""
+                    # how the reader read their best and its pick
+                    draft.detail |= {"picked_by": f"reader:{version}", "picked_read": [round(best_read, 4), round(first_read, 4)]}
                     analysis.picked_over = {(s.passage, s.start) for s in read_over}
         draft.analysis = analysis  # verification's relevance check reads the same ranking
         if analysis.set_aside:  # in the trace: what was not considered as an answer, and why
@@ -562,7 +563,6 @@ class ExtractiveSynthesizer:
             return _declined(self.name, detail | {"decided_by": "named scope"})
         if first is not None:  # the reader's pick among the best (`synthesize`)
             ranked = [first, *(s for s in ranked if s is not first)]
-            detail["picked_by"] = f"reader:{self.picker.version}" if self.picker is not None else "reader"
         # The sentence models read words, and a question in another language than its answer shares them by chance
         # ("Is there a dress code?" answered with "Saisissez le code au dos de la carte."): without the reader,
         # such a question is refused at retrieval anyway unless a word it shares draws the passage in. Both the
@@ -700,9 +700,7 @@ class ExtractiveSynthesizer:
             return None
         # the plain readings of what the question asks keep the pick first, or it lacks what they put first (the day,
         # the number, the kind asked: "Wann habt ihr am Wochenende geöffnet?" picked the weekdays' hours)
-        ranked = [first, *(s for s in analysis.sentences if s is not first)]
-        for reading in READINGS:
-            ranked = reading(question, ranked)
+        ranked = _as_read_plainly(question, [first, *(s for s in analysis.sentences if s is not first)])
         return (first, [candidates[i] for i in order[1:]], (best_read, read[order[0]])) if ranked[0] is first else None
 
     def _whole_list(self, best: ScoredSentence, analysis: Analysis) -> tuple[list[ScoredSentence], bool]:
@@ -1345,6 +1343,14 @@ def _first_holding(
     if len(ranked) < 2 or holds(ranked[0].text):
         return ranked
     return _first(ranked, next((s for s in ranked[1:reach] if eligible(s) and holds(s.text)), None))
+
+
+def _as_read_plainly(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:
+    """The ranking after the plain readings of what the question asks (`READINGS`), each on the ranking the one
+    before left."""
+    for reading in READINGS:
+        ranked = reading(question, ranked)
+    return ranked
 
 
 def _first(ranked: list[ScoredSentence], sentence: ScoredSentence | None) -> list[ScoredSentence]:
