@@ -60,8 +60,9 @@ MODES = ("bundled model", "bundled model, no reader", "lexical only")
 class answer_mode:
     """Run a block with the bundled models (`bundled model`: the e5 embeddings and the reading model,
     `SOURCERER_READER=on`), the embeddings with the sentence models deciding (the default, "no reader": the reader
-    only picks the answering sentence among their best and confirms an answer from under the retrieval floor), or
-    no model at all (`lexical only`)."""
+    only picks the answering sentence among their best, confirms an answer from under the retrieval floor and
+    judges relevance in verification), those models with the reader switched off (`bundled model, reader off`,
+    `SOURCERER_READER=off`), or no model at all (`lexical only`)."""
 
     def __init__(self, mode: str) -> None:
         self.mode = mode
@@ -75,6 +76,8 @@ class answer_mode:
             os.environ["SOURCERER_EMBEDDER"] = "none"
         elif self.mode == "bundled model":
             os.environ["SOURCERER_READER"] = "on"
+        elif self.mode == "bundled model, reader off":
+            os.environ["SOURCERER_READER"] = "off"
         return self.mode
 
     def __exit__(self, *exc: object) -> None:

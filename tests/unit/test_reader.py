@@ -928,6 +928,26 @@ def test_strict_verification_does_not_set_a_picked_answer_against_what_the_reade
 
 
 @reads
+def test_by_default_the_reader_judges_relevance_in_strict_verification(monkeypatch, tmp_path):
+    """Found asking the exploratory sets with `verify=True`: by default "Is there parking?" over a trampoline park's
+    page is answered with its opening hours (the sentence models decide), and strict verification passed it, the
+    sentence model reading it at 0.77 against its bar 0.016. The reader judges relevance wherever it can run: it
+    reads that answer at 0.03, under its bar, and strict verification refuses it as off topic. A right answer stays."""
+    from sourcerer import ask
+
+    monkeypatch.delenv("SOURCERER_READER", raising=False)
+    park = _page(tmp_path, "trampoline", TRAMPOLINE_PAGE)
+    assert "open from 10am" in ask("Is there parking?", passages=park).answer  # the default answer, unverified
+    parking = ask("Is there parking?", passages=park, verify="strict")
+    assert parking.refused and parking.reason == "off_topic", parking.faithfulness
+    assert parking.faithfulness is not None and not parking.faithfulness.relevant and parking.faithfulness.faithful is False
+    socks = ask("Do I need grip socks?", passages=park, verify="strict")
+    assert not socks.refused and "grip socks" in socks.answer and socks.faithfulness.relevant, socks.faithfulness
+    monkeypatch.setenv("SOURCERER_READER", "off")  # the sentence model judges: it passes the opening hours
+    assert not ask("Is there parking?", passages=park, verify="strict").refused
+
+
+@reads
 def test_the_sentence_the_reader_picks_passes_the_same_plain_reading(tmp_path):
     """The reader prefers a sentence holding the value asked for: "How much are arcade tokens?", which the
     sentence models' best was refused for lacking (`missing_value`), would be answered with the price of a game.

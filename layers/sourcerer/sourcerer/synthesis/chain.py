@@ -95,8 +95,9 @@ def relevance_reading(
     verification. The sentences they quote are set against the best one they do not quote, as synthesis ranks
     them (an extractive answer hands over the `analysis` synthesis ran): the answer must not fall far behind it.
 
-    With the reader on, the reader reads the claims and that one rival (one is enough: a second refused no more
-    on the relevance benchmark and costs another read). Without it, the sentence model's own probabilities for
+    With the reader (wherever it can run, by default too: the pipeline passes `confirming_reader()`), the reader
+    reads the claims and that one rival (one is enough: a second refused no more on the relevance benchmark and
+    costs another read). Without it, the sentence model's own probabilities for
     the quoted sentences and the rival decide, at the operating points fitted for its feature set; None where
     none are fitted or no claim quotes a sentence."""
     if not claims:
@@ -138,6 +139,11 @@ def relevance_reading(
         return settled(1.0)
     if given and all(s.other_kind for s in given):  # it quotes only such sentences: true, and about something else
         return settled(0.0)
+    if holds_number and not any(holds_asked_number(question, s.text, circumstances=False) for s in analysis.sentences if not used(s)):
+        # the thing the question names by its number is named by the answer and by no other sentence of the sources
+        # ("What does error 429 mean?": "... the API returns HTTP 429 with a Retry-After header."), so none is a
+        # better answer, and the reader reads such a label as no answer (p = 0.016, under its bar)
+        return settled(1.0)
     if reader is not None:  # each claim read under what its quoted sentence stands under, as synthesis read it
         return reader_relevance(question, [_under_heading(c, passages) for c in claims], reader, [s.text for s in passed_over[:1]])
     if "bar" not in point or not given:
