@@ -16,7 +16,7 @@ from sourcerer.injection import as_plain_text, only_instructions
 from sourcerer.models import Answer, Passage, Trace, TraceEntry
 from sourcerer.reading import confirming_reader, load_reader
 from sourcerer.retrieval.base import TracedRetriever, call_retriever, unfloored
-from sourcerer.retrieval.embedders import local_embedder
+from sourcerer.retrieval.embedders import local_embedder, with_known
 from sourcerer.retrieval.hybrid import SEMANTIC_FLOOR, by_best_sentence, hybrid_retriever
 from sourcerer.settings import get_settings
 from sourcerer.streaming import DraftGate, OnEvent, Stream, may_stream_early
@@ -211,7 +211,7 @@ async def aask(
         return clock.finish(Answer.refusal("not_in_sources", via=via))
     confirming = confirming_reader() if may_confirm and best is not None and best < floor else None
     if confirming is not None:  # scored by their best sentences, the passages may clear the floor (`by_best_sentence`)
-        hits = by_best_sentence(query, hits, local_embedder())
+        hits = by_best_sentence(query, hits, with_known(local_embedder(), hits))  # their sentences' vectors, stored at ingest
         best = max((h.score for h in hits if h.score is not None), default=None)
     refuse_under_floor = Answer.refusal("not_in_sources", via=via) if nothing_near else Answer.refusal("below_threshold", via=via, passages=hits)
     if best is not None and best < floor:

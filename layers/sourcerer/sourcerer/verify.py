@@ -222,12 +222,12 @@ class RelevanceReading:
         return self.relevance < self.bar or beaten
 
 
-def reader_relevance(question: str, claims: Sequence[Claim], reader: Reader, rivals: Sequence[str] = ()) -> RelevanceReading:
-    """The reading model reads the question with each claim (at least one), and the answer is relevant when one of
-    them answers it. `rivals` are the sentences of the sources the answer does not quote that a reader would read
-    first (`synthesis.chain.relevance_reading`); they are read only at a fitted `relevance_margin`."""
+def reader_relevance(question: str, answer: Sequence[str], reader: Reader, rivals: Sequence[str] = ()) -> RelevanceReading:
+    """The reading model reads the question with each of the answer's claims or sentences (at least one): the answer
+    is relevant when one answers it. `rivals`: the sentences of the sources the answer does not quote that a reader
+    would read first (`synthesis.chain.relevance_reading`), read only at a fitted `relevance_margin`."""
     return RelevanceReading(
-        relevance=max(reader.answers(question, [c.text for c in claims])),
+        relevance=max(reader.answers(question, list(answer))),
         rival=max(reader.answers(question, list(rivals)), default=None) if reader.reads_rivals else None,
         bar=relevance_bar(reader),
         margin=reader.threshold("relevance_margin", float("inf")),

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import Any
 
 from sourcerer.errors import ConfigurationError, MalformedReply, ProviderError
@@ -16,7 +15,7 @@ from sourcerer.settings import Settings, get_settings
 from sourcerer.streaming import DraftGate
 from sourcerer.synthesis.answerability import load_answer_models
 from sourcerer.synthesis.draft import Draft, read_draft
-from sourcerer.synthesis.extractive import Analysis, ExtractiveSettings, ExtractiveSynthesizer, asks_procedure
+from sourcerer.synthesis.extractive import Analysis, ExtractiveSettings, ExtractiveSynthesizer, as_read, asks_procedure
 from sourcerer.synthesis.prompt import build_messages
 from sourcerer.synthesis.providers import (
     ChatProvider,
@@ -103,7 +102,8 @@ def relevance_reading(
     if not claims:
         return None
     quoted = claim_quotes(claims, passages)
-    if analysis is None or analysis.question != question:
+    extractive = analysis is not None and analysis.question == question  # synthesis handed over its ranking
+    if not extractive:
         analysis = extractive_synthesizer(settings).analyse(question, passages)
 
     def used(s) -> bool:  # a quote can hold several sentences: a lead-in with all its lines
@@ -144,7 +144,14 @@ def relevance_reading(
         # ("What does error 429 mean?": "... the API returns HTTP 429 with a Retry-After header."), so none is a
         # better answer, and the reader reads such a label as no answer (p = 0.016, under its bar)
         return settled(1.0)
-    if reader is not None:  # each claim read under what its quoted sentence stands under, as synthesis read it
+    if reader is not None and extractive and given:
+        # an extractive answer's sentences, read as synthesis read them (the pairs its reads left remembered: its
+        # claims' words differ, "... 2001–2007." for a title line), against no rival: it is the sentence the reader
+        # read best among the models' best (it decided, or it picked), and a sentence they rank lower is no rival
+        # worth a read (by default, over the exploratory sets, one refused one right answer and no wrong one)
+        return reader_relevance(question, [as_read(s, analysis) for s in given], reader)
+    if reader is not None:  # an LLM's claims, each under what its quoted sentence stands under, and the best sentence
+        # it passes over
         return reader_relevance(question, [_under_heading(c, passages) for c in claims], reader, [s.text for s in passed_over[:1]])
     if "bar" not in point or not given:
         return None
@@ -156,12 +163,12 @@ def relevance_reading(
     )
 
 
-def _under_heading(claim: Claim, passages: Sequence[Passage]) -> Claim:
+def _under_heading(claim: Claim, passages: Sequence[Passage]) -> str:
     """The claim as read after what the sentence it quotes first stands under (`scope.heading_over`: the heading of
     the chunk, or an FAQ's question before it in the passage), as synthesis read it."""
     for number, spans in claim_quotes([claim], passages).items():
-        return replace(claim, text=under_heading(heading_over(passages[number - 1], spans[0].start), claim.text))
-    return claim
+        return under_heading(heading_over(passages[number - 1], spans[0].start), claim.text)
+    return claim.text
 
 
 async def synthesize(

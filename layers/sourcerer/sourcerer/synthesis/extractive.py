@@ -1510,16 +1510,16 @@ def _read_in_order(reader: Reader, question: str, candidates: list[ScoredSentenc
     # each sentence after what it stands under, the heading its indexed chunk opens with or the question before
     # it: "Yes, for a flat fee." answers under "Do you ship to Canada?"; a sentence under neither reads alone;
     # a line after the lead-in it completes, as the answer says it ("To return an item: Sign in and open ...")
-    headed = [_as_read(c, analysis.sources[c.passage].text, analysis.leads[c.passage]) for c in candidates]
+    headed = [as_read(c, analysis) for c in candidates]
     read = reader.answers(question, headed)
     combined = [logit(p) + reader.sentence_mix * logit(c.score) for c, p in zip(candidates, read, strict=True)]
     return read, sorted(range(len(candidates)), key=lambda i: -combined[i])
 
 
-def _as_read(sentence: ScoredSentence, text: str, leads: dict[tuple[int, int], tuple[int, int]]) -> str:
+def as_read(sentence: ScoredSentence, analysis: Analysis) -> str:
     """What the reader reads of a candidate: the sentence after its lead-in, under its heading; the heading once
     where it is the lead-in ("How to return an item" over its steps)."""
-    line = _with_lead_in(sentence, text, leads)
+    line = _with_lead_in(sentence, analysis.sources[sentence.passage].text, analysis.leads[sentence.passage])
     return line if sentence.heading and line.startswith(sentence.heading) else under_heading(sentence.heading, line)
 
 
