@@ -95,10 +95,10 @@ def relevance_reading(
     them (an extractive answer hands over the `analysis` synthesis ran): the answer must not fall far behind it.
 
     With the reader (wherever it can run, by default too: the pipeline passes `confirming_reader()`), the reader
-    reads the claims and that one rival (one is enough: a second refused no more on the relevance benchmark and
-    costs another read). Without it, the sentence model's own probabilities for
-    the quoted sentences and the rival decide, at the operating points fitted for its feature set; None where
-    none are fitted or no claim quotes a sentence."""
+    reads an LLM's claims and that one rival (one is enough: a second refused no more on the relevance benchmark
+    and costs another read), and an extractive answer's sentences as synthesis read them, against none. Without
+    it, the sentence model's own probabilities for the quoted sentences and the rival decide, at the operating
+    points fitted for its feature set; None where none are fitted or no claim quotes a sentence."""
     if not claims:
         return None
     quoted = claim_quotes(claims, passages)
