@@ -187,7 +187,7 @@ class Faithfulness(BaseModel):
     relevant: bool | None = Field(
         default=None,
         description="the answer answers the question, as the reading model reads it (the sentence model where the reader "
-        "is off) (None: not read)",
+        "cannot run or is switched off) (None: not read)",
     )
     relevance: float | None = Field(default=None, ge=0.0, le=1.0, description="that model's probability that it does")
     rival: float | None = Field(
@@ -195,7 +195,8 @@ class Faithfulness(BaseModel):
         ge=0.0,
         le=1.0,
         description="that model's probability for the best sentence of the sources the answer does not quote: far above "
-        "`relevance`, the answer quotes the wrong sentence and is not relevant (None: not read)",
+        "`relevance`, the answer quotes the wrong sentence and is not relevant (None: not read; the reader reads none "
+        "against an extractive answer, its own best reading)",
     )
     removed: list[ClaimVerdict] = Field(
         default_factory=list,
