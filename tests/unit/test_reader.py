@@ -928,11 +928,12 @@ def test_where_the_sentence_models_decide_the_reader_picks_the_answering_sentenc
 
 @reads
 def test_strict_verification_does_not_set_a_picked_answer_against_what_the_reader_read_below_it():
-    """Without the reader deciding, relevance sets the answer's sentence against the best one it passes over, as
-    the sentence models rank them; a sentence the reader read and ranked below the one it picked is no better
-    answer. ("Wann ist der Welpenkurs?" answered with the Saturday sentence was refused as `off_topic`, the price
-    sentence its rival.)"""
+    """Without the reader, relevance sets the answer's sentence against the best one it passes over, as the
+    sentence models rank them; a sentence the reader read and ranked below the one it picked is no better answer.
+    ("Wann ist der Welpenkurs?" answered with the Saturday sentence was refused as `off_topic`, the price sentence
+    its rival.) The reader judges a picked answer, and reads it against no rival (`chain.relevance_reading`)."""
     from sourcerer.models import Passage
+    from sourcerer.reading import confirming_reader
     from sourcerer.settings import get_settings
     from sourcerer.synthesis.chain import extractive_synthesizer, relevance_reading
     from sourcerer.verify import split_claims
@@ -942,11 +943,9 @@ def test_strict_verification_does_not_set_a_picked_answer_against_what_the_reade
     settings = get_settings()
     analysis = extractive_synthesizer(settings).analyse(question, passages)
     claims = split_claims(f"{PUPPY_CLASSES[0]['text']} [1]")
-    price = next(s for s in analysis.sentences if "120 Euro" in s.text)
     assert relevance_reading(question, passages, claims, settings, None, analysis).rival is not None
-    analysis.picked_over = {(price.passage, price.start)}
-    reading = relevance_reading(question, passages, claims, settings, None, analysis)
-    assert reading.rival is None and reading.margin > 0, reading
+    reading = relevance_reading(question, passages, claims, settings, confirming_reader(), analysis)
+    assert reading is not None and reading.rival is None and reading.margin > 0, reading
 
 
 @reads

@@ -123,7 +123,6 @@ def relevance_reading(
         for s in analysis.sentences
         if not used(s)
         and s.other_kind is None
-        and (s.passage, s.start) not in analysis.picked_over  # the reader read it as a worse answer (`_picked`)
         and (contact is None or holds_value(contact, s.text))
         and (not holds_number or holds_asked_number(question, s.text, circumstances=False))
     ]

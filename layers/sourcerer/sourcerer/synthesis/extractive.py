@@ -240,9 +240,6 @@ class Analysis:
     sources: list[Passage] = field(default_factory=list)  # the passages the sentences' offsets point into
     # per source, each sentence that completes a lead-in to that lead-in (`Passage.lead_ins`), read once per question
     leads: list[dict[tuple[int, int], tuple[int, int]]] = field(default_factory=list)
-    # (passage, start) of the sentences the reader read and ranked below the one it picked as the answer: no better
-    # answer for verification's relevance check to set the answer against
-    picked_over: set[tuple[int, int]] = field(default_factory=set)
 
     def __post_init__(self) -> None:
         if not self.leads:
@@ -522,14 +519,12 @@ class ExtractiveSynthesizer:
             # which the models' best refused for lacking ("How much are arcade tokens?": "A game costs £7.50"). Not
             # a follow-up in a rule rewrite's words, which the reader misreads
             elif reader_decides and self.reader is None and (pick := self._picked(question, analysis)) is not None:
-                first, read_over, (best_read, first_read) = pick
+                first, version, (best_read, first_read) = pick
                 picked = self._answer(question, analysis, first=first)
                 if not picked.refused and _plainly_no_answer(question, read, picked.spans, focus) is None:
                     draft = picked
-                    version = self.picker.version if self.picker is not None else ""
                     # how the reader read their best and its pick
                     draft.detail |= {"picked_by": f"reader:{version}", "picked_read": [round(best_read, 4), round(first_read, 4)]}
-                    analysis.picked_over = {(s.passage, s.start) for s in read_over}
         draft.analysis = analysis  # verification's relevance check reads the same ranking
         if analysis.set_aside:  # in the trace: what was not considered as an answer, and why
             draft.detail["instructions_set_aside"] = analysis.set_aside
@@ -672,12 +667,10 @@ class ExtractiveSynthesizer:
                 chosen.append(c)
         return self._draft(chosen, detail, analysis)
 
-    def _picked(
-        self, question: str, analysis: Analysis
-    ) -> tuple[ScoredSentence, list[ScoredSentence], tuple[float, float]] | None:
+    def _picked(self, question: str, analysis: Analysis) -> tuple[ScoredSentence, str, tuple[float, float]] | None:
         """The sentence the picker reads as the answer among the sentence models' best, where it is not their
-        first, the ones it read and ranked below it, and how it read their best and its pick (one about another
-        kind, or replying to another FAQ question, is no candidate)."""
+        first, the picker's version, and how it read their best and its pick (one about another kind, or replying
+        to another FAQ question, is no candidate)."""
         if self.picker is None:
             return None
         candidates = [  # in the question's language: the reader reads a pair across languages less surely
@@ -701,7 +694,7 @@ class ExtractiveSynthesizer:
         # the plain readings of what the question asks keep the pick first, or it lacks what they put first (the day,
         # the number, the kind asked: "Wann habt ihr am Wochenende geöffnet?" picked the weekdays' hours)
         ranked = _as_read_plainly(question, [first, *(s for s in analysis.sentences if s is not first)])
-        return (first, [candidates[i] for i in order[1:]], (best_read, read[order[0]])) if ranked[0] is first else None
+        return (first, self.picker.version, (best_read, read[order[0]])) if ranked[0] is first else None
 
     def _whole_list(self, best: ScoredSentence, analysis: Analysis) -> tuple[list[ScoredSentence], bool]:
         """The lines of the list `best` is one of, when the question asks for the list: "What should I bring on my
