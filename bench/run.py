@@ -57,6 +57,7 @@ def main() -> None:
     quick = args.quick
     reader_eval.run(20 if quick else 120, 50 if quick else 300, write_operating_points=False)
     reader_budget.run(30 if quick else 125, 5 if quick else 30)
+    reader_budget.default_path(5 if quick else 30)
     relevance.run(8 if quick else 30)
     verification.run(300 if quick else 2000, 50 if quick else 300)
     consistency.run(20 if quick else 100, with_model=not quick)
