@@ -118,14 +118,10 @@ def relevance_reading(
     value = asked_value(question)
     contact = value if value in CONTACT_VALUES else None
     holds_number = any(holds_asked_number(question, s.text, circumstances=False) for s in given)
-    passed_over = [
-        s
-        for s in analysis.sentences
-        if not used(s)
-        and s.other_kind is None
-        and (contact is None or holds_value(contact, s.text))
-        and (not holds_number or holds_asked_number(question, s.text, circumstances=False))
-    ]
+    unused = [s for s in analysis.sentences if not used(s)]
+    if holds_number:  # the other sentences that hold the number too
+        unused = [s for s in unused if holds_asked_number(question, s.text, circumstances=False)]
+    passed_over = [s for s in unused if s.other_kind is None and (contact is None or holds_value(contact, s.text))]
     point = load_answer_models()[analysis.feature_set].relevance
 
     def settled(relevance: float) -> RelevanceReading | None:  # decided without reading, against no rival
@@ -138,7 +134,7 @@ def relevance_reading(
         return settled(1.0)
     if given and all(s.other_kind for s in given):  # it quotes only such sentences: true, and about something else
         return settled(0.0)
-    if holds_number and not any(holds_asked_number(question, s.text, circumstances=False) for s in analysis.sentences if not used(s)):
+    if holds_number and not unused:
         # the thing the question names by its number is named by the answer and by no other sentence of the sources
         # ("What does error 429 mean?": "... the API returns HTTP 429 with a Retry-After header."), so none is a
         # better answer, and the reader reads such a label as no answer (p = 0.016, under its bar)
