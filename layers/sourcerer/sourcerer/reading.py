@@ -10,8 +10,10 @@ its pooled output:
 
 The retrained tensors ship as a patch of the engine's own file (`data/reader.patch`, 12 MB) that is laid over
 the bundled model once per process (written to the temp dir, keyed and checked by hash), so the same C engine
-runs it and nothing is downloaded or installed. It is off unless `SOURCERER_READER=on`; off, or without the
-engine, `load_reader()` returns None and callers decide with the cheaper models.
+runs it and nothing is downloaded or installed. It decides whether to answer only where `SOURCERER_READER=on`
+(`load_reader()`); by default the cheaper models decide, and it picks their answering sentence, confirms an answer
+from under the retrieval floor and judges relevance in verification (`confirming_reader()`). Switched off
+(`SOURCERER_READER=off`), or without the engine, both return None and callers decide with the cheaper models.
 """
 
 from __future__ import annotations
