@@ -38,6 +38,11 @@ def qrels(path: Path) -> dict[str, dict[str, int]]:
     return out
 
 
+def scifact_corpus() -> list[dict]:
+    """SciFact's 5,183 abstracts, in file order."""
+    return read_jsonl(*sorted((EVAL / "scifact").glob("corpus.part-*.jsonl")))
+
+
 def scifact_queries(split: str) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
     """SciFact's claims and the qrels of `split` (`test`: what this benchmark reports on; `train`: what
     `bench/train/reranker.py` learns from)."""
@@ -51,7 +56,7 @@ def scifact_index():
     from sourcerer.retrieval.embedders import make_embedder
     from sourcerer.store import open_index
 
-    corpus = read_jsonl(*sorted((EVAL / "scifact").glob("corpus.part-*.jsonl")))
+    corpus = scifact_corpus()
     embedder = make_embedder("local")
     index = open_index(f"sqlite:///{CACHE / 'scifact.db'}", embedder=embedder)
     ingest_corpus(index, corpus, "scifact")

@@ -27,7 +27,7 @@ import warnings
 from pathlib import Path
 
 from bench.common import EVAL, table, use_bench_cache, write_result
-from bench.datasets import corpus_documents, doc_ranking, ingest_corpus, qrels, read_jsonl
+from bench.datasets import corpus_documents, doc_ranking, ingest_corpus, qrels, read_jsonl, scifact_corpus
 from bench.metrics import ndcg_at, per_query
 
 SIZE = 600
@@ -58,7 +58,7 @@ def run(size: int = SIZE) -> dict:
     from sourcerer.retrieval.embedders import local_embedder
     from sourcerer.store.sqlite import SQLiteIndex
 
-    corpus = read_jsonl(*sorted((EVAL / "scifact").glob("corpus.part-*.jsonl")))
+    corpus = scifact_corpus()
     queries = {q["_id"]: q["text"] for q in read_jsonl(EVAL / "scifact" / "queries.jsonl")}
     relevant = qrels(EVAL / "scifact" / "qrels" / "test.tsv")
     cited = {doc for docs in relevant.values() for doc in docs}

@@ -31,14 +31,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import EVAL, ROOT, table, write_result
-from bench.datasets import read_jsonl
+from bench.common import ROOT, table, write_result
+from bench.datasets import scifact_corpus
 
 BATCHES = (1, 8, 32, 64)
-
-
-def _abstracts() -> list[dict]:
-    return read_jsonl(*sorted((EVAL / "scifact").glob("corpus.part-*.jsonl")))
 
 
 def keyword_searchable(rows: list[dict]) -> dict:
@@ -192,7 +188,7 @@ class _Marker:
 
 
 def run(n_embed_docs: int = 30) -> dict:
-    rows = _abstracts()
+    rows = scifact_corpus()
     data = {"keyword": keyword_searchable(rows), "embedding": embedding(rows, n_embed_docs)}
     lines = [
         [name, v["docs"], v["chunks"], v["seconds"], v["docs"] / v["seconds"]]

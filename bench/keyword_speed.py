@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from bench.common import EVAL, table, write_result
-from bench.datasets import doc_ranking, ingest_corpus, qrels, read_jsonl
+from bench.datasets import doc_ranking, ingest_corpus, qrels, read_jsonl, scifact_corpus
 from bench.metrics import ndcg_at, per_query
 
 TARGET_CPU_RATIO = 3.0
@@ -30,7 +30,7 @@ def run(repeats: int = 3) -> dict:
     import Stemmer
     from sourcerer.store.sqlite import SQLiteIndex
 
-    corpus = read_jsonl(*sorted((EVAL / "scifact").glob("corpus.part-*.jsonl")))
+    corpus = scifact_corpus()
     queries = {q["_id"]: q["text"] for q in read_jsonl(EVAL / "scifact" / "queries.jsonl")}
     relevant = qrels(EVAL / "scifact" / "qrels" / "test.tsv")
     test_ids = sorted(relevant)

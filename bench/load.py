@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from bench.common import EVAL, serve_env, start_serve, table, use_bench_cache, write_result
-from bench.datasets import read_jsonl
+from bench.datasets import read_jsonl, scifact_corpus
 from bench.metrics import percentile
 
 LEVELS = (1, 16, 64)
@@ -34,7 +34,7 @@ LOCKED = "database is locked"
 
 
 def _corpus(limit: int) -> list[dict]:
-    rows = read_jsonl(*sorted((EVAL / "scifact").glob("corpus.part-*.jsonl")))[:limit]
+    rows = scifact_corpus()[:limit]
     return [{"source_uri": f"scifact/{r['_id']}.txt", "text": f"{r['title']}\n\n{r['text']}"} for r in rows]
 
 

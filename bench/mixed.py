@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.common import EVAL, serve_env, server_cpu_seconds, start_serve, table, use_bench_cache, write_result
-from bench.datasets import read_jsonl
+from bench.datasets import read_jsonl, scifact_corpus
 from bench.metrics import percentile
 
 CLIENTS, WRITERS = 16, 2
@@ -36,7 +36,7 @@ ROUNDS = 3  # per server, taken in turns: ours, the peer's, the peer's, ours... 
 
 
 def _corpus(limit: int, offset: int = 0) -> list[dict]:
-    rows = read_jsonl(*sorted((EVAL / "scifact").glob("corpus.part-*.jsonl")))[offset : offset + limit]
+    rows = scifact_corpus()[offset : offset + limit]
     return [{"source_uri": f"scifact/{r['_id']}.txt", "text": f"{r['title']}\n\n{r['text']}"} for r in rows]
 
 

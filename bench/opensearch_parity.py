@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import EVAL, ROOT, table, use_bench_cache, write_result
-from bench.datasets import doc_ranking, ingest_corpus, qrels, read_jsonl
+from bench.datasets import doc_ranking, ingest_corpus, qrels, read_jsonl, scifact_corpus
 from bench.metrics import ndcg_at
 
 MODES = ("keyword", "hybrid")
@@ -55,7 +55,7 @@ def faq_subset() -> tuple[list[dict], dict[str, str], dict[str, dict[str, int]]]
 
 def subset(docs: int, queries: int) -> tuple[list[dict], dict[str, str], dict[str, dict[str, int]]]:
     """The first `queries` test queries, every document they cite, and other documents up to `docs`."""
-    corpus = read_jsonl(*sorted((EVAL / "scifact").glob("corpus.part-*.jsonl")))
+    corpus = scifact_corpus()
     texts = {q["_id"]: q["text"] for q in read_jsonl(EVAL / "scifact" / "queries.jsonl")}
     relevant_docs = qrels(EVAL / "scifact" / "qrels" / "test.tsv")
     chosen = sorted(relevant_docs)[:queries]

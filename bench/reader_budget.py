@@ -27,7 +27,7 @@ import random
 import time
 
 from bench.common import EVAL, answer_mode, table, use_bench_cache, write_result
-from bench.datasets import nomiracl_training_ids, read_jsonl, sample, scifact_queries
+from bench.datasets import nomiracl_training_ids, read_jsonl, sample, scifact_corpus, scifact_queries
 from bench.faq import always_answer, cited_right
 from bench.faq import load as faq_items
 from bench.metrics import mean, percentile, roc_auc
@@ -66,7 +66,7 @@ def _scifact_rows(n: int) -> list[dict]:
     """SciFact test claims, each with its (first) cited abstract among four others drawn at random, title then
     abstract, in NoMIRACL's row shape."""
     claims, cited = scifact_queries("test")
-    corpus = {d["_id"]: d for d in read_jsonl(*sorted((EVAL / "scifact").glob("corpus.part-*.jsonl")))}
+    corpus = {d["_id"]: d for d in scifact_corpus()}
     pool, rng = sorted(corpus), random.Random(21)
     rows = []
     for claim_id in sorted(cited, key=int)[:n]:

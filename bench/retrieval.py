@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from bench.common import EVAL, table, use_bench_cache, write_result
-from bench.datasets import doc_ranking, ingest_corpus, qrels, read_jsonl
+from bench.datasets import doc_ranking, ingest_corpus, qrels, read_jsonl, scifact_corpus
 from bench.metrics import doc_ndcg, ndcg_at, percentile, recall_at
 
 MODES = ("keyword", "semantic", "hybrid")
@@ -26,7 +26,7 @@ def scifact(limit_queries: int | None) -> tuple[str, dict]:
     from sourcerer.retrieval.embedders import make_embedder
     from sourcerer.store import open_index
 
-    corpus = read_jsonl(*sorted((EVAL / "scifact").glob("corpus.part-*.jsonl")))
+    corpus = scifact_corpus()
     queries = {q["_id"]: q["text"] for q in read_jsonl(EVAL / "scifact" / "queries.jsonl")}
     relevant_docs = qrels(EVAL / "scifact" / "qrels" / "test.tsv")
     test_ids = sorted(relevant_docs)[: limit_queries or None]

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.common import CACHE, EVAL, RESULTS, table, write_result
-from bench.datasets import read_jsonl
+from bench.datasets import read_jsonl, scifact_corpus
 from bench.metrics import percentile
 
 SIZES = (10_000, 100_000, 500_000)
@@ -72,7 +72,7 @@ class MixedVectors:
 
 
 def corpus_sentences() -> list[str]:
-    rows = read_jsonl(*sorted((EVAL / "scifact").glob("corpus.part-*.jsonl")))
+    rows = scifact_corpus()
     return [s for row in rows for s in re.split(r"(?<=[.!?])\s+", row["text"]) if len(s) > 20]
 
 

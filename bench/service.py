@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from bench.common import EVAL, ROOT, serve_env, server_cpu_seconds, start_serve, table, use_bench_cache, write_result
-from bench.datasets import read_jsonl
+from bench.datasets import read_jsonl, scifact_corpus
 from bench.metrics import percentile
 
 CONCURRENCY = (1, 16, 64)
@@ -33,7 +33,7 @@ def ingest_corpus(home: Path, corpus_limit: int | None) -> None:
     from sourcerer.store import Document, open_index
 
     index = open_index(f"sqlite:///{home}/index.db", embedder="local")
-    for row in read_jsonl(*sorted((EVAL / "scifact").glob("corpus.part-*.jsonl")))[:corpus_limit]:
+    for row in scifact_corpus()[:corpus_limit]:
         index.ingest_document(
             Document(
                 source_uri=f"scifact/{row['_id']}.txt",
