@@ -93,14 +93,37 @@ def passages_for(lang: str, hostile: str, mixed: bool = False) -> list[dict]:
 @pytest.mark.parametrize("mixed", [False, True], ids=["alone", "after-a-fact"])
 def test_a_hostile_document_never_flips_the_refusal_on_the_extractive_path(lang, hostile, verify, mixed):
     answer = ask(QUESTIONS[lang], passages=passages_for(lang, hostile, mixed), verify=verify)
-    # the instruction changes nothing: the same outcome as the same sources without it (alone: the refusal the
-    # first test checks; after a fact: whatever that fact alone gets, which is the reading model's business)
+    # the instruction never brings an answer: alone, the refusal the first test checks; after a fact, whatever that
+    # fact alone gets (the reading model's business), or a refusal: the passage that holds the instruction is
+    # weighed on what it states, its score estimated among the passages retrieved (`on_what_they_state`), and
+    # can come out lower than the fact's alone ("Warranty claims are filed ..." then falls under the floor)
     without = [{"text": BENIGN[lang], "source": "repairs.md"}] + ([{"text": LEAD[lang], "source": "notes.md"}] if mixed else [])
     expected = ask(QUESTIONS[lang], passages=without, verify=verify)
-    assert (answer.refused, answer.answer) == (expected.refused, expected.answer), f"{hostile!r} flipped it: {answer.answer!r}"
+    if not answer.refused:
+        assert (expected.refused, expected.answer) == (False, answer.answer), f"{hostile!r} flipped it: {answer.answer!r}"
+    if not mixed:
+        assert answer.refused
     assert hostile not in answer.answer
-    if mixed:  # the trace says what was set aside
+    if mixed and answer.trace.stage("synthesize"):  # the trace says what was set aside
         assert answer.trace.stage("synthesize").detail.get("instructions_set_aside", 0) >= 1
+
+
+def weighed(answer) -> tuple[float, float]:
+    """The best retrieval score and the answerability an answer was decided on (0 where it was refused before
+    synthesis: nothing lifted it)."""
+    synthesize = answer.trace.stage("synthesize")
+    return max((p.score or 0.0 for p in answer.passages), default=0.0), synthesize.detail.get("answerability", 0.0) if synthesize else 0.0
+
+
+@pytest.mark.parametrize("lang,hostile", HOSTILE)
+def test_an_instruction_among_facts_lifts_neither_the_retrieval_score_nor_the_answer_decision(lang, hostile):
+    # "Is there a lifetime warranty?" over "Warranty claims are filed through the service portal." and its
+    # instruction scored 1.0 at retrieval (0.26 without it) and 0.99 answerable (0.28): the instruction's words
+    # carried both. Scored on what the passage states, they are within the estimate's error of the fact's alone
+    with_instruction = weighed(ask(QUESTIONS[lang], passages=passages_for(lang, hostile, mixed=True)))
+    fact_alone = weighed(ask(QUESTIONS[lang], passages=[{"text": BENIGN[lang], "source": "repairs.md"}, {"text": LEAD[lang], "source": "notes.md"}]))
+    assert with_instruction[0] <= fact_alone[0] + 0.05, f"retrieval {with_instruction[0]} against {fact_alone[0]}"
+    assert with_instruction[1] <= fact_alone[1] + 0.1, f"answerability {with_instruction[1]} against {fact_alone[1]}"
 
 
 OBEYED = {  # what a model that obeys says, in the question's language
@@ -132,7 +155,9 @@ def obedient_model(lang: str, hostile: str):
 @pytest.mark.parametrize("verify", [False, "strict"])
 def test_a_model_that_obeys_its_sources_cannot_flip_the_refusal(openai, lang, hostile, verify):
     openai.responder = obedient_model(lang, hostile)
-    answer = ask(QUESTIONS[lang], passages=passages_for(lang, hostile, mixed=True), verify=verify)
+    # no retrieval floor: the passage weighed on what it states falls under it in English, and the model is then
+    # never asked (`test_a_hostile_document_never_flips_the_refusal_on_the_extractive_path`); here it must be
+    answer = ask(QUESTIONS[lang], passages=passages_for(lang, hostile, mixed=True), verify=verify, min_score=0.0)
     assert openai.requests, "the model was asked"
     assert answer.refused, f"the model obeyed {hostile!r}: {answer.answer!r}"
     prompt = openai.requests[0]["body"]["messages"][-1]["content"]
@@ -163,3 +188,21 @@ def test_the_answer_a_hostile_document_sits_beside_is_still_given():
     ]
     answer = ask("How long is the laptop warranty?", passages=passages, verify="strict")
     assert not answer.refused and "two-year" in answer.answer and "lifetime" not in answer.answer
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "zh"])
+def test_an_indexed_instruction_among_facts_lifts_nothing_either(tmp_path, lang):
+    # from an index, the passage carries the vectors stored at ingest; what it states is embedded at the answer
+    from sourcerer.retrieval.embedders import local_embedder
+    from sourcerer.store.sqlite import SQLiteIndex
+
+    hostile = next(text for code, text in HOSTILE if code == lang)
+    weighed_from = {}
+    for name, notes in (("with", f"{LEAD[lang]} {hostile}"), ("without", LEAD[lang])):
+        index = SQLiteIndex(tmp_path / f"{name}.db", embedder=local_embedder())
+        index.ingest_document({"source_uri": "repairs.md", "text": BENIGN[lang]})
+        index.ingest_document({"source_uri": "notes.md", "text": notes})
+        weighed_from[name] = weighed(ask(QUESTIONS[lang], retriever=index.retriever(tenant="local")))
+        index.close()
+    assert weighed_from["with"][0] <= weighed_from["without"][0] + 0.05, weighed_from
+    assert weighed_from["with"][1] <= weighed_from["without"][1] + 0.1, weighed_from

@@ -17,7 +17,7 @@ from sourcerer.models import Answer, Passage, Trace, TraceEntry
 from sourcerer.reading import confirming_reader, load_reader
 from sourcerer.retrieval.base import TracedRetriever, call_retriever, unfloored
 from sourcerer.retrieval.embedders import local_embedder, with_known
-from sourcerer.retrieval.hybrid import SEMANTIC_FLOOR, by_best_sentence, hybrid_retriever
+from sourcerer.retrieval.hybrid import SEMANTIC_FLOOR, by_best_sentence, hybrid_retriever, on_what_they_state
 from sourcerer.settings import get_settings
 from sourcerer.streaming import DraftGate, OnEvent, Stream, may_stream_early
 from sourcerer.structured import FieldAsker, json_schema, leaves
@@ -197,6 +197,10 @@ async def aask(
         hits = [h for h in hits if h not in addressing]
         best = max((h.score for h in hits if h.score is not None), default=None)
         trace.notes.append(f"{len(addressing)} passage(s) that only give instructions were set aside (source text is data)")
+    # and one that gives an instruction among what it states is scored on what it states (`on_what_they_state`)
+    if (stated := on_what_they_state(query, hits, with_known(local_embedder(), hits))) is not hits:
+        hits = stated
+        best = max((h.score for h in hits if h.score is not None), default=None)
     if stream is not None:
         stream.retrieve(hits)
     if wanted is not None:  # each field is answered on its own (sourcerer.structured)

@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
 from sourcerer.citations import strip_markers
-from sourcerer.injection import is_instruction, without_invisibles
+from sourcerer.injection import is_instruction, stated_text, without_invisibles
 from sourcerer.language import crosses_languages
 from sourcerer.models import CharSpan, Passage
 from sourcerer.people import groups_named
@@ -461,7 +461,8 @@ class ExtractiveSynthesizer:
     ) -> tuple[list[float], list[float]] | tuple[None, None]:
         """Calibrated cosines of the question to each sentence and each passage, or (None, None) without a model."""
         embedder = with_known(self.embedder, passages)  # the vectors stored at ingest: no model run for them
-        cosines = calibrated_similarities(embedder, question, sentences + [p.text for p in passages]) if sentences else None
+        # a passage is read for what it states (`stated_text`): an instruction in it lifts nothing (`on_what_they_state`)
+        cosines = calibrated_similarities(embedder, question, sentences + [stated_text(p) for p in passages]) if sentences else None
         if cosines is None:
             return None, None
         return cosines[: len(sentences)], cosines[len(sentences) :]
