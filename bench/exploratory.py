@@ -76,7 +76,7 @@ def outcome(answer, expected: list[str] | None) -> str:
 def ask_all(sets: list[dict]) -> list[dict]:
     """Every question of `sets` asked as `sourcerer ask --passages FOLDER` asks it, with what came of it."""
     from sourcerer import ask
-    from sourcerer.cli.ask import load_passages
+    from sourcerer.passage_files import load_passages
 
     results = []
     for s in sets:

@@ -1815,7 +1815,7 @@ def test_a_word_the_sources_write_with_another_ending_is_the_word_asked(question
     """Found trying a dry cleaner's prices as a user: "Was kostet eine Bettdecke?" was answered with the shirts' price,
     as the index stems English only ("bettdeck" against "bettdecken"), and "Reinigen Sie Teppiche?" with "Bettdecken
     reinigen wir ab 25 Euro.", which shares only the verb the question opens with."""
-    from sourcerer.cli.ask import document_passages
+    from sourcerer.passage_files import document_passages
 
     (tmp_path / "preise.md").write_text(_REINIGUNG, encoding="utf-8")
     answer = ask(question, passages=document_passages(tmp_path / "preise.md"), chat="extractive")
@@ -1874,7 +1874,7 @@ def test_a_question_asking_when_is_answered_by_a_sentence_that_states_a_time(que
     no answer is better than a time of another thing (the castrations' days, "dienstags", count as one now). And a
     cake shop's "Wann kann ich die Torte abholen?" was answered with the cakes' prices, while the pick-up days stood
     next."""
-    from sourcerer.cli.ask import document_passages
+    from sourcerer.passage_files import document_passages
 
     (tmp_path / "page.md").write_text(page, encoding="utf-8")
     answer = ask(question, passages=document_passages(tmp_path / "page.md"), chat="extractive")  # a passage per section

@@ -193,7 +193,7 @@ def test_a_servers_cpu_is_split_into_its_background_threads_by_their_nice_value(
 def test_exploratory_benchmark_labels_quote_their_documents():
     """Every answer the exploratory benchmark expects is text of its business's pages, word for word (a label with a
     typo would count a right answer wrong), and every set asks both answerable questions and near-misses."""
-    from sourcerer.cli.ask import load_passages
+    from sourcerer.passage_files import load_passages
 
     from bench.exploratory import load
 

@@ -64,7 +64,7 @@ def test_an_faq_question_on_its_own_line_heads_its_answer(name, text, tmp_path):
         assert (canada.locator["kind"], canada.locator["start"]) == ("lines", 4)
 
     (tmp_path / name).write_text(text, encoding="utf-8")
-    from sourcerer.cli.ask import load_passages
+    from sourcerer.passage_files import load_passages
 
     passages = load_passages(tmp_path / name)
     answer = ask("Do you ship to Canada?", passages=passages, chat="extractive")
@@ -386,7 +386,7 @@ def test_an_html_faq_answers_each_question_with_the_answer_under_it(question, qu
     Gift cards cannot be returned or exchanged."). A question standing as a paragraph of its own (a bold line, a
     <dt>, a <summary>) now heads the answer under it, and a sentence is ranked as read under its heading: "No, we
     accept cards only." says nothing of cheques until it is read after "Can I pay by cheque?"."""
-    from sourcerer.cli.ask import load_passages
+    from sourcerer.passage_files import load_passages
 
     (tmp_path / "faq.html").write_text(FAQ_HTML, encoding="utf-8")
     answer = ask(question, passages=load_passages(tmp_path / "faq.html"), chat="extractive")
@@ -413,7 +413,7 @@ def test_an_answer_is_the_sentence_under_the_question_it_answers(where, tmp_path
     one chunk; a sentence is scored as read under the last question before it, and an answer's second sentence
     comes from under the same question ("Can I return a gift card?" once added "No, we accept cards only."). The
     welcome line before the first question stands under none of them."""
-    from sourcerer.cli.ask import load_passages
+    from sourcerer.passage_files import load_passages
 
     if where == "passage":
         passages = [{"text": ONE_PASSAGE_FAQ, "source": "Help"}]

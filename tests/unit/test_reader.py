@@ -746,7 +746,7 @@ TRAMPOLINE_PAGE = (
 
 
 def _page(tmp_path, name: str, text: str) -> list[dict]:
-    from sourcerer.cli.ask import load_passages
+    from sourcerer.passage_files import load_passages
 
     folder = tmp_path / name
     folder.mkdir()

@@ -214,3 +214,23 @@ def test_a_passage_holding_an_instruction_is_scored_on_what_it_states():
         assert weighed[1].score < 0.5, weighed[1].score  # "lifetime" was only in the instruction
     # the vector of what it states goes with it, so the synthesiser reads the passage on the same text
     assert WARRANTY in on_what_they_state(question, [plain, ordered], local_embedder())[1].vectors
+
+
+def test_passages_as_a_path_are_read_as_the_cli_reads_them_and_one_string_is_a_clear_error(tmp_path):
+    from pathlib import Path
+
+    from sourcerer import load_passages
+    from sourcerer.errors import InvalidRequest
+
+    handbook = Path(__file__).parents[2] / "examples" / "handbook"
+    answer = ask("What is the replica lag?", passages=handbook)  # a folder: chunked as an ingest chunks it
+    assert not answer.refused and "replica lag stayed under two seconds" in answer.answer
+    assert answer.citations[0].source.startswith("operations.md")
+    (tmp_path / "policies.jsonl").write_text('{"text": "Returns are accepted within 30 days.", "source": "Returns"}\n', encoding="utf-8")
+    assert load_passages(tmp_path / "policies.jsonl") == [{"text": "Returns are accepted within 30 days.", "source": "Returns"}]
+    # iterated, a string was a passage per character: every question refused, and nothing said why
+    for given in (str(handbook), "Returns are accepted within 30 days.", b"bytes"):
+        with pytest.raises(InvalidRequest, match="not one string"):
+            ask("What is the replica lag?", passages=given)
+    with pytest.raises(InvalidRequest, match="not one string"):
+        keyword_retriever("Returns are accepted within 30 days.")

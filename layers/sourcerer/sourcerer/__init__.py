@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # what `from sourcerer import ...` gives, loaded on first use
         Trace,
         TraceEntry,
     )
+    from sourcerer.passage_files import load_passages
     from sourcerer.pipeline import aask, ask, astream
     from sourcerer.retrieval import embed_retriever, hybrid_retriever, keyword_retriever
 
@@ -48,6 +49,7 @@ _EXPORTS = {
         "sourcerer.models",
     ),
     **dict.fromkeys(["aask", "ask", "astream"], "sourcerer.pipeline"),
+    "load_passages": "sourcerer.passage_files",
     **dict.fromkeys(["embed_retriever", "hybrid_retriever", "keyword_retriever"], "sourcerer.retrieval"),
 }
 
@@ -89,4 +91,5 @@ __all__ = [
     "embed_retriever",
     "hybrid_retriever",
     "keyword_retriever",
+    "load_passages",
 ]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import os
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any, Literal
@@ -92,7 +93,7 @@ async def _judged(chosen: Judge, claims: Any, grounded: Sequence[Passage], deadl
 async def aask(
     question: str,
     *,
-    passages: Iterable[Any] | None = None,
+    passages: Iterable[Any] | os.PathLike[str] | None = None,
     retriever: Callable[..., Any] | None = None,
     endpoint: str | None = None,
     k: int = 5,
@@ -123,6 +124,10 @@ async def aask(
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         return clock.finish(Answer.refusal("bad_k"))
     turns = validate_history(history)
+    if isinstance(passages, os.PathLike):  # read and chunked as `sourcerer ask --passages` reads it
+        from sourcerer.passage_files import load_passages  # the parsers: loaded only where files are read
+
+        passages = load_passages(passages)
 
     if passages is None and retriever is None:
         endpoint = endpoint or settings.grounding_url
@@ -380,7 +385,8 @@ async def astream(question: str, **kwargs: Any) -> AsyncIterator[dict[str, Any]]
 def ask(question: str, **kwargs: Any) -> Answer:
     """Answer `question` with enforced citations, or refuse with a reason.
 
-    Grounding (one of): `passages` (dicts with `text` and `source`, or `Passage` objects; searched with BM25),
+    Grounding (one of): `passages` (dicts with `text` and `source`, or `Passage` objects, searched with hybrid BM25
+    + embeddings; or a `pathlib.Path` to a `.jsonl`, a document or a folder, read as `sourcerer ask --passages` reads it),
     `retriever` (any callable `(question, k)`, sync or async, returning passages with scores in [0, 1]),
     `endpoint` (a grounding endpoint URL; default `SOURCERER_GROUNDING_URL`).
 
