@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from fakes import RETURNS, SHIPPING
@@ -345,3 +346,13 @@ def test_a_one_shot_ask_says_it_is_loading_the_model(capsys, seed_passages, tmp_
     assert ("loading the bundled model" in err) == local_model_available()
     assert cli_main(["ask", "How long does standard shipping take?", "--passages", str(passages), "--json"]) == 0
     assert "loading" not in capsys.readouterr().err
+
+
+def test_a_recordings_greeting_is_no_part_of_its_answer(capsys):
+    # the README's transcript opens "Welcome to the review of the March failover drill.", which shares "failover"
+    # with the question and was said as a second sentence, then verified as a claim
+    transcript = Path(__file__).parents[2] / "examples" / "drill-review.vtt"
+    assert main(["ask", "How long did the failover take?", "--passages", str(transcript), "--verify", "strict", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["answer"] == "The failover cutover from the primary region to the standby region took 42 seconds. [1]", data["answer"]
+    assert [c["claim"] for c in data["faithfulness"]["claims"]] == [data["answer"][: -len(" [1]")]]

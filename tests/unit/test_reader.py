@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sourcerer.assertions import is_assertion
 from sourcerer.e5file import E5Image, apply_patch, dequantize_q4, quantize_q4, write_patch
-from sourcerer.verify import is_assertion, split_claims
+from sourcerer.verify import split_claims
 
 
 def test_q4_round_trip_is_within_one_step():
@@ -22,6 +23,12 @@ def test_sentences_that_assert_nothing_are_not_claims():
     assert not is_assertion("Hope this helps!")
     assert is_assertion("Refunds are issued within 5 business days.")
     assert is_assertion("Thanks to the new policy, refunds take 5 days.")
+    # a speaker's greeting at any length; "welcome" in a statement stays one
+    assert not is_assertion("Welcome to the review of the March failover drill.")
+    assert not is_assertion("Good morning everyone, and thanks for joining the quarterly review.")
+    assert not is_assertion("Bienvenue à la revue de l'exercice de bascule de mars.")
+    assert is_assertion("Welcome packs are given to every new employee on their first day.")
+    assert is_assertion("Guide dogs are welcome in every room of the hotel.")
     claims = split_claims("Great question! Refunds are issued within 5 business days. [1] Anything else?")
     assert [c.text for c in claims] == ["Refunds are issued within 5 business days."]
 

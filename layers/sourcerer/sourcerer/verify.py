@@ -11,13 +11,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from sourcerer.assertions import is_assertion
 from sourcerer.citations import MARKER, split_grouped_markers, strip_markers
 from sourcerer.errors import ConfigurationError, MalformedReply
 from sourcerer.injection import is_instruction
 from sourcerer.models import CharSpan, ClaimVerdict, Faithfulness, Passage
 from sourcerer.reading import Reader, load_reader, relevance_bar
 from sourcerer.retrieval.embedders import CachedEmbedder, local_embedder, with_known
-from sourcerer.sentences import is_heading, is_question, sentence_spans, states_nothing
+from sourcerer.sentences import sentence_spans, states_nothing
 from sourcerer.support import (
     ClaimSupport,
     LeadIns,
@@ -59,29 +60,6 @@ def gap(why: str) -> str:
 def without_gaps(answer: str) -> str:
     """The answer with its gaps blanked out (same length, so offsets still hold)."""
     return GAP.sub(lambda m: " " * len(m.group()), answer)
-
-
-_CHIT_CHAT = re.compile(
-    r"^\W*(?:hi|hello|hey|thanks?(?: you)?|you'?re welcome|sure|of course|certainly|great question|good question|"
-    r"(?:i )?hope (?:this|that|it) helps|let me know|feel free|glad to help|happy to help|bonjour|merci|hola|gracias|"
-    r"hallo|danke|bitte)\b",
-    re.IGNORECASE,
-)
-_ABOUT_THE_TEXT = re.compile(
-    r"^\W*(?:the|this|these|that) (?:passages?|texts?|sources?|documents?|articles?|excerpts?|context|paragraphs?) "
-    r"(?:(?:mainly|mostly|also|primarily) )?(?:discuss(?:es)?|describes?|talks? about|is about|are about|covers?|"
-    r"deals? with|focus(?:es)? on|concerns?|is concerned with|provides? (?:information|details) (?:about|on))\b",
-    re.IGNORECASE,
-)
-
-
-def is_assertion(text: str) -> bool:
-    """Whether a sentence of an answer asserts something the sources could support: questions, headings,
-    greetings and pleasantries, and sentences about the passage itself ("The passage discusses...") are not
-    claims (nor is a title, which only its place in the answer tells: `sentences.states_nothing`)."""
-    if is_question(text) or is_heading(text) or _ABOUT_THE_TEXT.match(text):
-        return False
-    return not (_CHIT_CHAT.match(text) and len(text.split()) <= 8)
 
 
 def split_claims(answer: str) -> list[Claim]:

@@ -31,6 +31,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 
+from sourcerer.assertions import is_assertion
 from sourcerer.citations import strip_markers
 from sourcerer.injection import is_instruction, stated_text, without_invisibles
 from sourcerer.language import crosses_languages
@@ -604,6 +605,8 @@ class ExtractiveSynthesizer:
                 and not for_other_days(question, candidate.text)
                 # "Muss meine Katze gegen Tollwut geimpft sein?": the dogs' vaccines do not follow the cats'
                 and other_subject(question, candidate.text, ranked[0].text) is None
+                # "Welcome to the review of the March failover drill." follows nothing: a greeting says no answer
+                and is_assertion(candidate.text)
             )
             close = candidate.score >= second_ratio * ranked[0].score
             if same_topic and close and normalize(candidate.text) not in {normalize(c.text) for c in chosen}:
