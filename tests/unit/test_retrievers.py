@@ -215,6 +215,15 @@ def test_a_passage_holding_an_instruction_is_scored_on_what_it_states():
     # the vector of what it states goes with it, so the synthesiser reads the passage on the same text
     assert WARRANTY in on_what_they_state(question, [plain, ordered], local_embedder())[1].vectors
 
+    class Failing:
+        model_id = "failing"
+
+        def embed(self, texts, role):
+            raise RuntimeError("the model is gone")
+
+    # an embedder that fails is no similarity, as everywhere: the passage is weighed on its words alone
+    assert on_what_they_state(question, [plain, ordered], Failing())[1].score == on_what_they_state(question, [plain, ordered], None)[1].score
+
 
 def test_passages_as_a_path_are_read_as_the_cli_reads_them_and_one_string_is_a_clear_error(tmp_path):
     from pathlib import Path

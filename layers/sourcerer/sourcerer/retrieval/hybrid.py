@@ -142,7 +142,6 @@ def by_best_sentence(question: str, passages: list[Passage], embedder: Embedder 
     return [p.model_copy(update={"score": round(score, 6)}) for p, score in zip(passages, best, strict=True)]
 
 
-
 def on_what_they_state(question: str, passages: list[Passage], embedder: Embedder | CachedEmbedder | None) -> list[Passage]:
     """The passages with the score of a passage that holds a sentence addressing the model (`stated_text`) scaled
     by the share of its match to the question that its other sentences keep: the hybrid score (BM25 share among
@@ -162,8 +161,8 @@ def on_what_they_state(question: str, passages: list[Passage], embedder: Embedde
     if embedder is not None:
         try:
             fresh = dict(zip([stated[i] for i in holding], embedder.embed([stated[i] for i in holding], "passage"), strict=True))
-        except EmbeddingError:
-            embedder = None  # weighed on its words alone, as the retriever's fallback does
+        except Exception:  # noqa: BLE001 - as `calibrated_similarities`: no similarity, weighed on its words alone
+            embedder = None
     cosines = calibrated_similarities(KnownVectors(embedder, fresh) if embedder is not None else None, question, whole + [stated[i] for i in holding])
     kept = list(passages)
     for n, i in enumerate(holding):
