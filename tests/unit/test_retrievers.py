@@ -238,8 +238,11 @@ def test_passages_as_a_path_are_read_as_the_cli_reads_them_and_one_string_is_a_c
     (tmp_path / "policies.jsonl").write_text('{"text": "Returns are accepted within 30 days.", "source": "Returns"}\n', encoding="utf-8")
     assert load_passages(tmp_path / "policies.jsonl") == [{"text": "Returns are accepted within 30 days.", "source": "Returns"}]
     # iterated, a string was a passage per character: every question refused, and nothing said why
-    for given in (str(handbook), "Returns are accepted within 30 days.", b"bytes"):
-        with pytest.raises(InvalidRequest, match="not one string"):
-            ask("What is the replica lag?", passages=given)
-    with pytest.raises(InvalidRequest, match="not one string"):
-        keyword_retriever("Returns are accepted within 30 days.")
+    # and a dict a passage per key: "text" and "source" were searched, and nothing was near
+    one = {"text": "Returns are accepted within 30 days.", "source": "Returns"}
+    for given in (str(handbook), one["text"], b"bytes", one, Passage(**one)):
+        with pytest.raises(InvalidRequest, match="not one string or one passage: wrap it in a list"):
+            ask("How long do I have to return an item?", passages=given)
+    with pytest.raises(InvalidRequest, match="not one string or one passage"):
+        keyword_retriever(one["text"])
+    assert not ask("How long do I have to return an item?", passages=[one]).refused  # as the error says

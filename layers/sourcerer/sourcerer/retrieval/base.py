@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import inspect
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 from sourcerer.errors import InvalidRequest
@@ -50,12 +50,14 @@ def unfloored(retriever: Any) -> Any | None:
 
 def as_passages(items: Iterable[Any] | None) -> list[Passage]:
     """Passages from what `ask(passages=...)` or a retriever gives: an iterable of dicts, strings or `Passage`s (`ask`
-    reads a `pathlib.Path` first). One string is refused: iterated, it was a passage per character, and
-    `ask(q, passages="handbook/")` refused every question."""
-    if isinstance(items, str | bytes):
+    reads a `pathlib.Path` first). One string or one passage is refused: iterated, a string was a passage per
+    character (`ask(q, passages="handbook/")` refused every question, saying nothing was near) and a dict a
+    passage per key."""
+    if isinstance(items, str | bytes | Mapping | Passage):
         raise InvalidRequest(
             "passages must be a list of passages (dicts with text and source, strings or Passage objects) or a "
-            "pathlib.Path to a .jsonl, a document or a folder, not one string: wrap a text in a list, or pass Path(...)"
+            "pathlib.Path to a .jsonl, a document or a folder, not one string or one passage: wrap it in a list, "
+            "or pass Path(...)"
         )
     return [Passage.coerce(item) for item in (items or [])]
 
