@@ -18,7 +18,7 @@ from sourcerer.models import Answer, Passage, Trace, TraceEntry
 from sourcerer.reading import confirming_reader, load_reader
 from sourcerer.retrieval.base import TracedRetriever, call_retriever, unfloored
 from sourcerer.retrieval.embedders import local_embedder, with_known
-from sourcerer.retrieval.hybrid import SEMANTIC_FLOOR, by_best_sentence, hybrid_retriever, on_what_they_state
+from sourcerer.retrieval.hybrid import SEMANTIC_FLOOR, by_best_sentence, hybrid_retriever, on_what_they_state, scored_among
 from sourcerer.settings import get_settings
 from sourcerer.streaming import DraftGate, OnEvent, Stream, may_stream_early
 from sourcerer.structured import FieldAsker, json_schema, leaves
@@ -115,6 +115,9 @@ async def aask(
     clock = _Clock(trace, stream)
     if verify not in VERIFY_MODES:
         raise ConfigurationError("verify must be False, True, 'strict' or 'partial'")
+    for name, value in (("min_score", min_score), ("min_groundedness", min_groundedness)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1):
+            raise ConfigurationError(f"{name} must be a number from 0 to 1, not {value!r}")
     wanted = leaves(json_schema(schema)) if schema is not None else None  # a bad schema fails before any work
     if wanted is not None and on_event is not None:
         raise ConfigurationError("a structured answer (schema=) is not streamed: use ask() or aask()")
@@ -178,6 +181,9 @@ async def aask(
 
     started = time.perf_counter()
     hits = (await call_retriever(retriever, query, k))[:k]
+    if hits and all(h.score is None for h in hits):
+        hits = scored_among(query, hits)
+        trace.notes.append("the retriever gave no scores: its passages are scored among themselves, as passages= are")
     # no passage shares a word with the question nor clears the semantic floor ("¿Hay impresora?" against "Se puede
     # imprimir…"): the nearest are read by their best sentence, and an answer from them stands where the reader confirms it
     if nothing_near := not hits and may_confirm and (nearest := unfloored(retriever)) is not None and confirming_reader() is not None:

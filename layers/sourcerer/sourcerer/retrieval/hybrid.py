@@ -121,6 +121,16 @@ def hybrid_retriever(
     return HybridRetriever(passages, embedder, semantic_floor=semantic_floor)
 
 
+def scored_among(question: str, passages: list[Passage]) -> list[Passage]:
+    """Passages a retriever returned without scores, in its order, each with the score `ask(passages=...)` would give
+    it among them (hybrid BM25 + embeddings, no floor). Unscored, they weighed as retrieved at 0: "Refunds are
+    issued within 5 business days." was refused for "How long do refunds take?" (answerability 0.06; 0.9 with a
+    score of 0.9), and nothing said why."""
+    scored = hybrid_retriever(passages, semantic_floor=0.0)(question, len(passages))
+    score = {(p.text, p.source): p.score for p in scored}
+    return [p.model_copy(update={"score": score.get((p.text, p.source), 0.0)}) for p in passages]
+
+
 def by_best_sentence(question: str, passages: list[Passage], embedder: Embedder | CachedEmbedder | None) -> list[Passage]:
     """The passages scored by their best sentence where it scores higher than the passage: the hybrid score (the
     mean of the BM25 share of the question matched and the calibrated cosine), with each sentence of the passages a
