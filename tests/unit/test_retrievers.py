@@ -278,3 +278,15 @@ def test_a_score_bar_outside_zero_to_one_is_a_configuration_error(setting):
     # 2.0 refused every question as below_threshold, -0.5 turned the floor off, "0.3" failed comparing str and int
     with pytest.raises(ConfigurationError, match="must be a number from 0 to 1"):
         ask("How long do refunds take?", passages=[{"text": RETURNS_RULE, "source": "Returns"}], **setting)
+
+
+def test_grounding_given_twice_or_a_retriever_that_is_no_callable_is_a_clear_error():
+    from sourcerer.errors import InvalidRequest
+
+    passages = [{"text": RETURNS_RULE, "source": "Returns"}]
+    # the retriever won and the passages were silently ignored (or the endpoint, given beside either)
+    for given in ({"retriever": lambda q, k: passages}, {"endpoint": "http://127.0.0.1:9/ask"}):
+        with pytest.raises(ConfigurationError, match="one of passages=, retriever= or endpoint="):
+            ask("How long do refunds take?", passages=passages, **given)
+    with pytest.raises(InvalidRequest, match="retriever must be a callable .* give a list of passages as passages="):
+        ask("How long do refunds take?", retriever=passages)

@@ -131,7 +131,8 @@ async def aask(
         from sourcerer.passage_files import load_passages  # the parsers: loaded only where files are read
 
         passages = load_passages(passages)
-
+    if sum(given is not None for given in (passages, retriever, endpoint)) > 1:  # one was silently ignored
+        raise ConfigurationError("ground the answer on one of passages=, retriever= or endpoint=, not several")
     if passages is None and retriever is None:
         endpoint = endpoint or settings.grounding_url
         if not endpoint:

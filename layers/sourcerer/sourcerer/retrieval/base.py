@@ -64,6 +64,8 @@ def as_passages(items: Iterable[Any] | None) -> list[Passage]:
 
 async def call_retriever(retriever: Callable[..., Any], question: str, k: int) -> list[Passage]:
     """Call a sync or async retriever and coerce what it returns into `Passage` objects."""
+    if not callable(retriever):  # `retriever=[...]` failed with "'list' object is not callable"
+        raise InvalidRequest(f"retriever must be a callable (question, k), not {type(retriever).__name__}: give a list of passages as passages=")
     result = retriever(question, k)
     if inspect.isawaitable(result):
         result = await result
