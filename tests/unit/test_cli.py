@@ -356,3 +356,13 @@ def test_a_recordings_greeting_is_no_part_of_its_answer(capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["answer"] == "The failover cutover from the primary region to the standby region took 42 seconds. [1]", data["answer"]
     assert [c["claim"] for c in data["faithfulness"]["claims"]] == [data["answer"][: -len(" [1]")]]
+
+
+@pytest.mark.parametrize(
+    "options, named",
+    [(["--filter", "x"], "--filter"), (["--tenant", "acme", "--rerank"], "--tenant, --rerank"), (["--mode", "keyword"], "--mode")],
+)
+def test_the_index_options_beside_passages_are_an_error_not_ignored(tmp_path, capsys, options, named):
+    # "--filter x" beside --passages filtered nothing and said nothing
+    assert main(["ask", "How long does standard shipping take?", "--passages", str(_jsonl(tmp_path)), *options]) == 2
+    assert f"{named}: for the index, not with --passages" in capsys.readouterr().err

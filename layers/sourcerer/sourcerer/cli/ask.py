@@ -111,6 +111,9 @@ def _cmd_ask(args: argparse.Namespace) -> int:
 
     _say_model_loading(args)
     kwargs: dict[str, Any] = {"k": args.k, "min_score": args.min_score, "verify": args.verify}
+    # the index's options filter nothing in a file or at an endpoint: said, not silently ignored
+    if (args.passages or args.endpoint) and (ignored := _index_only(args)):
+        raise InvalidRequest(f"{', '.join(ignored)}: for the index, not with {'--passages' if args.passages else '--endpoint'}")
     if args.passages:
         kwargs["passages"] = load_passages(args.passages)
     elif args.endpoint:
@@ -135,6 +138,12 @@ def _cmd_ask(args: argparse.Namespace) -> int:
     else:
         print(render(answer, question=args.question))
     return 0
+
+
+def _index_only(args: argparse.Namespace) -> list[str]:
+    """The options given that only an index search reads (a tenant named outright, not the default)."""
+    named = [f"--{name}" for name in ("index", "scope", "groups", "plane", "modality", "filter", "rerank") if getattr(args, name)]
+    return ["--tenant"] * (args.tenant_given == "--tenant") + named + ["--mode"] * (args.mode != "hybrid")
 
 
 def _say_model_loading(args: argparse.Namespace) -> None:
