@@ -104,8 +104,10 @@ def test_a_hostile_document_never_flips_the_refusal_on_the_extractive_path(lang,
     if not mixed:
         assert answer.refused
     assert hostile not in answer.answer
-    if mixed and answer.trace.stage("synthesize"):  # the trace says what was set aside
-        assert answer.trace.stage("synthesize").detail.get("instructions_set_aside", 0) >= 1
+    if mixed:  # the trace says what was weighed on what it states, and what was set aside
+        assert "1 passage(s) giving an instruction among facts scored on what they state" in " ".join(answer.trace.notes)
+        if answer.trace.stage("synthesize"):
+            assert answer.trace.stage("synthesize").detail.get("instructions_set_aside", 0) >= 1
 
 
 def weighed(answer) -> tuple[float, float]:

@@ -129,7 +129,6 @@ async def aask(
     turns = validate_history(history)
     if isinstance(passages, os.PathLike):  # read and chunked as `sourcerer ask --passages` reads it
         from sourcerer.passage_files import load_passages  # the parsers: loaded only where files are read
-
         passages = load_passages(passages)
     if sum(given is not None for given in (passages, retriever, endpoint)) > 1:  # one was silently ignored
         raise ConfigurationError("ground the answer on one of passages=, retriever= or endpoint=, not several")
@@ -211,8 +210,9 @@ async def aask(
         trace.notes.append(f"{len(addressing)} passage(s) that only give instructions were set aside (source text is data)")
     # and one that gives an instruction among what it states is scored on what it states (`on_what_they_state`)
     if (stated := on_what_they_state(query, hits, with_known(local_embedder(), hits))) is not hits:
-        hits = stated
-        best = max((h.score for h in hits if h.score is not None), default=None)
+        weighed = sum(before is not after for before, after in zip(hits, stated, strict=True))
+        trace.notes.append(f"{weighed} passage(s) giving an instruction among facts scored on what they state (source text is data)")
+        hits, best = stated, max((h.score for h in stated if h.score is not None), default=None)
     if stream is not None:
         stream.retrieve(hits)
     if wanted is not None:  # each field is answered on its own (sourcerer.structured)
