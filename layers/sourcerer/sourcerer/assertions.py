@@ -1,6 +1,6 @@
-"""What asserts something: the sentences of an answer that are claims to check, and the sentences of a source
-that can be said as an answer. Questions, headings, greetings, pleasantries and sentences about the passage
-itself are none (`is_assertion`)."""
+"""What asserts something: the sentences of an answer that are claims to check (`verify.split_claims`), and the
+sentences an extractive answer may add after its first. Questions, headings, greetings, pleasantries and sentences
+about the passage itself are none (`is_assertion`)."""
 
 from __future__ import annotations
 

@@ -109,11 +109,11 @@ def verify_value(argv: list[str]) -> list[str]:
 def _cmd_ask(args: argparse.Namespace) -> int:
     from sourcerer.pipeline import ask
 
-    _say_model_loading(args)
-    kwargs: dict[str, Any] = {"k": args.k, "min_score": args.min_score, "verify": args.verify}
     # the index's options filter nothing in a file or at an endpoint: said, not silently ignored
     if (args.passages or args.endpoint) and (ignored := _index_only(args)):
         raise InvalidRequest(f"{', '.join(ignored)}: for the index, not with {'--passages' if args.passages else '--endpoint'}")
+    _say_model_loading(args)
+    kwargs: dict[str, Any] = {"k": args.k, "min_score": args.min_score, "verify": args.verify}
     if args.passages:
         kwargs["passages"] = load_passages(args.passages)
     elif args.endpoint:
