@@ -124,3 +124,19 @@ def test_a_folder_ingest_skips_links_that_leave_the_folder_and_says_why(tmp_path
     assert status["escape.txt"] == ("skipped", "a link to a file outside the folder being ingested")
     assert status["inside.txt"][0] == "ingested" and status["guide.txt"][0] == "ingested"
     assert list(index.search("root password", tenant="t", mode="keyword")) == []
+
+
+def test_a_question_longer_than_the_api_takes_is_refused_by_the_library_too():
+    from sourcerer import ask
+    from sourcerer.errors import InvalidRequest
+    from sourcerer.models import MAX_QUESTION_CHARS
+    from sourcerer.service.schemas import AnswerRequest
+
+    passages = [{"text": "Refunds are issued within 5 business days.", "source": "Returns"}]
+    # 140,000 characters of "refund " took 22 s to answer through the library, and the API refuses them at once
+    with pytest.raises(InvalidRequest, match="140,000 characters long: at most 4,000"):
+        ask("refund " * 20_000, passages=passages)
+    assert AnswerRequest.model_json_schema()["properties"]["q"]["maxLength"] == MAX_QUESTION_CHARS == 4000
+    started = time.perf_counter()
+    assert not ask(("How long do refunds take? " * 200)[:MAX_QUESTION_CHARS], passages=passages).refused  # at the bound: answered
+    assert time.perf_counter() - started < 10

@@ -9,6 +9,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sourcerer.sentences import has_lead_ins, lead_ins_of, opens_clause, sentence_spans
 
+MAX_QUESTION_CHARS = 4000  # a question's length, in the API (`q`) and the library (`ask`): a bound on its cost
+
 
 def receipt_of(text: str) -> str:
     """The receipt of a cited text: `sha256:` + hex digest of its UTF-8 bytes.

@@ -10,17 +10,24 @@ from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any, Literal
 
 from sourcerer.citations import enforce, groundedness
-from sourcerer.errors import ConfigurationError, MalformedReply, ProviderError, TransientProviderError, VerificationUnavailable
+from sourcerer.errors import (
+    ConfigurationError,
+    InvalidRequest,
+    MalformedReply,
+    ProviderError,
+    TransientProviderError,
+    VerificationUnavailable,
+)
 from sourcerer.grounding import ask_endpoint
 from sourcerer.history import rewrite_follow_up, rewrite_with_llm, validate_history
 from sourcerer.injection import as_plain_text, only_instructions
-from sourcerer.models import Answer, Passage, Trace, TraceEntry
+from sourcerer.models import MAX_QUESTION_CHARS, Answer, Passage, Trace, TraceEntry
 from sourcerer.reading import confirming_reader, load_reader
 from sourcerer.retrieval.base import TracedRetriever, call_retriever, unfloored
 from sourcerer.retrieval.embedders import local_embedder, with_known
 from sourcerer.retrieval.hybrid import SEMANTIC_FLOOR, by_best_sentence, hybrid_retriever, on_what_they_state, scored_among
 from sourcerer.settings import get_settings
-from sourcerer.streaming import DraftGate, OnEvent, Stream, may_stream_early
+from sourcerer.streaming import Clock, DraftGate, OnEvent, Stream, may_stream_early
 from sourcerer.structured import FieldAsker, json_schema, leaves
 from sourcerer.synthesis.chain import relevance_reading, resolve_chain, synthesize
 from sourcerer.synthesis.providers import ChatProvider
@@ -43,25 +50,6 @@ from sourcerer.verify import (
 
 Verify = bool | Literal["strict", "partial"]
 VERIFY_MODES: tuple[Any, ...] = (False, True, "strict", "partial")
-
-
-class _Clock:
-    def __init__(self, trace: Trace, stream: Stream | None = None) -> None:
-        self.trace = trace
-        self.stream = stream
-        self.t0 = time.perf_counter()
-
-    def stage(self, name: str, started: float, **fields: Any) -> TraceEntry:
-        entry = TraceEntry(stage=name, ms=round((time.perf_counter() - started) * 1000, 3), **fields)
-        self.trace.stages.append(entry)
-        return entry
-
-    def finish(self, answer: Answer) -> Answer:
-        self.trace.total_ms = round((time.perf_counter() - self.t0) * 1000, 3)
-        answer.trace = self.trace
-        if self.stream is not None:  # the rest of a streamed answer, then its `done` event
-            self.stream.finish(answer)
-        return answer
 
 
 DEFAULT_MIN_SCORE = 0.2
@@ -112,7 +100,7 @@ async def aask(
     settings = get_settings()  # read once, at the library's composition root, and handed to the stages
     trace = Trace()
     stream = Stream(on_event) if on_event is not None else None
-    clock = _Clock(trace, stream)
+    clock = Clock(trace, stream)
     if verify not in VERIFY_MODES:
         raise ConfigurationError("verify must be False, True, 'strict' or 'partial'")
     for name, value in (("min_score", min_score), ("min_groundedness", min_groundedness)):
@@ -123,6 +111,8 @@ async def aask(
         raise ConfigurationError("a structured answer (schema=) is not streamed: use ask() or aask()")
     if not isinstance(question, str) or not question.strip():
         return clock.finish(Answer.refusal("no_question"))
+    if len(question) > MAX_QUESTION_CHARS:  # the API's bound on `q`: 140,000 characters took 22 s to answer
+        raise InvalidRequest(f"the question is {len(question):,} characters long: at most {MAX_QUESTION_CHARS:,}")
     question = question.strip()
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         return clock.finish(Answer.refusal("bad_k"))

@@ -28,7 +28,7 @@ from pydantic_core import from_json
 
 from sourcerer.citations import MARKER, enforce, inline_markers
 from sourcerer.injection import as_plain_text, is_instruction
-from sourcerer.models import Answer, Citation, Passage, TraceEntry
+from sourcerer.models import Answer, Citation, Passage, Trace, TraceEntry
 from sourcerer.sentences import sentence_spans
 from sourcerer.verify import pick_quotes
 
@@ -177,4 +177,25 @@ class DraftGate:
         self.stream.show(prefix[len(self.stream.shown) :], enforced.citations)
 
 
-__all__ = ["DraftGate", "OnEvent", "Stream", "event_json", "may_stream_early", "partial_reply", "pieces"]
+class Clock:
+    """A request's trace as it runs: each stage's time, the total, and the end of a streamed answer."""
+
+    def __init__(self, trace: Trace, stream: Stream | None = None) -> None:
+        self.trace = trace
+        self.stream = stream
+        self.t0 = time.perf_counter()
+
+    def stage(self, name: str, started: float, **fields: Any) -> TraceEntry:
+        entry = TraceEntry(stage=name, ms=round((time.perf_counter() - started) * 1000, 3), **fields)
+        self.trace.stages.append(entry)
+        return entry
+
+    def finish(self, answer: Answer) -> Answer:
+        self.trace.total_ms = round((time.perf_counter() - self.t0) * 1000, 3)
+        answer.trace = self.trace
+        if self.stream is not None:  # the rest of a streamed answer, then its `done` event
+            self.stream.finish(answer)
+        return answer
+
+
+__all__ = ["Clock", "DraftGate", "OnEvent", "Stream", "event_json", "may_stream_early", "partial_reply", "pieces"]

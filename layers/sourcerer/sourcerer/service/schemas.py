@@ -21,7 +21,7 @@ from pydantic import (
 
 from sourcerer.handoff import Handoff
 from sourcerer.ledger.base import CitationCheck, ClaimCheck, FindingStatus, LoggedCitation
-from sourcerer.models import Faithfulness, Locator, Trace
+from sourcerer.models import MAX_QUESTION_CHARS, Faithfulness, Locator, Trace
 from sourcerer.scopes import SCOPE_PATTERN
 from sourcerer.store.models import PLANES, Plane, SearchFilter
 
@@ -148,7 +148,7 @@ class Query(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    q: str = Field(min_length=1, max_length=4000)
+    q: str = Field(min_length=1, max_length=MAX_QUESTION_CHARS)
     top_k: WholeNumber = Field(default=8, ge=1, le=100, description="hits wanted; capped at the tier's maximum")
     mode: Literal["hybrid", "keyword", "semantic"] = "hybrid"
     planes: list[Plane] = Field(
