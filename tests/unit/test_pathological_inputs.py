@@ -140,3 +140,24 @@ def test_a_question_longer_than_the_api_takes_is_refused_by_the_library_too():
     started = time.perf_counter()
     assert not ask(("How long do refunds take? " * 200)[:MAX_QUESTION_CHARS], passages=passages).refused  # at the bound: answered
     assert time.perf_counter() - started < 10
+
+
+def test_a_long_conversation_is_read_by_its_last_turns_and_a_huge_turn_is_refused():
+    from sourcerer import ask
+    from sourcerer.errors import InvalidRequest
+    from sourcerer.models import MAX_HISTORY_TURNS, MAX_TURN_CHARS
+    from sourcerer.service.schemas import AnswerRequest
+
+    passages = [
+        {"text": "Refunds are issued within 5 business days.", "source": "Returns"},
+        {"text": "Standard shipping takes 3 to 5 business days.", "source": "Shipping"},
+    ]
+    # each user turn was read in turn, recursively: 1,000 turns raised RecursionError out of ask()
+    turns = [{"role": ("user", "assistant")[i % 2], "text": "How long does standard shipping take?"} for i in range(1000)]
+    answer = ask("And refunds?", passages=passages, history=turns)
+    assert answer.answer.startswith("Refunds are issued within 5 business days."), answer.answer
+    with pytest.raises(InvalidRequest, match="1,000,000 characters long: at most 20,000"):
+        ask("And refunds?", passages=passages, history=[{"role": "user", "text": "x" * 1_000_000}])
+    schema = AnswerRequest.model_json_schema()
+    assert schema["properties"]["history"]["maxItems"] == MAX_HISTORY_TURNS == 50
+    assert schema["$defs"]["Turn"]["properties"]["text"]["maxLength"] == MAX_TURN_CHARS == 20_000

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sourcerer.errors import InvalidRequest, MalformedReply
+from sourcerer.models import MAX_HISTORY_TURNS, MAX_TURN_CHARS
 from sourcerer.people import names_people
 from sourcerer.synthesis.prompt import REWRITE_PROMPT
 from sourcerer.synthesis.providers import ChatProvider, ask_for_json
@@ -202,11 +203,16 @@ _ONE = re.compile(r"\s+ones?$", re.IGNORECASE)
 
 
 def validate_history(history: Sequence[dict] | None) -> list[dict]:
+    """The conversation's last `MAX_HISTORY_TURNS` turns, each `{"role", "text"}`: a follow-up is read against what
+    was said last, and each user turn before it is read in turn (1,000 turns exceeded Python's recursion limit)."""
     turns = []
-    for turn in history or []:
+    for turn in list(history or [])[-MAX_HISTORY_TURNS:]:
         if not isinstance(turn, dict) or turn.get("role") not in ("user", "assistant"):
             raise InvalidRequest('each history turn must be {"role": "user"|"assistant", "text": ...}')
-        turns.append({"role": turn["role"], "text": str(turn.get("text", turn.get("content", "")))})
+        text = str(turn.get("text", turn.get("content", "")))
+        if len(text) > MAX_TURN_CHARS:
+            raise InvalidRequest(f"a history turn is {len(text):,} characters long: at most {MAX_TURN_CHARS:,}")
+        turns.append({"role": turn["role"], "text": text})
     return turns
 
 

@@ -10,6 +10,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from sourcerer.sentences import has_lead_ins, lead_ins_of, opens_clause, sentence_spans
 
 MAX_QUESTION_CHARS = 4000  # a question's length, in the API (`q`) and the library (`ask`): a bound on its cost
+MAX_HISTORY_TURNS = 50  # the turns of a conversation read for a follow-up (the API refuses more, the library reads the last)
+MAX_TURN_CHARS = 20_000  # one turn's text, in the API and the library
 
 
 def receipt_of(text: str) -> str:

@@ -21,7 +21,7 @@ from pydantic import (
 
 from sourcerer.handoff import Handoff
 from sourcerer.ledger.base import CitationCheck, ClaimCheck, FindingStatus, LoggedCitation
-from sourcerer.models import MAX_QUESTION_CHARS, Faithfulness, Locator, Trace
+from sourcerer.models import MAX_HISTORY_TURNS, MAX_QUESTION_CHARS, MAX_TURN_CHARS, Faithfulness, Locator, Trace
 from sourcerer.scopes import SCOPE_PATTERN
 from sourcerer.store.models import PLANES, Plane, SearchFilter
 
@@ -184,7 +184,7 @@ class Turn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     role: Literal["user", "assistant"]
-    text: str = Field(max_length=20_000)
+    text: str = Field(max_length=MAX_TURN_CHARS)
 
 
 About = Annotated[str, StringConstraints(max_length=500)]
@@ -240,7 +240,7 @@ class AnswerRequest(Query):
         description="true: judge each claim; strict: refuse an unfaithful answer; partial: keep the supported claims "
         "and replace each unsupported one with [removed: why]",
     )
-    history: list[Turn] = Field(default_factory=list, max_length=50, description="earlier turns, oldest first")
+    history: list[Turn] = Field(default_factory=list, max_length=MAX_HISTORY_TURNS, description="earlier turns, oldest first")
     min_score: float | None = Field(
         default=None, ge=0.0, le=1.0, description="refuse when the best passage scores under this (default: 0.2, none where the reading model decides)"
     )
