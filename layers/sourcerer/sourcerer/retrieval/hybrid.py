@@ -165,15 +165,15 @@ def on_what_they_state(question: str, passages: list[Passage], embedder: Embedde
     holding = [i for i, p in enumerate(passages) if stated[i] != p.text and p.score is not None]
     if not holding:
         return passages
-    whole = [p.text for p in passages]
+    whole, asserted = [p.text for p in passages], [stated[i] for i in holding]
     keyword_whole, keyword_stated = BM25(whole).scores(question), BM25(stated).scores(question)
     fresh: dict[str, Any] = {}
     if embedder is not None:
         try:
-            fresh = dict(zip([stated[i] for i in holding], embedder.embed([stated[i] for i in holding], "passage"), strict=True))
+            fresh = dict(zip(asserted, embedder.embed(asserted, "passage"), strict=True))
         except Exception:  # noqa: BLE001 - as `calibrated_similarities`: no similarity, weighed on its words alone
             embedder = None
-    cosines = calibrated_similarities(KnownVectors(embedder, fresh) if embedder is not None else None, question, whole + [stated[i] for i in holding])
+    cosines = calibrated_similarities(KnownVectors(embedder, fresh) if embedder is not None else None, question, whole + asserted)
     kept = list(passages)
     for n, i in enumerate(holding):
         before, after = keyword_whole.get(i, 0.0), keyword_stated.get(i, 0.0)
