@@ -7,7 +7,7 @@ from collections import OrderedDict
 from pathlib import Path
 
 import pytest
-from sourcerer import ask
+from sourcerer import ask, load_passages
 from sourcerer.history import rewrite_follow_up, standalone_query
 from sourcerer.synthesis.answerability import load_answer_models
 from sourcerer.synthesis.extractive import answer_type
@@ -146,6 +146,9 @@ HISTORY = [
         ("And gift cards?", "Can sale items be refunded?", "Can gift cards be refunded?"),  # "Can" is followed by its subject
         ("What about vacation?", "How far in advance must parental leave be requested?", "How far in advance must vacation be requested?"),
         ("Und die Weiterbildung?", "An wie vielen Tagen ist Homeoffice erlaubt?", "An wie vielen Tagen ist Weiterbildung erlaubt?"),
+        # a German compound's unit of time stays with the new topic, as "How many remote work days" keeps its "days"
+        ("Und was ist mit Homeoffice?", "Wie viele Urlaubstage gibt es?", "Wie viele Homeoffice-Tage gibt es?"),
+        ("Und Krankheitstage?", "Wie viele Urlaubstage gibt es?", "Wie viele Krankheitstage gibt es?"),
         ("What about taxis?", "Can I rent a car on a business trip?", "Can I rent taxis?"),
         ("And paracetamol?", "Is ibuprofen safe during pregnancy?", "Is paracetamol safe?"),  # "safe" asks, with the verb
         ("And on Saturdays?", "When does the store open on Sundays?", "When does the store open on Saturdays?"),
@@ -598,6 +601,14 @@ def test_a_preposition_is_neither_a_kind_nor_a_thing():
         ("What happens to my email address when I leave?", None),
         ("What ratings website did Silent Hill get an 86/100 score on?", None),
         ("How many days of leave do I get?", None),
+        # how many of a thing: a count answers it; how many of a unit of time, or times, is left to the models
+        ("How many failover drills happen per year?", "count"),
+        ("Combien d'élèves y a-t-il par cours ?", "count"),
+        ("¿Cuántos monitores hay por grupo?", "count"),
+        ("Wie viele Räume gibt es?", "count"),
+        ("How many vacation days do I get?", None),
+        ("Wie viele Stunden hat der Grundkurs?", None),
+        ("How many times can I reschedule?", None),
     ],
 )
 def test_the_contact_value_a_question_asks_for(question, kind):
@@ -620,6 +631,32 @@ def test_a_question_asking_for_a_phone_number_is_not_answered_without_one():
     numbered = policy.replace("around the clock.", "around the clock on +49 30 1234 5678.")
     answered = ask(question, passages=[{"text": numbered, "source": "Support"}])
     assert not answered.refused and "+49 30 1234 5678" in answered.answer, answered.trace
+
+
+def test_a_question_asking_how_many_is_not_answered_by_a_measure_of_something_else():
+    """Found trying the handbook as a user: "How many failover drills happen per year?" was answered "During the
+    March drill, the failover cutover ... completed in 42 seconds." (0.83), and "How many engineers are on call?"
+    with the on-call rule's 5 and 30 minutes (0.95): a length of time, an amount of money or a clock time counts no
+    thing. Given a count, it answers, in words or digits; a question asking how many of a unit of time is left to
+    the answer models ("How many minutes ...?" is answered by the minutes)."""
+    from sourcerer.synthesis.scope import holds_value
+
+    handbook = load_passages(Path(__file__).parents[2] / "examples" / "handbook")
+    for question in ("How many failover drills happen per year?", "How many engineers are on call?"):
+        answer = ask(question, passages=handbook, chat="extractive")
+        assert answer.refused and answer.reason == "unsupported", answer.answer
+        assert answer.trace.stage("synthesize").detail["missing_value"] == "count"
+        assert any("asks for how many there are, and the closest sentences hold none" in n for n in answer.trace.notes)
+    counted = [*handbook, {"text": "We run four failover drills a year, one each quarter.", "source": "Drills"}]
+    answered = ask("How many failover drills happen per year?", passages=counted, chat="extractive")
+    assert not answered.refused and "four failover drills" in answered.answer, answered.trace
+    minutes = ask("How many minutes does on-call have to acknowledge a page?", passages=handbook, chat="extractive")
+    assert not minutes.refused and "within 5 minutes" in minutes.answer, minutes.trace
+    assert holds_value("count", "Up to six players per lane.") and holds_value("count", "The room seats 12.")
+    assert holds_value("count", "We have one screen.") and holds_value("count", "Nous accueillons dix participants.")
+    assert holds_value("count", "The Enterprise plan includes unlimited seats.") and holds_value("count", "Only 3% of members renew.")
+    for measure in ("Private lessons cost €60 for 45 minutes.", "Open since 1998.", "Open from 8 am to 8 pm.", "Sizes up to 240 x 260."):
+        assert not holds_value("count", measure), measure
 
 
 def test_the_sentence_holding_the_asked_phone_number_answers_over_one_that_shares_a_word():

@@ -438,10 +438,23 @@ def _swap_topic(previous: str, new_topic: str, preposition: str | None = None, *
             # own article brings it ("¿Puedo alquilar un violín?" + "¿Y una guitarra?"), else the old one stays
             own_article = _ARTICLE.match(new_topic) or _INDEFINITE_ARTICLE.match(new_topic)
             out.append(_INDEFINITE.sub("", before) if own_article else _ENGLISH_INDEFINITE.sub("", before))
-            out.append(new_topic)
+            out.append(new_topic + _compound_unit(previous, run, new_topic))
         cursor = run[-1].end()
     out.append(previous[cursor:])
     return re.sub(r"\s{2,}", " ", "".join(out)).replace(" ?", " ?").strip()
+
+
+# the unit of time a German compound noun ends in ("Urlaubstage"), which the compound's new topic counts too
+_COMPOUND_UNIT = re.compile(r"(?<=[a-zäöüß])(?P<unit>tage|tagen|stunden|wochen|monate|jahre|nächte)$")
+
+
+def _compound_unit(previous: str, run: list[re.Match[str]], new_topic: str) -> str:
+    """The unit of time the replaced German compound counts, for the new topic to keep ("Und was ist mit Homeoffice?"
+    after "Wie viele Urlaubstage gibt es?" asks how many "Homeoffice-Tage", as "How many remote work days do I get?"
+    keeps its "days"), or "". A noun capitalised after the question's first word is German's."""
+    last = run[-1]
+    unit = _COMPOUND_UNIT.search(last.group()) if last.start() > 0 and last.group()[:1].isupper() else None
+    return f"-{unit['unit'].capitalize()}" if unit and not new_topic.casefold().endswith(unit["unit"]) else ""
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,8 @@ The **asked kind** (`other_kind`) is the same reading for the words that say whi
 "How long does express shipping take?" is not answered with "Standard shipping takes 3 to 5 business days" when
 the sources also say "Express shipping arrives the next business day" (`extractive.asked_kind_first`); and a kind no source mentions ("How long does
 international shipping take?") is not answered about another (`missing_kind`: "Standard shipping takes..."). The **asked value** (`missing_value`): a question asking what a phone number,
-e-mail address or website is, or what something costs or pays, gets no answer from sentences that hold none.
+e-mail address or website is, what something costs or pays, how long or how often, or how many of a thing there are,
+gets no answer from sentences that hold none.
 A **reply** (`answers_another_question`): "Yes." under an FAQ's question answers that question, not another one
 that shares its words.
 
@@ -2268,7 +2269,7 @@ _VALUE_NAMES = {
     # "What ratings website ...?" asks for a site's name, not its address: only an address asks for one
     "url": r"(?:\burl\b|web ?site address|web address|adresse (?:du site|web)|direcci[oó]n web|webadresse|عنوان الموقع)",
 }
-VALUE_WORDS = {"phone": "a phone number", "email": "an e-mail address", "url": "a web address", "money": "an amount of money", "frequency": "a frequency", "duration": "a length of time", "length": "a length of time or distance", "charge": "whether it is paid for", "amount": "an amount"}
+VALUE_WORDS = {"phone": "a phone number", "email": "an e-mail address", "url": "a web address", "money": "an amount of money", "frequency": "a frequency", "duration": "a length of time", "length": "a length of time or distance", "charge": "whether it is paid for", "amount": "an amount", "count": "how many there are"}
 _ASKED_VALUE = {kind: re.compile(_ASKING_WHAT + _NEAR + name, re.IGNORECASE) for kind, name in _VALUE_NAMES.items()}
 _ASKED_VALUE_CJK = {  # no spaces: the value's name, then what is asked ("客服电话号码是多少？")
     "phone": re.compile("(?:电话号码|电话|热线号码|联系电话)(?:是多少|是什么|多少)"),
@@ -2454,11 +2455,56 @@ CONTACT_VALUES = frozenset({"phone", "email", "url"})
 
 # "How much is a game?" asks a price as often as not, and "How much is the dose?" a quantity: an amount either way
 _HOW_MUCH_IS = re.compile(r"\bhow much (?:is|are)\b")
+# A question that asks how many of a thing there are ("How many drills happen per year?", "Combien d'élèves y a-t-il
+# par cours ?", "¿Cuántos monitores hay?", "Wie viele Räume gibt es?"), read on folded text, with the three words after
+# it (how many of a unit of time, or how many times, is no count of things: "How many days do I have to return an
+# item?" is answered "within 30 days", "How many paid holiday days ...?" "at least 4 weeks")
+_ASKED_COUNT = re.compile(r"\b(?:how many|combien d(?:e\s+|')|cuant[oa]s|wie viele)(?P<things>(?:\W{0,2}[^\W\d_]+){1,3})")
+_TIME_WORD = re.compile(rf"^(?:{TIME_UNIT}|\w*(?:tag|tage|tagen|jahr|jahre|monat|monate|woche|wochen|nacht|nachte|stunde|stunden|minute|sekunde))$")  # "Urlaubstage"
+_TIMES_WORD = frozenset("times fois veces mal male".split())
+_LETTERS = re.compile(r"[^\W\d_]+")
+# a number said of a measure, which counts no thing: a length of time, money, a distance or weight, a clock time or a
+# size ("42 seconds", "£12", "5 km", "8 am", "14:00", "240 x 260"), read after it on folded text; a share counts ("How
+# many people in Michigan live in the Upper Peninsula?": "just 3% of its total population")
+_MEASURED_AFTER = re.compile(
+    rf"(?:[.,]\d+)?\s*(?:{TIME_UNIT}\b|\w*(?:sekunden|minuten|stunden|tage|tagen|wochen|monaten?|jahren?)\b|"
+    r"(?:am|pm|a\.m|p\.m|h|uhr|heures?)\b|:\d|x\s*\d|euros?\b|eur\b|dollars?\b|usd\b|pounds?\b|gbp\b|libras?\b|"
+    r"kg\b|km\b|cm\b|mm\b|m\b|m2\b|miles?\b|kilo\w*|met(?:er|re|ro)s?\b)"
+)
+_SIZE_BEFORE = re.compile(r"\d\s*x\s*$")  # the second side of a size
+# how many in words, on folded text: one ("We have one screen."), none, several, dozens, a number past twenty
+# ("quarante espèces rares"), a share ("un tercio")
+_COUNT_SAID = re.compile(
+    r"\b(?:one|a single|none|several|a few|dozens?|hundreds?|thousands?|millions?|billions?|thirty|forty|fifty|sixty|"
+    r"seventy|eighty|ninety|hundred|thousand|un seul|une seule|aucune?|plusieurs|quelques|(?:dizaine|douzaine|vingtaine|"
+    r"trentaine|quarantaine|cinquantaine|centaine)s?|milliers?|milliards?|trente|quarante|cinquante|soixante|cent|mille|"
+    r"uno|un solo|una sola|ninguno|ninguna|varios|varias|algun[oa]s|decenas|docenas?|cientos|centenares|miles de|millon|"
+    r"millones|treinta|cuarenta|cincuenta|sesenta|cien|ciento|mil|tercio|mitad|keine?r?|mehrere|einige|dutzend\w*|"
+    r"hundert\w*|tausend\w*|millionen|dreissig|vierzig|funfzig|sechzig|einzige\w*|"
+    r"unlimited|no limit|illimitee?s?|sans limite|ilimitad[oa]s?|sin limite|unbegrenzt\w*|unbeschrankt\w*|"  # "includes unlimited seats"
+    r"(?:neuf|sept) (?!septembre)[^\W\d_]{3,})\b"  # before a noun, "neuf" and "sept" count ("neuf enfants"), as `_COUNT_WORDS` cannot read them
+)
+_HYPHEN_IN_WORD = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")  # "a ten-horsepower engine", "dix-sept"
+
+
+def holds_count(text: str) -> bool:
+    """Whether `text` says how many of a thing: a number not said of a measure (`_MEASURED_AFTER`) nor of money, nor
+    a year, or how many in words (`_COUNT_SAID`): "We have four screens.", "up to six players", "several lakes",
+    "81% of Americans"; not "completed in 42 seconds" nor "costs £18"."""
+    folded = normalize(_counts_in_digits(_HYPHEN_IN_WORD.sub(" ", text)))
+    for number, at in numbers_at(folded):
+        before = folded[: at.start()]
+        if _CURRENCY_BEFORE.search(before) or _SIZE_BEFORE.search(before) or _MEASURED_AFTER.match(folded, at.end()):
+            continue
+        if len(number) == 4 and number[:2] in ("19", "20"):  # a year says when
+            continue
+        return True
+    return bool(_COUNT_SAID.search(folded))
 
 
 def asked_value(question: str) -> str | None:
     """The kind of value a question asks for ("phone", "email", "url", "frequency", "duration", "length", "money",
-    "amount", "charge"), or None."""
+    "amount", "charge", "count"), or None."""
     for kind, pattern in _ASKED_VALUE.items():
         if pattern.search(question) or _ASKED_VALUE_CJK[kind].search(question):
             return kind
@@ -2472,6 +2518,10 @@ def asked_value(question: str) -> str | None:
         return "money"
     if _HOW_MUCH_IS.search(folded):
         return "amount"
+    if count := _ASKED_COUNT.search(folded):
+        things = _LETTERS.findall(count["things"])  # "homeoffice-tage": "homeoffice", "tage"
+        # how many days or times is left to the answer models: a length of time as often as a count of days
+        return None if things[0] in _TIMES_WORD or any(_TIME_WORD.match(t) for t in things) else "count"
     return "charge" if _ASKED_CHARGE.search(folded) else None
 
 
@@ -2492,6 +2542,8 @@ def holds_value(kind: str, text: str) -> bool:
     if kind == "charge":
         folded = normalize(text)
         return holds_value("money", text) or bool(_PAID.search(folded) or _CHARGE_SAID.search(folded))
+    if kind == "count":
+        return holds_count(text)
     if kind == "amount":  # a number of anything, or that it costs nothing: "Grip socks are free."
         return bool(numbers(_CODE.sub(" ", text))) or holds_value("charge", text)
     if kind == "money":
