@@ -659,6 +659,39 @@ def test_a_question_asking_how_many_is_not_answered_by_a_measure_of_something_el
         assert not holds_value("count", measure), measure
 
 
+def test_days_of_a_kind_no_source_names_are_not_answered_with_another_things_days():
+    """Found trying the example policies as a user: "How many vacation days do I get?" was answered "Standard
+    shipping takes 3 to 5 business days ..." (0.21 against a bar of 0.21), and on the FAQ "How many sick days do
+    employees get per year?" with the vacation rule: the words right after "how many" are what is counted, which
+    the asked-kind check leaves alone, and a kind of days no source names is another thing's days. Days the sources
+    name the kind of, or count by the calendar ("business days"), are answered."""
+    from sourcerer.synthesis.scope import unit_of_unnamed_kind
+
+    accrual = [
+        "New employees accrue 1.5 days of paid vacation per month during their first year. From the second year on, the accrual rises to 2 days per month.",
+        "Unused vacation of up to 5 days may be carried over into the next calendar year.",
+    ]
+    for question, passages in (
+        ("How many vacation days do I get?", POLICIES),
+        ("How many sick days do employees get per year?", [{"text": t, "source": "Leave"} for t in accrual]),
+    ):
+        answer = ask(question, passages=passages, chat="extractive")
+        assert answer.refused and answer.reason == "unsupported", answer.answer
+        assert answer.trace.stage("synthesize").detail["decided_by"] == "asked kind"
+        assert any(f"asks about {question.split()[2]} days, which no passage mentions" in n for n in answer.trace.notes), answer.trace.notes
+    vacation = ["Full-time employees receive 25 vacation days per year.", *(p["text"] for p in POLICIES)]
+    answered = ask("How many vacation days do I get?", passages=[{"text": t, "source": "Handbook"} for t in vacation], chat="extractive")
+    assert not answered.refused and "25 vacation days" in answered.answer, answered.trace
+    business = ask("How many business days does standard shipping take?", passages=POLICIES, chat="extractive")
+    assert not business.refused and "3 to 5 business days" in business.answer, business.trace
+    policy = ["Los empleados tienen 23 días laborables de vacaciones al año."]
+    assert unit_of_unnamed_kind("¿Cuántos días de permiso hay por mudanza?", policy, policy).missing == ["dias de permiso"]
+    assert unit_of_unnamed_kind("¿Cuántos días de vacaciones tengo?", policy, policy) is None
+    leave = ["Mitarbeitende haben 30 Urlaubstage im Jahr."]
+    assert unit_of_unnamed_kind("Wie viele Krankheitstage gibt es?", leave, leave).missing == ["krankheitstage"]
+    assert unit_of_unnamed_kind("Wie viele Urlaubstage gibt es?", leave, leave) is None
+
+
 def test_the_sentence_holding_the_asked_phone_number_answers_over_one_that_shares_a_word():
     """"What is your phone number?" matched "Send your order number to refunds@acme.com ..." by its "number",
     and was refused for holding no phone number, while "Call us on 0800 123 456" stood third. A sentence among the

@@ -1136,6 +1136,7 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
         or missing_priced(question, sources, sentences)
         or another_period(question, sources, sentences)
         or another_count(question, sources, sentences)
+        or unit_of_unnamed_kind(question, sources, sentences)
         or missing_range(question, sources, sentences)
         or missing_number(question, sources, said)
         or another_numbered_kind(question, sources, said)
@@ -2485,6 +2486,41 @@ _COUNT_SAID = re.compile(
     r"(?:neuf|sept) (?!septembre)[^\W\d_]{3,})\b"  # before a noun, "neuf" and "sept" count ("neuf enfants"), as `_COUNT_WORDS` cannot read them
 )
 _HYPHEN_IN_WORD = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")  # "a ten-horsepower engine", "dix-sept"
+
+
+# What a question counts units of time of: "How many sick days …?", "How many days of sick leave …?", "Combien de
+# jours de RTT …?", "¿Cuántos días de permiso …?", "Wie viele Krankheitstage …?" (folded; German's compound read by
+# its first part). Words that say how the days are counted or paid ("business", "ouvrables", "Werk-") are no kind.
+_UNIT_KIND_BEFORE = re.compile(r"\bhow many (?P<said>(?P<kind>(?:[a-z][\w'-]* ){1,2}?)(?:" + TIME_UNIT + r"))\b")
+_UNIT_KIND_AFTER = re.compile(
+    r"\b(?:how many |combien de |combien d'|cuant[oa]s |wie viele )(?P<said>(?:" + TIME_UNIT + r") (?:of|de|d'|del|an) "
+    r"(?:(?:paid|payes?|retribuid[oa]s) )?(?P<kind>[^\W\d_][\w-]*))"
+)
+_UNIT_KIND_COMPOUND = re.compile(r"\bwie viele (?P<said>(?P<kind>[^\W\d_]{3,}?)s?(?:tage|stunden|wochen|monate|jahre|nachte))\b")
+_COUNTING_WORDS = frozenset(
+    "business working calendar consecutive week school paid full extra additional whole total more ouvrables ouvres "
+    "calendaires payes consecutifs laborables habiles naturales retribuidos seguidos werk arbeits kalender".split()
+)
+
+
+def unit_of_unnamed_kind(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """The kind of a unit of time a question counts, when no source names it and the answer states a length of
+    time: "How many vacation days do I get?" over the shop's policies was answered "Standard shipping takes 3 to 5
+    business days", "How many sick days do employees get per year?" over a vacation policy with its vacation days,
+    "¿Cuántos días de permiso hay por mudanza?" with "23 días laborables de vacaciones". The days are another
+    thing's. `missing_kind` reads no word right after "how many" (that is the thing counted, "How many people …?"),
+    and a kind of days is one. English, French, Spanish and German."""
+    if _NOT_LATIN.search(question) or not any(holds_value("duration", sentence) for sentence in answer):
+        return None
+    folded = normalize(question)
+    found = _UNIT_KIND_BEFORE.search(folded) or _UNIT_KIND_AFTER.search(folded) or _UNIT_KIND_COMPOUND.search(folded)
+    if not found:
+        return None
+    kind = [w for w in found["kind"].split() if w not in STOPWORDS and w not in _COUNTING_WORDS and not w.isdigit()]
+    known = source_vocabulary(sources)
+    if kind and not any(known.mentions([word]) for word in kind):
+        return ScopeMismatch(missing=[found["said"]], answer_names=[])  # "vacation days", "dias de permiso"
+    return None
 
 
 def holds_count(text: str) -> bool:
