@@ -723,6 +723,35 @@ def test_a_question_asking_what_something_costs_is_not_answered_without_an_amoun
     assert not ask(question, passages=free).refused
 
 
+def test_the_price_of_another_kind_is_no_answer_when_the_asked_kind_stands_in_another_passage():
+    """Found trying the demo's sample passages as a user: "How much does standard shipping cost?" was answered
+    "Express shipping delivers within 2 business days and costs $14.99 per order.": the price of another kind, as
+    when both rules stand in one passage, but standard shipping's rule (no price) stood in a passage of its own,
+    which the answer does not quote. The sentence keeping the asked kind is looked for in every passage."""
+    sample = [
+        {"text": "Standard shipping takes 3 to 5 business days within the continental United States.", "source": "Shipping"},
+        {"text": "Express shipping delivers within 2 business days and costs $14.99 per order.", "source": "Shipping"},
+    ]
+    standard = ask("How much does standard shipping cost?", passages=sample, chat="extractive")
+    assert standard.refused and standard.trace.stage("synthesize").detail["missing_value"] == "money", standard.answer
+    express = ask("How much does express shipping cost?", passages=sample, chat="extractive")
+    assert not express.refused and "$14.99" in express.answer, express.trace
+
+
+def test_what_is_the_support_email_asks_for_an_address():
+    """"What is the support email?" was answered "Support is available by chat from 8 am to 8 pm ...": the value's
+    name alone at the end of the question ("email?", "email for ...") asks for an address too, as "email address"
+    does; "What is the email policy?" asks for none."""
+    from sourcerer.synthesis.scope import asked_value
+
+    hours = [{"text": "Support is available by chat from 8 am to 8 pm Eastern, Monday to Friday.", "source": "Support"}]
+    answer = ask("What is the support email?", passages=hours, chat="extractive")
+    assert answer.refused and answer.trace.stage("synthesize").detail["missing_value"] == "email", answer.answer
+    written = [{"text": hours[0]["text"] + " You can also email help@acme.com at any time.", "source": "Support"}]
+    assert "help@acme.com" in ask("What is the support email?", passages=written, chat="extractive").answer
+    assert asked_value("Which email for billing questions?") == "email" and asked_value("What is the email policy?") is None
+
+
 def test_how_much_is_a_thing_is_not_answered_by_a_sentence_holding_no_amount():
     """Found on the exploratory benchmark (a bowling alley): "How much are arcade tokens?" was answered "The arcade
     takes tokens, which are sold at the front desk.": "How much is …?" asks an amount, of money or of anything, and a

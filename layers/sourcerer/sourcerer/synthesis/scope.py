@@ -2265,7 +2265,8 @@ _VALUE_NAMES = {
     "phone": r"(?:(?:phone|telephone|hotline|fax|mobile|contact) number|number (?:should|do|can|to|may) (?:i |we |you )?call|number (?:of|for|to call)\b.{0,30}\b(?:line|hotline|desk|support|office)"
     r"|num[eé]ro de (?:t[eé]l[eé]phone|portable|fax)|telefonnummer|rufnummer|n[uú]mero de (?:tel[eé]fono|fax|la l[ií]nea)"
     r"|رقم (?:هاتف|الهاتف|الجوال|التواصل))",
-    "email": r"(?:e-?mail address|adresse (?:e-?mail|mail|[eé]lectronique)|e-mail-adresse|correo electr[oó]nico|direcci[oó]n de correo"
+    # "What is the support email?" asks for one too, where nothing follows the word but what it is for
+    "email": r"(?:e-?mail address|e-?mail(?=\s*[?？]|\s+(?:for|of|to)\b)|adresse (?:e-?mail|mail|[eé]lectronique)|e-mail-adresse|correo electr[oó]nico|direcci[oó]n de correo"
     r"|البريد الإلكتروني)",
     # "What ratings website ...?" asks for a site's name, not its address: only an address asks for one
     "url": r"(?:\burl\b|web ?site address|web address|adresse (?:du site|web)|direcci[oó]n web|webadresse|عنوان الموقع)",
@@ -2599,7 +2600,11 @@ def missing_value(question: str, passages: Sequence[Passage], quoted: dict[int, 
         return None
     sentences, headings = quoted_sentences(passages, quoted)
     holders = [t for t in sentences + headings if holds_value(kind, t)]
-    about_another = all(any(other_kind(question, held, rival) for rival in sentences if rival != held) for held in holders)
+    # the sentence keeping the asked kind may be one the answer does not quote: "How much does standard shipping
+    # cost?" was answered with express shipping's price, standard shipping's rule standing in another passage
+    said = [p.text[start:end] for p in passages for start, end in p.sentence_offsets() if not is_instruction(p.text[start:end])]
+    rivals = list(dict.fromkeys(sentences + said))
+    about_another = all(any(other_kind(question, held, rival) for rival in rivals if rival != held) for held in holders)
     if kind == "money" and holders and not about_another:
         about_another = _priced_apart(question, passages, quoted)
     return None if holders and not about_another else kind
