@@ -494,8 +494,13 @@ def answer_said_elsewhere(question: str, passages: Sequence[Passage], quoted: di
     sentences, headings = quoted_sentences(passages, quoted)
     # what the sources say, and not what addresses the reader: a hostile passage's "es gibt eine lebenslange
     # Garantie" is no sentence that speaks of a lifetime warranty
-    said = [p.text[start:end] for p in passages for start, end in p.sentence_offsets() if not is_instruction(p.text[start:end])]
+    said = stated_sentences(passages)
     return said_elsewhere(question, said, sentences + headings)
+
+
+def stated_sentences(passages: Sequence[Passage]) -> list[str]:
+    """Every sentence of `passages` that states something, not one that addresses the reader (`is_instruction`)."""
+    return [p.text[start:end] for p in passages for start, end in p.sentence_offsets() if not is_instruction(p.text[start:end])]
 
 
 def quoted_sentences(passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> tuple[list[str], list[str]]:
@@ -2489,6 +2494,21 @@ _COUNT_SAID = re.compile(
 _HYPHEN_IN_WORD = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")  # "a ten-horsepower engine", "dix-sept"
 
 
+def holds_count(text: str) -> bool:
+    """Whether `text` says how many of a thing: a number not said of a measure (`_MEASURED_AFTER`) nor of money, nor
+    a year, or how many in words (`_COUNT_SAID`): "We have four screens.", "up to six players", "several lakes",
+    "81% of Americans"; not "completed in 42 seconds" nor "costs £18"."""
+    folded = normalize(_counts_in_digits(_HYPHEN_IN_WORD.sub(" ", text)))
+    for number, at in numbers_at(folded):
+        before = folded[: at.start()]
+        if _CURRENCY_BEFORE.search(before) or _SIZE_BEFORE.search(before) or _MEASURED_AFTER.match(folded, at.end()):
+            continue
+        if len(number) == 4 and number[:2] in ("19", "20"):  # a year says when
+            continue
+        return True
+    return bool(_COUNT_SAID.search(folded))
+
+
 # What a question counts units of time of: "How many sick days …?", "How many days of sick leave …?", "Combien de
 # jours de RTT …?", "¿Cuántos días de permiso …?", "Wie viele Krankheitstage …?" (folded; German's compound read by
 # its first part). Words that say how the days are counted or paid ("business", "ouvrables", "Werk-") are no kind.
@@ -2522,21 +2542,6 @@ def unit_of_unnamed_kind(question: str, sources: Sequence[str], answer: Sequence
     if kind and not any(known.mentions([word]) for word in kind):
         return ScopeMismatch(missing=[found["said"]], answer_names=[])  # "vacation days", "dias de permiso"
     return None
-
-
-def holds_count(text: str) -> bool:
-    """Whether `text` says how many of a thing: a number not said of a measure (`_MEASURED_AFTER`) nor of money, nor
-    a year, or how many in words (`_COUNT_SAID`): "We have four screens.", "up to six players", "several lakes",
-    "81% of Americans"; not "completed in 42 seconds" nor "costs £18"."""
-    folded = normalize(_counts_in_digits(_HYPHEN_IN_WORD.sub(" ", text)))
-    for number, at in numbers_at(folded):
-        before = folded[: at.start()]
-        if _CURRENCY_BEFORE.search(before) or _SIZE_BEFORE.search(before) or _MEASURED_AFTER.match(folded, at.end()):
-            continue
-        if len(number) == 4 and number[:2] in ("19", "20"):  # a year says when
-            continue
-        return True
-    return bool(_COUNT_SAID.search(folded))
 
 
 def asked_value(question: str) -> str | None:
@@ -2602,7 +2607,7 @@ def missing_value(question: str, passages: Sequence[Passage], quoted: dict[int, 
     holders = [t for t in sentences + headings if holds_value(kind, t)]
     # the sentence keeping the asked kind may be one the answer does not quote: "How much does standard shipping
     # cost?" was answered with express shipping's price, standard shipping's rule standing in another passage
-    said = [p.text[start:end] for p in passages for start, end in p.sentence_offsets() if not is_instruction(p.text[start:end])]
+    said = stated_sentences(passages)
     rivals = list(dict.fromkeys(sentences + said))
     about_another = all(any(other_kind(question, held, rival) for rival in rivals if rival != held) for held in holders)
     if kind == "money" and holders and not about_another:
