@@ -692,6 +692,24 @@ def test_days_of_a_kind_no_source_names_are_not_answered_with_another_things_day
     assert unit_of_unnamed_kind("Wie viele Urlaubstage gibt es?", leave, leave) is None
 
 
+def test_a_question_asking_which_region_is_not_answered_without_a_name():
+    """Found trying the handbook as a user: "What region is the standby?" was answered "During the March drill, the
+    failover cutover from the primary region to the standby region completed in 42 seconds." (0.52): it says
+    "region" twice and names none. A question asking which region, country, city, continent or language is
+    answered by a name (a capitalised word past the first that names no month or day, an acronym, a cloud region's
+    code)."""
+    from sourcerer.synthesis.scope import asked_value, holds_place_name
+
+    handbook = load_passages(Path(__file__).parents[2] / "examples" / "handbook")
+    answer = ask("What region is the standby?", passages=handbook, chat="extractive")
+    assert answer.refused and answer.trace.stage("synthesize").detail["missing_value"] == "place", answer.answer
+    assert any("asks for the name of a place or language" in n for n in answer.trace.notes)
+    named = [*handbook, {"text": "The standby region is eu-central-1 (Frankfurt).", "source": "Regions"}]
+    assert "eu-central-1" in ask("What region is the standby?", passages=named, chat="extractive").answer
+    assert asked_value("Which countries do you ship to?") == "place" and asked_value("What is the standby?") is None
+    assert holds_place_name("We ship to the EU and Norway.") and not holds_place_name("Orders ship on Monday in May.")
+
+
 def test_the_sentence_holding_the_asked_phone_number_answers_over_one_that_shares_a_word():
     """"What is your phone number?" matched "Send your order number to refunds@acme.com ..." by its "number",
     and was refused for holding no phone number, while "Call us on 0800 123 456" stood third. A sentence among the

@@ -2276,7 +2276,7 @@ _VALUE_NAMES = {
     # "What ratings website ...?" asks for a site's name, not its address: only an address asks for one
     "url": r"(?:\burl\b|web ?site address|web address|adresse (?:du site|web)|direcci[oó]n web|webadresse|عنوان الموقع)",
 }
-VALUE_WORDS = {"phone": "a phone number", "email": "an e-mail address", "url": "a web address", "money": "an amount of money", "frequency": "a frequency", "duration": "a length of time", "length": "a length of time or distance", "charge": "whether it is paid for", "amount": "an amount", "count": "how many there are"}
+VALUE_WORDS = {"phone": "a phone number", "email": "an e-mail address", "url": "a web address", "money": "an amount of money", "frequency": "a frequency", "duration": "a length of time", "length": "a length of time or distance", "charge": "whether it is paid for", "amount": "an amount", "count": "how many there are", "place": "the name of a place or language"}
 _ASKED_VALUE = {kind: re.compile(_ASKING_WHAT + _NEAR + name, re.IGNORECASE) for kind, name in _VALUE_NAMES.items()}
 _ASKED_VALUE_CJK = {  # no spaces: the value's name, then what is asked ("客服电话号码是多少？")
     "phone": re.compile("(?:电话号码|电话|热线号码|联系电话)(?:是多少|是什么|多少)"),
@@ -2544,9 +2544,27 @@ def unit_of_unnamed_kind(question: str, sources: Sequence[str], answer: Sequence
     return None
 
 
+# A question asking which region, country, city, continent or language ("What region is the standby?", "Which
+# countries do you ship to?") is answered by a name: a capitalised word past the sentence's first that names no day
+# or month ("Ireland", "the Dutch Republic", "Afrikaans"), an acronym ("EU"), or a cloud region's code ("eu-west-1").
+# English only: French and Spanish write languages in lower case
+_ASKED_PLACE = re.compile(r"\b(?:what|which) (?:regions?|countr(?:y|ies)|cit(?:y|ies)|continents?|languages?)\b", re.IGNORECASE)
+_REGION_CODE = re.compile(r"\b[a-z]{2}-[a-z]+-\d\b")
+_CAPITALISED = re.compile(r"(?<=\s)[A-Z][\w'’.-]*")
+
+
+def holds_place_name(text: str) -> bool:
+    """Whether `text` names a place or language (`_ASKED_PLACE`): "The standby runs in Frankfurt." does, "During the
+    March drill, the failover cutover from the primary region to the standby region completed in 42 seconds." not."""
+    if _REGION_CODE.search(text):
+        return True
+    words = [m.group() for m in _CAPITALISED.finditer(text)]
+    return any(not months_named(word) and not days_named(word) and not (word.isupper() and len(word) == 1) for word in words)
+
+
 def asked_value(question: str) -> str | None:
     """The kind of value a question asks for ("phone", "email", "url", "frequency", "duration", "length", "money",
-    "amount", "charge", "count"), or None."""
+    "amount", "charge", "count", "place"), or None."""
     for kind, pattern in _ASKED_VALUE.items():
         if pattern.search(question) or _ASKED_VALUE_CJK[kind].search(question):
             return kind
@@ -2560,6 +2578,8 @@ def asked_value(question: str) -> str | None:
         return "money"
     if _HOW_MUCH_IS.search(folded):
         return "amount"
+    if _ASKED_PLACE.search(question):
+        return "place"
     if count := _ASKED_COUNT.search(folded):
         things = _LETTERS.findall(count["things"])  # "homeoffice-tage": "homeoffice", "tage"
         # how many days or times is left to the answer models: a length of time as often as a count of days
@@ -2586,6 +2606,8 @@ def holds_value(kind: str, text: str) -> bool:
         return holds_value("money", text) or bool(_PAID.search(folded) or _CHARGE_SAID.search(folded))
     if kind == "count":
         return holds_count(text)
+    if kind == "place":
+        return holds_place_name(text)
     if kind == "amount":  # a number of anything, or that it costs nothing: "Grip socks are free."
         return bool(numbers(_CODE.sub(" ", text))) or holds_value("charge", text)
     if kind == "money":
