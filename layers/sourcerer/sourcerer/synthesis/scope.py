@@ -39,7 +39,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from sourcerer.injection import is_instruction, stated_text
+from sourcerer.injection import stated_sentences, stated_text
 from sourcerer.models import CharSpan, Passage
 from sourcerer.people import groups_mentioned, groups_named
 from sourcerer.sentences import ANSWER_LABEL, QUESTION_LABEL, is_question, row_cells, states_nothing
@@ -494,13 +494,8 @@ def answer_said_elsewhere(question: str, passages: Sequence[Passage], quoted: di
     sentences, headings = quoted_sentences(passages, quoted)
     # what the sources say, and not what addresses the reader: a hostile passage's "es gibt eine lebenslange
     # Garantie" is no sentence that speaks of a lifetime warranty
-    said = stated_sentences(passages)
+    said = [sentence for p in passages for sentence in stated_sentences(p)]
     return said_elsewhere(question, said, sentences + headings)
-
-
-def stated_sentences(passages: Sequence[Passage]) -> list[str]:
-    """Every sentence of `passages` that states something, not one that addresses the reader (`is_instruction`)."""
-    return [p.text[start:end] for p in passages for start, end in p.sentence_offsets() if not is_instruction(p.text[start:end])]
 
 
 def quoted_sentences(passages: Sequence[Passage], quoted: dict[int, list[CharSpan]]) -> tuple[list[str], list[str]]:
@@ -2629,8 +2624,7 @@ def missing_value(question: str, passages: Sequence[Passage], quoted: dict[int, 
     holders = [t for t in sentences + headings if holds_value(kind, t)]
     # the sentence keeping the asked kind may be one the answer does not quote: "How much does standard shipping
     # cost?" was answered with express shipping's price, standard shipping's rule standing in another passage
-    said = stated_sentences(passages)
-    rivals = list(dict.fromkeys(sentences + said))
+    rivals = list(dict.fromkeys(sentences + [sentence for p in passages for sentence in stated_sentences(p)])) if holders else []
     about_another = all(any(other_kind(question, held, rival) for rival in rivals if rival != held) for held in holders)
     if kind == "money" and holders and not about_another:
         about_another = _priced_apart(question, passages, quoted)
