@@ -46,6 +46,7 @@ train: $(STAMP)  ## retrain the reader, answer, claim-support and reranking mode
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.reader_decision --write
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.reader_crosslingual --write
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.relevance --write-operating-points
+	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.reader_veto --write-operating-points
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.exploratory --fit-under-floor
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.train.claim_support
 	OMP_NUM_THREADS=$${OMP_NUM_THREADS:-2} $(BIN)/python -m bench.train.reranker

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import random
 import time
+from dataclasses import dataclass
 
 from bench.common import EVAL, MODES, answer_mode, table, use_bench_cache, write_result
 from bench.datasets import held_out_articles, read_jsonl, sample, xquad_qrels, xquad_titles
@@ -45,6 +46,30 @@ def contains(answer: str, golds: list[str]) -> bool:
 
     text = strip_markers(answer).casefold()
     return any(g.strip().casefold() in text for g in golds if g.strip())
+
+
+@dataclass
+class XquadAnswer:
+    hit: bool  # answered, with a gold answer in the answer
+    refused: bool
+    detail: dict  # the synthesis stage's trace detail
+
+
+def xquad_answers(ask, lang: str, held: bool, n: int | None) -> list[XquadAnswer]:
+    """`ask()` over each XQuAD question of a half (`held`: the held-out articles; else the design ones the answer
+    models trained on), the first `n`, with its gold paragraph and four random others of the half, as `run` asks."""
+    titles, held_out = xquad_titles(), held_out_articles()
+    corpus = {r["_id"]: r for r in read_jsonl(EVAL / "xquad" / lang / "corpus.jsonl") if (titles[r["_id"]] in held_out) == held}
+    qrels = xquad_qrels(lang)
+    queries = [q for q in read_jsonl(EVAL / "xquad" / lang / "queries.jsonl") if qrels[q["_id"]] in corpus][:n]
+    rng = random.Random(7)
+    results = []
+    for query in queries:
+        answer = ask(query["text"], passages=_passages(corpus, qrels[query["_id"]], rng), chat="extractive")
+        synthesis = answer.trace.stage("synthesize")
+        hit = (not answer.refused) and contains(answer.answer, query["metadata"]["answers"])
+        results.append(XquadAnswer(hit, answer.refused, dict(synthesis.detail) if synthesis is not None else {}))
+    return results
 
 
 def run(n: int) -> dict:

@@ -19,32 +19,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 
 from bench.common import EVAL, MODES, answer_mode, table, use_bench_cache, write_result
-from bench.containment import _passages, contains
-from bench.datasets import held_out_articles, read_jsonl, sample, xquad_qrels, xquad_titles
+from bench.containment import xquad_answers
+from bench.datasets import read_jsonl, sample
 from bench.metrics import mean, percentile
 from bench.reader_budget import BUDGET_MS, _added_ms
 
 LANGUAGES = ("en", "ar", "zh")
 MARGINS = (0.0, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4)
-
-
-def _answers(ask, lang: str, held: bool, n: int | None) -> list[tuple[bool, list[float] | None]]:
-    """Per XQuAD question of the half: (the answer holds a gold answer, the reader's two reads where it picked)."""
-    titles, held_out = xquad_titles(), held_out_articles()
-    corpus = {r["_id"]: r for r in read_jsonl(EVAL / "xquad" / lang / "corpus.jsonl") if (titles[r["_id"]] in held_out) == held}
-    qrels = xquad_qrels(lang)
-    queries = [q for q in read_jsonl(EVAL / "xquad" / lang / "queries.jsonl") if qrels[q["_id"]] in corpus][:n]
-    rng = random.Random(7)
-    results = []
-    for query in queries:
-        answer = ask(query["text"], passages=_passages(corpus, qrels[query["_id"]], rng), chat="extractive")
-        synthesis = answer.trace.stage("synthesize")
-        reads = synthesis.detail.get("picked_read") if synthesis is not None else None
-        results.append(((not answer.refused) and contains(answer.answer, query["metadata"]["answers"]), reads))
-    return results
 
 
 def run(n: int | None = None, latency_n: int = 30) -> dict:
@@ -65,7 +48,9 @@ def run(n: int | None = None, latency_n: int = 30) -> dict:
                 runs = {}
                 for reads in ("1", str(PICKED_FROM)):
                     os.environ["SOURCERER_READER_PICK"] = reads
-                    runs[reads] = {lang: _answers(ask, lang, held, n) for lang in LANGUAGES}
+                    runs[reads] = {  # per question: the answer holds a gold answer, the reader's two reads where it picked
+                        lang: [(a.hit, a.detail.get("picked_read")) for a in xquad_answers(ask, lang, held, n)] for lang in LANGUAGES
+                    }
                 rows = {"no pick": {lang: mean([hit for hit, _ in runs["1"][lang]]) for lang in LANGUAGES}}
                 for margin in MARGINS:
                     rows[f"{margin:.2f}"] = {

@@ -31,6 +31,7 @@ from bench import (
     reader_budget,
     reader_eval,
     reader_pick,
+    reader_veto,
     refusal,
     relevance,
     retrieval,
@@ -67,6 +68,7 @@ def main() -> None:
     refusal.run(50 if quick else 250)
     floor.run(50 if quick else 250)
     reader_pick.run(100 if quick else None, 5 if quick else 30)
+    reader_veto.run(100 if quick else None, 5 if quick else 30)
     containment.run(100 if quick else 1190)
     crosslingual.run(30 if quick else 150)
     faq.run()

@@ -504,10 +504,11 @@ def test_a_verb_before_the_thing_is_no_kind_of_it():
     assert ask("Do full-time employees get annual leave?", passages=policy, chat="extractive").answer.startswith(full)
 
 
-def test_another_form_of_the_word_does_not_keep_the_asked_kind():
+def test_another_form_of_the_word_does_not_keep_the_asked_kind(monkeypatch):
     """Found trying a SaaS billing page as a user: "Can I get a refund on a monthly plan?" was answered "Annual
     plans are refunded pro rata for unused full months ...": "months" is indexed as "monthly" is, so the sentence
-    read as holding the asked kind. A form of the word ("express", "expressed") still holds it."""
+    read as holding the asked kind. A form of the word ("express", "expressed") still holds it. The monthly plans'
+    sentence says nothing of a refund, and where the reader can run it vetoes it too (p under its bar)."""
     from sourcerer.synthesis.scope import other_kind
 
     question = "Can I get a refund on a monthly plan?"
@@ -515,7 +516,11 @@ def test_another_form_of_the_word_does_not_keep_the_asked_kind():
     monthly = "Monthly plans stop at the end of the current month."
     assert other_kind(question, annual, monthly) == "month"
     assert other_kind("How long does express shipping take?", "Standard shipping takes 5 days; expressed parcels one.", "Express shipping arrives tomorrow.") is None
-    answer = ask(question, passages=[{"text": f"Cancellation\nYou can cancel at any time. {monthly} {annual}", "source": "Billing"}], chat="extractive")
+    passages = [{"text": f"Cancellation\nYou can cancel at any time. {monthly} {annual}", "source": "Billing"}]
+    answer = ask(question, passages=passages, chat="extractive")
+    assert annual not in answer.answer, answer.answer
+    monkeypatch.setenv("SOURCERER_READER_VETO", "0")
+    answer = ask(question, passages=passages, chat="extractive")
     assert not answer.refused and answer.answer.startswith(monthly), answer.answer
 
 

@@ -689,6 +689,15 @@ def test_held_out_pairs_are_ranked_by_the_area_under_the_curve():
     assert auc(np.array([0.5, 0.9]), np.array([0.7])) == 0.5
 
 
+def test_the_veto_bar_keeps_the_share_of_right_answers_it_is_fitted_for():
+    from bench.reader_veto import fitted_bar
+
+    reads = [i / 200 for i in range(200)]  # 0.0, 0.005, ... 0.995
+    bar = fitted_bar(reads, keep=0.99)
+    assert sum(r < bar for r in reads) == 2 and sum(r >= bar for r in reads) == 198
+    assert fitted_bar([], keep=0.99) == 0.0  # nothing read: no veto
+
+
 def test_the_claim_heads_point_is_the_one_that_tells_supported_claims_best_on_every_set_alike():
     from bench.reader_eval import claim_point
 
@@ -929,8 +938,45 @@ def test_where_the_sentence_models_decide_the_reader_picks_the_answering_sentenc
     assert pick_read - best_read >= 0.25, detail
     strict = ask("Schlafen die Kinder mittags?", passages=kita, verify="strict")
     assert not strict.refused and strict.faithfulness.relevant, strict.faithfulness
-    monkeypatch.setenv("SOURCERER_READER_PICK", "1")  # the sentence models' own best
+    monkeypatch.setenv("SOURCERER_READER_PICK", "1")  # the sentence models' own best, which the reader vetoes
+    vetoed = ask("Schlafen die Kinder mittags?", passages=kita)
+    assert vetoed.refused and vetoed.trace.stage("synthesize").detail["decided_by"] == "reader veto", vetoed.answer
+    monkeypatch.setenv("SOURCERER_READER_VETO", "0")
     assert "einem bis sechs Jahren" in _quoted(ask("Schlafen die Kinder mittags?", passages=kita))
+
+
+LIBRARY_PAGE = (
+    "# Greenfield Public Library\n\n"
+    "The library is open Monday to Friday from 9am to 7pm and on Saturday from 10am to 4pm.\n"
+    "Library membership is free for everyone who lives, works or studies in Greenfield.\n"
+    "Adults can borrow up to 12 items at a time, and children up to 8.\n"
+    "Books can be borrowed for three weeks and DVDs for one week.\n"
+    "Free Wi-Fi and public computers are available; computer sessions are limited to one hour per day.\n"
+)
+
+
+@reads
+def test_where_the_sentence_models_decide_the_reader_vetoes_an_answer_it_reads_as_none(monkeypatch, tmp_path):
+    """Found on the exploratory benchmark: "Can I borrow a laptop?" was answered "Adults can borrow up to 12 items at
+    a time", which shares the borrowing and says nothing of laptops. The reader reads the answer's sentence under
+    its `veto` operating point (bench/results/reader_veto.md), and the answer is refused, as `unsupported`, with
+    the reading in the trace; a right answer stands, with its reading."""
+    from sourcerer import ask
+    from sourcerer.reading import confirming_reader
+
+    library = _page(tmp_path, "library", LIBRARY_PAGE)
+    bar = confirming_reader().threshold("veto", 0.0)
+    assert 0.0 < bar < 0.1, bar  # fitted to keep 99% of right answers: a veto, not a decision
+    refused = ask("Can I borrow a laptop?", passages=library)
+    detail = refused.trace.stage("synthesize").detail
+    assert refused.refused and refused.reason == "unsupported", refused.answer
+    assert detail["decided_by"] == "reader veto" and detail["answer_read"] < detail["veto"] == bar, detail
+    assert any("reads the closest sentence as no answer" in note for note in refused.trace.notes), refused.trace.notes
+    kept = ask("How long can I keep a DVD?", passages=library)
+    assert not kept.refused and "DVDs for one week" in _quoted(kept), kept.trace
+    assert kept.trace.stage("synthesize").detail["answer_read"] >= bar
+    monkeypatch.setenv("SOURCERER_READER_VETO", "0")  # never
+    assert "Adults can borrow up to 12 items" in _quoted(ask("Can I borrow a laptop?", passages=library))
 
 
 @reads
@@ -960,12 +1006,17 @@ def test_by_default_the_reader_judges_relevance_in_strict_verification(monkeypat
     """Found asking the exploratory sets with `verify=True`: by default "Is there parking?" over a trampoline park's
     page is answered with its opening hours (the sentence models decide), and strict verification passed it, the
     sentence model reading it at 0.77 against its bar 0.016. The reader judges relevance wherever it can run: it
-    reads that answer at 0.03, under its bar, and strict verification refuses it as off topic. A right answer stays."""
+    reads that answer at 0.03, under its bar, and strict verification refuses it as off topic. A right answer stays.
+    (By default the reader now vetoes that answer before verification: `SOURCERER_READER_VETO=0` lets it through
+    to show the check.)"""
     from sourcerer import ask
 
     monkeypatch.delenv("SOURCERER_READER", raising=False)
     park = _page(tmp_path, "trampoline", TRAMPOLINE_PAGE)
-    assert "open from 10am" in ask("Is there parking?", passages=park).answer  # the default answer, unverified
+    vetoed = ask("Is there parking?", passages=park)
+    assert vetoed.refused and vetoed.trace.stage("synthesize").detail["decided_by"] == "reader veto", vetoed.answer
+    monkeypatch.setenv("SOURCERER_READER_VETO", "0")
+    assert "open from 10am" in ask("Is there parking?", passages=park).answer  # the sentence models' answer, unverified
     parking = ask("Is there parking?", passages=park, verify="strict")
     assert parking.refused and parking.reason == "off_topic", parking.faithfulness
     assert parking.faithfulness is not None and not parking.faithfulness.relevant and parking.faithfulness.faithful is False

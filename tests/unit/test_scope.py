@@ -39,6 +39,8 @@ def test_names_are_capitalised_words_that_do_not_open_a_sentence():
         ("Can we talk to Sales?", "meeting notes: talk to sales about the quote"),  # a text without capitals
         ("What is the Papaver Rhoeas flower called?", "Papaver rhoeas is a flower; rhoeas means red."),  # one word as a name
         ("What is ABC's logo?", "The ABC logo is a circle."),  # a possessive
+        ("How long can I keep a DVD?", "Books can be borrowed for three weeks and DVDs for one week."),  # a plural
+        ("Which APIs are public?", "The API is public."),  # ... either way
         ("How long is shipping to Canada?", "Canada: 7 days."),  # anywhere in the sources
         ("How long do Acme refunds take?", "docs/acme-refunds.md"),  # a part of a hyphenated word (a file name)
     ],

@@ -95,6 +95,14 @@ class Settings(BaseModel):
         description="where the sentence models decide: the best sentences the reading model picks the answering one "
         "among (1: their best; its gain and cost: bench/results/reader_pick.md)",
     )
+    reader_veto: float | None = Field(
+        None,
+        ge=0.0,
+        le=1.0,
+        alias="SOURCERER_READER_VETO",
+        description="where the sentence models decide: the least probability the reading model must give the answer's "
+        "sentence, else it is refused (unset: the fitted point, bench/results/reader_veto.md; 0: never)",
+    )
     # the service
     prices: Json[dict[str, Any]] | None = Field(None, alias="SOURCERER_PRICES", description="price table overrides (JSON)")
     tiers: Json[dict[str, dict[str, Any]]] | None = Field(None, alias="SOURCERER_TIERS", description="tier overrides (JSON)")

@@ -15,7 +15,14 @@ from sourcerer.settings import Settings, get_settings
 from sourcerer.streaming import DraftGate
 from sourcerer.synthesis.answerability import load_answer_models
 from sourcerer.synthesis.draft import Draft, read_draft
-from sourcerer.synthesis.extractive import Analysis, ExtractiveSettings, ExtractiveSynthesizer, as_read, asks_procedure
+from sourcerer.synthesis.extractive import (
+    Analysis,
+    ExtractiveSettings,
+    ExtractiveSynthesizer,
+    as_read,
+    settled_relevance,
+    split_quoted,
+)
 from sourcerer.synthesis.prompt import build_messages
 from sourcerer.synthesis.providers import (
     ChatProvider,
@@ -77,7 +84,10 @@ def extractive_synthesizer(settings: Settings) -> ExtractiveSynthesizer:
     """The extractive synthesiser as `ask()` runs it: the bundled models; the reader deciding when it is on, and
     picking the answering sentence wherever it can run (unless it is off)."""
     chosen = ExtractiveSettings(
-        min_answerability=settings.min_answerability, read=settings.reader_sentences, pick_from=settings.reader_pick
+        min_answerability=settings.min_answerability,
+        read=settings.reader_sentences,
+        pick_from=settings.reader_pick,
+        veto=settings.reader_veto,
     )
     return ExtractiveSynthesizer(local_embedder(), chosen, reader=load_reader(), picker=confirming_reader())
 
@@ -101,15 +111,15 @@ def relevance_reading(
     points fitted for its feature set; None where none are fitted or no claim quotes a sentence."""
     if not claims:
         return None
-    quoted = claim_quotes(claims, passages)
     extractive = analysis is not None and analysis.question == question  # synthesis handed over its ranking
     if not extractive:
         analysis = extractive_synthesizer(settings).analyse(question, passages)
-
-    def used(s) -> bool:  # a quote can hold several sentences: a lead-in with all its lines
-        return any(span.start <= s.start and s.end <= span.end for span in quoted.get(s.passage + 1, []))
-
-    given = [s for s in analysis.sentences if used(s)]
+    given, unused = split_quoted(analysis, claim_quotes(claims, passages))
+    point = load_answer_models()[analysis.feature_set].relevance
+    settled = settled_relevance(question, given, unused)  # decided without reading, against no rival
+    if settled is not None:
+        bar = relevance_bar(reader) if reader is not None else point.get("bar")
+        return None if bar is None else RelevanceReading(relevance=settled, rival=None, bar=bar, margin=float("inf"))
     # a sentence about another kind than the one asked is no better answer to beat (`extractive.asked_kind_first`),
     # nor one without the phone number, address or website asked for (`extractive.asked_value_first`), nor, when
     # the answer holds a number the question asks about, one without it (`extractive.asked_number_first`). A number
@@ -117,28 +127,9 @@ def relevance_reading(
     # el productor ejecutivo de la película Transformers en 2007?", and was kept against the producer's sentence
     value = asked_value(question)
     contact = value if value in CONTACT_VALUES else None
-    holds_number = any(holds_asked_number(question, s.text, circumstances=False) for s in given)
-    unused = [s for s in analysis.sentences if not used(s)]
-    if holds_number:  # the other sentences that hold the number too
+    if any(holds_asked_number(question, s.text, circumstances=False) for s in given):  # the others that hold it too
         unused = [s for s in unused if holds_asked_number(question, s.text, circumstances=False)]
     passed_over = [s for s in unused if s.other_kind is None and (contact is None or holds_value(contact, s.text))]
-    point = load_answer_models()[analysis.feature_set].relevance
-
-    def settled(relevance: float) -> RelevanceReading | None:  # decided without reading, against no rival
-        bar = relevance_bar(reader) if reader is not None else point.get("bar")
-        return None if bar is None else RelevanceReading(relevance=relevance, rival=None, bar=bar, margin=float("inf"))
-
-    if any(asks_procedure(question, s.heading) for s in given):  # the procedure the question names, by its heading,
-        # answers it (`extractive.named_procedure_first`), whatever its lines score read one by one ("¿Cómo se toma el
-        # ibuprofeno?" read its dosing lines at p = 0.01 under the bar), and no sentence elsewhere is a better answer
-        return settled(1.0)
-    if given and all(s.other_kind for s in given):  # it quotes only such sentences: true, and about something else
-        return settled(0.0)
-    if holds_number and not unused:
-        # the thing the question names by its number is named by the answer and by no other sentence of the sources
-        # ("What does error 429 mean?": "... the API returns HTTP 429 with a Retry-After header."), so none is a
-        # better answer, and the reader reads such a label as no answer (p = 0.016, under its bar)
-        return settled(1.0)
     if reader is not None and extractive and given:
         # an extractive answer's sentences, read as synthesis read them (the pairs its reads left remembered: its
         # claims' words differ, "... 2001–2007." for a title line), against no rival: it is the sentence the reader

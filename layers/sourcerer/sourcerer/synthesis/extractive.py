@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 from sourcerer.assertions import is_assertion
@@ -44,7 +44,7 @@ from sourcerer.sentences import ANSWER_LABEL, is_question, list_run, names_steps
 from sourcerer.settings import PICKED_FROM, READER_SENTENCES
 from sourcerer.support import said_with_negation
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
-from sourcerer.synthesis.days import days_named, for_other_days
+from sourcerer.synthesis.days import days_named, for_other_days, months_named
 from sourcerer.synthesis.draft import Draft
 from sourcerer.synthesis.scope import (
     ASKED_FREQUENCY,
@@ -71,7 +71,9 @@ from sourcerer.synthesis.scope import (
     missing_value,
     other_kind,
     other_subject,
+    says_free,
     source_texts,
+    states_quantity_of,
     swapped_name,
     unstemmed_language,
     without_quantities,
@@ -256,6 +258,7 @@ class ExtractiveSettings:
     pick_from: int = PICKED_FROM  # where the sentence models decide: the best sentences the reader picks among
     second_ratio: float | None = None  # a second sentence joins at this share of the best one's probability (None: the model's)
     min_answerability: float | None = None  # None: the shipped model's operating point (`ask()` passes SOURCERER_MIN_ANSWERABILITY)
+    veto: float | None = None  # None: the reader's `veto` operating point (`ask()` passes SOURCERER_READER_VETO; 0: never)
 
 
 class ExtractiveSynthesizer:
@@ -527,6 +530,8 @@ class ExtractiveSynthesizer:
                     draft = picked
                     # how the reader read their best and its pick
                     draft.detail |= {"picked_by": f"reader:{version}", "picked_read": [round(best_read, 4), round(first_read, 4)]}
+            if not draft.refused and reader_decides and self.reader is None and self.picker is not None:
+                draft = self._vetoed(question, analysis, draft)
         draft.analysis = analysis  # verification's relevance check reads the same ranking
         if analysis.set_aside:  # in the trace: what was not considered as an answer, and why
             draft.detail["instructions_set_aside"] = analysis.set_aside
@@ -670,6 +675,27 @@ class ExtractiveSynthesizer:
             if (c.passage, c.section) == (chosen[0].passage, chosen[0].section) and read[i] >= 0.5 and not _another_row(c, asked) and normalize(c.text) not in {normalize(x.text) for x in chosen}:
                 chosen.append(c)
         return self._draft(chosen, detail, analysis)
+
+    def _vetoed(self, question: str, analysis: Analysis, draft: Draft) -> Draft:
+        """The sentence models' answer, or a refusal where the reader reads none of its sentences as answering the
+        question: under its `veto` operating point (`bench/reader_veto.py`), the least reading that keeps 99% of the
+        default path's right answers on XQuAD's design articles. "Can I borrow a laptop?" was answered "Adults can
+        borrow up to 12 items at a time", "Is it cheaper during the day?" with the opening hours. The sentences are
+        read as the pick and strict verification read them (the reader remembers the pairs), and an answer the
+        plain readings settle is not read (`settled_relevance`)."""
+        assert self.picker is not None
+        given, unused = split_quoted(analysis, draft.spans)
+        if not given:
+            return draft
+        read = settled_relevance(question, given, unused)
+        if read is None:
+            read = max(self.picker.answers(question, [as_read(s, analysis) for s in given]))
+        bar = self.settings.veto if self.settings.veto is not None else self.picker.threshold("veto", 0.0)
+        draft.detail["answer_read"] = round(read, 4)
+        if read >= bar:
+            return draft
+        kept = {k: v for k, v in draft.detail.items() if k != "sentences"}  # a refusal quotes no sentences
+        return _declined(self.name, kept | {"decided_by": "reader veto", "veto": bar})
 
     def _picked(self, question: str, analysis: Analysis) -> tuple[ScoredSentence, str, tuple[float, float]] | None:
         """The sentence the picker reads as the answer among the sentence models' best, where it is not their
@@ -1231,6 +1257,47 @@ def asks_procedure(question: str, heading: str) -> bool:
     named = {family(t) for t in passage_terms(heading)}
     asked = {family(t) for t in passage_terms(question) if t not in _CLITICS}
     return all(word in named or (len(word) >= 4 and any(other.startswith(word) for other in named)) for word in asked)
+
+
+def split_quoted(analysis: Analysis, quoted: Mapping[int, Sequence[CharSpan]]) -> tuple[list[ScoredSentence], list[ScoredSentence]]:
+    """The ranked sentences an answer quotes (`quoted`: its spans by passage number; a quote can hold several
+    sentences, a lead-in with all its lines), and the others."""
+
+    def used(s: ScoredSentence) -> bool:
+        return any(span.start <= s.start and s.end <= span.end for span in quoted.get(s.passage + 1, []))
+
+    return [s for s in analysis.sentences if used(s)], [s for s in analysis.sentences if not used(s)]
+
+
+def settled_relevance(question: str, given: Sequence[ScoredSentence], unused: Sequence[ScoredSentence]) -> float | None:
+    """Whether an answer quoting `given` answers the question, where the plain readings settle it without the
+    reader (1.0 or 0.0; None: read it). The procedure the question names, by its heading, answers it
+    (`named_procedure_first`), whatever its lines score read one by one ("¿Cómo se toma el ibuprofeno?" read its
+    dosing lines at p = 0.01). An answer that quotes only sentences about another kind than the one asked is true
+    and about something else. The thing the question names by its number, named by the answer and by no other
+    sentence (`unused`), is answered: "What does error 429 mean?" by "... the API returns HTTP 429 with a
+    Retry-After header." (the reader reads such a label as no answer, p = 0.016). A number that says when is no
+    thing asked about (`circumstances=False`). And a rule that speaks to the circumstance the question gives, which
+    the reader reads as no answer where the answer is left to infer: the range of the weight, age, height or time it
+    states ("My dog weighs 30 kg, is that OK?": "... a maximum weight of 25 kg each."), the months of the one a yes or
+    no names ("Can I have a bonfire in December?": "Bonfires are allowed only between 1 November and 31 March"; not
+    "Qu'est-ce qui bloque le port de Marseille à partir du 21 juin ?", asked of events), or that the
+    thing whose price it asks costs nothing ("How much is the car park?": "The car park is free for visitors.")."""
+    if any(asks_procedure(question, s.heading) for s in given):
+        return 1.0
+    if given and all(s.other_kind for s in given):
+        return 0.0
+    if any(holds_asked_number(question, s.text, circumstances=False) for s in given) and not any(
+        holds_asked_number(question, s.text, circumstances=False) for s in unused
+    ):
+        return 1.0
+    if any(states_quantity_of(question, s.text) for s in given):
+        return 1.0
+    if asks_yes_or_no(question) and months_named(question) and any(months_named(s.text) for s in given):
+        return 1.0
+    if asked_value(question) in ("money", "amount", "charge") and any(says_free(s.text) for s in given):
+        return 1.0
+    return None
 
 
 def asked_value_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredSentence]:

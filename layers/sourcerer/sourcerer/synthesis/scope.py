@@ -2208,6 +2208,18 @@ def stated_ranges(text: str) -> dict[str, list[tuple[float, float]]]:
 DOSED = frozenset({"weight", "age"})  # what a dose or a rule is given for; a height or a time says where it applies
 
 
+def states_quantity_of(question: str, text: str) -> bool:
+    """Whether `text` states a weight, age, height or time of a kind the question states one of ("My dog weighs
+    30 kg": "... a maximum weight of 25 kg each."), or a range of one (`fits_quantity`: "Children under 4 ..."): a
+    rule that speaks to the question's circumstance."""
+    asked = asked_quantities(question)
+    if not asked:
+        return False
+    return fits_quantity(question, text) is not None or any(
+        _unit_kind(m["unit"]) in asked for m in _QUANTITY.finditer(_folded_numbers(text)) if _amount(m["n"], m["unit"]) is not None
+    )
+
+
 def fits_quantity(question: str, text: str, kinds: frozenset[str] | None = None) -> bool | None:
     """Whether a range `text` states holds the weight, age, height or time the question states (of `kinds`, where
     given): True, False (it states ranges of that unit, none holds it), or None (nothing to compare)."""
@@ -2335,6 +2347,18 @@ _MONEY = re.compile(
     r"\bno charge\b|\bsans frais\b|\bsin coste\b|\bnothing\b|\brien\b|\bnichts\b|\bnada\b|[%٪]\s*off\b|"
     r"دولار|يورو|ريال|درهم|دراهم|جنيه|دينار|دنانير|ليره|مجانا|مجاني|元|块钱|美元|欧元|英镑|日元|免\w{0,2}费|不收费|円|無料|ドル|ユーロ|ポンド|ウォン|ルピー|フラン"
 )
+# what says a thing costs nothing: an answer to its price ("How much is the car park?": "The car park is free for
+# visitors.", which the reader reads as no price, p < 0.05)
+_COSTS_NOTHING = re.compile(
+    r"\bfree\b|\bgratuit\w*|\bkostenlos\w*|\bgratis\b|\bno charge\b|\bsans frais\b|\bsin coste\b|مجان|免\w{0,2}费|不收费|無料"
+)
+
+
+def says_free(text: str) -> bool:
+    """Whether `text` says something costs nothing (read folded)."""
+    return bool(_COSTS_NOTHING.search(normalize(text)))
+
+
 # a number labelled as a price, as a table's row writes one ("price: 2.40", "Preis: 12,50")
 _PRICED = re.compile(r"\b(?:price|cost|fee|amount|prix|cout|tarif|montant|preis|kosten|betrag|precio|coste|importe)\w*\s*[:=]\s*\d")
 # a share is one of money in a sentence that says what is paid ("covered at 60% by the employer", "a credit of 10%
@@ -2713,6 +2737,11 @@ def scope_notes(detail: dict) -> list[str]:
             f"the closest sentence is in {pair['passage']} and the question in {pair['question']}: without the reading "
             "model (SOURCERER_READER=on) an answer across languages is refused, as the sentence models read words"
         )
+    if detail.get("decided_by") == "reader veto":
+        notes.append(
+            f"the reading model reads the closest sentence as no answer to the question ({detail['answer_read']:.3f}, under "
+            f"its veto bar {detail['veto']:.3f}; SOURCERER_READER_VETO)"
+        )
     if value := detail.get("missing_value"):
         notes.append(
             f"the question asks for {VALUE_WORDS[value]}, and the closest sentences hold none (or only one said of another "
@@ -2891,7 +2920,11 @@ def _initials(word: str) -> str:
 
 @lru_cache(maxsize=65536)  # the same words come back in every answer's passages: a quarter of a vocabulary's build
 def _family(word: str) -> str:  # accents folded: "Devi" is "Devī", "My Son" is "Mỹ Sơn"
-    return family(_POSSESSIVE.sub("", normalize(word)).strip("'’-"))
+    # an acronym's plural is the acronym: "How long can I keep a DVD?" over "DVDs for one week" names the DVD
+    return family(_POSSESSIVE.sub("", normalize(_ACRONYM_PLURAL.sub(r"\1", word))).strip("'’-"))
+
+
+_ACRONYM_PLURAL = re.compile(r"^(\w*[A-Z]{2,})s$")
 
 
 def _one_edit(a: str, b: str) -> bool:
