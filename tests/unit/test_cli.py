@@ -366,3 +366,19 @@ def test_the_index_options_beside_passages_are_an_error_not_ignored(tmp_path, ca
     # "--filter x" beside --passages filtered nothing and said nothing
     assert main(["ask", "How long does standard shipping take?", "--passages", str(_jsonl(tmp_path)), *options]) == 2
     assert f"{named}: for the index, not with --passages" in capsys.readouterr().err
+
+
+@pytest.mark.local_model
+def test_ask_refuses_an_answer_the_reader_reads_as_none(tmp_path, capsys):
+    """The reader's veto through the CLI: the refusal and the reading behind it in the trace's notes."""
+    page = tmp_path / "library.md"
+    page.write_text(
+        "# Greenfield Public Library\n\nAdults can borrow up to 12 items at a time, and children up to 8.\n"
+        "Books can be borrowed for three weeks and DVDs for one week.\n",
+        encoding="utf-8",
+    )
+    main(["ask", "Can I borrow a laptop?", "--passages", str(page), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["refused"] is True and data["reason"] == "unsupported", data
+    assert any("reads the closest sentence as no answer" in note for note in data["trace"]["notes"]), data["trace"]["notes"]
+

@@ -328,3 +328,32 @@ def test_a_utf16_upload_is_answered_from_and_its_original_opens_as_text(service)
     answered = service.answer(ctx, None, AnswerRequest(q="How much is the Business plan?")).answer
     assert "25 €" in answered.text and not answered.refused, answered.text
     assert service.original(ctx, None, document.document_id).content == table.encode()
+
+
+LIBRARY = (
+    "# Greenfield Public Library\n\n"
+    "The library is open Monday to Friday from 9am to 7pm and on Saturday from 10am to 4pm.\n"
+    "It is closed on Sundays and public holidays.\n"
+    "Library membership is free for everyone who lives, works or studies in Greenfield.\n"
+    "You need a photo ID and proof of address to join.\n"
+    "Adults can borrow up to 12 items at a time, and children up to 8.\n"
+    "Books can be borrowed for three weeks and DVDs for one week.\n"
+    "You can renew an item twice online or by phone, unless someone else has reserved it.\n"
+    "Reserving a book costs 50p, and you will get an email when it is ready to collect.\n"
+    "Free Wi-Fi and public computers are available; computer sessions are limited to one hour per day.\n"
+)
+
+
+@pytest.mark.local_model
+def test_an_answer_the_reader_reads_as_none_is_refused_where_the_service_answers_too(service):
+    """The reader's veto (README, "By default the reader vetoes an answer it reads as none") runs where the service
+    answers from its index: "Can I borrow a laptop?" is refused, not answered with how many items adults may borrow."""
+    _, ctx = _key(service)
+    service.ingest(ctx, "acme/alpha/library", DocumentRequest(source_uri="library.md", text=LIBRARY))
+    laptop = service.answer(ctx, "acme/alpha", AnswerRequest(q="Can I borrow a laptop?")).model_dump(mode="json")
+    assert laptop["answer"]["refused"] is True and laptop["answer"]["reason"] == "unsupported", laptop["answer"]
+    synthesis = next(s for s in laptop["trace"]["stages"] if s["stage"] == "synthesize")
+    assert synthesis["detail"]["decided_by"] == "reader veto", synthesis
+    dvd = service.answer(ctx, "acme/alpha", AnswerRequest(q="How long can I keep a DVD?")).model_dump(mode="json")
+    assert dvd["answer"]["refused"] is False and "DVDs for one week" in dvd["answer"]["text"], dvd["answer"]
+
