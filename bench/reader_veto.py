@@ -40,7 +40,8 @@ def fitted_bar(right_reads: list[float], keep: float = KEEP) -> float:
 
 
 def _vetoed(answers, bar: float) -> list[bool]:
-    """Per answer: refused by the veto at `bar` (an answer the plain readings settle has no `answer_read`)."""
+    """Per answer: refused by the veto at `bar` (an answer the plain readings settle reads 1.0; one the veto did not
+    reach, with no `answer_read`, stands)."""
     return [not a.refused and a.detail.get("answer_read", 1.0) < bar for a in answers]
 
 
