@@ -42,9 +42,9 @@ def always_answer():
 def answerability(answer) -> float:
     """The score the threshold curve moves along: the answerability, or 0 where a check that no threshold moves
     refused (a question naming what no passage mentions, or a kind of it, or asking for a phone number no sentence
-    holds: `synthesis.scope`)."""
+    holds: `synthesis.scope`; an answer the reader vetoes, at its own bar)."""
     stage = answer.trace.stage("synthesize")
-    if not stage or stage.detail.get("decided_by") in ("named scope", "asked kind", "asked value"):
+    if not stage or stage.detail.get("decided_by") in ("named scope", "asked kind", "asked value", "reader veto"):
         return 0.0
     return float(stage.detail.get("answerability", 0.0))
 
