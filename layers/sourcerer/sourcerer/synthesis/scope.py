@@ -2339,18 +2339,16 @@ _ASKED_CHARGE = re.compile(
 # ... and what says a thing is paid for or included, beside an amount or what costs nothing
 _CHARGE_SAID = re.compile(r"\b(?:includ\w*|inclus\w*|compris|incluid\w*|incluy\w*|inbegriffen|enthalten|factur\w*|payant\w*|kostenpflichtig)\b|包含|包括|含まれ|شامل")
 
+# what says a thing costs nothing, on folded text: an answer to its price ("How much is the car park?": "The car park is
+# free for visitors.", which the reader reads as no price, p < 0.05)
+_FREE = r"\bfree\b|\bgratuit\w*|\bkostenlos\w*|\bgratis\b|\bno charge\b|\bsans frais\b|\bsin coste\b|مجان|免\w{0,2}费|不收费|無料"
+_COSTS_NOTHING = re.compile(_FREE)
 # an amount (a currency's sign or name, or a sum too large to be anything else), or what costs nothing
 _MONEY = re.compile(
     r"[$€£¥₹]|\b(?:usd|eur|gbp|chf|dkk|sek|dollars?|euros?|pounds?|cents?|pence|yen|yuan|francs?|riyals?|dirhams?|"
     r"rupees?|pesos?|sterling|lira|lire|pfund|kronen?|coronas?|couronnes?|đong|marks?|guineas?|shillings?|"
-    r"millions?|milliards?|billions?|millones|millonen)\b|\b\d{1,2}p\b|\bfree\b|\bgratuit\w*|\bkostenlos\w*|\bgratis\b|"
-    r"\bno charge\b|\bsans frais\b|\bsin coste\b|\bnothing\b|\brien\b|\bnichts\b|\bnada\b|[%٪]\s*off\b|"
-    r"دولار|يورو|ريال|درهم|دراهم|جنيه|دينار|دنانير|ليره|مجانا|مجاني|元|块钱|美元|欧元|英镑|日元|免\w{0,2}费|不收费|円|無料|ドル|ユーロ|ポンド|ウォン|ルピー|フラン"
-)
-# what says a thing costs nothing: an answer to its price ("How much is the car park?": "The car park is free for
-# visitors.", which the reader reads as no price, p < 0.05)
-_COSTS_NOTHING = re.compile(
-    r"\bfree\b|\bgratuit\w*|\bkostenlos\w*|\bgratis\b|\bno charge\b|\bsans frais\b|\bsin coste\b|مجان|免\w{0,2}费|不收费|無料"
+    r"millions?|milliards?|billions?|millones|millonen)\b|\b\d{1,2}p\b|\bnothing\b|\brien\b|\bnichts\b|\bnada\b|[%٪]\s*off\b|"
+    r"دولار|يورو|ريال|درهم|دراهم|جنيه|دينار|دنانير|ليره|元|块钱|美元|欧元|英镑|日元|円|ドル|ユーロ|ポンド|ウォン|ルピー|フラン|" + _FREE
 )
 
 
