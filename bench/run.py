@@ -11,6 +11,7 @@ from bench import (
     cache,
     capacity,
     claim_batching,
+    claim_veto,
     coldstart,
     consistency,
     containment,
@@ -62,6 +63,7 @@ def main() -> None:
     relevance.run(8 if quick else 30)
     verification.run(300 if quick else 2000, 50 if quick else 300)
     consistency.run(20 if quick else 100, with_model=not quick)
+    claim_veto.run(100 if quick else 2000, 20 if quick else 300, 10 if quick else 100)  # after reader_eval: its points
     claim_batching.run(10 if quick else 40)
     partial.run(50 if quick else 300, 300 if quick else 2000)
     groundedness.run(30 if quick else 200)

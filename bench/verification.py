@@ -27,13 +27,10 @@ def balanced_accuracy(right_ok: list[bool], halluc_ok: list[bool]) -> float:
     return (tpr + tnr) / 2
 
 
-def run(n: int, n_summaries: int = 300) -> dict:
-    use_bench_cache()
-    from sourcerer.retrieval.embedders import local_embedder
-    from sourcerer.text import terms
-    from sourcerer.verify import LocalJudge
-
-    sets = {
+def halueval_pairs(n: int, n_summaries: int) -> dict[str, list[tuple[str, str, str]]]:
+    """(source, right answer, hallucinated answer) of the HaluEval items this benchmark reports on: `n` QA items and
+    `n_summaries` summaries (the claim-support models train on the others)."""
+    return {
         "QA": [
             (r["knowledge"], r["right_answer"], r["hallucinated_answer"])
             for r in sample(read_jsonl(*sorted((EVAL / "halueval").glob("qa_data.part-*.jsonl"))), n)
@@ -43,6 +40,15 @@ def run(n: int, n_summaries: int = 300) -> dict:
             for r in sample(read_jsonl(*sorted((EVAL / "halueval").glob("summarization_data.part-*.jsonl"))), n_summaries)
         ],
     }
+
+
+def run(n: int, n_summaries: int = 300) -> dict:
+    use_bench_cache()
+    from sourcerer.retrieval.embedders import local_embedder
+    from sourcerer.text import terms
+    from sourcerer.verify import LocalJudge
+
+    sets = halueval_pairs(n, n_summaries)
     from sourcerer.verify import local_judge
 
     with answer_mode("bundled model"):  # the reader is opt-in: this row reads with it switched on

@@ -207,3 +207,15 @@ def test_exploratory_benchmark_labels_quote_their_documents():
             for quote in item["a"] or []:
                 assert " ".join(quote.split()) in text, (s["name"], item["q"], quote)
         assert len({item["q"] for item in s["questions"]}) == len(s["questions"]), s["name"]
+
+
+def test_claim_veto_benchmark_counts_an_answer_faithful_only_where_no_claim_it_reads_falls_under_the_bar():
+    """`bench.claim_veto.faithful_at`: the judge's verdict stands unless a claim the veto reads falls under the bar;
+    `whole_only` reads only the claims the answer as a whole carried, and a rejected answer stays rejected."""
+    from bench.claim_veto import faithful_at
+
+    passed = (True, [(0.30, False), (0.08, True)])  # (judge passed, [(claim head's reading, carried by the whole)])
+    assert faithful_at(passed, 0.0, whole_only=False)
+    assert faithful_at(passed, 0.05, whole_only=False) and not faithful_at(passed, 0.09, whole_only=False)
+    assert not faithful_at(passed, 0.09, whole_only=True) and faithful_at((True, [(0.08, False)]), 0.09, whole_only=True)
+    assert not faithful_at((False, [(0.9, False)]), 0.0, whole_only=False)

@@ -515,18 +515,43 @@ def test_a_claim_the_reader_rejects_fails_on_its_own_when_the_veto_is_on(reader_
     import asyncio
 
     from sourcerer.models import Passage
-    from sourcerer.reading import load_reader
     from sourcerer.verify import Claim, LocalJudge
+
+    source = [Passage(text=POLICIES[2]["text"], source="Returns Policy")]
+    claims = [Claim(text="Returns are accepted within 30 days of delivery for a full refund on unused items you bought.", citations=[1])]
+    passed = asyncio.run(LocalJudge(None).judge(claims, source))
+    vetoed = asyncio.run(LocalJudge(None, reader=_vetoing_every_claim()).judge(claims, source))
+    assert passed[0].supported and passed[0].why.startswith("supported (p=")  # the claim model passed it
+    assert not vetoed[0].supported and vetoed[0].why.startswith("the reading model finds no support")
+
+
+@reads
+def test_the_claim_veto_does_not_read_a_claim_one_cited_sentence_holds_word_for_word(reader_on):
+    """A claim that restates a cited sentence passes by rule (an extractive answer's claims are its quotes), and the
+    veto does not read it: the claim head reads a shortened quote of its sentence as weak support, and read on such
+    claims the veto refused right HaluEval answers (`bench/claim_veto.py`)."""
+    import asyncio
+
+    from sourcerer.models import Passage
+    from sourcerer.support import CONTAINED
+    from sourcerer.verify import Claim, LocalJudge
+
+    source = [Passage(text=POLICIES[3]["text"], source="Returns Policy")]
+    claims = [Claim(text="Refunds are issued to the original payment method within 5 business days.", citations=[1])]
+    judge = LocalJudge(None, reader=_vetoing_every_claim())
+    verdict = asyncio.run(judge.judge(claims, source))[0]
+    assert verdict.supported and verdict.why == CONTAINED
+    assert judge.claim_reading(claims[0].text, source[0].text, verdict) is None
+
+
+def _vetoing_every_claim():
+    """The shipped reader with a `claim_veto` operating point every reading falls under."""
+    from sourcerer.reading import load_reader
 
     reader = load_reader()
     vetoing = type(reader).__new__(type(reader))
     vetoing.__dict__.update({**reader.__dict__, "operating_points": {**reader.operating_points, "claim_veto": 1.01}})
-    source = [Passage(text=POLICIES[3]["text"], source="Returns Policy")]
-    claims = [Claim(text=POLICIES[3]["text"], citations=[1])]
-    passed = asyncio.run(LocalJudge(None).judge(claims, source))
-    vetoed = asyncio.run(LocalJudge(None, reader=vetoing).judge(claims, source))
-    assert passed[0].supported and not vetoed[0].supported
-    assert vetoed[0].why.startswith("the reading model finds no support")
+    return vetoing
 
 
 def test_entity_swaps_name_what_the_paragraph_never_mentions():

@@ -241,6 +241,7 @@ def contradicts(claim: str, sentence: str) -> bool:
 
 
 MODELS_FILE = "claim_support.json"
+CONTAINED = "every word of the claim is in one cited sentence"  # the reason a claim passes by rule (`contained`)
 SIMILARITY_CANDIDATES = 3  # sentences whose meaning is compared with a claim's
 NEGATION_MATCH = 0.6  # share of the claim's terms a sentence must hold before its negation can veto the claim
 
@@ -393,7 +394,7 @@ class ClaimSupport:
         if contained(values):
             if weighed_later and self.embedder is not None:
                 values, feature_set = self.features(claim, source, sentences)
-            return Support(True, "every word of the claim is in one cited sentence", 1.0, values, feature_set)
+            return Support(True, CONTAINED, 1.0, values, feature_set)
         if (pair := crosses_languages(claim, source)) is not None:
             # the claim models compare words, and e5 similarities across languages sit too low to tell: a claim
             # in another language than its source cannot be checked here, which is not to say it is false

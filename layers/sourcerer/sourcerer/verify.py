@@ -20,6 +20,7 @@ from sourcerer.reading import Reader, load_reader, relevance_bar
 from sourcerer.retrieval.embedders import CachedEmbedder, local_embedder, with_known
 from sourcerer.sentences import sentence_spans, states_nothing
 from sourcerer.support import (
+    CONTAINED,
     ClaimSupport,
     LeadIns,
     SourceSentence,
@@ -280,17 +281,26 @@ class LocalJudge:
     def _read(self, claim: Claim, cited: str, verdict: ClaimVerdict) -> ClaimVerdict:
         """The reading model's veto: a passed claim whose best-matching cited sentences it reads as not supporting
         it is unsupported (under its held-out operating point `claim_veto`)."""
-        if self.reader is None or not verdict.supported or "claim_veto" not in self.reader.operating_points:
+        if self.reader is None or "claim_veto" not in self.reader.operating_points:
             return verdict
-        sentences = supporting_sentences(claim.text, source_sentences(cited))
-        if not sentences:
-            return verdict
-        probability = self.reader.supports(claim.text, [" ".join(s.text for s in sentences)])[0]
-        if probability >= self.reader.threshold("claim_veto"):
+        probability = self.claim_reading(claim.text, cited, verdict)
+        if probability is None or probability >= self.reader.threshold("claim_veto"):
             return verdict
         return verdict.model_copy(
             update={"supported": False, "why": f"the reading model finds no support in the cited sentence (p = {probability:.2f})"}
         )
+
+    def claim_reading(self, claim: str, cited: str, verdict: ClaimVerdict) -> float | None:
+        """The claim head's reading of a claim the judge passed, against the cited sentences that match it best, as
+        the veto reads it (`bench/claim_veto.py` measures the veto at every bar). None where there is nothing to
+        veto: no reader, a claim the judge rejected, one that a cited sentence holds word for word (a restatement,
+        passed by rule: the head reads a short quote of its sentence as no support), or no sentence matching it."""
+        if self.reader is None or not verdict.supported or verdict.why == CONTAINED:
+            return None
+        sentences = supporting_sentences(claim, source_sentences(cited))
+        if not sentences:
+            return None
+        return self.reader.supports(claim, [" ".join(s.text for s in sentences)])[0]
 
     def check(self, claim: Claim, passages: Sequence[Passage], claims_in_answer: int = 1) -> ClaimVerdict:
         """One claim alone (`claims_in_answer` picks the claim model's operating point)."""
