@@ -46,11 +46,9 @@ def run(n: int, n_summaries: int = 300) -> dict:
     use_bench_cache()
     from sourcerer.retrieval.embedders import local_embedder
     from sourcerer.text import terms
-    from sourcerer.verify import LocalJudge
+    from sourcerer.verify import LocalJudge, local_judge
 
     sets = halueval_pairs(n, n_summaries)
-    from sourcerer.verify import local_judge
-
     with answer_mode("bundled model"):  # the reader is opt-in: this row reads with it switched on
         judge = local_judge()
     without_reader, lexical = LocalJudge(local_embedder()), LocalJudge(None)
