@@ -12,6 +12,10 @@
   span means nothing without the question above it.
 * **claim head** — reads "claim | source sentence(s)": does the source support the claim? JNLI (valid),
   KLUE-NLI, IndoNLI (val) and Falke's contrastive summary sentences (entailment = supported; `claim_pairs`).
+* **summary claims** (`summary_claim_pairs`, with `--summary-claims` only: written for the next GPU run, not yet
+  trained) — model-written summaries' claims read as the judge's veto reads them: HaluEval summaries outside the
+  300 reported on, and the licensed SummaC subsets' and WiCE dev's items outside the consistency benchmark's samples
+  (6,696 pairs).
 
 Held out, by article (by id for the NLI sets), and never trained on: 15% of every set's articles, JNLI test,
 IndoNLI tests, and every SQuAD article that XQuAD (a benchmark) is built from. Articles are held out by the
@@ -218,6 +222,55 @@ def nomiracl_negatives(rng: random.Random) -> list[tuple[str, str, int]]:
 
 def claim_pairs(split: str) -> list[tuple[str, str, int]]:
     return [pair for pairs in claim_sets(split).values() for pair in pairs]
+
+
+def summary_claim_pairs(items: list[tuple[str, str, int]]) -> list[tuple[str, str, int]]:
+    """(claim, source, label) as the local judge's veto reads a summary's claims (`sourcerer.verify.claim_source`:
+    the document's sentences that match the claim best), from (summary, document, label) items labelled as a whole.
+    A faithful summary's claims are each supported; an unfaithful one holds at least one that is not, taken to be its
+    weakest (fewest of its words and word pairs in one sentence, as `bench/train/claim_support.py` takes it). A claim
+    one sentence holds word for word passes by rule, unread, and teaches nothing here."""
+    from sourcerer.support import ClaimSupport, checked_terms, contained, source_sentences
+    from sourcerer.verify import claim_source, split_claims
+
+    support = ClaimSupport(None, models={"semantic": None, "lexical": None})  # word features only
+    pairs = []
+    for summary, document, label in items:
+        sentences = source_sentences(document)
+        read = []  # (claim, source, weakness) of the claims the veto would read
+        for claim in [c.text for c in split_claims(summary)] or [summary]:
+            if not checked_terms(claim) or support.veto(claim, document, sentences):
+                continue
+            values, _ = support.features(claim, document, sentences, semantic=False)
+            source = claim_source(claim, document)
+            if source is not None and not contained(values):
+                read.append((claim, source, values["sentence_coverage"] + values["pair_coverage"] - values["missing_name_share"]))
+        if label == 1:
+            pairs += [(claim, source, 1) for claim, source, _ in read]
+        elif read:
+            claim, source, _ = min(read, key=lambda r: r[2])
+            pairs.append((claim, source, 0))
+    return pairs
+
+
+def summary_claim_items(seed: int, n_halueval: int = 1500) -> list[tuple[str, str, int]]:
+    """(summary, document, label) that no benchmark reports on, for `summary_claim_pairs`: HaluEval summaries outside
+    the 300 `bench/verification.py` samples (a right and a made-up summary of each document), and the items of the
+    SummaC subsets whose parts state a license (FactCC, SummEval, XSumFaith; not Polytope) and of WiCE's dev part
+    that `bench/consistency.py` does not sample. QAGS states no license and is not used."""
+    from bench.consistency import consistency_sets
+    from bench.datasets import SUMMARIES_EVALUATED, rows, sample, summary_rows
+
+    summaries = summary_rows()
+    held = {r["document"] for r in sample(summaries, SUMMARIES_EVALUATED)}
+    chosen = random.Random(seed).sample([r for r in summaries if r["document"] not in held], n_halueval)
+    items = [(r[key], r["document"], label) for r in chosen for key, label in (("right_summary", 1), ("hallucinated_summary", 0))]
+    reported = {(claim, document) for sampled in consistency_sets(100).values() for claim, document, _ in sampled}
+    items += [(r["claim"], r["document"], int(r["label"])) for r in rows("summac_subsets")
+              if r["dataset"] in ("factcc", "summeval", "xsumfaith") and (r["claim"], r["document"]) not in reported]
+    items += [(r["claim"], r["document"], int(r["label"])) for r in rows("wice")
+              if r.get("split") == "dev" and (r["claim"], r["document"]) not in reported]
+    return items
 
 
 def answer_text(question: str, sentence: str) -> str:

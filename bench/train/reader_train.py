@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-KINDS = ("qa", "swap", "cross", "nomiracl", "claim", "dev", "headed", "dev_headed")
+KINDS = ("qa", "swap", "cross", "nomiracl", "claim", "dev", "headed", "dev_headed", "summary_claim")
 BATCH = 128
 
 
@@ -40,10 +40,14 @@ def _tokenize(texts: list[tuple[str, bool]]) -> list[list[int]]:
     return [tokenizer.encode(text, is_query, 128) for text, is_query in texts]
 
 
-def write_bundle(path: Path, split: str, seed: int, cross_sources: int = 1, workers: int = 2, headed: bool = False) -> None:
+def write_bundle(
+    path: Path, split: str, seed: int, cross_sources: int = 1, workers: int = 2, headed: bool = False, summary_claims: bool = False
+) -> None:
     """Every pair `train` reads, tokenised, and the calibration half of the held-out articles (`dev`), with the
     model's tensors cut to the tokens they use. `headed`: also the pairs read under a heading (`headed_pairs`, for
-    the `upper-layers-headed` configuration, measured and not shipped: the README, "The reading model")."""
+    the `upper-layers-headed` configuration, measured and not shipped: the README, "The reading model").
+    `summary_claims`: also model-written summaries' claims as the judge's veto reads them (`summary_claim_pairs`, for
+    the `upper-layers-summary-claims` configuration: written for the next GPU run, not yet trained or measured)."""
     from concurrent.futures import ProcessPoolExecutor
 
     from bench.datasets import half, qa_questions
@@ -54,6 +58,8 @@ def write_bundle(path: Path, split: str, seed: int, cross_sources: int = 1, work
         cross_lingual_pairs,
         headed_pairs,
         nomiracl_negatives,
+        summary_claim_items,
+        summary_claim_pairs,
         swap_pairs,
     )
     from bench.train.reader_model import base_image
@@ -73,6 +79,8 @@ def write_bundle(path: Path, split: str, seed: int, cross_sources: int = 1, work
     ):
         rows += [(answer_text(q, s), True, 0, y, kind, lang) for q, s, y, lang in made]
     rows += [(claim_text(c, s), False, 1, y, "claim", "") for c, s, y in claim_pairs("train")]
+    if summary_claims:
+        rows += [(claim_text(c, s), False, 1, y, "summary_claim", "") for c, s, y in summary_claim_pairs(summary_claim_items(seed))]
     texts = [(t, is_query) for t, is_query, *_ in rows]
     step = (len(texts) + workers * 8 - 1) // (workers * 8)
     with ProcessPoolExecutor(workers) as pool:
@@ -308,6 +316,9 @@ CONFIGS = {
     "upper-layers-hot": (3, 3, (2e-4, 1e-3, 2e-3), ("qa", "swap", "cross", "nomiracl", "claim")),
     # measured, not shipped (a bundle written with --headed, 3,700 batches): the README, "The reading model"
     "upper-layers-headed": (3, 4, (1e-4, 5e-4, 2e-3), ("qa", "swap", "cross", "nomiracl", "claim", "headed")),
+    # not yet trained (a bundle written with --summary-claims): the claim head read paraphrase as no support, which
+    # is why the judge's veto ships off (bench/claim_veto.py)
+    "upper-layers-summary-claims": (3, 4, (1e-4, 5e-4, 2e-3), ("qa", "swap", "cross", "nomiracl", "claim", "summary_claim")),
 }
 
 
@@ -384,6 +395,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="processes that tokenise the pairs")
     parser.add_argument("--cross-sources", type=int, default=1, help="MLQA: read each question against this many other languages' versions")
     parser.add_argument("--headed", action="store_true", help="also write the pairs read under a heading (the upper-layers-headed configuration)")
+    parser.add_argument("--summary-claims", action="store_true", help="also write summaries' claims as the judge's veto reads them (upper-layers-summary-claims)")
     parser.add_argument("--train", type=Path, help="a bundle folder to train from (on the GPU machine)")
     parser.add_argument("--out", type=Path, default=Path("reader-runs"))
     parser.add_argument("--configs", default=",".join(CONFIGS), help=f"comma-separated, of: {', '.join(CONFIGS)}")
@@ -393,7 +405,7 @@ def main() -> None:
     parser.add_argument("--install", type=Path, help="a run (folder/name, without suffix) to install into the package")
     args = parser.parse_args()
     if args.write_bundle:
-        write_bundle(args.write_bundle, args.split, args.seed, args.cross_sources, args.workers, args.headed)
+        write_bundle(args.write_bundle, args.split, args.seed, args.cross_sources, args.workers, args.headed, args.summary_claims)
     if args.train:
         for name in args.configs.split(","):
             first, passes, rates, kinds = CONFIGS[name]

@@ -618,6 +618,26 @@ def test_faq_pairs_need_the_heading_to_tell_an_answer_from_a_near_miss():
     assert all(label == 0 for q, text, label in pairs if q == "What colour is the bridge?" and "1890" in text)
 
 
+def test_summary_claims_are_written_as_the_judges_veto_reads_them():
+    """`bench/train/reader.summary_claim_pairs` (the `--summary-claims` bundle): each claim of a faithful summary is a
+    positive, only the weakest of an unfaithful one a negative (labels are the summary's), each read against the
+    document's sentences that match it best as the veto reads it; a claim one sentence holds word for word (passed
+    by rule, unread) and one the number check vetoes are not written."""
+    from sourcerer.verify import claim_source
+
+    from bench.train.reader import summary_claim_pairs
+
+    document = ("The council voted on Tuesday to close the old library. The building will become a community centre next "
+                "year. Residents collected 2,000 signatures against the plan.")
+    faithful = "The council voted to close the old library. The old library building becomes a community centre."
+    made_up = ("Residents collected 5,000 signatures. Residents collected 2,000 signatures against the plan. The mayor "
+               "resigned over the library closure. The council voted against a community centre.")
+    pairs = summary_claim_pairs([(faithful, document, 1), (made_up, document, 0)])
+    centre, mayor = "The old library building becomes a community centre.", "The mayor resigned over the library closure."
+    assert pairs == [(centre, claim_source(centre, document), 1), (mayor, claim_source(mayor, document), 0)]
+    assert pairs[0][1] == "The council voted on Tuesday to close the old library. The building will become a community centre next year."
+
+
 def test_split_by_english_article_keeps_every_translation_of_a_question_on_one_side(tmp_path, monkeypatch):
     """`bench.datasets`: split by English article, MLQA's versions of one question (one id, a title per language)
     and a SQuAD-es article with its SQuAD 2.0 original hash alike, so all are held out or none; a set with no

@@ -244,6 +244,13 @@ def faithfulness_of(verdicts: Sequence[ClaimVerdict], judge: str) -> Faithfulnes
 # --- local judge ------------------------------------------------------------------------------------
 
 
+def claim_source(claim: str, cited: str) -> str | None:
+    """What the claim head reads a claim against: the cited sentences that match it best, joined (None: none
+    does). The judge's veto reads it so, and `bench/train/reader.py` writes the summary claims it trains on so."""
+    sentences = supporting_sentences(claim, source_sentences(cited))
+    return " ".join(s.text for s in sentences) if sentences else None
+
+
 class LocalJudge:
     """A judge that needs no network: `sourcerer.support.ClaimSupport` on each claim against the text it cites —
     deterministic vetoes (numbers, quotes, negation) first, then the learned claim-support model (lexical, or
@@ -297,10 +304,8 @@ class LocalJudge:
         passed by rule: the head reads a short quote of its sentence as no support), or no sentence matching it."""
         if self.reader is None or not verdict.supported or verdict.why == CONTAINED:
             return None
-        sentences = supporting_sentences(claim, source_sentences(cited))
-        if not sentences:
-            return None
-        return self.reader.supports(claim, [" ".join(s.text for s in sentences)])[0]
+        source = claim_source(claim, cited)
+        return self.reader.supports(claim, [source])[0] if source is not None else None
 
     def check(self, claim: Claim, passages: Sequence[Passage], claims_in_answer: int = 1) -> ClaimVerdict:
         """One claim alone (`claims_in_answer` picks the claim model's operating point)."""
