@@ -15,7 +15,7 @@
 * **summary claims** (`summary_claim_pairs`, with `--summary-claims` only: written for the next GPU run, not yet
   trained) — model-written summaries' claims read as the judge's veto reads them: HaluEval summaries outside the
   300 reported on, and the licensed SummaC subsets' and WiCE dev's items outside the consistency benchmark's samples
-  (6,696 pairs).
+  (6,691 pairs).
 
 Held out, by article (by id for the NLI sets), and never trained on: 15% of every set's articles, JNLI test,
 IndoNLI tests, and every SQuAD article that XQuAD (a benchmark) is built from. Articles are held out by the
@@ -228,28 +228,20 @@ def summary_claim_pairs(items: list[tuple[str, str, int]]) -> list[tuple[str, st
     """(claim, source, label) as the local judge's veto reads a summary's claims (`sourcerer.verify.claim_source`:
     the document's sentences that match the claim best), from (summary, document, label) items labelled as a whole.
     A faithful summary's claims are each supported; an unfaithful one holds at least one that is not, taken to be its
-    weakest (fewest of its words and word pairs in one sentence, as `bench/train/claim_support.py` takes it). A claim
-    one sentence holds word for word passes by rule, unread, and teaches nothing here."""
-    from sourcerer.support import ClaimSupport, checked_terms, contained, source_sentences
-    from sourcerer.verify import claim_source, split_claims
+    weakest, as `bench/train/claim_support.py` takes it (its `featurise`, `modelled` and `weakest`). A claim one
+    sentence holds word for word passes by rule, unread, and a vetoed one never reaches the head: neither is written."""
+    from sourcerer.verify import claim_source
 
-    support = ClaimSupport(None, models={"semantic": None, "lexical": None})  # word features only
+    from bench.train.claim_support import claims_of, featurise, modelled, weakest
+
     pairs = []
-    for summary, document, label in items:
-        sentences = source_sentences(document)
-        read = []  # (claim, source, weakness) of the claims the veto would read
-        for claim in [c.text for c in split_claims(summary)] or [summary]:
-            if not checked_terms(claim) or support.veto(claim, document, sentences):
-                continue
-            values, _ = support.features(claim, document, sentences, semantic=False)
-            source = claim_source(claim, document)
-            if source is not None and not contained(values):
-                read.append((claim, source, values["sentence_coverage"] + values["pair_coverage"] - values["missing_name_share"]))
-        if label == 1:
-            pairs += [(claim, source, 1) for claim, source, _ in read]
-        elif read:
-            claim, source, _ = min(read, key=lambda r: r[2])
-            pairs.append((claim, source, 0))
+    scored = featurise([{"source": document, "answer": summary, "label": label} for summary, document, label in items], "lexical")
+    for item in scored:
+        # the claims the veto would read (by their features): all of a faithful summary's, the weakest of another
+        chosen = modelled(item["claims"]) if item["label"] == 1 else [w for w in [weakest(item["claims"])] if w is not None]
+        for claim, values in zip(claims_of(item["answer"]), item["claims"], strict=True):
+            if any(values is c for c in chosen) and (source := claim_source(claim, item["source"])) is not None:
+                pairs.append((claim, source, item["label"]))
     return pairs
 
 
