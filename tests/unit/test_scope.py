@@ -1331,6 +1331,69 @@ def test_a_count_asked_a_price_for_against_another_count_of_the_same_thing(quest
 
 
 @pytest.mark.parametrize(
+    ("question", "sources", "missing", "answer_names"),
+    [
+        # a count of three digits, by the thing it counts (not "orders over 500 pages")
+        ("How much do 500 business cards cost?", ["Large orders over 500 pages are printed overnight.", "Business cards are ready in three working days; 250 cards cost £35."], ["500 business"], ["250 cards"]),
+        ("How much do 250 business cards cost?", ["Business cards are ready in three working days; 250 cards cost £35."], None, None),
+        # hours, days and kilos count where the answer states no range of them
+        ("Was kostet ein Welpenkurs mit zehn Stunden?", ["Ein Welpenkurs umfasst sechs Stunden und kostet 120 Euro."], ["zehn Stunden"], ["sechs Stunden"]),
+        ("Combien coûte le forfait avec 30 heures ?", ["Une leçon annulée moins de 48 heures à l'avance est due.", "Le forfait permis B comprend 20 heures de conduite et coûte 1 290 euros."], ["30 heures"], ["20 heures"]),
+        ("How much is a 10 kg bag?", ["A 5 kg bag costs £8."], ["10 kg"], ["5 kg"]),
+        ("How much is a 10 kg bag?", ["Bags up to 20 kg cost £8."], None, None),
+        # an amount of money is no count: the price is no other count of the order's pounds
+        ("How much is shipping for a £30 order?", ["Standard shipping costs £4.95."], None, None),
+        ("How much is shipping for a £300 order?", ["Shipping costs £4.95 for orders under £50, and £9.95 for furniture."], None, None),
+        ("How much is a 2 hour lesson?", ["A lesson costs £30 per hour."], None, None),
+    ],
+)
+def test_a_count_of_hours_or_of_hundreds_against_another_count(question, sources, missing, answer_names):
+    """Found on the exploratory benchmark (a dog school, a driving school, a print shop): a count of hours was left to
+    the ranges of hours, which the answer did not state, and a count of three digits was taken for an identifier
+    that "orders over 500 pages" held, so each was answered with the price of another count."""
+    from sourcerer.synthesis.scope import another_count
+
+    mismatch = another_count(question, sources, sources[-1:])
+    assert (mismatch.missing if mismatch else None) == missing and (mismatch.answer_names if mismatch else None) == answer_names
+
+
+BARBER = ["A men's haircut costs £18, and a skin fade costs £22.", "Children under 12 have their hair cut for £12.", "A beard trim costs £10."]
+
+
+@pytest.mark.parametrize(
+    ("question", "sources", "answer", "missing"),
+    [
+        ("Do you cut women's hair?", BARBER, BARBER[:1], ["women"]),
+        ("Do you cut women's hair?", BARBER, BARBER[1:2], ["women"]),
+        ("Was kostet ein Damenhaarschnitt?", ["Ein Herrenhaarschnitt kostet 28 Euro."], ["Ein Herrenhaarschnitt kostet 28 Euro."], ["Damenhaarschnitt"]),
+        ("女士剪发多少钱？", ["男士剪发每次50元。"], ["男士剪发每次50元。"], ["女士"]),
+        # the sex asked is the one the answer is for, or the sources name it, or the answer is for no one
+        ("Do you cut men's hair?", BARBER, BARBER[:1], None),
+        ("Do you cut women's hair?", [*BARBER, "We cut women's hair on Fridays."], BARBER[:1], None),
+        ("Do you cut women's hair?", BARBER, BARBER[2:], None),
+        # "German "man" is "one"; a question about their children is answered by them
+        ("Kann man ohne Termin kommen?", ["Herren ohne Termin sind willkommen."], ["Herren ohne Termin sind willkommen."], None),
+        ("Combien d'enfants a-t-il eu avec sa femme ?", ["Ils auront cinq enfants ensemble."], ["Ils auront cinq enfants ensemble."], None),
+    ],
+)
+def test_a_thing_asked_for_one_sex_is_not_answered_for_the_other(question, sources, answer, missing):
+    """Found on the exploratory benchmark: "Do you cut women's hair?" over a barber's prices was answered with the
+    men's haircut, then with the children's."""
+    from sourcerer.synthesis.scope import another_sex
+
+    mismatch = another_sex(question, sources, answer)
+    assert (mismatch.missing if mismatch else None) == missing
+
+
+def test_a_barber_asked_for_women_refuses_and_says_why():
+    passages = [{"text": " ".join(BARBER), "source": "Prices"}]
+    women = ask("Do you cut women's hair?", passages=passages, chat="extractive")
+    assert women.refused and women.trace.stage("synthesize").detail["decided_by"] == "asked kind", women.answer
+    assert any("women" in note for note in women.trace.notes), women.trace.notes
+    assert "£18" in ask("How much is a men's haircut?", passages=passages, chat="extractive").answer
+
+
+@pytest.mark.parametrize(
     ("question", "text", "missing", "answer_names"),
     [
         ("男士剪发多少钱？", "女士剪发每次80元，包括洗发和吹干。", ["男士剪发"], ["女士剪发"]),

@@ -172,6 +172,34 @@ def groups_mentioned(texts: tuple[str, ...]) -> frozenset[str]:
     return frozenset(found)
 
 
+# the words for women and for men, folded, by which a thing is said for one of them ("A men's haircut costs £18",
+# "corte de caballero", "男士剪发"); not those that are as often something else: German "man" (one) and "Männer"
+# (English "manner" once folded), "Herr" and "señor" (Mr)
+_SEXES = {
+    "women": "woman women lady ladies female femme femmes dame dames frau frauen damen mujer mujeres senora senoras dama damas"
+    " 女性 女士 女子 妇女 レディース نساء امراه سيدات",
+    "men": "men gentleman gentlemen male homme hommes herren mann caballero caballeros hombre hombres senores 男性 男士 男子 メンズ رجال",
+}
+_SEX_OF = {word: sex for sex, words in _SEXES.items() for word in words.split()}
+# German writes the sex into the thing: "Damenhaarschnitt", "Herrenschnitt", "Frauenarzt"
+_SEX_PREFIXES = tuple(word for word in _SEX_OF if len(word) >= COMPOUND_LETTERS and word.isascii())
+
+
+def sexes_named(text: str) -> dict[str, str]:
+    """Whether `text` names women or men, each with the word that names them first ("men": "men", of "men's")."""
+    found: dict[str, str] = {}
+    if CJK_LETTER.search(text):
+        for word, sex in _SEX_OF.items():
+            if CJK_LETTER.search(word) and word in text:
+                found.setdefault(sex, word)
+    for match in _WORD.finditer(text):
+        word = normalize(match.group())
+        sex = _SEX_OF.get(word) or _SEX_OF.get(_ARABIC_PREFIX.sub("", word)) or next((_SEX_OF[p] for p in _SEX_PREFIXES if word.startswith(p)), None)
+        if sex is not None:
+            found.setdefault(sex, match.group())
+    return found
+
+
 def names_people(text: str) -> bool:
     """Whether `text` names people at all: a group ("children", "les étudiants") or people of no group ("people")."""
     return bool(groups_named(text)) or any(normalize(word) in _OTHER_PEOPLE for word in _WORD.findall(text))

@@ -41,7 +41,7 @@ from functools import cached_property, lru_cache
 
 from sourcerer.injection import stated_sentences, stated_text
 from sourcerer.models import CharSpan, Passage
-from sourcerer.people import groups_mentioned, groups_named
+from sourcerer.people import groups_mentioned, groups_named, sexes_named
 from sourcerer.sentences import ANSWER_LABEL, QUESTION_LABEL, is_question, row_cells, states_nothing
 from sourcerer.synthesis.days import WEEK, day_words, days_named, holidays_named, months_named
 from sourcerer.text import (
@@ -1127,6 +1127,7 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
         missing_kind(question, sources, said)
         or missing_for_whom(question, sources, said)
         or missing_group(question, sources, _priced(question, said))
+        or another_sex(question, sources, said)
         or missing_language(question, sources, said)
         or missing_condition(question, sources, sentences)
         or another_time(question, sources, sentences)
@@ -1182,6 +1183,28 @@ def missing_group(question: str, sources: Sequence[str], answer: Sequence[str]) 
         if said or group in _CONDITIONS or _sets_apart(group, known - set(asked), answer):
             return ScopeMismatch(missing=[word], answer_names=list(said.values()))
     return None
+
+
+def another_sex(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """Women or men, where a question asks a thing for them, no source names them, and the answer says the thing for
+    the other sex or for children only: "Do you cut women's hair?" over a barber's "A men's haircut costs £18, and a
+    skin fade costs £22." was answered with it, then with "Children under 12 have their hair cut for £12.". What the
+    sources say for no one (a price for "a cut") is left to the rest, as is a question that names both or neither."""
+    asked = sexes_named(question)
+    if len(asked) != 1:
+        return None
+    ((sex, word),) = asked.items()
+    if any(sex in sexes_named(text) for text in sources):
+        return None
+    said = []
+    # a question about children of theirs is answered by them: "Combien d'enfants a-t-il eu avec sa femme ?"
+    for_children = "children" in groups_named(question)
+    for sentence in answer:
+        groups = groups_named(sentence)
+        said += [named for other, named in sexes_named(sentence).items() if other != sex]
+        if not for_children and "adults" not in groups and ("children" in groups or groups_aged(normalize(sentence)) == {"children"}):
+            said.append(groups.get("children") or _subject(sentence).strip())
+    return ScopeMismatch(missing=[word], answer_names=list(dict.fromkeys(said))) if said else None
 
 
 def _sets_apart(group: str, known: set[str], answer: Sequence[str]) -> bool:
@@ -1706,24 +1729,30 @@ def another_count(question: str, sources: Sequence[str], answer: Sequence[str]) 
     prices stand beside another count of it: "¿Cuánto cuesta una mudanza de un piso de tres habitaciones?" over a
     removals firm's "Una mudanza local de un piso de dos habitaciones cuesta desde 450 euros." was answered with it,
     "Combien coûte une chambre pour quatre ?" with the room for two. Counts are read in digits and as words from two
-    to twenty (English, French, Spanish, German), each by the word after it or the one before (`same_thing`); a count
-    of three digits or more is an identifier, which `missing_number` reads."""
+    to twenty (English, French, Spanish, German), each by the word after it or the one before, whatever their length
+    ("How much do 500 business cards cost?" against "250 cards cost £35", not against "orders over 500 pages"). An
+    hour, a day or a kilo is a count too where the answer states no range of it to read it against (`fits_quantity`):
+    "Was kostet ein Welpenkurs mit zehn Stunden?" was answered "Ein Welpenkurs umfasst sechs Stunden und kostet 120
+    Euro.", "Combien coûte le forfait avec 30 heures ?" with the package of 20 hours."""
     if asked_value(question) not in _PRICE_ASKED or _NOT_LATIN.search(question):
         return None
     if any(fits_quantity(question, sentence) or fits_amount(question, sentence) for sentence in answer):
         return None
-    quantities = {m["n"] for m in _QUANTITY.finditer(_counts_in_digits(question))}  # hours, days, kilos: ranges' to read
-    asked = {n: beside for n, beside in _counted(question, ranges=False).items() if len(n) < IDENTIFIER_DIGITS and n not in quantities}
+    # hours, days, kilos: the answer's ranges of them read them (`missing_range`), where it states any
+    ranged = {kind for sentence in answer for kind in stated_ranges(sentence)}
+    quantities = {m["n"] for m in _QUANTITY.finditer(_folded_numbers(_counts_in_digits(question))) if _unit_kind(m["unit"]) in ranged}
+    # the thing counted may take two words: "500 business cards" counts cards
+    asked = {n: beside | _named_after(question, n) for n, beside in _counted(_unpriced(question), ranges=False).items() if n not in quantities}
     if not asked:
         return None
-    written = [_counted(text) for text in sources]
+    written = [_counted(_unpriced(text)) for text in sources]
     for n, beside in asked.items():
-        if any(n in w and same_thing(n, beside, n, w[n]) for w in written):
+        if any(n in w and beside & w[n] for w in written):  # held beside the same word: "three digits" is no identifier here
             continue
         for sentence in answer:
             if not holds_value("money", sentence):
                 continue
-            others = [m for m, words in _counted(sentence, ranges=False).items() if m != n and same_thing(n, beside, m, words)]
+            others = [m for m, words in _counted(_unpriced(sentence), ranges=False).items() if m != n and beside & words]
             if others:
                 return ScopeMismatch(missing=[_count_written(question, n)], answer_names=[_count_written(sentence, others[0])])
     return None
@@ -1741,6 +1770,18 @@ def _counted(text: str, *, ranges: bool = True) -> dict[str, set[str]]:
         if m["n"] in counted:
             counted[m["n"]].add("<for")
     return counted
+
+
+def _unpriced(text: str) -> str:
+    """`text` (casefolded) without its amounts of money: an amount is no count of a thing, whatever its currency shares
+    with a price ("How much is shipping for a £30 order?" is answered "Shipping costs £4.95.")."""
+    return _ASKED_AMOUNT.sub(" ", text.casefold())
+
+
+def _named_after(text: str, n: str) -> set[str]:
+    """The index terms of the two words after the count `n` in `text`, as `numbered` labels the one after it."""
+    folded = normalize(_counts_in_digits(text))
+    return {f">{t}" for number, at in numbers_at(folded) if number == n for t in terms(folded[at.end() : at.end() + 30])[:2] if not t[0].isdigit()}
 
 
 def _count_written(text: str, n: str) -> str:
