@@ -1137,6 +1137,7 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
         or missing_priced(question, sources, sentences)
         or another_period(question, sources, sentences)
         or another_count(question, sources, sentences)
+        or another_cjk_count(question, sources, sentences)
         or unit_of_unnamed_kind(question, sources, sentences)
         or missing_range(question, sources, sentences)
         or missing_number(question, sources, said)
@@ -1189,7 +1190,12 @@ def another_sex(question: str, sources: Sequence[str], answer: Sequence[str]) ->
     """Women or men, where a question asks a thing for them, no source names them, and the answer says the thing for
     the other sex or for children only: "Do you cut women's hair?" over a barber's "A men's haircut costs £18, and a
     skin fade costs £22." was answered with it, then with "Children under 12 have their hair cut for £12.". What the
-    sources say for no one (a price for "a cut") is left to the rest, as is a question that names both or neither."""
+    sources say for no one (a price for "a cut") is left to the rest, as is a question that names both or neither, and
+    an answer that says the thing is for the other sex only answers whether one may, as the group check reads it
+    (`_ONLY`): "Kann ich als Mann am Dienstag kommen?" is answered "Dienstag ist Damensauna: An diesem Tag ist die
+    Saunalandschaft nur für Frauen geöffnet." (a first version refused it: the exploratory benchmark's batch 9)."""
+    if _ONLY.search(normalize(" ".join(answer))):
+        return None
     asked = sexes_named(question)
     if len(asked) != 1:
         return None
@@ -1758,6 +1764,68 @@ def another_count(question: str, sources: Sequence[str], answer: Sequence[str]) 
     return None
 
 
+# a count of a thing in Chinese or Japanese: a number in digits or characters and the word it counts by ("二十节",
+# "10次", "五公里内", "十回券"), and a bound after it ("以上", "以内", "内"); not money (元, 円), which is the price. A
+# rate per one ("每小时收费6元") states the price of one: "停车一小时多少钱？" asks it
+_HAN_DIGITS = {"每": 1, "〇": 0, "零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_HAN_UNITS = {"十": 10, "百": 100, "千": 1000}
+_CJK_COUNT = re.compile(
+    r"(?P<n>\d+|每|[〇零一二两三四五六七八九十百千]+)\s*"
+    r"(?P<unit>个小时|小时|時間|个月|か月|ヶ月|公里|キロ|节|次|张|件|位|人|晚|泊|天|日間|周|週間|年|回|枚|台|本|杯|份|套|堂|平方米|平米|斤)"
+    r"(?P<bound>以上|以内|以下|未満|内)?"
+)
+
+
+# the words that ask a price, not how many ("多少" alone asks a count)
+_CJK_PRICE_ASKED = re.compile("多少钱|多少錢|价格|价钱|费用|收费|いくら|料金|値段|価格|代金|費用")
+
+
+def _han_number(text: str) -> int:
+    """A number written in digits or Chinese characters ("二十" 20, "两千四百" 2400, "十" 10)."""
+    if text.isdigit():
+        return int(text)
+    total, digit = 0, None
+    for char in text:
+        if char in _HAN_UNITS:
+            total += (1 if digit is None else digit) * _HAN_UNITS[char]
+            digit = None
+        else:
+            digit = _HAN_DIGITS[char]
+    return total + (digit or 0)
+
+
+def _cjk_counts(text: str) -> list[tuple[int, str, str | None, str]]:
+    """The counts `text` states, each as (number, the word it counts by, its bound or None, as written)."""
+    return [(_han_number(m["n"]), m["unit"], m["bound"], m.group()) for m in _CJK_COUNT.finditer(text)]
+
+
+def another_cjk_count(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """`another_count` in Chinese and Japanese: the count a question asks a price for, by the word it counts with,
+    when no source states it and the answer's priced sentence states another count of that word, or a bound that
+    does not hold it: "私教课二十节多少钱？" (twenty personal-training sessions) over a gym's "私教课每节课二百元，十节课
+    套餐一千八百元。" was answered with the ten-session package, "十公里接送多少钱？" (a pick-up 10 km away) with "五公里内
+    收费20元" (within 5 km)."""
+    if not CJK_LETTER.search(question) or not _CJK_PRICE_ASKED.search(question):
+        return None
+    # a time, weight or height the answer states a range of is the ranges' to read ("开车前12小时" against "不足24小时")
+    if set(asked_quantities(question)) & {kind for sentence in answer for kind in stated_ranges(sentence)}:
+        return None
+    held = {(n, unit) for text in sources for n, unit, bound, _ in _cjk_counts(text) if bound is None}
+    for n, unit, bound, written in _cjk_counts(question):
+        if bound is not None or (n, unit) in held or (unit == "年" and n >= 1000):  # "2015年" is when, no count
+            continue
+        for sentence in answer:
+            if not holds_value("money", sentence):
+                continue
+            said = [(m, b, as_said) for m, u, b, as_said in _cjk_counts(sentence) if u == unit]
+            if any((b == "以上" and n >= m) or (b in ("以内", "以下", "内") and n <= m) for m, b, _ in said):
+                return None  # a bound that holds it answers it
+            # a rate per one is no other count: it prices any ("住三晚多少钱？" by "每晚三百元")
+            if others := [as_said for m, b, as_said in said if (m != n or b is not None) and not as_said.startswith("每")]:
+                return ScopeMismatch(missing=[written], answer_names=others[:2])
+    return None
+
+
 # "for" before a count, which the index drops as a function word: "une chambre pour quatre", "a table for 6"
 _FOR_COUNT = re.compile(r"\b(?:for|pour|para|für|fur)\s+(?P<n>\d{1,2})\b")
 
@@ -1803,7 +1871,7 @@ def missing_priced(question: str, sources: Sequence[str], answer: Sequence[str])
     be missing; names are left to named scope; German reads a source's compound as holding its last word ("Miete"
     in "Nettokaltmieten"). Arabic names its thing right after the word for price (`_missing_arabic_priced`); other
     scripts are not read."""
-    if asked_value(question) != "money":
+    if asked_value(question) not in _PRICE_ASKED:  # "How much is a wedding shoot?" asks a price as often as not
         return None
     priced = [sentence for sentence in answer if holds_value("money", sentence)]
     if not priced:
@@ -2910,6 +2978,10 @@ class _Vocabulary:
         first letter: "cours" is no "jours" ("Proposez-vous des cours de ski ?" over a ski hire open "tous les jours"
         was answered with its insurance)."""
         if _family(word) in self.families or (word.isupper() and word in self.acronyms):
+            return True
+        # an English plural in "-ies", which a family of five letters parts from its "-y" ("party", "parties")
+        plural = word[:-1] + "ies" if word.endswith("y") else word[:-3] + "y" if word.endswith("ies") else None
+        if plural is not None and _family(plural) in self.families:
             return True
         parts = [p for p in word.split("-") if p]
         if len(parts) > 1 and all(self._knows(p) for p in parts):
