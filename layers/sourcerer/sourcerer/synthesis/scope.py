@@ -1128,6 +1128,7 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
         or missing_for_whom(question, sources, said)
         or missing_group(question, sources, _priced(question, said))
         or another_sex(question, sources, said)
+        or another_way(question, sources, sentences)
         or missing_language(question, sources, said)
         or missing_condition(question, sources, sentences)
         or another_time(question, sources, sentences)
@@ -1211,6 +1212,63 @@ def another_sex(question: str, sources: Sequence[str], answer: Sequence[str]) ->
         if not for_children and "adults" not in groups and ("children" in groups or groups_aged(normalize(sentence)) == {"children"}):
             said.append(groups.get("children") or _subject(sentence).strip())
     return ScopeMismatch(missing=[word], answer_names=list(dict.fromkeys(said))) if said else None
+
+
+# the two ways a customer comes to have a thing, which a question asks one of: bought (or sold), and lent (hired,
+# rented, borrowed); folded words, and Chinese and Japanese ones found inside a text. Not those that are as often
+# something else: "sale" (French dirty, Spanish leaves), "location" (English place), "prête" (French ready), "貸" (in
+# "貸切", reserved), "卖" (in "外卖", takeaway)
+_WAYS = {
+    "buy": "buy buys buying bought purchase purchases purchased sell sells selling sold "
+    "acheter achete achetez achat achats vendre vend vends vendez vendons vendent vendu vendus vendue vendues "
+    "kaufen kaufe kauft gekauft kauf verkaufen verkauft verkaufe verkauf "
+    "comprar compra compran compro vender vende venden vendemos vendeis vendo "
+    "شراء اشتري يشتري بيع تبيعون يباع للبيع نبيع",
+    "lend": "rent rents rented renting rental rentals hire hires hired hiring borrow borrows borrowed borrowing lend lends "
+    "lent loan loans louer loue louez louons louent loues louee louees preter pretes pretees emprunter emprunt "
+    "leihen leihe leiht geliehen ausleihen ausgeliehen verleih verleihen verliehen mieten mietet gemietet "
+    "alquilar alquila alquilan alquilamos alquiler alquileres prestar presta prestan prestamos prestado prestados "
+    "استئجار تاجير ايجار للايجار استعاره اعاره",
+}
+_WAY_OF = {word: way for way, words in _WAYS.items() for word in words.split()}
+_CJK_WAYS = {"buy": ("购买", "买", "出售", "有售", "有卖", "販売", "購入", "買"), "lend": ("租", "借", "レンタル", "貸し出", "貸出")}
+
+
+def _ways(text: str) -> dict[str, str]:
+    """The ways `text` says a thing is had, each with its first word: bought or sold ("buy"), lent or hired ("lend")."""
+    found: dict[str, str] = {}
+    if CJK_LETTER.search(text):
+        for way, words in _CJK_WAYS.items():
+            if word := next((w for w in words if w in text), None):
+                found[way] = word
+    for written in re.split(r"[^\w]+", text):  # "Vendez-vous", "l'achat": each part a word
+        if (way := _WAY_OF.get(normalize(written))) is not None:
+            found.setdefault(way, written)
+    return found
+
+
+# a question whether one must buy or hire a thing is answered by the other way: "Do I need to buy a violin straight
+# away?" by "Students can borrow a violin for their first term free of charge." (folded)
+_MUST = re.compile(r"\b(?:need|needs|have to|has to|must|required|mussen|muss|faut|dois|doit|tengo que|tiene que|hay que|necesito|necesita)\b|需要|必要|必须")
+
+
+def another_way(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """A thing asked to be bought that the answer says is lent, or asked to be hired that it says is sold, when no
+    source says the way asked of it: "Kann man Bademäntel kaufen?" over a sauna's "Bademäntel können für 5 Euro
+    ausgeliehen werden" was answered with it, "Vendez-vous des tapis de yoga ?" with "Les tapis et les briques sont
+    prêtés gratuitement.", "How much does chalk cost to buy?" with "… chalk bags are free to borrow". A source that
+    says the way asked in a sentence sharing a word of the thing answers it, and so does the other way where the
+    question asks whether one must (`_MUST`)."""
+    asked = _ways(question)
+    if len(asked) != 1 or _MUST.search(normalize(question)):
+        return None
+    ((way, word),) = asked.items()
+    thing = set(terms(question)) - set(terms(word))
+    for text in sources:
+        if any(way in _ways(sentence) and thing & set(terms(sentence)) for sentence in _SENTENCE_BREAK.split(text)):
+            return None
+    said = [_subject(sentence).strip() for sentence in answer if way not in (ways := _ways(sentence)) and ways]
+    return ScopeMismatch(missing=[word], answer_names=said) if said else None
 
 
 def _sets_apart(group: str, known: set[str], answer: Sequence[str]) -> bool:
