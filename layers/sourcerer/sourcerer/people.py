@@ -18,6 +18,7 @@ but where it is capitalised after a text's first word ("Darf mein 8-jähriges Ki
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from sourcerer.text import CJK_LETTER, normalize
@@ -187,16 +188,26 @@ _SEX_PREFIXES = tuple(word for word in _SEX_OF if len(word) >= COMPOUND_LETTERS 
 
 def sexes_named(text: str) -> dict[str, str]:
     """Whether `text` names women or men, each with the word that names them first ("men": "men", of "men's")."""
+    return labels_named(text, _SEX_OF, _SEX_PREFIXES)
+
+
+def labels_named(text: str, labels: Mapping[str, str], prefixes: Sequence[str] = ()) -> dict[str, str]:
+    """The labels `text` names by a word of `labels` (folded word -> label), each with the word that names it first:
+    a Chinese or Japanese word found inside the text, an Arabic one after the prefixes Arabic glues on ("للرجال"), a
+    hyphenated word by itself or its parts ("Vendez-vous"), and a word that opens with one of `prefixes` (a German
+    compound: "Damenhaarschnitt")."""
     found: dict[str, str] = {}
     if CJK_LETTER.search(text):
-        for word, sex in _SEX_OF.items():
+        for word, label in labels.items():
             if CJK_LETTER.search(word) and word in text:
-                found.setdefault(sex, word)
+                found.setdefault(label, word)
     for match in _WORD.finditer(text):
-        word = normalize(match.group())
-        sex = _SEX_OF.get(word) or _SEX_OF.get(_ARABIC_PREFIX.sub("", word)) or next((_SEX_OF[p] for p in _SEX_PREFIXES if word.startswith(p)), None)
-        if sex is not None:
-            found.setdefault(sex, match.group())
+        for written in dict.fromkeys((match.group(), *match.group().split("-"))):
+            word = normalize(written)
+            label = labels.get(word) or labels.get(_ARABIC_PREFIX.sub("", word)) or next((labels[p] for p in prefixes if word.startswith(p)), None)
+            if label is not None:
+                found.setdefault(label, written)
+                break
     return found
 
 

@@ -41,7 +41,7 @@ from functools import cached_property, lru_cache
 
 from sourcerer.injection import stated_sentences, stated_text
 from sourcerer.models import CharSpan, Passage
-from sourcerer.people import groups_mentioned, groups_named, sexes_named
+from sourcerer.people import groups_mentioned, groups_named, labels_named, sexes_named
 from sourcerer.sentences import ANSWER_LABEL, QUESTION_LABEL, is_question, row_cells, states_nothing
 from sourcerer.synthesis.days import WEEK, day_words, days_named, holidays_named, months_named
 from sourcerer.text import (
@@ -1230,21 +1230,15 @@ _WAYS = {
     "alquilar alquila alquilan alquilamos alquiler alquileres prestar presta prestan prestamos prestado prestados "
     "استئجار تاجير ايجار للايجار استعاره اعاره",
 }
-_WAY_OF = {word: way for way, words in _WAYS.items() for word in words.split()}
-_CJK_WAYS = {"buy": ("购买", "买", "出售", "有售", "有卖", "販売", "購入", "買"), "lend": ("租", "借", "レンタル", "貸し出", "貸出")}
+_WAY_OF = {word: way for way, words in _WAYS.items() for word in words.split()} | {
+    **dict.fromkeys("购买 买 出售 有售 有卖 販売 購入 買".split(), "buy"),
+    **dict.fromkeys("租 借 レンタル 貸し出 貸出".split(), "lend"),
+}
 
 
 def _ways(text: str) -> dict[str, str]:
     """The ways `text` says a thing is had, each with its first word: bought or sold ("buy"), lent or hired ("lend")."""
-    found: dict[str, str] = {}
-    if CJK_LETTER.search(text):
-        for way, words in _CJK_WAYS.items():
-            if word := next((w for w in words if w in text), None):
-                found[way] = word
-    for written in re.split(r"[^\w]+", text):  # "Vendez-vous", "l'achat": each part a word
-        if (way := _WAY_OF.get(normalize(written))) is not None:
-            found.setdefault(way, written)
-    return found
+    return labels_named(text, _WAY_OF)
 
 
 # a question whether one must buy or hire a thing is answered by the other way: "Do I need to buy a violin straight
