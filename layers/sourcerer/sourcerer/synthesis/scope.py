@@ -1195,10 +1195,8 @@ def another_sex(question: str, sources: Sequence[str], answer: Sequence[str]) ->
     an answer that says the thing is for the other sex only answers whether one may, as the group check reads it
     (`_ONLY`): "Kann ich als Mann am Dienstag kommen?" is answered "Dienstag ist Damensauna: An diesem Tag ist die
     Saunalandschaft nur für Frauen geöffnet." (a first version refused it: the exploratory benchmark's batch 9)."""
-    if _ONLY.search(normalize(" ".join(answer))):
-        return None
     asked = sexes_named(question)
-    if len(asked) != 1:
+    if len(asked) != 1 or _ONLY.search(normalize(" ".join(answer))):
         return None
     ((sex, word),) = asked.items()
     if any(sex in sexes_named(text) for text in sources):
@@ -1209,7 +1207,7 @@ def another_sex(question: str, sources: Sequence[str], answer: Sequence[str]) ->
     for sentence in answer:
         groups = groups_named(sentence)
         said += [named for other, named in sexes_named(sentence).items() if other != sex]
-        if not for_children and "adults" not in groups and ("children" in groups or groups_aged(normalize(sentence)) == {"children"}):
+        if not for_children and "adults" not in groups and ("children" in groups or groups_aged(sentence) == {"children"}):
             said.append(groups.get("children") or _subject(sentence).strip())
     return ScopeMismatch(missing=[word], answer_names=list(dict.fromkeys(said))) if said else None
 
@@ -1800,7 +1798,7 @@ def another_count(question: str, sources: Sequence[str], answer: Sequence[str]) 
     ranged = {kind for sentence in answer for kind in stated_ranges(sentence)}
     quantities = {m["n"] for m in _QUANTITY.finditer(_folded_numbers(_counts_in_digits(question))) if _unit_kind(m["unit"]) in ranged}
     # the thing counted may take two words: "500 business cards" counts cards
-    asked = {n: beside | _named_after(question, n) for n, beside in _counted(_unpriced(question), ranges=False).items() if n not in quantities}
+    asked = {n: beside for n, beside in _counted(_unpriced(question), ranges=False, after=2).items() if n not in quantities}
     if not asked:
         return None
     written = [_counted(_unpriced(text)) for text in sources]
@@ -1828,10 +1826,6 @@ _CJK_COUNT = re.compile(
 )
 
 
-# the words that ask a price, not how many ("多少" alone asks a count)
-_CJK_PRICE_ASKED = re.compile("多少钱|多少錢|价格|价钱|费用|收费|いくら|料金|値段|価格|代金|費用")
-
-
 def _han_number(text: str) -> int:
     """A number written in digits or Chinese characters ("二十" 20, "两千四百" 2400, "十" 10)."""
     if text.isdigit():
@@ -1857,7 +1851,7 @@ def another_cjk_count(question: str, sources: Sequence[str], answer: Sequence[st
     does not hold it: "私教课二十节多少钱？" (twenty personal-training sessions) over a gym's "私教课每节课二百元，十节课
     套餐一千八百元。" was answered with the ten-session package, "十公里接送多少钱？" (a pick-up 10 km away) with "五公里内
     收费20元" (within 5 km)."""
-    if not CJK_LETTER.search(question) or not _CJK_PRICE_ASKED.search(question):
+    if not CJK_LETTER.search(question) or asked_value(question) not in _PRICE_ASKED:
         return None
     # a time, weight or height the answer states a range of is the ranges' to read ("开车前12小时" against "不足24小时")
     if set(asked_quantities(question)) & {kind for sentence in answer for kind in stated_ranges(sentence)}:
@@ -1882,10 +1876,10 @@ def another_cjk_count(question: str, sources: Sequence[str], answer: Sequence[st
 _FOR_COUNT = re.compile(r"\b(?:for|pour|para|für|fur)\s+(?P<n>\d{1,2})\b")
 
 
-def _counted(text: str, *, ranges: bool = True) -> dict[str, set[str]]:
+def _counted(text: str, *, ranges: bool = True, after: int = 1) -> dict[str, set[str]]:
     """`numbered` with the counts written as words read too, and "for" before one as its label."""
     digits = _counts_in_digits(text)
-    counted = numbered(digits, ranges=ranges)
+    counted = numbered(digits, ranges=ranges, after=after)
     for m in _FOR_COUNT.finditer(digits):
         if m["n"] in counted:
             counted[m["n"]].add("<for")
@@ -1896,12 +1890,6 @@ def _unpriced(text: str) -> str:
     """`text` (casefolded) without its amounts of money: an amount is no count of a thing, whatever its currency shares
     with a price ("How much is shipping for a £30 order?" is answered "Shipping costs £4.95.")."""
     return _ASKED_AMOUNT.sub(" ", text.casefold())
-
-
-def _named_after(text: str, n: str) -> set[str]:
-    """The index terms of the two words after the count `n` in `text`, as `numbered` labels the one after it."""
-    folded = normalize(_counts_in_digits(text))
-    return {f">{t}" for number, at in numbers_at(folded) if number == n for t in terms(folded[at.end() : at.end() + 30])[:2] if not t[0].isdigit()}
 
 
 def _count_written(text: str, n: str) -> str:
@@ -2089,10 +2077,11 @@ def asked_numbers(text: str, *, ranges: bool = True) -> set[str]:
     return set(numbered(text, ranges=ranges))
 
 
-def numbered(text: str, *, ranges: bool = True, circumstances: bool = True, before: int | None = None) -> dict[str, set[str]]:
-    """`asked_numbers`, each with the index terms next to it ("error 429 means": {"<error", ">mean"}); without
-    `circumstances`, not those that say when or where the thing asked about is ("the producer of Transformers in
-    2007"); with `before`, only those that start before that offset (a sentence's subject)."""
+def numbered(text: str, *, ranges: bool = True, circumstances: bool = True, before: int | None = None, after: int = 1) -> dict[str, set[str]]:
+    """`asked_numbers`, each with the index terms next to it ("error 429 means": {"<error", ">mean"}; `after` terms
+    after it: "500 business cards" counts cards); without `circumstances`, not those that say when or where the thing
+    asked about is ("the producer of Transformers in 2007"); with `before`, only those that start before that offset
+    (a sentence's subject)."""
     folded = normalize(text)
     out: dict[str, set[str]] = {}
     for number, at in numbers_at(folded):
@@ -2104,7 +2093,7 @@ def numbered(text: str, *, ranges: bool = True, circumstances: bool = True, befo
             label = [f"<{t}" for t in terms(folded[max(0, at.start() - 30) : at.start()])[-1:] if not t[0].isdigit()]
             if _CURRENCY_BEFORE.search(folded[: at.start()]):  # "a £10 admin fee": an amount, whatever word is before it
                 label = ["<" + folded[: at.start()].rstrip()[-1]]
-            unit = [f">{t}" for t in terms(folded[at.end() : at.end() + 30])[:1] if not t[0].isdigit()]
+            unit = [f">{t}" for t in terms(folded[at.end() : at.end() + 30])[:after] if not t[0].isdigit()]
             out.setdefault(number, set()).update(label + unit)
     return out
 
