@@ -220,7 +220,7 @@ def qa_questions(split: str, by: str | None = None) -> list[dict]:
 
     Split by title, a held-out question can have a translation in training (MLQA's other languages, SQuAD-es
     against SQuAD 2.0): `translation_trained` marks it, and the reading model's held-out figures leave it out (the
-    README, "The reading model"). Split by English article, none has."""
+    record, docs/how-it-decides.md, "The reading model"). Split by English article, none has."""
     by = by or reader_split()
     if by not in SPLITS:
         raise ValueError(f"unknown split {by!r}: one of {', '.join(SPLITS)}")

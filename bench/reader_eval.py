@@ -105,7 +105,7 @@ def claim_point(calibration: dict[str, list[tuple[tuple[str, str, int], float]]]
     """The claim head's best operating point for telling supported from unsupported: the probability that
     maximises the balanced accuracy averaged over the licensed sets' calibration halves (each set weighs the
     same). Its own 0.5 sits too high: trained on neutral-heavy NLI sets, it scores most supported XNLI claims
-    under it. Reported only: the local judge does not decide by the claim head (README, "The reading model")."""
+    under it. Reported only: the local judge does not decide by the claim head (docs/how-it-decides.md, "The reading model")."""
     candidates = [i / 200 for i in range(1, 160)]
 
     def mean_balanced(t: float) -> float:

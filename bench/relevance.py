@@ -128,7 +128,7 @@ def fit_reader(per_lang: int) -> tuple[dict[str, float], list[list]]:
     as no answer is answered now). Then the smallest margin that refuses at most `RIVAL_BUDGET` more of the right
     answers. Fitted jointly instead, the bar fell from 0.049 to 0.035 to pay for the margin, which let plainly
     off-topic English answers through (the reader gives the meal rule 0.036-0.041 for a hotfix or a company-car
-    question); the README shows the curve."""
+    question); docs/how-it-decides.md shows the curve."""
     from sourcerer.reading import load_reader
 
     reader = load_reader()

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from sourcerer.support import Support, SupportModel
 
 MODEL_PATH = ROOT / "layers" / "sourcerer" / "sourcerer" / "data" / "claim_support.json"
-CLAIM_SUMMARIES = 1200  # summaries the claim model learns from (`training_items`; the curve in the README)
+CLAIM_SUMMARIES = 1200  # summaries the claim model learns from (`training_items`; the curve in docs/how-it-decides.md)
 
 
 def training_items(n_qa: int, n_summaries: int, seed: int, claim_summaries: int = CLAIM_SUMMARIES) -> list[dict]:

@@ -24,7 +24,7 @@ languages, and SQuAD-es's translation of a held-out SQuAD 2.0 article, are held 
 and is used by `bench/reader_eval.py` to evaluate only; OCNLI and QAGS state no license and are not used.
 
 The readers trained before this one, on these 2 cores with a time-boxed loop (one pass at most per run, with
-`--resume`, `--swaps-only` and `--cross-lingual-only` variants; the README, "The reading model"), are in this
+`--resume`, `--swaps-only` and `--cross-lingual-only` variants; docs/how-it-decides.md, "The reading model"), are in this
 file's history up to commit a1f4372.
 """
 

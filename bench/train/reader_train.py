@@ -45,7 +45,7 @@ def write_bundle(
 ) -> None:
     """Every pair `train` reads, tokenised, and the calibration half of the held-out articles (`dev`), with the
     model's tensors cut to the tokens they use. `headed`: also the pairs read under a heading (`headed_pairs`, for
-    the `upper-layers-headed` configuration, measured and not shipped: the README, "The reading model").
+    the `upper-layers-headed` configuration, measured and not shipped: docs/how-it-decides.md, "The reading model").
     `summary_claims`: also model-written summaries' claims as the judge's veto reads them (`summary_claim_pairs`, for
     the `upper-layers-summary-claims` configuration: written for the next GPU run, not yet trained or measured)."""
     from concurrent.futures import ProcessPoolExecutor
@@ -314,7 +314,7 @@ CONFIGS = {
     "upper-layers": (3, 4, (1e-4, 5e-4, 2e-3), ("qa", "swap", "cross", "nomiracl", "claim")),
     "all-layers-gentle": (0, 3, (5e-5, 5e-4, 2e-3), ("qa", "swap", "cross", "nomiracl", "claim")),
     "upper-layers-hot": (3, 3, (2e-4, 1e-3, 2e-3), ("qa", "swap", "cross", "nomiracl", "claim")),
-    # measured, not shipped (a bundle written with --headed, 3,700 batches): the README, "The reading model"
+    # measured, not shipped (a bundle written with --headed, 3,700 batches): docs/how-it-decides.md, "The reading model"
     "upper-layers-headed": (3, 4, (1e-4, 5e-4, 2e-3), ("qa", "swap", "cross", "nomiracl", "claim", "headed")),
     # not yet trained (a bundle written with --summary-claims): the claim head read paraphrase as no support, which
     # is why the judge's veto ships off (bench/claim_veto.py)

@@ -113,8 +113,8 @@ reads = pytest.mark.local_model
 
 @pytest.fixture
 def reader_on(monkeypatch):
-    """The reader decides only where it is switched on (`SOURCERER_READER=on`; see the README for why it is not
-    the default yet)."""
+    """The reader decides only where it is switched on (`SOURCERER_READER=on`; see the README, "How it decides", for why it is
+    not the default)."""
     monkeypatch.setenv("SOURCERER_READER", "on")
 
 
@@ -510,7 +510,7 @@ def test_a_planted_model_file_in_the_temp_dir_is_not_loaded(base, tmp_path, monk
 @reads
 def test_a_claim_the_reader_rejects_fails_on_its_own_when_the_veto_is_on(reader_on):
     """The claim veto runs only at a measured operating point (`claim_veto` in data/reader.json; the shipped
-    claim head has none yet, see the README). Set one that every claim falls under: a passed claim then fails
+    claim head has none yet, see docs/how-it-decides.md). Set one that every claim falls under: a passed claim then fails
     with the reader's reason, whatever the answer as a whole scored."""
     import asyncio
 

@@ -346,7 +346,7 @@ LIBRARY = (
 
 @pytest.mark.local_model
 def test_an_answer_the_reader_reads_as_none_is_refused_where_the_service_answers_too(service):
-    """The reader's veto (README, "By default the reader vetoes an answer it reads as none") runs where the service
+    """The reader's veto (docs/how-it-decides.md, "By default the reader vetoes an answer it reads as none") runs where the service
     answers from its index: "Can I borrow a laptop?" is refused, not answered with how many items adults may borrow."""
     _, ctx = _key(service)
     service.ingest(ctx, "acme/alpha/library", DocumentRequest(source_uri="library.md", text=LIBRARY))

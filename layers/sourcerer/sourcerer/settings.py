@@ -28,7 +28,7 @@ DEFAULT_BEDROCK_EMBED_MODEL = "amazon.titan-embed-text-v2:0"
 READER_SENTENCES = 2  # the reader's sentences per answer: bench/results/reader_budget.md's curve
 # where the sentence models decide, the reader picks the answering sentence among their best this many: three
 # gained more on XQuAD's design half but added 181 ms p50 over 5 passages on 2 cores, over the reader's 150 ms
-# budget; two add 102 ms (README, "By default the reader picks the sentence"; bench/results/reader_pick.md)
+# budget; two add 102 ms (docs/how-it-decides.md, "By default the reader picks the sentence"; bench/results/reader_pick.md)
 PICKED_FROM = 2
 
 

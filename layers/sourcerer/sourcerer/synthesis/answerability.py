@@ -1,7 +1,7 @@
 """The learned decisions of the extractive synthesiser: which sentence answers, and whether any does.
 
 Two small logistic models, trained by `bench/train/answerability.py` on public data that no benchmark reports
-on (see the README, "How Sourcerer decides to answer"), shipped as `data/answer_models.json`:
+on (see docs/how-it-decides.md, "How Sourcerer decides to answer"), shipped as `data/answer_models.json`:
 
 * the **sentence model** scores each candidate sentence: how likely it holds the answer;
 * the **answerability model** scores the question against the passages as a whole: how likely the best

@@ -43,7 +43,7 @@ and 7 right ones lost ("Can I bring a friend?" answered "Premium members may bri
 pause my membership?" answered with freezing it). Held out it is much weaker: 6 wrong answers refused and 8 right
 ones lost on two later batches (149 questions), before the fixes they led to. Synonyms and kinds of things are what
 the words cannot tell. On 40 more documents in five batches (459 questions), each batch held out for the fixes
-the batches before it led to, it refused two wrong answers in the 331 held-out questions and lost none (the README
+the batches before it led to, it refused two wrong answers in the 331 held-out questions and lost none (docs/how-it-decides.md
 has the table).
 
 A Chinese or Japanese question asking yes or no ("有篮球场吗？", "ありますか？": `asks_yes_or_no_cjk`) writes its words
