@@ -2576,6 +2576,25 @@ def test_how_long_is_answered_by_a_length_of_time_in_any_of_its_forms():
     assert ask("¿Cuánto tarda una limpieza?", passages=clinic, chat="extractive").refused
 
 
+def test_a_weekday_is_no_length_of_time_and_how_long_until_asks_one():
+    """Exploratory batches 1 and 9: "Wie lange dauert ein Spiel?" over an escape room's page was answered with its
+    hours, "Von Mittwoch bis Sonntag …", whose "Sonntag" read as a length of time (a compound of "Tag", as
+    "Werktagen" is); "How long until I get my photos?" asked for none, and was answered with a passport photo's price.
+    Both are refused where the sentences they are answered from state no length of time."""
+    from sourcerer.synthesis.scope import asked_value, holds_value
+
+    assert not holds_value("duration", "Von Mittwoch bis Sonntag spielen wir von 12 bis 23 Uhr.")
+    assert not holds_value("duration", "An Feiertagen und samstags nachmittags bleibt die Praxis geschlossen.")
+    assert holds_value("duration", "Die Lieferung erfolgt in drei Werktagen.") and holds_value("duration", "Der Kurs dauert zwei Tage.")
+    assert asked_value("How long until I get my photos?") == asked_value("How soon can you come?") == "duration"
+    assert asked_value("How quickly can an algorithm solve it?") is None  # how fast, as often as how long
+    escape = [{"text": "Von Mittwoch bis Sonntag spielen wir von 12 bis 23 Uhr. Ein Spiel kostet 25 Euro pro Person.", "source": "Escape"}]
+    game = ask("Wie lange dauert ein Spiel?", passages=escape, chat="extractive")
+    assert game.refused and game.trace.stage("synthesize").detail["missing_value"] == "duration", game.answer
+    studio = [{"text": "Passport photos are taken while you wait for £12 a set. Your images are delivered within ten working days.", "source": "Studio"}]
+    assert "ten working days" in ask("How long until I get my photos?", passages=studio, chat="extractive").answer
+
+
 def test_a_follow_up_that_puts_a_condition_or_a_time_on_the_previous_question_is_answered_from_its_rule():
     """Found trying a telecom contract as a user: "¿Y después del primer año?" after "¿Cuánto cuesta la tarifa?" was
     refused, every passage set aside for never naming "año" (the tariff says "a partir del mes 13"), and "¿Y si no lo

@@ -2582,7 +2582,8 @@ _HOW_OFTEN_WORDS = re.compile(
 # pass south?" (345 miles) and "How long do you keep my order history?" may: either answers them (`ASKED_LENGTH`),
 # and "Out-of-warranty repairs cost a flat fee of 49 EUR" neither.
 ASKED_DURATION = re.compile(
-    r"\b(?:how long (?:does|do|did|will|would|should|can|could)\b[^?]*\b(?:take|takes|last|lasts)|combien de temps|"
+    r"\b(?:how long (?:does|do|did|will|would|should|can|could)\b[^?]*\b(?:take|takes|last|lasts)|"
+    r"how long (?:until|till|before)|how soon|combien de temps|"
     r"quelle (?:est|sera|etait) la duree|wie lange|cuanto tiempo|cuanto (?:tarda|dura|demora)\w*|"
     r"cual (?:es|sera|era) la duracion|what is the duration)\b|多长时间|多久|كم يستغرق|كم تستغرق|كم مده|どのくらいの期間|何日間|何時間"
 )
@@ -2616,6 +2617,14 @@ _DURATION_SAID = re.compile(
     r"[0-9一二三四五六七八九十两几数多半百千万亿]+\s*个?(?:工作|营业|自然|営業)?(?:分钟|小时|天|日|周|星期|个?月|年|秒|時間|日間|週間|か月|ヶ月|年間|分|世纪|世紀)|"
     # the day after, the same day: how long delivery takes ("加急配送次日送达", as "arrives the next day" says)
     r"立即|马上|当天|即日|次日|隔日|翌日|当日|明天|明日|دقيق|ساع|يوم|ايام|اسبوع|اسابيع|شهر|اشهر|سنه|سنوات|عام|اعوام"
+)
+
+# German names its weekdays, holidays and times of day as compounds of "Tag" ("Sonntag", "Feiertagen", "nachmittags"):
+# a day, not a length of time ("Von Mittwoch bis Sonntag spielen wir von 12 bis 23 Uhr." says no game's length), as
+# "Werktagen" in "in 3 Werktagen" is (folded)
+_GERMAN_DAY = re.compile(
+    r"\b(?:montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonnabend|sonntag|feiertag|wochentag|geburtstag|"
+    r"vormittag|nachmittag|mittag)(?:e|en|es|s)?\b"
 )
 
 # Arabic says which day and what time with its words for day and hour ("يومي الثلاثاء والخميس بين الساعة 10:00", on
@@ -2762,7 +2771,7 @@ _CODE = re.compile(r"\b[^\W\d_]+\d+\b")
 def holds_value(kind: str, text: str) -> bool:
     """Whether `text` holds a value of that shape: a phone number has seven digits or more."""
     if kind == "duration":  # "cada seis meses" is how often, no length of time: "¿Cuánto tarda una limpieza?"
-        return bool(_DURATION_SAID.search(_ARABIC_WHEN.sub(" ", FREQUENCY_SAID.sub(" ", normalize(text)))))
+        return bool(_DURATION_SAID.search(_GERMAN_DAY.sub(" ", _ARABIC_WHEN.sub(" ", FREQUENCY_SAID.sub(" ", normalize(text))))))
     if kind == "length":
         return holds_value("duration", text) or bool(_DISTANCE_SAID.search(normalize(text)))
     if kind == "frequency":
