@@ -595,6 +595,22 @@ def test_a_weight_or_age_is_answered_by_the_range_that_holds_it():
     assert answer.refused and answer.trace.stage("synthesize").detail["decided_by"] == "asked kind", answer.answer
 
 
+
+def test_a_german_age_written_as_one_word_and_children_up_to_an_age():
+    """Exploratory batch 8: "Was kostet ein Kinderhaarschnitt für Zwölfjährige?" over a hairdresser's prices was
+    answered "Kinder bis zehn Jahre zahlen 15 Euro.": German writes the age with its number as one word, and "Kinder
+    bis zehn" bounds the children's age. A price for children up to ten is none for a twelve-year-old."""
+    from sourcerer.synthesis.scope import asked_quantities, missing_range, stated_ranges
+
+    assert asked_quantities("Was kostet ein Kinderhaarschnitt für Zwölfjährige?") == {"age": 12}
+    assert asked_quantities("Darf mein vierzehnjähriger Sohn allein kommen?") == {"age": 14}
+    assert stated_ranges("Kinder bis zehn Jahre zahlen 15 Euro.") == {"age": [(0.0, 10.0)]}
+    assert stated_ranges("Kinder bis 6 sind frei.") == {"age": [(0.0, 6.0)]}
+    prices = ["Ein Herrenhaarschnitt kostet 28 Euro.", "Kinder bis zehn Jahre zahlen 15 Euro."]
+    mismatch = missing_range("Was kostet ein Kinderhaarschnitt für Zwölfjährige?", prices, prices[1:])
+    assert mismatch is not None and mismatch.missing == ["12 years"]
+    assert missing_range("Was kostet ein Kinderhaarschnitt für Achtjährige?", prices, prices[1:]) is None
+
 def test_a_height_or_a_time_before_is_answered_by_the_range_that_holds_it():
     """Found trying a Chinese rail operator's refund rules as a user: "开车前3天退票要收多少手续费？" (a refund 3 days
     before departure) was answered with the rule for 8 days or more (no fee) and the one for under 24 hours (20%),

@@ -2292,14 +2292,21 @@ _AGED_RANGE = re.compile(
 )
 _AGED_AND_OVER = re.compile(r"\b(?:aged|ages|age)\s+(?P<n>\d{1,3})\s+(?:and|or)\s+(?:over|older|above|up)\b")
 _AGED_BOUND = re.compile(
-    _CHILDREN + r"(?:de\s+)?(?P<word>under|over|below|above|moins de|plus de|unter|uber|ab|menores de|mayores de|de menos de|de mas de)"
+    _CHILDREN + r"(?:de\s+)?(?P<word>under|over|below|above|moins de|plus de|unter|uber|ab|bis|menores de|mayores de|de menos de|de mas de)"
     r"\s+(?P<n>\d{1,2})" + _NOT_A_UNIT
 )
 
 
+# German writes an age as one word with its number ("für Zwölfjährige", "meinem vierzehnjährigen Sohn"): up to twenty
+_GERMAN_AGES = {normalize(word): n for word, n in _SPELT_COUNTS[40:60]}
+_GERMAN_AGED = re.compile(r"\b(?P<word>" + "|".join(sorted(_GERMAN_AGES, key=len, reverse=True)) + r")(?=jahrig)")
+
+
 def _folded_numbers(text: str) -> str:
-    """`text` folded (`normalize`), its numbers written as words before a unit written as digits."""
-    return _SPELT_NUMBER.sub(lambda m: _NUMBER_WORDS[m["word"]], normalize(text))
+    """`text` folded (`normalize`), its numbers written as words before a unit (or in a German age, "zwölfjährig")
+    written as digits."""
+    folded = _GERMAN_AGED.sub(lambda m: _GERMAN_AGES[m["word"]] + "-", normalize(text))
+    return _SPELT_NUMBER.sub(lambda m: _NUMBER_WORDS[m["word"]], folded)
 
 
 def asked_quantities(question: str) -> dict[str, float]:
