@@ -40,7 +40,8 @@ BATCHES = {
     "6": frozenset({"physio_en", "printshop_en", "kita_de", "skirental_fr", "movers_es", "checkup_zh", "juku_ja", "courier_ar"}),
     "7": frozenset({"music_en", "storage_en", "hundeschule_de", "pressing_fr", "carrental_es", "pethospital_zh", "cleaning_ja", "restaurant_ar"}),
     "8": frozenset({"barber_en", "locksmith_en", "friseur_de", "autoecole_fr", "guarderia_es", "movers_zh", "biyoin_ja", "hotel_ar"}),
-    "9 (held out)": frozenset({"photostudio_en", "kennel_en", "sauna_de", "librairie_fr", "surf_es", "cafe_ar", "gym_zh", "seitai_ja"}),
+    "9": frozenset({"photostudio_en", "kennel_en", "sauna_de", "librairie_fr", "surf_es", "cafe_ar", "gym_zh", "seitai_ja"}),
+    "10 (held out)": frozenset({"ferry_en", "artclass_en", "kletterwald_de", "cordonnerie_fr", "kayak_es", "hall_ar", "playground_zh", "nail_ja"}),
 }
 FITS_BAR = ("1 (design)", "2", "3", "4")  # the batches the reader's bar under the floor is fitted on
 OUTCOMES = ("right", "wrong sentence", "refused", "refused right", "answered a near-miss")
