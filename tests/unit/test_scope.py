@@ -596,6 +596,22 @@ def test_a_weight_or_age_is_answered_by_the_range_that_holds_it():
 
 
 
+def test_an_age_in_chinese_characters_is_read_as_in_digits():
+    """Exploratory batch 10, held out: "我家孩子十三岁了，可以玩吗？" (my child is thirteen) over a play centre's rules was
+    answered "三岁以下儿童必须由成人全程陪同。" (under-threes must be accompanied): "十三岁" and "一至十二岁" were read as
+    no age at all. A number in characters before a unit, or before a range's other end, is read as its digits."""
+    from sourcerer.synthesis.scope import asked_quantities, stated_ranges
+
+    assert asked_quantities("我家孩子十三岁了，可以玩吗？") == {"age": 13} and asked_quantities("两岁的孩子可以自己玩吗？") == {"age": 2}
+    assert asked_quantities("十歳の子どもは何錠飲めますか？") == {"age": 10}
+    assert stated_ranges("乐园适合一至十二岁的儿童，十二岁以上儿童不能进入游乐区。") == {"age": [(1.0, 12.0), (12.0, float("inf"))]}
+    assert stated_ranges("三岁以下儿童必须由成人全程陪同。") == {"age": [(0.0, 3.0)]}
+    assert stated_ranges("开车前四十八小时以上、不足八天的，退票费为票价的5%。") == {"time": [(48.0, 192.0)]}
+    rules = [{"text": "三岁以下儿童必须由成人全程陪同。乐园适合一至十二岁的儿童，十二岁以上儿童不能进入游乐区。", "source": "入园须知"}]
+    answer = ask("我家孩子十三岁了，可以玩吗？", passages=rules, chat="extractive")
+    assert not answer.refused and answer.answer.startswith("乐园适合一至十二岁"), answer.answer
+
+
 def test_a_german_age_written_as_one_word_and_children_up_to_an_age():
     """Exploratory batch 8: "Was kostet ein Kinderhaarschnitt für Zwölfjährige?" over a hairdresser's prices was
     answered "Kinder bis zehn Jahre zahlen 15 Euro.": German writes the age with its number as one word, and "Kinder

@@ -2302,10 +2302,19 @@ _GERMAN_AGES = {normalize(word): n for word, n in _SPELT_COUNTS[40:60]}
 _GERMAN_AGED = re.compile(r"\b(?P<word>" + "|".join(sorted(_GERMAN_AGES, key=len, reverse=True)) + r")(?=jahrig)")
 
 
+# Chinese and Japanese write an age, a weight or a time in characters as often as in digits ("十三岁", "两岁", "一至十二岁",
+# "三岁以下", "十歳"): each number before a unit, or before a range's other end and its unit, as digits
+_HAN_NUMERAL = r"[〇零一二两三四五六七八九十百]+"
+_HAN_QUANTITY = re.compile(
+    rf"{_HAN_NUMERAL}(?=\s*(?:(?:至|到|~|～|〜|から)\s*(?:{_HAN_NUMERAL}|\d+)\s*)?(?:周岁|岁|歳|公斤|千克|厘米|公分|小时|時間|天|日間|週間))"
+)
+
+
 def _folded_numbers(text: str) -> str:
-    """`text` folded (`normalize`), its numbers written as words before a unit (or in a German age, "zwölfjährig")
-    written as digits."""
+    """`text` folded (`normalize`), its numbers written as words before a unit (or in a German age, "zwölfjährig",
+    or in Chinese characters, "十三岁") written as digits."""
     folded = _GERMAN_AGED.sub(lambda m: _GERMAN_AGES[m["word"]] + "-", normalize(text))
+    folded = _HAN_QUANTITY.sub(lambda m: str(_han_number(m.group())), folded)
     return _SPELT_NUMBER.sub(lambda m: _NUMBER_WORDS[m["word"]], folded)
 
 
