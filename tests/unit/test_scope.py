@@ -1344,6 +1344,21 @@ def test_a_price_asked_per_a_period_no_source_prices_per(question, missing, answ
     assert (mismatch.missing if mismatch else None) == missing and (mismatch.answer_names if mismatch else None) == answer_names
 
 
+def test_half_a_day_is_a_period_of_its_own():
+    """Exploratory batch 10, held out: "¿Cuánto cuesta alquilar un kayak todo el día?" over a kayak hire's prices per
+    hour and per half day was answered "El alquiler de medio día (cuatro horas) cuesta 40 euros …": its "día" read as
+    the day asked. Half a day is a period of its own, and "half a day" is no price "a day"."""
+    from sourcerer.synthesis.scope import _periods, another_period
+
+    assert _periods("How much is it for half a day?") == {"half day": "half a day"}
+    assert _periods("Bikes cost £15 for a half-day and £25 per day.") == {"half day": "half-day", "day": "per day"}
+    assert _periods("La location coûte 20 euros la demi-journée.") == {"half day": "demi-journée"}
+    prices = ["Alquilamos kayaks por 15 euros la hora.", "El alquiler de medio día (cuatro horas) cuesta 40 euros."]
+    mismatch = another_period("¿Cuánto cuesta alquilar un kayak todo el día?", prices, prices[1:])
+    assert mismatch is not None and mismatch.missing == ["el día"] and mismatch.answer_names == ["medio día"]
+    assert another_period("¿Cuánto cuesta alquilar un kayak medio día?", prices, prices[1:]) is None
+
+
 def test_a_price_per_another_period_is_refused_and_said():
     passages = [{"text": "Parking spaces cost £40 a month. The car park is open from 7am to 10pm.", "source": "Parking"}]
     yearly = ask("How much is a parking space per year?", passages=passages, chat="extractive")

@@ -1722,12 +1722,20 @@ _PERIOD_SAID = re.compile(rf"(?<![\w'])(?P<said>{_PER}\s*(?P<period>{'|'.join(_P
 _PERIOD_CLOSES = re.compile(r"\s*(?:$|[?？.,!;:)]|(?:for|pour|para|fur|with|avec|con|mit|and|et|y|und|or|ou|o|oder|if|si|wenn)\b)")
 
 
+# half a day is a period of its own, wherever it is named ("El alquiler de medio día cuesta 40 euros" is no price for
+# "todo el día"), and its "a day" no day (folded)
+_HALF_DAY = re.compile(r"\b(?:half(?:\s+a|-)?\s*day|medio dia|media jornada|demi-?\s*journee|halbe[nr]?\s+tag|halbtag\w*)\b")
+
+
 def _periods(text: str) -> dict[str, str]:
     """The periods `text` says a price per ("al mes": month), each with its words as written; not one a word naming a
     thing follows (see `_PERIOD_CLOSES`)."""
     folded = normalize(text)
     aligned = len(folded) == len(text)  # folding kept every letter in its place: the words can be shown as written
     out: dict[str, str] = {}
+    for m in _HALF_DAY.finditer(folded):
+        out.setdefault("half day", text[m.start() : m.end()] if aligned else m.group())
+    folded = _HALF_DAY.sub(lambda m: " " * len(m.group()), folded)
     for m in _PERIOD_SAID.finditer(folded):
         if not _PERIOD_CLOSES.match(folded, m.end()):
             continue
