@@ -899,7 +899,7 @@ def _missing_cjk_kind(question: str, sources: Sequence[str], answer: Sequence[st
     source_pairs = {t for text in sources for t in terms(text) if _han_pair(t)}
     source_letters = {c for text in sources for c in text if CJK_LETTER.match(c)}
     kinds_needed = 1 if asked_value(question) == "money" else 2  # as `missing_kind`: "企业版多少钱？" over 专业版's price
-    said = [pair for sentence in answer for pair in opening_pairs(_subject(sentence))]
+    said = [pair for sentence in answer for pair in opening_pairs(_subject(sentence), after_count=kinds_needed == 1)]
     asked_letters = set(question)
     titled = {c for title in titles_of(sources) for c in title}
     for pair in dict.fromkeys(opening_pairs(question, closed=True)):
@@ -1060,13 +1060,16 @@ _COUNTS = frozenset("一二两三四五六七八九十几每半")
 _MEASURE_WORDS = frozenset("壶杯张个份碗瓶盒位间件套只条本台辆双副块节")
 
 
-def opening_pairs(text: str, *, closed: bool = False) -> list[str]:
+def opening_pairs(text: str, *, closed: bool = False, after_count: bool = False) -> list[str]:
     """The pairs of Chinese characters of `text` that stand where a word starts (see `_missing_cjk_kind`), and with
     `closed` where one ends too: at the text's end, before a character of another script, a particle or a word that
-    asks or helps a verb ("产假有几天", "年假要")."""
+    asks or helps a verb ("产假有几天", "年假要"). With `after_count`, a count opens one too, a word whose first letter
+    counts by ("十次卡", a ten-visit card; read in a price's answer only: "其中一个目的" holds no kind "个目")."""
 
     def opens(i: int) -> bool:
         if i == 0 or not _HAN.match(text[i - 1]) or text[i - 1] in _PARTICLES:
+            return True
+        if after_count and text[i - 1] in _COUNTS and text[i - 1] != "每":
             return True
         return text[i - 1] in _MEASURE_WORDS and i >= 2 and (text[i - 2] in _COUNTS or text[i - 2].isdigit())
 
