@@ -1485,6 +1485,7 @@ def test_a_thing_asked_to_be_bought_is_not_answered_by_its_hire(question, source
     assert (mismatch.missing if mismatch else None) == missing
 
 
+COBBLER = ["La pose de talons pour femme coûte 12 euros, et un ressemelage complet de chaussures pour homme 45 euros."]
 BARBER = ["A men's haircut costs £18, and a skin fade costs £22.", "Children under 12 have their hair cut for £12.", "A beard trim costs £10."]
 
 
@@ -1505,11 +1506,17 @@ BARBER = ["A men's haircut costs £18, and a skin fade costs £22.", "Children u
         # "German "man" is "one"; a question about their children is answered by them
         ("Kann man ohne Termin kommen?", ["Herren ohne Termin sind willkommen."], ["Herren ohne Termin sind willkommen."], None),
         ("Combien d'enfants a-t-il eu avec sa femme ?", ["Ils auront cinq enfants ensemble."], ["Ils auront cinq enfants ensemble."], None),
+        # sources that name the sex of other things: the clause that names the thing asked says it for the other sex
+        ("Combien coûte un ressemelage pour des chaussures de femme ?", COBBLER, COBBLER, ["femme"]),
+        ("Combien coûte la pose de talons pour homme ?", COBBLER, COBBLER, ["homme"]),
+        ("Combien coûte la pose de talons pour femme ?", COBBLER, COBBLER, None),
+        ("How much is a haircut for women?", ["Ladies: £30; gents: £18."], ["Ladies: £30; gents: £18."], None),
     ],
 )
 def test_a_thing_asked_for_one_sex_is_not_answered_for_the_other(question, sources, answer, missing):
     """Found on the exploratory benchmark: "Do you cut women's hair?" over a barber's prices was answered with the
-    men's haircut, then with the children's."""
+    men's haircut, then with the children's; and (batch 10, held out) "Combien coûte un ressemelage pour des
+    chaussures de femme ?" over a cobbler's heels for women and resoling for men, with the men's resoling."""
     from sourcerer.synthesis.scope import another_sex
 
     mismatch = another_sex(question, sources, answer)

@@ -1203,7 +1203,7 @@ def another_sex(question: str, sources: Sequence[str], answer: Sequence[str]) ->
         return None
     ((sex, word),) = asked.items()
     if any(sex in sexes_named(text) for text in sources):
-        return None
+        return _said_for_another_sex(question, sex, word, sources, answer)
     said = []
     # a question about children of theirs is answered by them: "Combien d'enfants a-t-il eu avec sa femme ?"
     for_children = "children" in groups_named(question)
@@ -1212,6 +1212,28 @@ def another_sex(question: str, sources: Sequence[str], answer: Sequence[str]) ->
         said += [named for other, named in sexes_named(sentence).items() if other != sex]
         if not for_children and "adults" not in groups and ("children" in groups or groups_aged(sentence) == {"children"}):
             said.append(groups.get("children") or _subject(sentence).strip())
+    return ScopeMismatch(missing=[word], answer_names=list(dict.fromkeys(said))) if said else None
+
+
+def _said_for_another_sex(question: str, sex: str, word: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """`another_sex` where the sources name the sex asked, of other things: no clause of theirs names it beside a word
+    of the thing asked (the question's words but the sex's, a price's and an asking word's), and a clause of the
+    answer names the other sex beside one. "Combien coûte un ressemelage pour des chaussures de femme ?" over a
+    cobbler's "La pose de talons pour femme coûte 12 euros, et un ressemelage complet de chaussures pour homme 45
+    euros." was answered with it: the heels are a woman's, the resoling a man's."""
+    thing = set(terms(question)) - set(terms(word)) - PRICE_WORDS - _ASKING_FOR
+    if not thing:
+        return None
+    clauses = [clause for text in sources for clause in _CLAUSE_END.split(text)]
+    if any(sex in sexes_named(clause) and thing & set(terms(clause)) for clause in clauses):
+        return None
+    said = [
+        named
+        for clause in (c for sentence in answer for c in _CLAUSE_END.split(sentence))
+        if thing & set(terms(clause))
+        for other, named in sexes_named(clause).items()
+        if other != sex
+    ]
     return ScopeMismatch(missing=[word], answer_names=list(dict.fromkeys(said))) if said else None
 
 
