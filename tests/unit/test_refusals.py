@@ -183,6 +183,11 @@ def test_what_the_sources_are_all_about_and_what_a_question_names_a_thing_with()
     lessons = ["Eine Erstattung für versäumte Stunden gibt es nicht."]
     assert _unmentioned("Gibt es Privatstunden?", lessons, german=True) == ["Privatstunden"]
     assert _unmentioned("Gibt es Einzelstunden?", lessons + ["Einzelpersonen können sich anmelden."], german=True) == []
+    # what is asked of a thing the sources hold, written onto it (exploratory batch 10, held out: a high-ropes park's
+    # "Das Mindestgewicht beträgt 25 kg, das Höchstgewicht 120 kg.")
+    weights = ["Das Mindestgewicht beträgt 25 kg, das Höchstgewicht 120 kg."]
+    assert _unmentioned("Gibt es ein Gewichtslimit?", weights, german=True) == []
+    assert _unmentioned("Gibt es ein Altersgrenze?", weights, german=True) == ["Altersgrenze"]
     insured = ["Versichert sind Schäden durch Feuer, Leitungswasser, Sturm und Hagel."]  # a first part inside their word
     assert _unmentioned("Ist ein Wasserschaden versichert?", insured, german=True) == []
     assert _unmentioned("Gibt es eine Sauna?", sources, german=True) == ["Sauna"]

@@ -1358,6 +1358,21 @@ def test_a_chinese_kind_after_a_count_in_a_price_answer():
     assert _missing_cjk_kind("散发脱刀令其中一个目的是？", ["此法令的目的之一就是使废藩置县政策顺利执行。"], ["此法令的目的之一就是使废藩置县政策顺利执行。"]) is None
 
 
+def test_admission_is_priced_by_the_price_for_visitors_and_all_day_is_a_length_of_time():
+    """Exploratory batch 10, held out: "Was kostet der Eintritt für Erwachsene?" over a high-ropes park's "Erwachsene
+    zahlen 26 Euro, …" was refused, as no source says "Eintritt" (the price of coming in, which a page's prices for
+    its visitors state without naming it); "门票可以玩多久？" (how long does a ticket last?) over "…可玩一整天" (all day),
+    as "一整天" read as no length of time."""
+    from sourcerer.synthesis.scope import holds_value, missing_priced
+
+    park = ["Erwachsene zahlen 26 Euro, Kinder von 8 bis 13 Jahren 18 Euro."]
+    assert missing_priced("Was kostet der Eintritt für Erwachsene?", park, park) is None
+    assert missing_priced("How much is admission?", ["Adults pay £12."], ["Adults pay £12."]) is None
+    assert missing_priced("Was kostet eine Jahreskarte?", ["Ein Kurs kostet 50 Euro."], ["Ein Kurs kostet 50 Euro."]) is not None
+    assert holds_value("duration", "儿童门票每人八十元，可玩一整天。") and holds_value("duration", "チケットは終日有効です。")
+    assert not holds_value("duration", "儿童门票每人八十元。")
+
+
 def test_half_a_day_is_a_period_of_its_own():
     """Exploratory batch 10, held out: "¿Cuánto cuesta alquilar un kayak todo el día?" over a kayak hire's prices per
     hour and per half day was answered "El alquiler de medio día (cuatro horas) cuesta 40 euros …": its "día" read as

@@ -1672,6 +1672,9 @@ PRICE_WORDS = frozenset(
     "gebuhren teuer zahlen bezahlen zahle cuesta cuestan precio precios coste costo tarifa importe cobra cobran pagar "
     "pago vale valen dinero".split()
 )
+# the price of coming in, which a page's prices for its visitors state without naming it: "Was kostet der Eintritt für
+# Erwachsene?" is answered "Erwachsene zahlen 26 Euro, …" (folded)
+_ADMISSION = frozenset("admission admissions entry entrance entree eintritt eintrittspreis entrada ingreso".split())
 _PRICED_PER = frozenset(
     "month months year years week weeks day days night nights hour hours person people mes meses ano anos semana "
     "semanas dia dias noche noches hora horas persona mois an ans annee semaine jour jours nuit nuits heure heures "
@@ -1968,7 +1971,7 @@ def missing_priced(question: str, sources: Sequence[str], answer: Sequence[str])
             continue
         phrase = []
         for named in words[i + 1 :]:
-            if named[0].isdigit() or not terms(named) or named in names or normalize(named) in PRICE_WORDS | _PRICED_PER | _ASKING_FOR:
+            if named[0].isdigit() or not terms(named) or named in names or normalize(named) in PRICE_WORDS | _PRICED_PER | _ASKING_FOR | _ADMISSION:
                 break
             phrase.append(named)
         if not (i + 1 + len(phrase) < len(words) and words[i + 1 + len(phrase)] in names):
@@ -2663,7 +2666,8 @@ _DURATION_SAID = re.compile(
     r"(?:durant|pendant) (?:tout|toute|tous|toutes)|throughout|around the clock|"
     r"jusqu'?(?:a|au|en)|bis (?:zum|zur|ende)|hasta (?:el|la|que|fin))\b|"
     r"\b1\d{3}\s*(?:-|–|to|and|a|et|bis|y|und)\s*(?:1\d{3}|20\d{2}|\d{2})\b|"
-    r"[0-9一二三四五六七八九十两几数多半百千万亿]+\s*个?(?:工作|营业|自然|営業)?(?:分钟|小时|天|日|周|星期|个?月|年|秒|時間|日間|週間|か月|ヶ月|年間|分|世纪|世紀)|"
+    r"[0-9一二三四五六七八九十两几数多半百千万亿]+\s*个?整?(?:工作|营业|自然|営業)?(?:分钟|小时|天|日|周|星期|个?月|年|秒|時間|日間|週間|か月|ヶ月|年間|分|世纪|世紀)|"
+    r"整天|全天|终日|終日|一日中|"  # all day: "可玩一整天" says how long a ticket lasts
     # the day after, the same day: how long delivery takes ("加急配送次日送达", as "arrives the next day" says)
     r"立即|马上|当天|即日|次日|隔日|翌日|当日|明天|明日|دقيق|ساع|يوم|ايام|اسبوع|اسابيع|شهر|اشهر|سنه|سنوات|عام|اعوام"
 )

@@ -438,10 +438,17 @@ KIND_LETTERS = 4  # a compound's first part this long names a kind ("Privat-"); 
 def _parts_known(word: str, families: set[str], held: set[str]) -> bool:
     """Whether a German compound's first part is a word the sources hold ("Debitkarte": "Debitkarten"), or its last
     is and the first is part of one ("Wasserschaden": "Leitungswasser"), names people, whom the group checks read
-    ("Studentenrabatt": "Rabatt"), or is too short to be a word. Else it is a kind they never name: "Gibt es
+    ("Studentenrabatt": "Rabatt"), or is too short to be a word, or whether its last part asks of a thing
+    (`ATTRIBUTES`) the first is ("Gewichtslimit": "Höchstgewicht"). Else it is a kind they never name: "Gibt es
     Privatstunden?" was answered "Eine Erstattung für versäumte Stunden gibt es nicht."."""
     if family(word) in families:
         return True
+    # what is asked of a thing the sources hold, written onto it: "Gewichtslimit" over "Mindestgewicht" and
+    # "Höchstgewicht" (a weight limit)
+    for attribute in ATTRIBUTES:
+        thing = word.removesuffix(attribute)
+        if thing != word and len(thing) >= KIND_LETTERS and any(thing.removesuffix("s") in h for h in held):
+            return True
     for n in range(FAMILY_LETTERS, len(word) - 2):
         if family(word[-n:]) in families:
             head = word[:-n]
