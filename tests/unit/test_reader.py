@@ -891,6 +891,32 @@ def test_a_page_sharing_no_word_with_the_question_is_read_from_its_nearest_sente
     assert ask("¿Cuál es el horario?", passages=laundry).reason == "not_in_sources"
 
 
+ROPES_PAGE = """# Kletterwald am See
+
+Der Kletterwald hat von April bis Oktober täglich von 10 bis 18 Uhr geöffnet.
+Erwachsene zahlen 26 Euro, Kinder von 8 bis 13 Jahren 18 Euro.
+Kinder unter 8 Jahren können nur den Kinderparcours nutzen, der 10 Euro kostet.
+Das Mindestgewicht beträgt 25 kg, das Höchstgewicht 120 kg.
+Am Eingang gibt es einen kostenlosen Parkplatz.
+"""
+
+
+@reads
+def test_under_the_floor_an_answer_whose_range_holds_the_asked_age_stands(tmp_path):
+    """Exploratory batch 10, held out: "Was zahlt mein zehnjähriger Sohn?" over a high-ropes park's page shares no
+    word with "… Kinder von 8 bis 13 Jahren 18 Euro.", and the reader read that answer 0.45, under its bar: refused.
+    The range holds the age the question states, which the reader does not reckon with; an age no range holds is
+    refused as before."""
+    from sourcerer import ask
+
+    ropes = _page(tmp_path, "ropes", ROPES_PAGE)
+    answer = ask("Was zahlt mein zehnjähriger Sohn?", passages=ropes)
+    assert not answer.refused and "Kinder von 8 bis 13 Jahren 18 Euro" in _quoted(answer), answer.trace
+    assert answer.trace.stage("confirm").detail["range_holds"] is True, answer.trace
+    assert any("holds the question's" in note for note in answer.trace.notes), answer.trace.notes
+    assert ask("Was zahlt mein fünfzehnjähriger Sohn?", passages=ropes).refused
+
+
 def test_a_passage_of_many_topics_is_scored_by_its_best_sentence():
     """The hybrid score of a page's best sentence (`by_best_sentence`), where the page as a whole scores lower: the
     keyword share with each sentence a document, and that sentence's calibrated cosine."""
