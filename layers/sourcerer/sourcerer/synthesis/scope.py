@@ -1795,16 +1795,13 @@ def another_period(question: str, sources: Sequence[str], answer: Sequence[str])
 
 
 # the counts from one to twenty written as words, in English, French, German and Spanish
-_SPELT_COUNTS = [
-    (word, str(n))
-    for words in (
-        "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty",
-        "un deux trois quatre cinq six sept huit neuf dix onze douze treize quatorze quinze seize dix-sept dix-huit dix-neuf vingt",
-        "ein zwei drei vier fünf sechs sieben acht neun zehn elf zwölf dreizehn vierzehn fünfzehn sechzehn siebzehn achtzehn neunzehn zwanzig",
-        "uno dos tres cuatro cinco seis siete ocho nueve diez once doce trece catorce quince dieciséis diecisiete dieciocho diecinueve veinte",
-    )
-    for n, word in enumerate(words.split(), start=1)
-]
+_COUNT_NAMES = {
+    "en": "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty",
+    "fr": "un deux trois quatre cinq six sept huit neuf dix onze douze treize quatorze quinze seize dix-sept dix-huit dix-neuf vingt",
+    "de": "ein zwei drei vier fünf sechs sieben acht neun zehn elf zwölf dreizehn vierzehn fünfzehn sechzehn siebzehn achtzehn neunzehn zwanzig",
+    "es": "uno dos tres cuatro cinco seis siete ocho nueve diez once doce trece catorce quince dieciséis diecisiete dieciocho diecinueve veinte",
+}
+_SPELT_COUNTS = [(word, str(n)) for words in _COUNT_NAMES.values() for n, word in enumerate(words.split(), start=1)]
 # a count from two on, as cased text writes it (not folded: French "très" is no Spanish "tres"); none that is another
 # word too ("once", "neuf", "elf", "sept") nor an article ("un", "ein", "uno")
 _COUNT_WORDS = {word: n for word, n in _SPELT_COUNTS if n != "1" and word not in {"once", "neuf", "elf", "sept"}}
@@ -2334,7 +2331,7 @@ _AGED_BOUND = re.compile(
 
 
 # German writes an age as one word with its number ("für Zwölfjährige", "meinem vierzehnjährigen Sohn"): up to twenty
-_GERMAN_AGES = {normalize(word): n for word, n in _SPELT_COUNTS[40:60]}
+_GERMAN_AGES = {normalize(word): str(n) for n, word in enumerate(_COUNT_NAMES["de"].split(), start=1)}
 _GERMAN_AGED = re.compile(r"\b(?P<word>" + "|".join(sorted(_GERMAN_AGES, key=len, reverse=True)) + r")(?=jahrig)")
 
 
