@@ -917,6 +917,34 @@ def test_under_the_floor_an_answer_whose_range_holds_the_asked_age_stands(tmp_pa
     assert ask("Was zahlt mein fünfzehnjähriger Sohn?", passages=ropes).refused
 
 
+BARBER_PAGE = """# Sharp Cuts Barbers
+
+A men's haircut costs £18, and a skin fade costs £22.
+We are open Tuesday to Saturday from 9am to 6pm, and until 8pm on Thursdays.
+Children under 12 have their hair cut for £12.
+We take card payments only.
+"""
+
+
+@reads
+def test_under_the_floor_an_answer_that_says_which_days_stands(tmp_path):
+    """Found on the exploratory benchmark: "Are you open on Mondays?" over a barber's page was refused, the reader
+    reading "We are open Tuesday to Saturday …" at 0.39, under its bar: it does not reckon the days a range leaves out.
+    A question asking of a day (or a month) is answered by a sentence that says which days (or months)."""
+    from sourcerer import ask
+    from sourcerer.synthesis.days import says_when
+
+    assert says_when("Are you open on Mondays?", "We are open Tuesday to Saturday from 9am to 6pm.")
+    assert says_when("Êtes-vous ouverts en mai ?", "Nous louons des skis de décembre à avril.")
+    assert not says_when("Are you open every day?", "We are open Tuesday to Saturday.")
+    assert not says_when("Are you open on Mondays?", "We are open until 8pm on Thursdays.")
+    barber = _page(tmp_path, "barber", BARBER_PAGE)
+    answer = ask("Are you open on Mondays?", passages=barber)
+    assert not answer.refused and "Tuesday to Saturday" in _quoted(answer), answer.trace
+    confirm = answer.trace.stage("confirm")
+    assert confirm is not None and confirm.detail["says_when"] is True, answer.trace
+
+
 def test_a_passage_of_many_topics_is_scored_by_its_best_sentence():
     """The hybrid score of a page's best sentence (`by_best_sentence`), where the page as a whole scores lower: the
     keyword share with each sentence a document, and that sentence's calibrated cosine."""

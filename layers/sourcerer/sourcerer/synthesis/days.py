@@ -112,6 +112,16 @@ def days_named(text: str) -> frozenset[int]:
     return frozenset(days)
 
 
+def says_when(question: str, sentence: str) -> bool:
+    """Whether `sentence` says which days of the week (two or more: a range, a list) or which months something holds,
+    where the question asks of a day (not every day) or of a month: "We are open Tuesday to Saturday …" answers
+    "Are you open on Mondays?", "Nous louons de décembre à avril" "Êtes-vous ouverts en mai ?"."""
+    asked = days_named(question)
+    if asked and asked != WEEK and len(days_named(sentence)) >= 2:
+        return True
+    return bool(months_named(question)) and len(months_named(sentence)) >= 2
+
+
 def day_words(text: str) -> list[str]:
     """The words of `text` that name days (folded): "weekends" of "Do you deliver on weekends?"."""
     return [match.group() for match in _DAY.finditer(normalize(text))]
