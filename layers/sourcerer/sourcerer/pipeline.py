@@ -30,9 +30,8 @@ from sourcerer.settings import get_settings
 from sourcerer.streaming import Clock, DraftGate, OnEvent, Stream, may_stream_early
 from sourcerer.structured import FieldAsker, json_schema, leaves
 from sourcerer.synthesis.chain import relevance_reading, resolve_chain, synthesize
-from sourcerer.synthesis.days import says_when
 from sourcerer.synthesis.providers import ChatProvider
-from sourcerer.synthesis.scope import DOSED, fits_quantity, quoted_sentences, scope_notes
+from sourcerer.synthesis.scope import quoted_sentences, reckons, scope_notes
 from sourcerer.text import as_written, focus_terms, names_all, terms
 from sourcerer.verify import (
     Judge,
@@ -267,19 +266,13 @@ async def aask(
         started = time.perf_counter()
         quoted, headings = quoted_sentences(grounded, draft.spans)
         read, bar = confirming.confirms(query, quoted, headings)
-        # what the reader does not reckon with is read by its range: an age or a weight the question states that a
-        # range of the answer holds ("Was zahlt mein zehnjähriger Sohn?" is answered "… Kinder von 8 bis 13 Jahren 18
-        # Euro.", read 0.45), and a day or a month it asks of where the answer says which days or months ("Are you
-        # open on Mondays?": "We are open Tuesday to Saturday …", read 0.39)
-        held = any(fits_quantity(query, sentence, DOSED) for sentence in quoted)
-        when = any(says_when(query, sentence) for sentence in quoted)
-        clock.stage("confirm", started, detail={"read": round(read, 4), "bar": bar, "range_holds": held, "says_when": when})
+        reckoned = reckons(query, quoted)  # what the reader does not reckon with: an age in a range, a day in a week
+        clock.stage("confirm", started, detail={"read": round(read, 4), "bar": bar, "reckoned": reckoned})
         verdict = "confirms" if read >= bar else "does not confirm"
         trace.notes.append(f"the passages score under the retrieval floor: the reader {verdict} the answer ({read:.3f}, bar {bar:.3f})")
-        if read < bar and (held or when):
-            said = "a range of ages or weights that holds the question's" if held else "the days or months of what it is asked"
-            trace.notes.append(f"the answer states {said}: it stands")
-        if read < bar and not held and not when:
+        if read < bar and reckoned:
+            trace.notes.append(f"the answer states {reckoned}: it stands")
+        elif read < bar:
             return clock.finish(refuse_under_floor)
 
     started = time.perf_counter()

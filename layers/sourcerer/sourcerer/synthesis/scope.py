@@ -43,7 +43,7 @@ from sourcerer.injection import stated_sentences, stated_text
 from sourcerer.models import CharSpan, Passage
 from sourcerer.people import groups_mentioned, groups_named, labels_named, sexes_named
 from sourcerer.sentences import ANSWER_LABEL, QUESTION_LABEL, is_question, row_cells, states_nothing
-from sourcerer.synthesis.days import WEEK, day_words, days_named, holidays_named, months_named
+from sourcerer.synthesis.days import WEEK, day_words, days_named, holidays_named, months_named, says_when
 from sourcerer.text import (
     AGAINST_WORDS,
     CJK_LETTER,
@@ -2433,6 +2433,20 @@ def fits_quantity(question: str, text: str, kinds: frozenset[str] | None = None)
                 return True
             verdict = False
     return verdict
+
+
+def reckons(question: str, answer: Sequence[str]) -> str | None:
+    """What an answer's sentences state that answers the question by reckoning, which the reading model does not do,
+    said for the trace; None where they state none. An age or a weight the question states that a range of theirs
+    holds ("Was zahlt mein zehnjähriger Sohn?" is answered "… Kinder von 8 bis 13 Jahren 18 Euro.", which the reader
+    read 0.45), and the days or months of a day or month it asks of (`days.says_when`: "Are you open on Mondays?",
+    "We are open Tuesday to Saturday …", read 0.39). The pipeline lets such an answer from under the retrieval floor
+    stand."""
+    if any(fits_quantity(question, sentence, DOSED) for sentence in answer):
+        return "a range of ages or weights that holds the question's"
+    if any(says_when(question, sentence) for sentence in answer):
+        return "which days or months, of a day or month asked"
+    return None
 
 
 def missing_range(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
