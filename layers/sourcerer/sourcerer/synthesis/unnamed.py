@@ -438,8 +438,9 @@ KIND_LETTERS = 4  # a compound's first part this long names a kind ("Privat-"); 
 def _parts_known(word: str, families: set[str], held: set[str]) -> bool:
     """Whether a German compound's first part is a word the sources hold ("Debitkarte": "Debitkarten"), or its last
     is and the first is part of one ("Wasserschaden": "Leitungswasser"), names people, whom the group checks read
-    ("Studentenrabatt": "Rabatt"), or is too short to be a word, or whether its last part asks of a thing
-    (`ATTRIBUTES`) the first is ("Gewichtslimit": "Höchstgewicht"). Else it is a kind they never name: "Gibt es
+    ("Studentenrabatt": "Rabatt"), or is too short to be a word; or whether its last part asks of a thing its first
+    part is (`ATTRIBUTES`: "Gewichtslimit", a limit of the weight the sources hold in "Höchstgewicht"). Else it is a
+    kind they never name: "Gibt es
     Privatstunden?" was answered "Eine Erstattung für versäumte Stunden gibt es nicht."."""
     if family(word) in families:
         return True
