@@ -1852,8 +1852,9 @@ def another_count(question: str, sources: Sequence[str], answer: Sequence[str]) 
 # rate per one ("每小时收费6元") states the price of one: "停车一小时多少钱？" asks it
 _HAN_DIGITS = {"每": 1, "〇": 0, "零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 _HAN_UNITS = {"十": 10, "百": 100, "千": 1000}
+_HAN_NUMERAL = r"[〇零一二两三四五六七八九十百千]+"  # a number in characters, as `_han_number` reads it
 _CJK_COUNT = re.compile(
-    r"(?P<n>\d+|每|[〇零一二两三四五六七八九十百千]+)\s*"
+    rf"(?P<n>\d+|每|{_HAN_NUMERAL})\s*"
     r"(?P<unit>个小时|小时|時間|个月|か月|ヶ月|公里|キロ|节|次|张|件|位|人|晚|泊|天|日間|周|週間|年|回|枚|台|本|杯|份|套|堂|平方米|平米|斤)"
     r"(?P<bound>以上|以内|以下|未満|内)?"
 )
@@ -2337,7 +2338,6 @@ _GERMAN_AGED = re.compile(r"\b(?P<word>" + "|".join(sorted(_GERMAN_AGES, key=len
 
 # Chinese and Japanese write an age, a weight or a time in characters as often as in digits ("十三岁", "两岁", "一至十二岁",
 # "三岁以下", "十歳"): each number before a unit, or before a range's other end and its unit, as digits
-_HAN_NUMERAL = r"[〇零一二两三四五六七八九十百]+"
 _HAN_QUANTITY = re.compile(
     rf"{_HAN_NUMERAL}(?=\s*(?:(?:至|到|~|～|〜|から)\s*(?:{_HAN_NUMERAL}|\d+)\s*)?(?:周岁|岁|歳|公斤|千克|厘米|公分|小时|時間|天|日間|週間))"
 )
