@@ -14,8 +14,9 @@ with; batches 2 to 8 were held out for the rules written before them (the rules 
 for it: batch 8 led to the asked value's two rules and to the count and sex checks, docs/how-it-decides.md, "A price per
 another period, for another count or group"). The reader's bar under the retrieval floor (`--fit-under-floor`) is fitted on
 batches 1 to 4 (`FITS_BAR`): fitted on batch 1's 21 readings alone, one question moved it from 0.75 to 0.80.
-Batches 9 and 10 were held out for the bar and every rule, and led to the rules of their stops; **batch 11** is held
-out for the bar and every rule.
+Batches 9 and 10 were held out for the bar and every rule, and led to the rules of their stops; **batch 11** was held
+out for the bar and every rule when first measured (at 6b5d275), and led to the rules of its stop (a length of time
+asked a price for, an age or a month asked yes or no).
 
 Outcomes per question: **right** (answered, first citation holds the expected text), **wrong sentence**
 (answered with another sentence), **refused** an answerable question, **refused right** a near-miss, and

@@ -1384,8 +1384,76 @@ def test_half_a_day_is_a_period_of_its_own():
     assert _periods("La location coûte 20 euros la demi-journée.") == {"half day": "demi-journée"}
     prices = ["Alquilamos kayaks por 15 euros la hora.", "El alquiler de medio día (cuatro horas) cuesta 40 euros."]
     mismatch = another_period("¿Cuánto cuesta alquilar un kayak todo el día?", prices, prices[1:])
-    assert mismatch is not None and mismatch.missing == ["el día"] and mismatch.answer_names == ["medio día"]
+    assert mismatch is not None and mismatch.missing == ["el día"] and mismatch.answer_names == ["medio día", "cuatro horas"]
     assert another_period("¿Cuánto cuesta alquilar un kayak medio día?", prices, prices[1:]) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "sources", "missing"),
+    [
+        # the length of the thing asked, against the length its own clause prices, not its neighbour's
+        (
+            "Combien coûte une leçon particulière d'une heure ?",
+            ["Une leçon collective d'une heure coûte 28 €, et une leçon particulière de 45 minutes coûte 45 €."],
+            ["une heure"],
+        ),
+        (
+            "Combien coûte une leçon particulière de 45 minutes ?",
+            ["Une leçon collective d'une heure coûte 28 €, et une leçon particulière de 45 minutes coûte 45 €."],
+            None,
+        ),
+        (
+            "How much is an hour-long lesson?",
+            ["Lessons cost £35 for 30 minutes, and a block of five lessons costs £150."],
+            ["an hour"],
+        ),
+        ("How much is a half-hour lesson?", ["Lessons cost £35 for 30 minutes, and a block of five lessons costs £150."], None),
+        (
+            "¿Cuánto cuesta una clase particular de una hora?",
+            ["Una clase particular de dos horas cuesta 90 euros."],
+            ["una hora"],
+        ),
+        # a price per hour is one for whole hours, not for half of one nor for the whole of a day
+        (
+            "Was kostet ein Tretboot für zwei Stunden?",
+            ["Ein Ruderboot kostet 15 Euro pro Stunde, ein Tretboot 18 Euro pro Stunde."],
+            None,
+        ),
+        (
+            "Was kostet ein Tretboot für eine halbe Stunde?",
+            ["Ein Ruderboot kostet 15 Euro pro Stunde, ein Tretboot 18 Euro pro Stunde."],
+            ["halbe Stunde"],
+        ),
+        (
+            "Was kostet ein Ruderboot für den ganzen Tag?",
+            ["Ein Ruderboot kostet 15 Euro pro Stunde, ein Tretboot 18 Euro pro Stunde."],
+            ["ganzen Tag"],
+        ),
+        # a period right after an amount is what it is per, whatever follows
+        (
+            "Combien coûte un stage d'une semaine ?",
+            ["Nous proposons des stages pendant les vacances, de 9 h à 17 h, à 65 € la journée repas compris."],
+            ["une semaine"],
+        ),
+        # no length a price is for: a time before something, an age, a day's pass
+        (
+            "Was kostet eine Stornierung 5 Tage vor Anreise?",
+            ["Bei Stornierung weniger als 7 Tage vor Anreise werden 50 Euro fällig."],
+            None,
+        ),
+        ("Quel est le prix pour un enfant de 8 ans ?", ["Le pack enfant coûte 18 euros par jour."], None),
+        ("How much is a day pass for meeting rooms?", ["Meeting rooms can be booked for $15 per hour."], None),
+    ],
+)
+def test_a_length_of_time_asked_a_price_for_against_another_length(question, sources, missing):
+    """Exploratory batch 11, held out: "Combien coûte une leçon particulière d'une heure ?" over a riding school's
+    "…, et une leçon particulière de 45 minutes coûte 45 €." was answered with it, "How much is an hour-long lesson?"
+    with the half hour's price, "Was kostet ein Ruderboot für den ganzen Tag?" with the price per hour: a length of
+    time was read only as "per" a period."""
+    from sourcerer.synthesis.scope import another_period
+
+    mismatch = another_period(question, sources, sources)
+    assert (mismatch.missing if mismatch else None) == missing, mismatch
 
 
 def test_a_price_per_another_period_is_refused_and_said():
@@ -1680,3 +1748,16 @@ def test_how_a_chinese_service_is_charged_asks_a_price():
     far = ask("长途搬家怎么收费？", passages=movers, chat="extractive")
     assert far.refused and far.trace.stage("synthesize").detail["missing_value"] == "money", far.answer
     assert "三百元" in ask("市内搬家怎么收费？", passages=movers, chat="extractive").answer
+
+
+def test_an_age_asked_yes_or_no_is_no_gap_in_the_ranges():
+    """Exploratory batch 11, held out: a range that leaves out the age of a yes-or-no question answers it ("Children
+    must be at least 8 years old" answers "Can I bring my 6-year-old?": no); for a price or a dose it is a gap."""
+    from sourcerer.synthesis.scope import asks_yes_or_no_cjk, missing_range
+
+    rule = ["Children must be at least 8 years old, and under-16s must come with an adult."]
+    assert missing_range("Can I bring my 6-year-old?", rule, rule) is None
+    assert missing_range("How much is entry for a 6-year-old?", rule, rule) is not None
+    kimono = ["お子様の着物は3歳から12歳まで対応しており、3,800円です。"]
+    assert asks_yes_or_no_cjk("2歳の子どもの着物はありますか？") and missing_range("2歳の子どもの着物はありますか？", kimono, kimono) is None
+    assert not asks_yes_or_no_cjk("2歳の子どもの着物はいくらですか？")

@@ -44,7 +44,7 @@ from sourcerer.sentences import ANSWER_LABEL, is_question, list_run, names_steps
 from sourcerer.settings import PICKED_FROM, READER_SENTENCES
 from sourcerer.support import said_with_negation
 from sourcerer.synthesis.answerability import AnswerModels, answer_features, load_answer_models, logit, sigmoid
-from sourcerer.synthesis.days import days_named, for_other_days, months_named
+from sourcerer.synthesis.days import days_named, for_other_days, months_named, says_when
 from sourcerer.synthesis.draft import Draft
 from sourcerer.synthesis.scope import (
     ASKED_FREQUENCY,
@@ -62,6 +62,7 @@ from sourcerer.synthesis.scope import (
     answers_another_question,
     asked_value,
     asks_yes_or_no,
+    asks_yes_or_no_cjk,
     fits_quantity,
     groups_aged,
     holds_asked_number,
@@ -1175,11 +1176,18 @@ def asked_day_first(question: str, ranked: list[ScoredSentence]) -> list[ScoredS
     the best names only other days (`days.days_named`): "Are you open on weekends?" over a gym's hours was answered
     "From Monday to Friday we are open from 6:00 to 22:00.", "À quelle heure ouvrez-vous le week-end ?" and
     "周末几点开门？" alike, while the sentence for Saturdays and Sundays stood next. Where none does, the best stays:
-    "Monday to Saturday" answers whether it opens on Sundays."""
-    if len(ranked) < 2 or not for_other_days(question, ranked[0].text):
+    "Monday to Saturday" answers whether it opens on Sundays. A yes or a no asked of a day or a month, where the best
+    says no days or months, is answered by the first that says which (`days.says_when`): "¿Abrís en noviembre?" over a
+    sailing school's page was refused with "Las reservas se confirman con un pago de 50 euros, …" first, while "La
+    escuela abre de abril a octubre, …" stood next (exploratory batch 11)."""
+    if len(ranked) < 2:
         return ranked
-    asked = days_named(question)
-    return _first(ranked, next((s for s in ranked[1:DAY_REACH] if days_named(s.text) & asked), None))
+    if for_other_days(question, ranked[0].text):
+        asked = days_named(question)
+        return _first(ranked, next((s for s in ranked[1:DAY_REACH] if days_named(s.text) & asked), None))
+    if asks_yes_or_no(question) and not days_named(ranked[0].text) and not months_named(ranked[0].text):
+        return _first(ranked, next((s for s in ranked[1:DAY_REACH] if says_when(question, s.text)), None))
+    return ranked
 
 
 WHEN_REACH = 3  # how far down the ranking a sentence stating a time is looked for, for a question asking when
@@ -1379,8 +1387,12 @@ def asked_range_first(question: str, ranked: list[ScoredSentence]) -> list[Score
     def about(sentence: ScoredSentence) -> bool:
         return bool(best & _words_of(sentence.text)) or (fits is None and bool(groups_named(sentence.text)))
 
-    held = (s for s in ranked[1:NUMBER_REACH] if fits_quantity(question, s.text, kinds) and about(s))
-    return _first(ranked, next(held, None))
+    held = [s for s in ranked[1:NUMBER_REACH] if fits_quantity(question, s.text, kinds) and about(s)]
+    if not held and fits is None and (asks_yes_or_no(question) or asks_yes_or_no_cjk(question)):
+        # asked yes or no, a range that leaves the age out answers it: "十五岁的孩子可以报儿童班吗？" (may my fifteen-year-old
+        # join the children's class?) is answered "儿童游泳班适合五至十二岁，…" (for five to twelve), which stood second
+        held = [s for s in ranked[1:NUMBER_REACH] if fits_quantity(question, s.text, DOSED) is False and about(s)]
+    return _first(ranked, held[0] if held else None)
 
 
 def _words_of(text: str) -> set[str]:

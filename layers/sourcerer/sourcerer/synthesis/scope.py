@@ -411,6 +411,19 @@ def asks_yes_or_no(question: str) -> bool:
     return not _NOT_LATIN.search(question) and _ASKING_FOR.isdisjoint(re.findall(r"\w+", normalize(question)))
 
 
+# A Chinese question asking yes or no ("有篮球场吗？", "是否可以…", "能不能…"), a Japanese one ("ありますか？"), and
+# the words that ask for something instead ("什么", "多少", "いつ", "いくら")
+_CJK_YES_NO = re.compile(r"(?:吗|嗎|么)\s*[？?]?\s*$|是否|能否|可否|有没有|能不能|可不可以|会不会|是不是|要不要|か\s*[？?]\s*$")
+CJK_ASKS_WHAT = re.compile(
+    "什么|多少|几|哪|谁|怎么|怎样|如何|为什么|多久|多长|何|いつ|どこ|だれ|誰|どの|どう|いくら|どれ|どちら|なぜ|どんな"
+)
+
+
+def asks_yes_or_no_cjk(question: str) -> bool:
+    """Whether a Chinese or Japanese question asks yes or no (`_CJK_YES_NO`), and for nothing else."""
+    return bool(CJK_LETTER.search(question) and _CJK_YES_NO.search(question) and not CJK_ASKS_WHAT.search(question))
+
+
 def _asks_other(question: str, sentence: str, heading: str) -> bool:
     """Whether `question` and the FAQ question `heading` each hold a word (by its family: "deliver" is
     "delivery") that the other lacks: "Can I change my email address?" asks *email*, and lacks *delivery* of "Can
@@ -1748,11 +1761,20 @@ _PERIOD_SAID = re.compile(rf"(?<![\w'])(?P<said>{_PER}\s*(?P<period>{'|'.join(_P
 # after a period a price is per, nothing names a thing ("How much is a day pass?" asks the pass's price, "A day pass
 # costs £8" states it)
 _PERIOD_CLOSES = re.compile(r"\s*(?:$|[?？.,!;:)]|(?:for|pour|para|fur|with|avec|con|mit|and|et|y|und|or|ou|o|oder|if|si|wenn)\b)")
+# but right after an amount, a period is what it is per, whatever follows: "à 65 € la journée repas compris"
+_AFTER_AMOUNT = re.compile(r"(?:\d|[$€£¥]|\b(?:euros?|dollars?|pounds?))\s*$")
 
 
 # half a day is a period of its own, wherever it is named ("El alquiler de medio día cuesta 40 euros" is no price for
 # "todo el día"), and its "a day" no day (folded)
 _HALF_DAY = re.compile(r"\b(?:half(?:\s+a|-)?\s*day|medio dia|media jornada|demi-?\s*journee|halbe[nr]?\s+tag|halbtag\w*)\b")
+
+
+# half of a unit: of an hour, thirty minutes; of a year, six months; of a day, the period `_HALF_DAY` reads
+_HALF = re.compile(
+    r"\b(?:half(?:\s+an?|-)?\s*|halbe[nr]?\s+|demi-?\s*|medio\s+|media\s+)(?P<unit>hour|stunde|heure|hora|year|jahr|annee|ano|day|tag|journee|dia|jornada)\b"
+)
+_HALVES = {"hour": ("minute", 30.0), "year": ("month", 6.0)}
 
 
 def _periods(text: str) -> dict[str, str]:
@@ -1763,9 +1785,9 @@ def _periods(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for m in _HALF_DAY.finditer(folded):
         out.setdefault("half day", text[m.start() : m.end()] if aligned else m.group())
-    folded = _HALF_DAY.sub(lambda m: " " * len(m.group()), folded)
+    folded = _HALF.sub(lambda m: " " * len(m.group()), _HALF_DAY.sub(lambda m: " " * len(m.group()), folded))
     for m in _PERIOD_SAID.finditer(folded):
-        if not _PERIOD_CLOSES.match(folded, m.end()):
+        if not _PERIOD_CLOSES.match(folded, m.end()) and not _AFTER_AMOUNT.search(folded, 0, m.start()):
             continue
         period = _PERIOD_OF[m["period"]] if m["period"] else _PERIODICAL_OF[m["alone"]]
         out.setdefault(period, text[m.start() : m.end()] if aligned else m["said"])
@@ -1773,25 +1795,6 @@ def _periods(text: str) -> dict[str, str]:
 
 
 _PRICE_ASKED = ("money", "amount")  # "How much does it cost …?", and "How much is …?", a price as often as not
-
-
-def another_period(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
-    """The period a question asks a price per, when no source prices per it and the answer's prices are per another:
-    "¿Cuánto cuesta una taquilla al año?" over a coworking space's "Hay taquillas disponibles por 10 euros al mes."
-    was answered with the monthly price, "Combien coûte la location à la semaine ?" over a ski hire's daily prices
-    with the adult's day. A price per year may be another than twelve months' (a discount, a deposit); the sources
-    do not say it. Latin script only."""
-    if asked_value(question) not in _PRICE_ASKED or _NOT_LATIN.search(question):
-        return None
-    asked = _periods(question)
-    if not asked:
-        return None
-    held = {period for text in sources for period in _periods(text)}
-    said = {period: words for sentence in answer if holds_value("money", sentence) for period, words in _periods(sentence).items()}
-    for period, words in asked.items():
-        if period not in held and said and period not in said:
-            return ScopeMismatch(missing=[words], answer_names=list(said.values()))
-    return None
 
 
 # the counts from one to twenty written as words, in English, French, German and Spanish
@@ -1806,11 +1809,145 @@ _SPELT_COUNTS = [(word, str(n)) for words in _COUNT_NAMES.values() for n, word i
 # word too ("once", "neuf", "elf", "sept") nor an article ("un", "ein", "uno")
 _COUNT_WORDS = {word: n for word, n in _SPELT_COUNTS if n != "1" and word not in {"once", "neuf", "elf", "sept"}}
 _COUNT_WORD = re.compile(r"(?<![\w-])(?P<word>" + "|".join(sorted(_COUNT_WORDS, key=len, reverse=True)) + r")(?![\w-])")
+# numbers written as words before a unit ("one day before", "une semaine", "zwei Tage", "dos años"), as digits
+_NUMBER_WORDS = {normalize(word): n for word, n in _SPELT_COUNTS if int(n) <= 12} | dict.fromkeys(
+    "une eine einen einem una".split(), "1"
+)
 
 
 def _counts_in_digits(text: str) -> str:
     """`text` with the counts it writes as words written in digits ("de tres habitaciones": "de 3 habitaciones")."""
     return _COUNT_WORD.sub(lambda m: _COUNT_WORDS[m["word"]], text.casefold())
+
+
+# a length of time a price is for, folded: "for 30 minutes", "de 45 minutes", "d'une heure", "de dos horas", "a
+# two-hour lesson", "an hour-long lesson"; half an hour, and the whole of a day (which is no count of hours: a day's
+# hire is priced apart as often as not)
+_LENGTH_UNITS = _PERIOD_OF | dict.fromkeys("minute minutes mins minuten minuto minutos".split(), "minute")
+_ARTICLES_COUNTING = frozenset("a an un uno ein".split())
+_LENGTH_COUNTS = _NUMBER_WORDS | dict.fromkeys(_ARTICLES_COUNTING, "1")
+_LENGTH = re.compile(
+    rf"(?<!\w)(?P<n>\d{{1,3}}(?:[.,]\d+)?|{'|'.join(sorted(_LENGTH_COUNTS, key=len, reverse=True))})(?:\s+|-)"
+    rf"(?P<unit>{'|'.join(sorted(_LENGTH_UNITS, key=len, reverse=True))})(?!\w)"
+)
+_WHOLE_DAY = re.compile(
+    r"\b(?:(?:whole|full|entire)[\s-]+day|all\s+day|ganzen\s+tag|ganztags?|toute\s+la\s+journee|journee\s+(?:entiere|complete)|"
+    r"todo\s+el\s+dia|dia\s+(?:entero|completo))\b"
+)
+# a length that is no price's: a time before or after something ("5 Tage vor Anreise", "24 hours in advance"), one
+# within which, or a bound ("within 7 days", "more than 2 hours"); folded
+_NO_PRICED_LENGTH_AFTER = re.compile(
+    r"\s*(?:before|after|prior|ahead|in advance|early|earlier|late|later|ago|notice|vor|nach|vorher|im voraus|fruher|spater|zu spat|"
+    r"avant|apres|a l'avance|en avance|plus tot|plus tard|de retard|antes|despues|de antelacion|de anticipacion|de retraso|tarde)\b"
+)
+_NO_PRICED_LENGTH_BEFORE = re.compile(
+    r"\b(?:within|in|after|up to|at least|less than|more than|under|over|every|innerhalb|nach|bis zu|mindestens|weniger als|"
+    r"mehr als|alle|dans|en|apres|sous|jusqu'a|au moins|moins de|plus de|tous les|toutes les|dentro de|despues de|hasta|al menos|"
+    r"menos de|mas de|cada)\s+$"
+)
+# nor an age: "pour un enfant de 8 ans", "a 10-year-old", "mit 12 Jahren"
+_AGE_BEFORE = re.compile(r"\b(?:de|d'|von|of|aged?|mit|edad)\s*$")
+_AGE_AFTER = re.compile(r"\s*-?(?:old|alt\w*|d'age|de edad)\b")
+# nor, after an article, one a word naming a thing follows (`_PERIOD_CLOSES`), as after a period: "How much is a day
+# pass?" asks no price for a day, nor its follow-up "What about meeting rooms?", rewritten "How much is a day meeting
+# rooms?" (the multi-turn benchmark); but "an hour-long lesson" does
+_LONG = re.compile(r"[\s-]*long\b")
+_TIME_TERMS = frozenset(
+    terms(" ".join([*_LENGTH_UNITS, *_PERIODICAL_OF, "half", "halbe", "demi", "media", "whole", "full", "ganzen"]))
+)
+Time = tuple[str, float | None]  # a unit of time and how many of it a price is for; None, per one of it ("per hour")
+
+
+def _times_priced(text: str) -> dict[Time, str]:
+    """The lengths and periods of time `text` states a price for, each with its words: "de 45 minutes" ("minute",
+    45), "eine halbe Stunde" ("minute", 30), "half a year" ("month", 6), "pro Stunde" ("hour", None), "den ganzen
+    Tag" ("day", 1). Whole hours are counted in hours, parts of one in minutes."""
+    folded = normalize(text)
+    written = (lambda m: text[m.start() : m.end()]) if len(folded) == len(text) else (lambda m: m.group())
+    out: dict[Time, str] = {(period, None): words for period, words in _periods(text).items()}
+    for m in _HALF.finditer(folded):
+        if half := _HALVES.get(_LENGTH_UNITS.get(m["unit"], "day")):
+            out.setdefault(half, written(m))
+    for m in _WHOLE_DAY.finditer(folded):
+        out.setdefault(("day", 1.0), written(m))
+    folded = _WHOLE_DAY.sub(lambda m: " " * len(m.group()), _HALF.sub(lambda m: " " * len(m.group()), folded))
+    for m in _LENGTH.finditer(folded):
+        if _NO_PRICED_LENGTH_AFTER.match(folded, m.end()) or _NO_PRICED_LENGTH_BEFORE.search(
+            folded[max(0, m.start() - 20) : m.start()]
+        ):
+            continue
+        unit, n = _LENGTH_UNITS[m["unit"]], float(_LENGTH_COUNTS.get(m["n"], m["n"]).replace(",", "."))
+        if unit == "year" and (_AGE_BEFORE.search(folded, 0, m.start()) or _AGE_AFTER.match(folded, m.end())):
+            continue
+        if m["n"] in _ARTICLES_COUNTING and not _PERIOD_CLOSES.match(folded, m.end()) and not _LONG.match(folded, m.end()):
+            continue
+        if unit == "minute" and n % 60 == 0:
+            unit, n = "hour", n / 60
+        elif unit == "hour" and n != int(n):
+            unit, n = "minute", n * 60
+        out.setdefault((unit, n), written(m))
+    return out
+
+
+def _covers(said: Time, asked: Time) -> bool:
+    """Whether a price for `said` is one for `asked`: the same length, or a price per one of its unit for a whole
+    count of it ("£15 per hour" for three hours, not for half of one)."""
+    (unit, n), (asked_unit, asked_n) = said, asked
+    return unit == asked_unit and (
+        n == asked_n or n is None and (asked_n is None or asked_n == int(asked_n)) or asked_n is None and n == 1
+    )
+
+
+_CLAUSE_BREAK = re.compile(r"[,;:.!?]\s+")
+
+
+def _priced_parts(text: str) -> list[str]:
+    """The parts of `text` that each state a price, each with the clauses before it that state none: "Une leçon
+    collective d'une heure coûte 28 €, et une leçon particulière de 45 minutes coûte 45 €." is two."""
+    parts, pending = [], ""
+    for clause in _CLAUSE_BREAK.split(text):
+        pending = f"{pending}, {clause}" if pending else clause
+        if holds_value("money", clause):
+            parts.append(pending)
+            pending = ""
+    if pending and parts:
+        parts[-1] += ", " + pending
+    return parts
+
+
+def _times_priced_for(thing: set[str], texts: Sequence[str]) -> dict[Time, str]:
+    """The lengths and periods `texts` price the thing for: those of the priced parts (`_priced_parts`) that name
+    the most of its words, or of every priced part where none names one."""
+    parts = [part for text in texts for part in _priced_parts(text)]
+    shared = [len(thing & set(terms(part))) for part in parts]
+    return {
+        time: words
+        for part, n in zip(parts, shared, strict=True)
+        if n == max(shared)
+        for time, words in _times_priced(part).items()
+    }
+
+
+def another_period(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """The period a question asks a price per, or the length of time it asks one for, when no source prices the
+    thing for it and the answer prices it for another: "¿Cuánto cuesta una taquilla al año?" over a coworking space's
+    "Hay taquillas disponibles por 10 euros al mes." was answered with the monthly price, "Combien coûte la location
+    à la semaine ?" over a ski hire's daily prices with the adult's day; "Combien coûte une leçon particulière d'une
+    heure ?" with "…, et une leçon particulière de 45 minutes coûte 45 €." (exploratory batch 11), "Was kostet ein
+    Ruderboot für den ganzen Tag?" with "Ein Ruderboot kostet 15 Euro pro Stunde, …". A price per year may be another
+    than twelve months' (a discount, a deposit); the sources do not say it. Latin script only."""
+    if asked_value(question) not in _PRICE_ASKED or _NOT_LATIN.search(question):
+        return None
+    asked = _times_priced(question)
+    if not asked:
+        return None
+    thing = set(terms(question)) - PRICE_WORDS - _ASKING_FOR - _TIME_TERMS
+    held = _times_priced_for(thing, sources)
+    said = _times_priced_for(thing, answer)
+    for time, words in asked.items():
+        if said and not any(_covers(other, time) for other in [*held, *said]):
+            return ScopeMismatch(missing=[words], answer_names=list(dict.fromkeys(said.values())))
+    return None
 
 
 def another_count(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
@@ -2314,8 +2451,6 @@ def _amount(number: str, unit: str) -> float | None:
 
 
 _UNIT_WORDS = {"weight": "kg", "age": "years", "height": "cm", "time": "hours"}
-# numbers written as words before a unit ("one day before", "une semaine", "zwei Tage", "dos años"), as digits
-_NUMBER_WORDS = {normalize(word): n for word, n in _SPELT_COUNTS if int(n) <= 12} | dict.fromkeys("une eine einen einem una".split(), "1")
 _SPELT_NUMBER = re.compile(r"\b(?P<word>" + "|".join(_NUMBER_WORDS) + r")(?=[\s-]+" + _BODY_UNIT + ")")
 # an age its unit is left out of, after the children it is said of: "Children under 4 stay free", "Children aged 4
 # to 12 pay €25", "enfants de moins de 6", "Kinder unter 6"
@@ -2444,6 +2579,10 @@ def reckons(question: str, answer: Sequence[str]) -> str | None:
     stand."""
     if any(fits_quantity(question, sentence, DOSED) for sentence in answer):
         return "a range of ages or weights that holds the question's"
+    if (asks_yes_or_no(question) or asks_yes_or_no_cjk(question)) and any(
+        fits_quantity(question, sentence, DOSED) is False for sentence in answer
+    ):
+        return "a range of ages or weights that leaves out the question's, asked yes or no"
     if any(says_when(question, sentence) for sentence in answer):
         return "which days or months, of a day or month asked"
     return None
@@ -2454,7 +2593,11 @@ def missing_range(question: str, sources: Sequence[str], answer: Sequence[str]) 
     it: "Quelle est la dose pour un enfant de 15 kg ?" over a paracetamol leaflet that doses "plus de 50 kg" and "27
     à 50 kg" was answered with both, neither for 15 kg. A source whose range holds it, or an answer that states no
     range, is left to the rest. A height or a time out of every range is no such gap: "Cancellations within 48 hours
-    are not refunded." answers a cancellation 5 days before, by saying when the rule does not apply."""
+    are not refunded." answers a cancellation 5 days before, by saying when the rule does not apply; nor is an age
+    or a weight a yes-or-no question asks of: "Can I bring my 6-year-old?" is answered "Children must be at least 8
+    years old, …" (exploratory batch 11: it was refused)."""
+    if asks_yes_or_no(question) or asks_yes_or_no_cjk(question):
+        return None
     fits = [fits_quantity(question, sentence, DOSED) for sentence in answer]
     if False not in fits or True in fits or any(fits_quantity(question, text, DOSED) for text in sources):
         return None

@@ -80,10 +80,12 @@ from sourcerer.sentences import is_question
 from sourcerer.synthesis.days import months_named
 from sourcerer.synthesis.scope import (
     AROUND_WORD,
+    CJK_ASKS_WHAT,
     DOSED,
     HOURS_SAID,
     PREPOSITIONS,
     asks_yes_or_no,
+    asks_yes_or_no_cjk,
     fits_quantity,
     groups_aged,
     is_german,
@@ -118,12 +120,12 @@ _ASKING_VERBS = frozenset(
     verwenden buchen bestellen andern stornieren zuruckgeben sehen finden fragen anrufen besuchen bleiben wohnen
     beantragen betreten ankommen verlassen tun lassen fahren mitfahren mitkommen
     apporter prendre avoir faut faire aller venir possible autorise autorisee peut peuvent donner acheter
-    accepte acceptes acceptee acceptees admis admise admises
+    accepte acceptes acceptee acceptees admis admise admises etes sommes sont
     proposer proposez offrir offrez ouvert ouverte ouvre partir arriver sortir entrer vendez vendre preparez preparer
     faites louez louer
     traer llevar tomar tener hacer ir venir poder posible permitido dar comprar pagan pagar pago estoy ofrecen
     ofrece ofrecer ofreceis venden vendeis vender preparan preparais preparar alquilan alquilais alquilar abre abren
-    abierto salir llegar entrar dan admite admiten admitido admitidos aceptan acepta
+    abierto abris abrimos abrir salir llegar entrar dan admite admiten admitido admitidos aceptan acepta
     aceptado aceptados
     include included includes inclus incluse inclut compris comprise incluido incluida incluidos incluidas incluye
     incluyen inbegriffen enthalten inklusive free gratuit gratuite gratis gratuito gratuita kostenlos kostenfrei
@@ -313,10 +315,6 @@ def _unmentioned(question: str, sources: list[str], *, german: bool) -> list[str
 
 
 _CJK_FORBIDS = re.compile("禁止|严禁|禁煙|不得|不能|不可|不准|不允许|勿|ご遠慮|できません|ないでください|いけません")
-# A Chinese question asking yes or no ("有篮球场吗？", "是否可以…", "能不能…"), a Japanese one ("ありますか？"), and
-# the words that ask for something instead ("什么", "多少", "いつ", "いくら")
-_CJK_YES_NO = re.compile(r"(?:吗|嗎|么)\s*[？?]?\s*$|是否|能否|可否|有没有|能不能|可不可以|会不会|是不是|要不要|か\s*[？?]\s*$")
-_CJK_ASKS_WHAT = re.compile("什么|多少|几|哪|谁|怎么|怎样|如何|为什么|多久|多长|何|いつ|どこ|だれ|誰|どの|どう|いくら|どれ|どちら|なぜ|どんな")
 # the words a Chinese or Japanese yes-or-no question asks with, which name no thing: may, need, must, free, charge,
 # use, provide, bring
 # (Japanese verbs end in hiragana, which no thing holds)
@@ -329,11 +327,6 @@ _CJK_ASKING_WORDS = re.compile(
 _CJK_ASKING_LETTERS = frozenset("吗嗎呢吧么我你您可能要有没是的了在会还也都带用进去来")
 
 
-def asks_yes_or_no_cjk(question: str) -> bool:
-    """Whether a Chinese or Japanese question asks yes or no (`_CJK_YES_NO`), and for nothing else."""
-    return bool(CJK_LETTER.search(question) and _CJK_YES_NO.search(question) and not _CJK_ASKS_WHAT.search(question))
-
-
 def _asking_span(question: str) -> set[int]:
     return {at for m in _CJK_ASKING_WORDS.finditer(question) for at in range(m.start(), m.end())}
 
@@ -343,7 +336,7 @@ def cjk_content(question: str, pair: str) -> bool:
     not within nor across a word it asks with (`_CJK_ASKING_WORDS`), nor made of letters that ask alone, nor asking
     what ("怎么", how)."""
     at = question.find(pair)
-    if at < 0 or HIRAGANA.search(pair) or not CJK_LETTER.search(pair) or set(pair) <= _CJK_ASKING_LETTERS or _CJK_ASKS_WHAT.search(pair):
+    if at < 0 or HIRAGANA.search(pair) or not CJK_LETTER.search(pair) or set(pair) <= _CJK_ASKING_LETTERS or CJK_ASKS_WHAT.search(pair):
         return False
     return not {at, at + 1} & _asking_span(question)
 
