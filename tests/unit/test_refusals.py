@@ -779,6 +779,9 @@ def test_a_japanese_kind_in_kanji_before_a_thing_in_katakana_no_source_holds_is_
         ("革製品のクリーニングはできますか？", "革製品のクリーニングは専門工場で行います。料金は3,000円です。", "革製品の", None),
         # asked whether one may, a sentence on the thing answers as often as not: "must be accompanied"
         ("¿Pueden venir niños solos?", "Los niños deben estar acompañados por un adulto. Los grupos tienen 8 alumnos.", "Los niños deben", None),
+        # in Arabic the thing stands right before the noun that sorts it: blood pressure monitors, not the measuring
+        ("هل تبيعون أجهزة قياس الضغط؟", "يمكن قياس ضغط الدم مجانا في الصيدلية. نبيع حليب الأطفال.", "يمكن قياس", ["أجهزة"]),
+        ("هل تبيعون حليب الأطفال؟", "يمكن قياس ضغط الدم مجانا في الصيدلية. نبيع حليب الأطفال.", "نبيع حليب", None),
     ],
 )
 def test_an_existence_question_naming_the_answers_thing_and_a_kind_after_it_no_source_mentions(question, text, quoted, missing):

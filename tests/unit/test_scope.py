@@ -1761,3 +1761,25 @@ def test_an_age_asked_yes_or_no_is_no_gap_in_the_ranges():
     kimono = ["お子様の着物は3歳から12歳まで対応しており、3,800円です。"]
     assert asks_yes_or_no_cjk("2歳の子どもの着物はありますか？") and missing_range("2歳の子どもの着物はありますか？", kimono, kimono) is None
     assert not asks_yes_or_no_cjk("2歳の子どもの着物はいくらですか？")
+
+
+@pytest.mark.parametrize(
+    ("question", "sources", "missing"),
+    [
+        ("Do you deliver outside the city?", ["Delivery within the city costs £6; orders over £50 are delivered free."], ["outside"]),
+        ("Do you deliver within the city?", ["Delivery within the city costs £6; orders over £50 are delivered free."], None),
+        ("هل التوصيل متاح خارج المدينة؟", ["نقدم خدمة التوصيل إلى المنازل داخل المدينة مجانا للطلبات فوق 100 ريال."], ["خارج"]),
+        ("Combien coûte la livraison en dehors du centre-ville ?", ["La livraison à l'intérieur du centre-ville coûte 5 euros."], ["dehors"]),
+        # "within" a length of time says no place
+        ("Do you deliver outside the city?", ["Orders are delivered within 3 days."], None),
+        # nor is "fuera" (besides) asked so, where the question asks what
+        ("Fuera del norte, ¿qué otra región tiene distritos?", ["Algunos están dentro de las regiones del sur."], None),
+    ],
+)
+def test_a_thing_asked_outside_a_place_is_not_answered_by_what_is_said_inside_it(question, sources, missing):
+    """Exploratory batches 5 and 11: "Do you deliver outside the city?" over a florist's "Delivery within the city
+    costs £6; …" was answered with it, and so was a pharmacy's "داخل المدينة" (inside the city) for "خارج المدينة"."""
+    from sourcerer.synthesis.scope import another_side
+
+    mismatch = another_side(question, sources, sources)
+    assert (mismatch.missing if mismatch else None) == missing, mismatch

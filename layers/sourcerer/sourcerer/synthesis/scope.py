@@ -1145,6 +1145,7 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
         or missing_group(question, sources, _priced(question, said))
         or another_sex(question, sources, said)
         or another_way(question, sources, sentences)
+        or another_side(question, sources, sentences)
         or missing_language(question, sources, said)
         or missing_condition(question, sources, sentences)
         or another_time(question, sources, sentences)
@@ -1289,15 +1290,58 @@ def another_way(question: str, sources: Sequence[str], answer: Sequence[str]) ->
     prêtés gratuitement.", "How much does chalk cost to buy?" with "… chalk bags are free to borrow". A source that
     says the way asked in a sentence sharing a word of the thing answers it, and so does the other way where the
     question asks whether one must (`_MUST`)."""
-    asked = _ways(question)
-    if len(asked) != 1 or _MUST.search(normalize(question)):
+    return None if _MUST.search(normalize(question)) else _said_the_other(_ways, question, sources, answer)
+
+
+# the two sides of a place a question asks a thing on: inside it (indoors, within the city) and outside it (folded;
+# Chinese and Japanese words found inside a text). "Within", "innerhalb" and "dentro" say a place only where no
+# number nor a unit of time follows them ("within 7 days", "dentro de una semana")
+_SIDES = {
+    "inside": "inside indoor indoors interieur interieure interieurs interieures drinnen innen innenbereich interior "
+    "interiores داخل داخلي داخليه 室内 屋内 国内 市内 境内",
+    "outside": "outside outdoor outdoors exterieur exterieure exterieurs exterieures dehors aussen draussen ausserhalb "
+    "aussenbereich fuera exterior exteriores خارج خارجي خارجيه 室外 屋外 国外 海外 市外 境外",
+}
+_SIDE_OF = {word: side for side, words in _SIDES.items() for word in words.split()}
+_WITHIN_PLACE = re.compile(r"\b(?P<word>within|innerhalb|dentro)\b(?P<after>(?:\s+\w+){0,3})")
+
+
+def _sides(text: str) -> dict[str, str]:
+    """The sides of a place `text` names, each with its first word: inside ("within the city", "داخل المدينة") or
+    outside ("outside the city", "en dehors du centre-ville")."""
+    found = labels_named(text, _SIDE_OF)
+    for m in _WITHIN_PLACE.finditer(normalize(text)):
+        after = m["after"].split()
+        if not any(word[0].isdigit() or _TIME_WORD.match(word) or word in _NUMBER_WORDS or word in _ARTICLES_COUNTING for word in after):
+            found.setdefault("inside", m["word"])
+            break
+    return found
+
+
+def another_side(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """A thing asked outside a place that the answer says inside it, or the other way, when no source says the side
+    asked of it: "Do you deliver outside the city?" over a florist's "Delivery within the city costs £6; …" was
+    answered with it, "هل التوصيل متاح خارج المدينة؟" (is delivery outside the city available?) with a pharmacy's
+    delivery "داخل المدينة" (exploratory batch 11). Only a yes or a no, or a price, is asked this way: "Fuera del norte
+    de San Diego, ¿qué otra región …?" (besides the north) is answered "… algunos dentro de las regiones …" (a
+    question of XQuAD es)."""
+    if not (asks_yes_or_no(question) or asks_yes_or_no_cjk(question) or asked_value(question) in _PRICE_ASKED):
         return None
-    ((way, word),) = asked.items()
+    return _said_the_other(_sides, question, sources, answer)
+
+
+def _said_the_other(named: Callable[[str], dict[str, str]], question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """The one of two (`named`: the ways a thing is had, the sides of a place) a question asks of a thing, when no
+    source's sentence sharing a word of the thing says it and the answer says the other."""
+    asked = named(question)
+    if len(asked) != 1:
+        return None
+    ((one, word),) = asked.items()
     thing = set(terms(question)) - set(terms(word))
     for text in sources:
-        if any(way in _ways(sentence) and thing & set(terms(sentence)) for sentence in _SENTENCE_BREAK.split(text)):
+        if any(one in named(sentence) and thing & set(terms(sentence)) for sentence in _SENTENCE_BREAK.split(text)):
             return None
-    said = [_subject(sentence).strip() for sentence in answer if way not in (ways := _ways(sentence)) and ways]
+    said = [_subject(sentence).strip() for sentence in answer if one not in (others := named(sentence)) and others]
     return ScopeMismatch(missing=[word], answer_names=said) if said else None
 
 

@@ -161,7 +161,7 @@ _ARABIC = re.compile("[\u0600-\u06ff]")
 # "is there", "do you provide, offer": the word after it is a noun, with its article or not ("هل يوجد صيدلية في
 # المركز؟", is there a pharmacy; "هل توفرون سيارة بديلة؟", do you provide a replacement car, was answered with the
 # walk-ins "حسب توفر الفنيين", as the technicians' availability shares توفر)
-_ARABIC_THERE_IS = frozenset("يوجد توجد هناك توفرون يوفر تقدمون يقدم".split())
+_ARABIC_THERE_IS = frozenset("يوجد توجد هناك توفرون يوفر تقدمون يقدم تبيعون يبيع".split())
 # a question asked as one ("Purpose of Telnet", "Los cilios pueden agacharse." are titles and statements), and not
 # one that asks what with an elided "que" ("Qu'émet le coeur de la galaxie ?") or a request ("Citer la première
 # désignation …?", "Name one …?"), which `asks_yes_or_no` does not read
@@ -523,10 +523,18 @@ def _qualifies_shared(question: str, missing: list[str], shared: set[str]) -> bo
     (French, Spanish, Arabic), names the thing the answer shares and right after it a word no source mentions: "¿Hay
     clases online?" over a language school's terms was answered "Las clases perdidas no se recuperan …", and "هل
     تقدمون دورات للدراجات النارية؟" (motorcycle courses?) with the car course's fee. Only existence questions: asked
-    whether one may ("¿Pueden venir niños solos?"), a sentence on the thing is the answer as often as not."""
+    whether one may ("¿Pueden venir niños solos?"), a sentence on the thing is the answer as often as not. In Arabic,
+    a word no source mentions right before the word shared is the thing asked, and the shared word what sorts it."""
     if not _EXISTS.match(normalize(question)) or not (_ARABIC.search(question) or (unstemmed_language(question) and not is_german(question))):
         return False
     # the word right after the thing, or after the preposition that sorts it ("detergente para pieles sensibles",
     # "casiers pour les vélos")
     words = [word for word in _WORD.findall(question) if normalize(word) not in _SORTING]
-    return any(set(terms(before)) & shared and after in missing for before, after in itertools.pairwise(words))
+    # or, in Arabic, the thing itself, right before the noun that sorts it: "هل تبيعون أجهزة قياس الضغط؟" (blood pressure
+    # monitors?) was answered "يمكن قياس ضغط الدم مجانا في الصيدلية." (blood pressure measured free: exploratory batch
+    # 11). Read so in Spanish too, it refused "¿Tenéis sillas para niños?", "¿Hay descuento para estudiantes?"
+    arabic = bool(_ARABIC.search(question))
+    return any(
+        (set(terms(before)) & shared and after in missing) or (arabic and before in missing and set(terms(after)) & shared)
+        for before, after in itertools.pairwise(words)
+    )
