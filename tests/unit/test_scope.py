@@ -1783,3 +1783,25 @@ def test_a_thing_asked_outside_a_place_is_not_answered_by_what_is_said_inside_it
 
     mismatch = another_side(question, sources, sources)
     assert (mismatch.missing if mismatch else None) == missing, mismatch
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "missing"),
+    [
+        ("Do you deliver on Sundays?", ["We are open Monday to Saturday from 8am to 6pm, and on Sundays from 10am to 2pm."], ["deliver", "sundays"]),
+        ("Livrez-vous le dimanche ?", ["La librairie est ouverte du mardi au samedi, et le dimanche matin."], ["livrez", "dimanche"]),
+        # a sentence naming delivering and days answers it
+        ("Do you deliver on Sundays?", ["We deliver from Monday to Saturday."], None),
+        # and "livre" is a book
+        ("Avez-vous ce livre le dimanche ?", ["La librairie est ouverte du mardi au samedi, et le dimanche matin."], None),
+        # opening is asked of the hours
+        ("Are you open on Sundays?", ["We are open Monday to Saturday from 8am to 6pm."], None),
+    ],
+)
+def test_a_shops_hours_are_no_delivery_days(question, answer, missing):
+    """Exploratory batches 5 and 9: "Do you deliver on Sundays?" over a florist's page was answered with its opening
+    hours, and so were "Livrez-vous le dimanche ?" and "Liefert ihr auch am Wochenende?"."""
+    from sourcerer.synthesis.scope import days_not_of_delivery
+
+    mismatch = days_not_of_delivery(question, answer, answer)
+    assert (mismatch.missing if mismatch else None) == missing, mismatch

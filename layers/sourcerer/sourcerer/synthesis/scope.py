@@ -1150,6 +1150,7 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
         or missing_condition(question, sources, sentences)
         or another_time(question, sources, sentences)
         or missing_day(question, sources, sentences)
+        or days_not_of_delivery(question, sources, sentences)
         or missing_holiday(question, sources)
         or another_occasion(question, sources, sentences)
         or missing_priced(question, sources, sentences)
@@ -1582,6 +1583,29 @@ def missing_day(question: str, sources: Sequence[str], answer: Sequence[str]) ->
     if any(days_named(sentence) or HOURS_SAID.search(normalize(sentence)) for sentence in answer):
         return None
     return ScopeMismatch(missing=day_words(question), answer_names=[])
+
+
+# delivering, which keeps days of its own (folded; Chinese and Japanese found inside a text). Not French "livre" nor
+# "livres", books
+_DELIVERS = re.compile(
+    r"\b(?:deliver\w*|livr(?:ez|ons|ent|er|aisons?|ees?)|liefer\w*|entreg\w*|repart\w*)\b|توصيل|توصلون|يوصل|配送|送货|派送|配達"
+)
+
+
+def days_not_of_delivery(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """The days a question asks whether things are delivered on, when the answer names days and says nothing of
+    delivering: "Do you deliver on Sundays?" over a florist's page was answered "We are open Monday to Saturday from
+    8am to 6pm, and on Sundays from 10am to 2pm.", and so were "Livrez-vous le dimanche ?" and "Liefert ihr auch am
+    Wochenende?" with a bookshop's and a pharmacy's hours (exploratory batches 5 and 9). When a shop opens says
+    nothing of when it delivers; a sentence naming both delivering and days answers it. An answer that names no day
+    is `missing_day`'s."""
+    asked = days_named(question)
+    if not asked or asked == WEEK or not _DELIVERS.search(normalize(question)):
+        return None
+    if not any(days_named(sentence) for sentence in answer) or any(_DELIVERS.search(normalize(sentence)) and days_named(sentence) for sentence in answer):
+        return None
+    delivering = _DELIVERS.search(normalize(question))
+    return ScopeMismatch(missing=[delivering.group() if delivering else "", *day_words(question)], answer_names=[_subject(answer[0]).strip()])
 
 
 def missing_holiday(question: str, sources: Sequence[str]) -> ScopeMismatch | None:
