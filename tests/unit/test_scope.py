@@ -1805,3 +1805,34 @@ def test_a_shops_hours_are_no_delivery_days(question, answer, missing):
 
     mismatch = days_not_of_delivery(question, answer, answer)
     assert (mismatch.missing if mismatch else None) == missing, mismatch
+
+
+@pytest.mark.parametrize(
+    ("question", "sources", "missing"),
+    [
+        # no source names a way to pay
+        ("Can I pay by card at the kiosk?", ["Foot passengers simply buy a ticket at the kiosk."], ["card"]),
+        ("Kann ich vor Ort bar bezahlen?", ["Die Buchung erfolgt online."], ["bar"]),
+        # others, and the answer does not say they are the only ones
+        ("هل يمكن الدفع عن طريق آبل باي؟", ["يمكن الدفع نقدًا أو بالبطاقة البنكية."], ["ابل باي"]),
+        ("¿Puedo pagar la fianza con tarjeta de débito?", ["Se bloquea una fianza de 300 euros en una tarjeta de crédito."], ["tarjeta de debito"]),
+        ("Kann ich mit Kreditkarte zahlen?", ["Bezahlen können Sie bar oder mit EC-Karte."], ["kreditkarte"]),
+        # a card of any kind is a card; the ones named only answer the others
+        ("Kann ich mit Karte zahlen?", ["Bezahlen können Sie bar oder mit EC-Karte."], None),
+        ("カードは使えますか？", ["お支払いは現金とクレジットカードのみです。"], None),
+        ("Can I pay cash?", ["We only take card payments."], None),
+        ("電子マネーは使えますか？", ["お支払いは現金とクレジットカードのみです。"], None),
+        ("هل يمكن الدفع بالبطاقة؟", ["نقبل الدفع نقدا وبالبطاقات البنكية."], None),
+        # a loyalty card is no way to pay; a question asking what is no yes or no
+        ("هل يمكن الدفع بالبطاقة؟", ["بطاقة الولاء: بعد كل تسع غسلات تحصل على الغسلة العاشرة مجانًا."], ["بالبطاقه"]),
+        ("Which cards do you accept?", ["We take cash."], None),
+    ],
+)
+def test_a_way_to_pay_no_source_names(question, sources, missing):
+    """Exploratory batches 1 to 11: "Can I pay by card at the kiosk?" over a ferry's page was answered with the kiosk's
+    tickets, "هل يمكن الدفع عن طريق آبل باي؟" (Apple Pay?) with a car wash's "cash or bank card", "¿Puedo pagar la fianza
+    con tarjeta de débito?" with the credit card the deposit is held on."""
+    from sourcerer.synthesis.scope import missing_payment
+
+    mismatch = missing_payment(question, sources, sources)
+    assert (mismatch.missing if mismatch else None) == missing, mismatch

@@ -1146,6 +1146,7 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
         or another_sex(question, sources, said)
         or another_way(question, sources, sentences)
         or another_side(question, sources, sentences)
+        or missing_payment(question, sources, sentences)
         or missing_language(question, sources, said)
         or missing_condition(question, sources, sentences)
         or another_time(question, sources, sentences)
@@ -1329,6 +1330,83 @@ def another_side(question: str, sources: Sequence[str], answer: Sequence[str]) -
     if not (asks_yes_or_no(question) or asks_yes_or_no_cjk(question) or asked_value(question) in _PRICE_ASKED):
         return None
     return _said_the_other(_sides, question, sources, answer)
+
+
+# the ways to pay a question asks whether a business takes, read in a sentence that speaks of paying (folded;
+# Chinese, Japanese and Arabic found inside a text): a card of any kind, a credit or a debit card (each a card), cash,
+# a cheque, a phone's wallet, a bank transfer, payment on delivery
+_PAYMENT_METHODS = {  # each a way to pay: its words in Latin letters (whole words), and in other scripts
+    "credit card": (
+        r"credit ?cards?|cartes? de credit|kreditkarte\w*|tarjetas? de credito|visa|mastercard|american express",
+        "ائتمان|信用卡|クレジットカード",
+    ),
+    "debit card": (r"debit ?cards?|cartes? de debit|ec-?karte\w*|girocard|tarjetas? de debito", "مدى|借记卡|デビットカード"),
+    "card": (r"cards?|cartes?(?: bancaires?)?|cb|karte|karten|kartenzahlung|tarjetas?", "بطاق|刷卡|银行卡|カード"),
+    "cash": (r"cash|especes|liquide|bargeld\w*|in bar|bar(?= (?:oder|und|bezahl\w*|zahl\w*))|efectivo|metalico", "نقدا|نقد|كاش|现金|現金"),
+    "cheque": (r"cheques?|scheck\w*", "شيك|支票|小切手"),
+    "phone wallet": (r"apple ?pay|google ?pay|paypal|paypay|alipay|wechat|bizum|twint", "آبل باي|ابل باي|支付宝|微信|電子マネー"),
+    "bank transfer": (r"bank transfer|wire transfer|virement|uberweisung|transferencia", "تحويل بنكي|银行转账|振込|振り込み"),
+    "on delivery": (r"on delivery|a la livraison|nachnahme|contra ?reembolso", "عند الاستلام|货到付款|代引き|着払い"),
+}
+_PAYMENT_METHOD = {method: re.compile(rf"(?<![\w-])(?:{latin})(?![\w-])|{other}") for method, (latin, other) in _PAYMENT_METHODS.items()}
+_PAYING = re.compile(
+    r"\b(?:pay\w*|paid|accept\w*|take|payer|paie\w*|paiement\w*|regl\w*|zahl\w*|bezahl\w*|akzeptier\w*|nehmen|pag\w*|acept\w*|"
+    r"cobr\w*|fianza|deposit|caution|kaution)\b|\w*zahlung\b|الدفع|دفع|نقبل|تقبلون|يقبل|支付|付款|结账|刷卡|使え|支払|決済|利用"
+)
+_ONLY_SAID = re.compile(r"\b(?:only|just|solo|solamente|unicamente|seulement|uniquement|nur|ausschliesslich)\b|فقط|只|仅|のみ|だけ")
+
+
+def _payment_methods(text: str) -> dict[str, str]:
+    """The ways to pay `text` names where it speaks of paying, each with its words: "Bezahlen können Sie bar oder mit
+    EC-Karte." names cash and a debit card."""
+    folded = normalize(text)
+    if not _PAYING.search(folded):
+        return {}
+    found = {method: _whole_word(folded, m) for method, pattern in _PAYMENT_METHOD.items() if (m := pattern.search(folded))}
+    if "card" in found and any(found.get(kind) and found["card"] in found[kind] for kind in ("credit card", "debit card")):
+        del found["card"]  # the card of "Kreditkarte", "tarjeta de crédito": that kind
+    return found
+
+
+def _whole_word(text: str, match: re.Match[str]) -> str:
+    """The word of `text` a match stands in, where words are spaced ("بطاق" of "وبالبطاقات")."""
+    if CJK_LETTER.search(match.group()):
+        return match.group()
+    start, end = match.start(), match.end()
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "-"):
+        start -= 1
+    while end < len(text) and (text[end].isalnum() or text[end] == "-"):
+        end += 1
+    return text[start:end]
+
+
+def _pays_by(named: set[str], asked: str) -> bool:
+    """Whether sources naming the ways `named` take the way `asked`: a card of any kind is a card, and a card
+    named of no kind may be either."""
+    return asked in named or (asked == "card" and bool(named & {"credit card", "debit card"})) or (asked in {"credit card", "debit card"} and "card" in named)
+
+
+def missing_payment(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """The way to pay a question asks whether the business takes, when no source names it: refused where the sources
+    name no way to pay ("Can I pay by card at the kiosk?" over a ferry's page was answered "… foot passengers simply
+    buy a ticket at the kiosk.", "Kann ich vor Ort bar bezahlen?" with an escape room's booking rules), or where they
+    name others and the answer does not say they are the only ones: "هل يمكن الدفع عن طريق آبل باي؟" (Apple Pay?) over
+    a car wash's "يمكن الدفع نقدًا أو بالبطاقة البنكية." (cash or bank card), "¿Puedo pagar la fianza con tarjeta de
+    débito?" over a credit card's deposit. "We only take card payments" answers "Can I pay cash?", and "現金とクレジット
+    カードのみ" "電子マネーは使えますか？". A yes or a no asked of one way to pay only."""
+    if not (asks_yes_or_no(question) or asks_yes_or_no_cjk(question)):
+        return None
+    asked = _payment_methods(question)
+    if len(asked) != 1:
+        return None
+    ((way, word),) = asked.items()
+    named = {method for text in sources for sentence in _SENTENCE_BREAK.split(text) for method in _payment_methods(sentence)}
+    if _pays_by(named, way):
+        return None
+    said = [words for sentence in answer for words in _payment_methods(sentence).values()]
+    if named and any(_ONLY_SAID.search(normalize(sentence)) and _payment_methods(sentence) for sentence in answer):
+        return None
+    return ScopeMismatch(missing=[word], answer_names=said)
 
 
 def _said_the_other(named: Callable[[str], dict[str, str]], question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
