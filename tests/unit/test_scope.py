@@ -1836,3 +1836,25 @@ def test_a_way_to_pay_no_source_names(question, sources, missing):
 
     mismatch = missing_payment(question, sources, sources)
     assert (mismatch.missing if mismatch else None) == missing, mismatch
+
+
+@pytest.mark.parametrize(
+    ("question", "sources", "missing"),
+    [
+        ("¿Cortan el pelo a domicilio?", ["Un corte de pelo de caballero cuesta 15 euros."], ["a domicilio"]),
+        ("能上门验光吗？", ["免费验光，大约需要20分钟。"], ["上门"]),
+        # sources that offer a visit, a delivery home or a mobile service say how it stands
+        ("Can a physio come to my house?", ["Home visits are available within five miles for £70."], None),
+        ("هل تأتون إلى المنزل لغسل السيارة؟", ["نقدم خدمة الغسيل المتنقل مقابل 80 ريالا."], None),
+        # not asked yes or no, nor a home-made thing
+        ("ماذا يحدث إذا لم أكن في البيت؟", ["نحاول التوصيل مرة ثانية."], None),
+        ("Do you sell home-made jam?", ["We sell fresh bread."], None),
+    ],
+)
+def test_a_service_at_home_no_source_offers(question, sources, missing):
+    """Exploratory batches 1 to 7: "¿Cortan el pelo a domicilio?" over a hair salon's prices and "能上门验光吗？" (an
+    eye test at home?) over an optician's free test were answered with them."""
+    from sourcerer.synthesis.scope import missing_home_service
+
+    mismatch = missing_home_service(question, sources)
+    assert (mismatch.missing if mismatch else None) == missing, mismatch

@@ -1153,6 +1153,7 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
         or missing_day(question, sources, sentences)
         or days_not_of_delivery(question, sources, sentences)
         or missing_holiday(question, sources)
+        or missing_home_service(question, sources)
         or another_occasion(question, sources, sentences)
         or missing_priced(question, sources, sentences)
         or another_period(question, sources, sentences)
@@ -1684,6 +1685,32 @@ def days_not_of_delivery(question: str, sources: Sequence[str], answer: Sequence
         return None
     delivering = _DELIVERS.search(normalize(question))
     return ScopeMismatch(missing=[delivering.group() if delivering else "", *day_words(question)], answer_names=[_subject(answer[0]).strip()])
+
+
+# a service at the customer's home, which a yes-or-no question asks whether the business comes to give (folded;
+# Chinese, Japanese and Arabic found inside a text); a source offers it by those words, or by coming in a van
+# ("mobile", "الغسيل المتنقل")
+_AT_HOME = (
+    r"\b(?:home|homes|my house|your house|house calls?|a domicile|chez (?:moi|vous|soi)|nach hause|zu hause|hausbesuch\w*|"
+    r"a domicilio|en casa)\b(?![\s-]*(?:made|page|screen|work))|المنزل|منزل|المنازل|منازل|البيت|上门|到家|家里|自宅|出張|訪問"
+)
+_ASKED_AT_HOME = re.compile(_AT_HOME)
+_OFFERED_AT_HOME = re.compile(_AT_HOME + r"|\bmobile\b|متنقل|\bdomicilio\b")
+
+
+def missing_home_service(question: str, sources: Sequence[str]) -> ScopeMismatch | None:
+    """A service at the asker's home, asked yes or no, when no source offers one: "¿Cortan el pelo a domicilio?" over a
+    hair salon's prices, "¿Recogen la ropa a domicilio?" over a launderette's service by order, "能上门验光吗？" (can
+    you test my eyes at home?) over an optician's free eye test and "可以上门看诊吗？" over a pet hospital's hours were
+    answered (exploratory batches 1 to 7). What a business does on its premises says nothing of coming to you; sources
+    that offer a visit, a delivery home or a mobile service say how it stands, and the answer is the other checks' to
+    weigh."""
+    if not (asks_yes_or_no(question) or asks_yes_or_no_cjk(question)):
+        return None
+    asked = _ASKED_AT_HOME.search(normalize(question))
+    if asked is None or any(_OFFERED_AT_HOME.search(normalize(text)) for text in sources):
+        return None
+    return ScopeMismatch(missing=[asked.group()], answer_names=[])
 
 
 def missing_holiday(question: str, sources: Sequence[str]) -> ScopeMismatch | None:
