@@ -1823,6 +1823,8 @@ def test_a_shops_hours_are_no_delivery_days(question, answer, missing):
         ("Can I pay cash?", ["We only take card payments."], None),
         ("電子マネーは使えますか？", ["お支払いは現金とクレジットカードのみです。"], None),
         ("هل يمكن الدفع بالبطاقة؟", ["نقبل الدفع نقدا وبالبطاقات البنكية."], None),
+        # "نقدم" (we offer) is no cash
+        ("هل يمكن الدفع نقدا؟", ["نقدم خدمة الدفع الإلكتروني."], ["نقدا"]),
         # a loyalty card is no way to pay; a question asking what is no yes or no
         ("هل يمكن الدفع بالبطاقة؟", ["بطاقة الولاء: بعد كل تسع غسلات تحصل على الغسلة العاشرة مجانًا."], ["بالبطاقه"]),
         ("Which cards do you accept?", ["We take cash."], None),

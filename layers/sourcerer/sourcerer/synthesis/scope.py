@@ -1335,15 +1335,16 @@ def another_side(question: str, sources: Sequence[str], answer: Sequence[str]) -
 
 # the ways to pay a question asks whether a business takes, read in a sentence that speaks of paying (folded;
 # Chinese, Japanese and Arabic found inside a text): a card of any kind, a credit or a debit card (each a card), cash,
-# a cheque, a phone's wallet, a bank transfer, payment on delivery
+# a cheque, a phone's wallet, a bank transfer, payment on delivery. Not Arabic "نقد" alone, which opens "نقدم" (we
+# offer), nor "مدى" (a debit card's name, and "over" a time)
 _PAYMENT_METHODS = {  # each a way to pay: its words in Latin letters (whole words), and in other scripts
     "credit card": (
         r"credit ?cards?|cartes? de credit|kreditkarte\w*|tarjetas? de credito|visa|mastercard|american express",
         "ائتمان|信用卡|クレジットカード",
     ),
-    "debit card": (r"debit ?cards?|cartes? de debit|ec-?karte\w*|girocard|tarjetas? de debito", "مدى|借记卡|デビットカード"),
+    "debit card": (r"debit ?cards?|cartes? de debit|ec-?karte\w*|girocard|tarjetas? de debito", "借记卡|デビットカード"),
     "card": (r"cards?|cartes?(?: bancaires?)?|cb|karte|karten|kartenzahlung|tarjetas?", "بطاق|刷卡|银行卡|カード"),
-    "cash": (r"cash|especes|liquide|bargeld\w*|in bar|bar(?= (?:oder|und|bezahl\w*|zahl\w*))|efectivo|metalico", "نقدا|نقد|كاش|现金|現金"),
+    "cash": (r"cash|especes|liquide|bargeld\w*|in bar|bar(?= (?:oder|und|bezahl\w*|zahl\w*))|efectivo|metalico", "نقدا|النقد|نقدي|كاش|现金|現金"),
     "cheque": (r"cheques?|scheck\w*", "شيك|支票|小切手"),
     "phone wallet": (r"apple ?pay|google ?pay|paypal|paypay|alipay|wechat|bizum|twint", "آبل باي|ابل باي|支付宝|微信|電子マネー"),
     "bank transfer": (r"bank transfer|wire transfer|virement|uberweisung|transferencia", "تحويل بنكي|银行转账|振込|振り込み"),
