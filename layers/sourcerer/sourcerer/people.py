@@ -10,7 +10,7 @@ Words in one group stand for one another ("kids" are "children", "pupils" are "s
 group in other words than its sources. Babies and teenagers are children: "Not for children under 2" answers
 "Can my baby take it?". Words that name people without sorting them (people, customers, users, members, residents: a
 town's population) are in no group, nor one person's relatives ("Who was his mother?"). Words that are as often
-something else are left out: English "minor" and "senior" (adjectives), German "Kind"
+something else are left out: English "minor", "senior" and "junior" (adjectives; "juniors" are children), German "Kind"
 but where it is capitalised after a text's first word ("Darf mein 8-jähriges Kind …?"; English "kind"), French "cadre" (a frame), "élève" ("élevé", high, once folded), "employé" and Spanish "empleado"
 (used), French "enceinte" (a wall), Spanish "menor" (smaller).
 """
@@ -30,7 +30,7 @@ _WORD = re.compile(r"[^\W\d_](?:[^\W_]|-)*", re.UNICODE)  # "l'adulte" is two wo
 _GROUPS = {
     "children": """
         child children kid kids baby babies infant infants toddler toddlers newborn newborns minors teen teens
-        teenager teenagers adolescent adolescents
+        teenager teenagers adolescent adolescents juniors
         enfant enfants bebe bebes nourrisson nourrissons mineurs mineures ado ados adolescente adolescentes
         kinder kindern kindes saugling sauglinge sauglingen kleinkind kleinkinder babys jugendliche jugendlichen
         minderjahrige minderjahrigen

@@ -1470,20 +1470,37 @@ _ONLY = re.compile(
 
 
 # a bound of ages with no unit, which `groups_aged` does not read ("visitors under 18 enter free"); folded
-_AGE_BOUND = re.compile(r"\b(?:under|over|below|above|moins de|plus de|unter|uber|ab|menores de|mayores de|menos de|mas de)\s+\d{1,2}\b")
+_AGE_BOUND = re.compile(
+    r"\b(?P<word>under|over|below|above|moins de|plus de|unter|uber|ab|menores de|mayores de|menos de|mas de)\s+(?P<n>\d{1,2})\b"
+)
+_BELOW_WORDS = frozenset({"under", "below", "moins de", "unter", "menores de", "menos de"})
+
+
+def _bound_holds(group: str, text: str) -> bool:
+    """Whether a bound of ages in `text` (`_AGE_BOUND`) may hold someone of `group`, whose age the asker holds against
+    it: "visitors under 18" may hold a child, and "juniors under 18 pay half price" holds no senior ("Is there a
+    discount for seniors?" was answered with it once "drivers over 21" told the sources' ages). A group with no ages
+    (students) may be held by any bound."""
+    ages = _GROUP_AGES.get(group)
+    for bound in _AGE_BOUND.finditer(text):
+        n = float(bound["n"])
+        low, high = (0.0, n) if bound["word"] in _BELOW_WORDS else (n, float("inf"))
+        if ages is None or (low < ages[1] and high > ages[0]):
+            return True
+    return False
 
 
 def _said_for_another(group: str, said: dict[str, str], answer: Sequence[str]) -> bool:
     """Whether an answer is said for another group than the one asked, which the sources mention: "Y a-t-il des
     cours de natation pour adultes ?" over a pool's page that prices adults' tickets was answered "Des cours de
     natation pour enfants ont lieu le mercredi après-midi.". Not where the answer names the group asked, states an
-    age that holds it or any bound of ages ("visitors under 18" for children), says the rule is for the other group
-    only, or names a group whose rules the asked one follows (seniors, adults)."""
+    age that holds it or a bound of ages that may hold it (`_bound_holds`: "visitors under 18" for children), says
+    the rule is for the other group only, or names a group whose rules the asked one follows (seniors, adults)."""
     contrasted = any({group, other} <= kinds for other in said for kinds in _CONTRASTED)
     if not contrasted or _WITHIN.get(group) in said:
         return False
     text = normalize(" ".join(answer))
-    return group not in groups_named(text) and group not in groups_aged(text) and not _ONLY.search(text) and not _AGE_BOUND.search(text)
+    return group not in groups_named(text) and group not in groups_aged(text) and not _ONLY.search(text) and not _bound_holds(group, text)
 
 
 # the languages a thing may be in (a tour, a menu, support), each with its names in the seven languages (folded, as
@@ -2628,12 +2645,15 @@ _UNIT_WORDS = {"weight": "kg", "age": "years", "height": "cm", "time": "hours"}
 _SPELT_NUMBER = re.compile(r"\b(?P<word>" + "|".join(_NUMBER_WORDS) + r")(?=[\s-]+" + _BODY_UNIT + ")")
 # an age its unit is left out of, after the children it is said of: "Children under 4 stay free", "Children aged 4
 # to 12 pay €25", "enfants de moins de 6", "Kinder unter 6"
-_CHILDREN = r"\b(?:children|child|kids|infants|babies|enfants?|kinder|ninos?|ninas?)\s+"
-_NOT_A_UNIT = r"(?!\s*(?:[.,]\d)?\s*(?:kg|cm|m|lbs?|pounds|kilos?|%))\b"
+_CHILDREN = (
+    r"\b(?:children|child|kids|infants|babies|enfants?|kinder|ninos?|ninas?|drivers|riders|climbers|jumpers|players|"
+    r"conducteurs|fahrer|conductores)\s+"
+)
+_NOT_A_UNIT = r"(?!\s*(?:[.,]\d)?\s*(?:(?:kg|cm|m|lbs?|pounds|kilos?)\b|%))\b"  # "under 14 m" is a height; "under 14 must" an age
 _AGED_RANGE = re.compile(
     _CHILDREN + r"(?:aged\s+|ages\s+|de\s+|von\s+|entre\s+)?(?P<low>\d{1,2})\s*(?:to|-|–|a|à|bis|y|and|et)\s*(?P<high>\d{1,2})" + _NOT_A_UNIT
 )
-_AGED_AND_OVER = re.compile(r"\b(?:aged|ages|age)\s+(?P<n>\d{1,3})\s+(?:and|or)\s+(?:over|older|above|up)\b")
+_AGED_AND_OVER = re.compile(r"(?:\b(?:aged|ages|age|be)\s+)(?P<n>\d{1,3})\s+(?:and|or)\s+(?:over|older|above|up)\b")
 _AGED_BOUND = re.compile(
     _CHILDREN + r"(?:de\s+)?(?P<word>under|over|below|above|moins de|plus de|unter|uber|ab|bis|menores de|mayores de|de menos de|de mas de)"
     r"\s+(?P<n>\d{1,2})" + _NOT_A_UNIT
