@@ -6,8 +6,8 @@ the sources never name ("How much can children take?", "Dürfen Kinder das nehme
 answered by the rule for another group, however many other words they share (`synthesis.scope.missing_group`). A
 follow-up naming a group asks the previous question for it ("And for children?": `history`).
 
-Words in one group stand for one another ("kids" are "children", "pupils" are "students"): a question may name a
-group in other words than its sources. Babies and teenagers are children: "Not for children under 2" answers
+Words in one group stand for one another ("kids" are "children", "pupils" are "students", but German "Schüler" are
+not "Studenten"): a question may name a group in other words than its sources. Babies and teenagers are children: "Not for children under 2" answers
 "Can my baby take it?". Words that name people without sorting them (people, customers, users, members, residents: a
 town's population) are in no group, nor one person's relatives ("Who was his mother?"). Words that are as often
 something else are left out: English "minor", "senior" and "junior" (adjectives; "juniors" are children), German "Kind"
@@ -51,10 +51,13 @@ _GROUPS = {
     """,
     "students": """
         student students pupil pupils alumni alumnus etudiant etudiants etudiante etudiantes studenten studierende
-        studierenden schuler schulerin schulerinnen estudiante estudiantes alumno alumnos alumna alumnas
+        studierenden estudiante estudiantes alumno alumnos alumna alumnas
         学生 大学生 留学生
         طالب طلاب طالبات
     """,
+    # German tells school pupils from students: "Schüler und Studenten zahlen 99 Euro." names both, and a music
+    # school's "unsere Schülerinnen und Schüler" (its pupils) says nothing of a discount for "Studenten"
+    "pupils": "schuler schulerin schulerinnen",
     "pregnant": """
         pregnant pregnancy pregnancies grossesse schwanger schwangere schwangeren schwangerschaft
         embarazada embarazadas embarazo

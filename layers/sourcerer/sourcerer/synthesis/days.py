@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from sourcerer.text import normalize
+from sourcerer.text import CJK_LETTER, normalize
 
 # the months' names and abbreviations, as written and folded
 MONTHS = frozenset(
@@ -20,11 +20,26 @@ MONTHS = frozenset(
     "junio julio agosto septiembre octubre noviembre diciembre".split()
 )
 _LETTERS = re.compile(r"[^\W\d_]+")
+# the seasons, folded, which a rule says by its months ("between March and October" holds the summer); not "fall"
+# (a verb as often) nor Chinese and Japanese "春" or "冬" alone, which start other words
+SEASONS = frozenset(
+    "summer winter spring autumn summertime wintertime ete hiver printemps automne sommer fruhling fruhjahr herbst "
+    "verano invierno primavera otono صيف الصيف شتاء الشتاء الربيع الخريف 夏天 夏季 冬天 冬季 春天 春季 秋天 秋季 夏場 冬場".split()
+)
 
 
 def months_named(text: str) -> set[str]:
     """The months `text` names, folded ("may" only as the month is written, "May")."""
     return {folded for word in _LETTERS.findall(text) if (folded := normalize(word)) in MONTHS and word != "may"}
+
+
+_CJK_SEASONS = frozenset(season for season in SEASONS if CJK_LETTER.match(season))
+
+
+def seasons_named(text: str) -> set[str]:
+    """The seasons `text` names, folded (`SEASONS`): "summer", "l'été", "im Winter", "夏天"."""
+    words = {normalize(word) for word in _LETTERS.findall(text)} | {season for season in _CJK_SEASONS if season in text}
+    return words & SEASONS
 
 
 # the days a place may keep other hours than the week's, however its week reads: public holidays and the feasts
@@ -114,12 +129,13 @@ def days_named(text: str) -> frozenset[int]:
 
 def says_when(question: str, sentence: str) -> bool:
     """Whether `sentence` says which days of the week (two or more: a range, a list) or which months something holds,
-    where the question asks of a day (not every day) or of a month: "We are open Tuesday to Saturday …" answers
-    "Are you open on Mondays?", "Nous louons de décembre à avril" "Êtes-vous ouverts en mai ?"."""
+    where the question asks of a day (not every day) or of a month or a season: "We are open Tuesday to Saturday …"
+    answers "Are you open on Mondays?", "Nous louons de décembre à avril" "Êtes-vous ouverts en mai ?", "… from 9:30am
+    to 5pm between March and October" "Do you have an evening opening in summer?"."""
     asked = days_named(question)
     if asked and asked != WEEK and len(days_named(sentence)) >= 2:
         return True
-    return bool(months_named(question)) and len(months_named(sentence)) >= 2
+    return bool(months_named(question) or seasons_named(question)) and len(months_named(sentence)) >= 2
 
 
 def day_words(text: str) -> list[str]:

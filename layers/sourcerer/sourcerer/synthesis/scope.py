@@ -1156,6 +1156,7 @@ def answer_kind(question: str, passages: Sequence[Passage], quoted: dict[int, li
         or missing_home_service(question, sources)
         or another_occasion(question, sources, sentences)
         or missing_priced(question, sources, sentences)
+        or another_listed(question, sources, sentences)
         or another_period(question, sources, sentences)
         or another_count(question, sources, sentences)
         or another_cjk_count(question, sources, sentences)
@@ -1336,13 +1337,13 @@ def another_side(question: str, sources: Sequence[str], answer: Sequence[str]) -
 # the ways to pay a question asks whether a business takes, read in a sentence that speaks of paying (folded;
 # Chinese, Japanese and Arabic found inside a text): a card of any kind, a credit or a debit card (each a card), cash,
 # a cheque, a phone's wallet, a bank transfer, payment on delivery. Not Arabic "نقد" alone, which opens "نقدم" (we
-# offer), nor "مدى" (a debit card's name, and "over" a time)
+# offer), nor "مدى" (a debit card's name, and "over" a time) but after a card ("بطاقات مدى")
 _PAYMENT_METHODS = {  # each a way to pay: its words in Latin letters (whole words), and in other scripts
     "credit card": (
         r"credit ?cards?|cartes? de credit|kreditkarte\w*|tarjetas? de credito|visa|mastercard|american express",
         "ائتمان|信用卡|クレジットカード",
     ),
-    "debit card": (r"debit ?cards?|cartes? de debit|ec-?karte\w*|girocard|tarjetas? de debito", "借记卡|デビットカード"),
+    "debit card": (r"debit ?cards?|cartes? de debit|ec-?karte\w*|girocard|tarjetas? de debito", "بطاق\\w* مد[ىي]|借记卡|デビットカード"),
     "card": (r"cards?|cartes?(?: bancaires?)?|cb|karte|karten|kartenzahlung|tarjetas?", "بطاق|刷卡|银行卡|カード"),
     "cash": (r"cash|especes|liquide|bargeld\w*|in bar|bar(?= (?:oder|und|bezahl\w*|zahl\w*))|efectivo|metalico", "نقدا|النقد|نقدي|كاش|现金|現金"),
     "cheque": (r"cheques?|scheck\w*", "شيك|支票|小切手"),
@@ -1365,8 +1366,8 @@ def _payment_methods(text: str) -> dict[str, str]:
     if not _PAYING.search(folded):
         return {}
     found = {method: _whole_word(folded, m) for method, pattern in _PAYMENT_METHOD.items() if (m := pattern.search(folded))}
-    if "card" in found and any(found.get(kind) and found["card"] in found[kind] for kind in ("credit card", "debit card")):
-        del found["card"]  # the card of "Kreditkarte", "tarjeta de crédito": that kind
+    if "card" in found and ("credit card" in found or "debit card" in found):
+        del found["card"]  # the card of "Kreditkarte", "tarjeta de crédito", "البطاقة الائتمانية": that kind
     return found
 
 
@@ -1455,12 +1456,12 @@ def unknown_groups(question: str, sources: Sequence[str]) -> list[str]:
 
 # groups of which a rule for one says nothing of the others
 _CONTRASTED = (
-    frozenset({"children", "adults", "seniors", "students"}),
+    frozenset({"children", "adults", "seniors", "students", "pupils"}),
     frozenset({"employees", "contractors", "interns"}),
     frozenset({"tenants", "landlords"}),
     frozenset({"drivers", "passengers"}),
 )
-_SET_APART = frozenset({"children", "seniors", "students"})  # the groups a rule for everyone need not be the rule of
+_SET_APART = frozenset({"children", "seniors", "students", "pupils"})  # the groups a rule for everyone need not be the rule of
 # a rule said for one group only answers whether another may ("Swimming lessons are for children only." answers
 # "Are there swimming lessons for adults?"); folded
 _ONLY = re.compile(
@@ -1999,6 +2000,15 @@ _SPELT_COUNTS = [(word, str(n)) for words in _COUNT_NAMES.values() for n, word i
 # a count from two on, as cased text writes it (not folded: French "très" is no Spanish "tres"); none that is another
 # word too ("once", "neuf", "elf", "sept") nor an article ("un", "ein", "uno")
 _COUNT_WORDS = {word: n for word, n in _SPELT_COUNTS if n != "1" and word not in {"once", "neuf", "elf", "sept"}}
+# and in Arabic, as written and as `normalize` folds them ("ثمانية أشخاص", "خمسين شخصاً"): the tens, and the units in
+# the forms that are no other word ("ست" is also a title, "عشر" part of "أحد عشر")
+_ARABIC_COUNTS = {
+    "اثنان اثنين اثنتان اثنتين": "2", "ثلاثة ثلاثه": "3", "أربعة اربعه": "4", "خمسة خمسه": "5", "ستة سته": "6", "سبعة سبعه": "7",
+    "ثمانية ثمانيه": "8", "تسعة تسعه": "9", "عشرة عشره": "10", "عشرون عشرين": "20", "ثلاثون ثلاثين": "30",
+    "أربعون أربعين اربعون اربعين": "40", "خمسون خمسين": "50", "ستون ستين": "60", "سبعون سبعين": "70", "ثمانون ثمانين": "80",
+    "تسعون تسعين": "90", "مائة مئة مائه مئه": "100",
+}
+_COUNT_WORDS |= {word: n for words, n in _ARABIC_COUNTS.items() for word in words.split()}
 _COUNT_WORD = re.compile(r"(?<![\w-])(?P<word>" + "|".join(sorted(_COUNT_WORDS, key=len, reverse=True)) + r")(?![\w-])")
 # numbers written as words before a unit ("one day before", "une semaine", "zwei Tage", "dos años"), as digits
 _NUMBER_WORDS = {normalize(word): n for word, n in _SPELT_COUNTS if int(n) <= 12} | dict.fromkeys(
@@ -2150,8 +2160,10 @@ def another_count(question: str, sources: Sequence[str], answer: Sequence[str]) 
     ("How much do 500 business cards cost?" against "250 cards cost £35", not against "orders over 500 pages"). An
     hour, a day or a kilo is a count too where the answer states no range of it to read it against (`fits_quantity`):
     "Was kostet ein Welpenkurs mit zehn Stunden?" was answered "Ein Welpenkurs umfasst sechs Stunden und kostet 120
-    Euro.", "Combien coûte le forfait avec 30 heures ?" with the package of 20 hours."""
-    if asked_value(question) not in _PRICE_ASKED or _NOT_LATIN.search(question):
+    Euro.", "Combien coûte le forfait avec 30 heures ?" with the package of 20 hours. In Arabic too, its counts read
+    in digits and as words (`_ARABIC_COUNTS`): "كم سعر كعكة تكفي خمسين شخصاً؟" (a cake for fifty) was answered with the
+    cakes for eight and twenty."""
+    if asked_value(question) not in _PRICE_ASKED or _NOT_LATIN.search(_ARABIC_LETTER.sub("", question)):
         return None
     if any(fits_quantity(question, sentence) or fits_amount(question, sentence) for sentence in answer):
         return None
@@ -2372,6 +2384,43 @@ def _missing_cjk_priced(question: str, sources: Sequence[str], priced: Sequence[
 _ARABIC_PRICE = re.compile(r"(?:^|\s)(?:سعر|تكلفه|ثمن|رسوم|يكلف|تكلف)\s+(\S+)(?:\s+(\S+))?")
 
 
+# where a sentence lists things: commas, "and"/"or" in the five Latin-script languages, and Arabic's "و" written onto
+# the article of the next ("الخبز العربي والصامولي والكعك")
+_LISTED_TERMS = 3  # the most index terms a thing in a list holds ("الخبز العربي", "a bucket of 50 balls")
+_LIST_BREAK = re.compile(r"\s*[,،;、]\s*|\s+(?:and|or|und|oder|et|ou|y|o|e)\s+|\s+و(?=ال)")
+
+
+def another_listed(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
+    """The thing a question asks the price of, which a source lists beside others while no source's price names it,
+    when the answer prices those others: "كم سعر كيس الصامولي؟" (a bag of samouli rolls) over a bakery's "نخبز الخبز
+    العربي والصامولي والكعك طازجاً كل صباح." and "سعر ربطة الخبز العربي ريالان، وسعر كيس الكعك بالسمسم خمسة ريالات." was
+    answered with the bread's and the ka'ak's prices (exploratory batch 12). Things listed together are of a kind, and
+    the price of one is no price of another. A thing no source names is `missing_priced`'s; Latin script and Arabic."""
+    if asked_value(question) not in _PRICE_ASKED or (CJK_LETTER.search(question) or _NOT_LATIN.search(_ARABIC_LETTER.sub("", question))):
+        return None
+    priced = [sentence for sentence in answer if holds_value("money", sentence)]
+    if not priced:
+        return None
+    said = {t for sentence in priced for t in terms(sentence)}
+    sentences = [sentence for text in sources for sentence in _SENTENCE_BREAK.split(text)]
+    prices = [set(terms(sentence)) for sentence in sentences if holds_value("money", sentence)]
+    asked = set(terms(question))
+    thing = asked - PRICE_WORDS - _ASKING_FOR - _TIME_TERMS - said
+    for term in sorted(t for t in thing if len(t) > 2 and t not in STOPWORDS):
+        if any(term in price for price in prices):
+            continue  # a source prices it
+        for sentence in sentences:
+            items = [set(terms(item)) for item in _LIST_BREAK.split(sentence)]
+            # a thing listed is a few words ("الصامولي", "Gitarre"), not a clause between commas
+            if not any(term in item and len(item) <= _LISTED_TERMS for item in items):
+                continue
+            # the others listed with it, two or more of which the answer prices by words the question does not hold
+            others = [item - asked for item in items if term not in item]
+            if sum(bool(item & said) for item in others) >= 2:
+                return ScopeMismatch(missing=[term], answer_names=[_subject(priced[0]).strip()])
+    return None
+
+
 def _missing_arabic_priced(question: str, sources: Sequence[str], priced: Sequence[str]) -> ScopeMismatch | None:
     """`missing_priced` in Arabic: the thing is the word after the word for price, missing when no source holds it
     nor its root, or the two words after it, one naming a thing the sources price and the other its kind, in either
@@ -2413,11 +2462,13 @@ def _missing_arabic_priced(question: str, sources: Sequence[str], priced: Sequen
 
 # --- the asked number ----------------------------------------------------------------------------------------------
 
-# a number after these asks about a range, not one thing: "What changed after 1945?" is answered "In 1946, ..."
+# a number after these asks about a range, not one thing: "What changed after 1945?" is answered "In 1946, ..."; "and"
+# or "or" only after a number, or its unit ("between 2 and 3", "2 pm and 5 pm"), not after a thing counted: "two
+# adults and three children" counts both
 _RANGE_BEFORE = re.compile(
-    r"(?:\b(?:before|after|since|until|till|by|over|under|than|within|above|below|beyond|from|to|between|and|or|"
+    r"(?:\b(?:before|after|since|until|till|by|over|under|than|within|above|below|beyond|from|to|between|"
     r"avant|apres|depuis|jusqu'?(?:a|au|en)?|entre|vor|nach|seit|bis|uber|unter|zwischen|antes|despues|desde|hasta|mas|menos)"
-    r"|قبل|بعد|منذ|حتى|من|الى|إلى|و|(?<=\d)\s*[-–—])\s*$"
+    r"|\d(?:\s*[^\W\d_]{1,3}\.?)?\s+(?:and|or)|قبل|بعد|منذ|حتى|من|الى|إلى|و|(?<=\d)\s*[-–—])\s*$"
 )
 # ... and before these, in Chinese and Japanese: "1945年以后", "2000年前"
 _RANGE_AFTER = re.compile(r"^\s*\S{0,2}?(?:以[前后後上下内]|之[前后後]|前|后|後|まで|から|以降)")
@@ -2550,7 +2601,12 @@ def missing_number(question: str, sources: Sequence[str], answer: Sequence[str])
 
 # an amount of money as written ("£700", "$1,500", "€4.20", "150 euros"), and a bound of one ("over £500", "up to
 # $250", "moins de 20 €"), on folded text
-_AMOUNT = r"(?:[$€£¥]\s?(?P<n>\d[\d,]*(?:\.\d+)?)|(?P<m>\d[\d,]*(?:[.,]\d+)?)\s?(?:€|(?:euros?|dollars?|pounds?)\b))"
+# an amount of money: a currency's sign or name beside a number ("£30", "45 euros", "50 ريالا", Arabic's riyals,
+# dirhams, dinars, pounds and dollars in any of their forms)
+_AMOUNT = (
+    r"(?:[$€£¥]\s?(?P<n>\d[\d,]*(?:\.\d+)?)|(?P<m>\d[\d,]*(?:[.,]\d+)?)\s?"
+    r"(?:€|(?:euros?|dollars?|pounds?)\b|(?:ريال|درهم|دراهم|دينار|جنيه|دولار)\w*))"
+)
 _ASKED_AMOUNT = re.compile(_AMOUNT)
 
 

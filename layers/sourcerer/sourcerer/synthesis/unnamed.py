@@ -77,7 +77,7 @@ from sourcerer.history import ATTRIBUTES, GERMAN_MODAL, POSSESSIVES, says_day
 from sourcerer.models import CharSpan, Passage
 from sourcerer.people import names_people
 from sourcerer.sentences import is_question
-from sourcerer.synthesis.days import months_named
+from sourcerer.synthesis.days import months_named, seasons_named
 from sourcerer.synthesis.scope import (
     AROUND_WORD,
     CJK_ASKS_WHAT,
@@ -156,6 +156,7 @@ PRONOUN_TERMS = frozenset(terms("il tu ça cela lui ella ellos ellas usted usted
 _PREPOSITIONS = PREPOSITIONS | frozenset("con en hasta desde sous without pres loin cerca lejos دون".split())
 _PREPOSITION_TERMS = frozenset(terms(" ".join(_PREPOSITIONS)))  # "¿Hay supermercado en el camping?" shares "en"
 _WORD = re.compile(r"[^\W\d_][\w'’-]*")
+_AFTER_A_NUMBER = re.compile(r"\d-$")
 _ASKED_WITH_SUBJECT = re.compile(r"-(?:t-)?(?:je|il|elle|on|ils|elles|nous|vous|tu)$")  # "puis-je", "a-t-il"
 _ARABIC = re.compile("[\u0600-\u06ff]")
 # "is there", "do you provide, offer": the word after it is a noun, with its article or not ("هل يوجد صيدلية في
@@ -201,9 +202,10 @@ def answer_misses_thing(question: str, passages: Sequence[Passage], quoted: dict
     if any(says_day(sentence) or HOURS_SAID.search(normalize(sentence)) for sentence in sentences):
         missing = [word for word in missing if not says_day(word)]
     # an answer naming months says when its rule holds: "Bonfires are allowed only between 1 November and 31 March …"
-    # answers "Can I have a bonfire in December?"
+    # answers "Can I have a bonfire in December?", and "9:30am to 5pm between March and October" "Do you have an
+    # evening opening in summer?"
     if any(len(months_named(sentence)) >= 2 for sentence in sentences):
-        missing = [word for word in missing if not months_named(word)]
+        missing = [word for word in missing if not months_named(word) and not seasons_named(word)]
     # a rule whose ages or weights hold the question's is said of what it asks: "For pets aged 9 and over, you also pay
     # 20% of the remaining claim." answers "Is my 10 year old cat's claim reduced?" (no source says "cat")
     if not missing or any(fits_quantity(question, sentence, DOSED) for sentence in sentences):
@@ -305,6 +307,8 @@ def _unmentioned(question: str, sources: list[str], *, german: bool) -> list[str
             continue
         if _ASKED_WITH_SUBJECT.search(folded) or folded.endswith("ed") or any(c.isdigit() for c in word):
             continue
+        if _AFTER_A_NUMBER.search(question, 0, match.start()):
+            continue  # a number's unit: "year-old" of "Can my 17-year-old get a tattoo?", "hour" of "a 2-hour lesson"
         if _ARABIC.search(word) and not folded.startswith(ARABIC_ARTICLES) and after not in _ARABIC_THERE_IS:
             continue  # a verb or a particle as often as a noun: "هل تقبلون التأمين؟" (do you accept insurance)
         if german and (at == 0 or not (word[0].isupper() or _asked_activity(question, match, held) or _asked_attribute(question, match)) or _parts_known(folded, families, held) or _ends_a_compound(folded, held)):
@@ -406,8 +410,13 @@ def _asked_attribute(question: str, word: re.Match[str]) -> bool:
 
 def _held_with_ending(asked: list[str], held: set[str]) -> bool:
     """Whether the sources hold each index term of a word, or it with an ending of a letter or two: "file" where
-    they say "Files", "feu" where they say "Les feux de camp"."""
-    return all(t in held or any(h.startswith(t) and len(h) - len(t) <= 2 for h in held) for t in asked)
+    they say "Files", "feu" where they say "Les feux de camp"; an Arabic noun without the alif of its indefinite
+    accusative: "نقلاً" (transport) where they say "خدمة النقل من المطار"."""
+
+    def forms(t: str) -> list[str]:
+        return [t, t[:-1]] if _ARABIC.match(t) and t.endswith("ا") and len(t) > 3 else [t]
+
+    return all(any(f in held or any(h.startswith(f) and len(h) - len(f) <= 2 for h in held) for f in forms(t)) for t in asked)
 
 
 _ARABIC_PREPOSITIONS = "بلكف"  # written onto the next word: "بمقاس" (in a size)
@@ -514,8 +523,9 @@ _JA_EXISTS = re.compile(
 )
 
 
-# what sorts a thing in Spanish and French, and the articles after it (folded)
-_SORTING = frozenset("para de pour sin sans con avec le la les un une des du el los las una unos unas del al".split())
+# the prepositions and articles between a thing and what sorts it, in Spanish, French and Arabic (folded): "casiers pour
+# les vélos", "خبز خالٍ من السكر" (bread free of sugar), "مع" (with), "بدون" (without)
+_SORTING = frozenset("para de pour sin sans con avec le la les un une des du el los las una unos unas del al من مع بدون".split())
 
 
 def _qualifies_shared(question: str, missing: list[str], shared: set[str]) -> bool:
