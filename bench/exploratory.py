@@ -8,7 +8,7 @@ price, a day they never name). Where a sentence lets the asker conclude the answ
 Day" for Boxing Day, the hours for "is there night opening?", the list of animals treated for snakes), it is the
 answer. Written for this benchmark, never used in training.
 
-Twelve batches of eight businesses (`BATCHES`), in the order they were written, each first measured on the code as it
+Thirteen batches of eight businesses (`BATCHES`), in the order they were written, each first measured on the code as it
 stood and again after that stop's changes. **Batch 1** (design) was used to design the rules of the stop it came
 with; batches 2 to 8 were held out for the rules written before them (the rules found on a batch are not held out
 for it: batch 8 led to the asked value's two rules and to the count and sex checks, docs/how-it-decides.md, "A price per
@@ -16,8 +16,10 @@ another period, for another count or group"). The reader's bar under the retriev
 batches 1 to 4 (`FITS_BAR`): fitted on batch 1's 21 readings alone, one question moved it from 0.75 to 0.80.
 Batches 9 and 10 were held out for the bar and every rule, and led to the rules of their stops; batch 11 was held out
 for the bar and every rule when first measured (at 6b5d275), and led to the rules of its stop (a length of time asked
-a price for, an age or a month asked yes or no, the age a rule sets for drivers or riders); **batch 12** was held out
-for the bar and every rule when first measured (at d19a1fb).
+a price for, an age or a month asked yes or no, the age a rule sets for drivers or riders); batch 12 was held out for
+the bar and every rule when first measured (at d19a1fb), and led to the rules of its stop (seasons, counts joined by
+"and", Arabic counts, a thing listed beside the things priced); **batch 13** was held out for the bar and every rule
+when first measured (at fc9121d).
 
 Outcomes per question: **right** (answered, first citation holds the expected text), **wrong sentence**
 (answered with another sentence), **refused** an answerable question, **refused right** a near-miss, and
@@ -46,7 +48,8 @@ BATCHES = {
     "9": frozenset({"photostudio_en", "kennel_en", "sauna_de", "librairie_fr", "surf_es", "cafe_ar", "gym_zh", "seitai_ja"}),
     "10": frozenset({"ferry_en", "artclass_en", "kletterwald_de", "cordonnerie_fr", "kayak_es", "hall_ar", "playground_zh", "nail_ja"}),
     "11": frozenset({"golf_en", "catcafe_en", "bootsverleih_de", "equitation_fr", "vela_es", "pharmacy_ar", "swim_zh", "kimono_ja"}),
-    "12 (held out)": frozenset({"zoo_en", "tattoo_en", "musikschule_de", "fromagerie_fr", "spa_es", "bakery_ar", "hotpot_zh", "eikaiwa_ja"}),
+    "12": frozenset({"zoo_en", "tattoo_en", "musikschule_de", "fromagerie_fr", "spa_es", "bakery_ar", "hotpot_zh", "eikaiwa_ja"}),
+    "13 (held out)": frozenset({"dogwalker_en", "aquarium_en", "bibliothek_de", "piscine_fr", "veterinaria_es", "laundry_ar", "yoga_zh", "ryokan_ja"}),
 }
 FITS_BAR = ("1 (design)", "2", "3", "4")  # the batches the reader's bar under the floor is fitted on
 OUTCOMES = ("right", "wrong sentence", "refused", "refused right", "answered a near-miss")
