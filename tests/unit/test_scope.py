@@ -1991,6 +1991,10 @@ def test_a_thing_listed_beside_the_things_priced_is_not_priced_by_them():
     shop = ["We sell bread, rolls and cakes.", "A loaf of bread costs £2, and a cake costs £12."]
     assert another_listed("How much are the rolls?", shop, shop[1:]) is not None
     assert another_listed("How much is a cake?", shop, shop[1:]) is None
+    # a noun's gender is no other thing: "gata" is of the "gatos" listed (exploratory batch 13)
+    vet = ["Atendemos perros, gatos, conejos y hurones; no atendemos aves ni reptiles.", "La esterilización de una gata cuesta 120 euros y la de una perra, desde 180 euros."]
+    assert another_listed("¿Cuánto cuesta esterilizar a un conejo?", vet, vet[1:]) is not None
+    assert another_listed("¿Cuánto cuesta esterilizar a una gata?", vet, vet[1:]) is None
     # a clause between commas is no thing listed
     story = ["The court decided, despite tight funds, to found a college for the clergy.", "The men around John gave 400 pounds and a house."]
     assert another_listed("How much did John give the college?", story, story[1:]) is None
@@ -2009,3 +2013,21 @@ def test_an_arabic_thing_sorted_by_what_it_is_free_of():
     hotel = "تسجيل الدخول من الساعة الثانية ظهرا.\nخدمة النقل من المطار وإليه متاحة مقابل 100 ريال للرحلة.\nالإفطار مشمول في سعر الغرفة."
     answer = ask("هل توفرون نقلا من المطار؟", passages=[{"text": hotel, "source": "فندق"}], chat="extractive")
     assert not answer.refused and "النقل من المطار" in answer.answer, answer.answer
+
+
+def test_a_cjk_thing_priced_is_not_priced_by_its_sibling():
+    """Exploratory batch 13, held out: "中学生の料金はいくらですか？" (a middle-school pupil's price) over a ryokan's
+    "小学生は大人料金の70％…" (primary-school pupils) was answered with it: the same word but its first letter, which no
+    source writes, is another of its kind."""
+    from sourcerer.synthesis.scope import missing_priced
+
+    ryokan = ["1泊2食付きで、お一人様15,000円からです。", "小学生は大人料金の70％、3歳から未就学のお子様は50％、3歳未満のお子様は無料です。"]
+    mismatch = missing_priced("中学生の料金はいくらですか？", ryokan, ryokan[1:])
+    assert mismatch is not None and mismatch.missing == ["中学生"] and mismatch.answer_names == ["小学生"], mismatch
+    assert missing_priced("小学生の料金はいくらですか？", ryokan, ryokan[1:]) is None
+    cards = ["单次课程价格为一百二十元，十次卡九百元，有效期六个月。"]
+    assert missing_priced("十次卡多少钱？", cards, cards) is None
+    # a word whose opening pair the sources price is theirs, and a letter inside a longer word opens no sibling
+    grooming = ["小型犬洗澡60元，中型犬80元，大型犬120元。", "猫咪洗澡100元，需要另外预约专门的猫咪时段。"]
+    assert missing_priced("大型犬洗澡多少钱？", grooming, grooming) is None
+    assert missing_priced("给猫洗澡多少钱？", grooming, grooming) is None

@@ -2374,9 +2374,26 @@ def _missing_cjk_priced(question: str, sources: Sequence[str], priced: Sequence[
     # a letter of it in a priced sentence says it in other words ("房租", the rent, is "月租金为4500元"), and the letters
     # of a title are what every source is about
     said = {c for text in [*priced, *titles_of(sources)] for c in text}
+    word = question[start:end]
+    # another of its kind, priced in its place: "中学生の料金はいくらですか？" (a middle-school pupil) was answered with
+    # "小学生は大人料金の70％" (exploratory batch 13): the same word but its first letter, where no source writes its
+    # opening pair ("大型犬洗澡" is priced in "…，大型犬120元") and that letter opens the word (not "犬洗澡" inside
+    # "小型犬洗澡", for "猫洗澡")
+    siblings = [
+        text[at - 1 : at + len(word) - 1]
+        for text in priced
+        for at in range(1, len(text) - len(word) + 2)
+        if len(word) >= 3
+        and text[at : at + len(word) - 1] == word[1:]
+        and _HAN.match(text[at - 1])
+        and text[at - 1] != word[0]
+        and not (at >= 2 and _HAN.match(text[at - 2]))
+    ]
+    if siblings and not any(word[:2] in text for text in sources):
+        return ScopeMismatch(missing=[word], answer_names=siblings[:2])
     if not thing or any(pair in held or set(pair) & said for pair in thing):
         return None
-    return ScopeMismatch(missing=[question[start:end]], answer_names=[_subject(priced[0]).strip()])
+    return ScopeMismatch(missing=[word], answer_names=[_subject(priced[0]).strip()])
 
 
 # the words for a price or a cost, which Arabic puts before the thing priced ("كم سعر تقويم الأسنان؟", the price of
@@ -2390,18 +2407,26 @@ _LISTED_TERMS = 3  # the most index terms a thing in a list holds ("الخبز �
 _LIST_BREAK = re.compile(r"\s*[,،;、]\s*|\s+(?:and|or|und|oder|et|ou|y|o|e)\s+|\s+و(?=ال)")
 
 
+def _ungendered(term: str) -> str:
+    """An index term without the vowel that ends a Spanish, French or Italian noun's gender: "gata" and "gato" (the
+    stemmer keeps them apart) are one animal priced."""
+    return term[:-1] if len(term) > 3 and term[-1] in "oae" else term
+
+
 def another_listed(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
     """The thing a question asks the price of, which a source lists beside others while no source's price names it,
     when the answer prices those others: "كم سعر كيس الصامولي؟" (a bag of samouli rolls) over a bakery's "نخبز الخبز
     العربي والصامولي والكعك طازجاً كل صباح." and "سعر ربطة الخبز العربي ريالان، وسعر كيس الكعك بالسمسم خمسة ريالات." was
-    answered with the bread's and the ka'ak's prices (exploratory batch 12). Things listed together are of a kind, and
-    the price of one is no price of another. A thing no source names is `missing_priced`'s; Latin script and Arabic."""
+    answered with the bread's and the ka'ak's prices (exploratory batch 12), "¿Cuánto cuesta esterilizar a un conejo?"
+    over a vet's "perros, gatos, conejos y hurones" with the spaying of a cat and a dog (batch 13). Things listed
+    together are of a kind, and the price of one is no price of another. A thing no source names is
+    `missing_priced`'s; Latin script and Arabic."""
     if asked_value(question) not in _PRICE_ASKED or (CJK_LETTER.search(question) or _NOT_LATIN.search(_ARABIC_LETTER.sub("", question))):
         return None
     priced = [sentence for sentence in answer if holds_value("money", sentence)]
     if not priced:
         return None
-    said = {t for sentence in priced for t in terms(sentence)}
+    said = {_ungendered(t) for sentence in priced for t in terms(sentence)}
     sentences = [sentence for text in sources for sentence in _SENTENCE_BREAK.split(text)]
     prices = [set(terms(sentence)) for sentence in sentences if holds_value("money", sentence)]
     asked = set(terms(question))
@@ -2415,7 +2440,7 @@ def another_listed(question: str, sources: Sequence[str], answer: Sequence[str])
             if not any(term in item and len(item) <= _LISTED_TERMS for item in items):
                 continue
             # the others listed with it, two or more of which the answer prices by words the question does not hold
-            others = [item - asked for item in items if term not in item]
+            others = [{_ungendered(t) for t in item - asked} for item in items if term not in item]
             if sum(bool(item & said) for item in others) >= 2:
                 return ScopeMismatch(missing=[term], answer_names=[_subject(priced[0]).strip()])
     return None
