@@ -19,7 +19,8 @@ for the bar and every rule when first measured (at 6b5d275), and led to the rule
 a price for, an age or a month asked yes or no, the age a rule sets for drivers or riders); batch 12 was held out for
 the bar and every rule when first measured (at d19a1fb), and led to the rules of its stop (seasons, counts joined by
 "and", Arabic counts, a thing listed beside the things priced); **batch 13** was held out for the bar and every rule
-when first measured (at fc9121d).
+when first measured (at fc9121d), and led to two readings of its stop (a noun's gender in a list, a Chinese or
+Japanese sibling priced).
 
 Outcomes per question: **right** (answered, first citation holds the expected text), **wrong sentence**
 (answered with another sentence), **refused** an answerable question, **refused right** a near-miss, and
