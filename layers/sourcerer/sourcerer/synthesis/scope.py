@@ -2724,19 +2724,19 @@ def _amount(number: str, unit: str) -> float | None:
 
 _UNIT_WORDS = {"weight": "kg", "age": "years", "height": "cm", "time": "hours"}
 _SPELT_NUMBER = re.compile(r"\b(?P<word>" + "|".join(_NUMBER_WORDS) + r")(?=[\s-]+" + _BODY_UNIT + ")")
-# an age its unit is left out of, after the children it is said of: "Children under 4 stay free", "Children aged 4
-# to 12 pay €25", "enfants de moins de 6", "Kinder unter 6"
-_CHILDREN = (
+# an age its unit is left out of, after the children, drivers or riders it is said of: "Children under 4 stay free",
+# "Children aged 4 to 12 pay €25", "enfants de moins de 6", "Kinder unter 6", "only by drivers over 21"
+_PEOPLE_AGED = (
     r"\b(?:children|child|kids|infants|babies|enfants?|kinder|ninos?|ninas?|drivers|riders|climbers|jumpers|players|"
     r"conducteurs|fahrer|conductores)\s+"
 )
 _NOT_A_UNIT = r"(?!\s*(?:[.,]\d)?\s*(?:(?:kg|cm|m|lbs?|pounds|kilos?)\b|%))\b"  # "under 14 m" is a height; "under 14 must" an age
 _AGED_RANGE = re.compile(
-    _CHILDREN + r"(?:aged\s+|ages\s+|de\s+|von\s+|entre\s+)?(?P<low>\d{1,2})\s*(?:to|-|–|a|à|bis|y|and|et)\s*(?P<high>\d{1,2})" + _NOT_A_UNIT
+    _PEOPLE_AGED + r"(?:aged\s+|ages\s+|de\s+|von\s+|entre\s+)?(?P<low>\d{1,2})\s*(?:to|-|–|a|à|bis|y|and|et)\s*(?P<high>\d{1,2})" + _NOT_A_UNIT
 )
 _AGED_AND_OVER = re.compile(r"(?:\b(?:aged|ages|age|be)\s+)(?P<n>\d{1,3})\s+(?:and|or)\s+(?:over|older|above|up)\b")
 _AGED_BOUND = re.compile(
-    _CHILDREN + r"(?:de\s+)?(?P<word>under|over|below|above|moins de|plus de|unter|uber|ab|bis|menores de|mayores de|de menos de|de mas de)"
+    _PEOPLE_AGED + r"(?:de\s+)?(?P<word>under|over|below|above|moins de|plus de|unter|uber|ab|bis|menores de|mayores de|de menos de|de mas de)"
     r"\s+(?P<n>\d{1,2})" + _NOT_A_UNIT
 )
 
