@@ -62,7 +62,7 @@ from sourcerer.synthesis.scope import (
     answers_another_question,
     asked_value,
     asks_yes_or_no,
-    asks_yes_or_no_cjk,
+    asks_yes_or_no_any_script,
     fits_quantity,
     groups_aged,
     holds_asked_number,
@@ -1388,7 +1388,7 @@ def asked_range_first(question: str, ranked: list[ScoredSentence]) -> list[Score
         return bool(best & _words_of(sentence.text)) or (fits is None and bool(groups_named(sentence.text)))
 
     held = [s for s in ranked[1:NUMBER_REACH] if fits_quantity(question, s.text, kinds) and about(s)]
-    if not held and fits is None and (asks_yes_or_no(question) or asks_yes_or_no_cjk(question)):
+    if not held and fits is None and asks_yes_or_no_any_script(question):
         # asked yes or no, a range that leaves the age out answers it: "十五岁的孩子可以报儿童班吗？" (may my fifteen-year-old
         # join the children's class?) is answered "儿童游泳班适合五至十二岁，…" (for five to twelve), which stood second
         held = [s for s in ranked[1:NUMBER_REACH] if fits_quantity(question, s.text, DOSED) is False and about(s)]

@@ -424,6 +424,11 @@ def asks_yes_or_no_cjk(question: str) -> bool:
     return bool(CJK_LETTER.search(question) and _CJK_YES_NO.search(question) and not CJK_ASKS_WHAT.search(question))
 
 
+def asks_yes_or_no_any_script(question: str) -> bool:
+    """Whether a question asks yes or no, in the scripts `asks_yes_or_no` reads or in Chinese or Japanese."""
+    return asks_yes_or_no(question) or asks_yes_or_no_cjk(question)
+
+
 def _asks_other(question: str, sentence: str, heading: str) -> bool:
     """Whether `question` and the FAQ question `heading` each hold a word (by its family: "deliver" is
     "delivery") that the other lacks: "Can I change my email address?" asks *email*, and lacks *delivery* of "Can
@@ -1329,7 +1334,7 @@ def another_side(question: str, sources: Sequence[str], answer: Sequence[str]) -
     delivery "داخل المدينة" (exploratory batch 11). Only a yes or a no, or a price, is asked this way: "Fuera del norte
     de San Diego, ¿qué otra región …?" (besides the north) is answered "… algunos dentro de las regiones …" (a
     question of XQuAD es)."""
-    if not (asks_yes_or_no(question) or asks_yes_or_no_cjk(question) or asked_value(question) in _PRICE_ASKED):
+    if not (asks_yes_or_no_any_script(question) or asked_value(question) in _PRICE_ASKED):
         return None
     return _said_the_other(_sides, question, sources, answer)
 
@@ -1397,7 +1402,7 @@ def missing_payment(question: str, sources: Sequence[str], answer: Sequence[str]
     a car wash's "يمكن الدفع نقدًا أو بالبطاقة البنكية." (cash or bank card), "¿Puedo pagar la fianza con tarjeta de
     débito?" over a credit card's deposit. "We only take card payments" answers "Can I pay cash?", and "現金とクレジット
     カードのみ" "電子マネーは使えますか？". A yes or a no asked of one way to pay only."""
-    if not (asks_yes_or_no(question) or asks_yes_or_no_cjk(question)):
+    if not asks_yes_or_no_any_script(question):
         return None
     asked = _payment_methods(question)
     if len(asked) != 1:
@@ -1474,7 +1479,6 @@ _ONLY = re.compile(
 _AGE_BOUND = re.compile(
     r"\b(?P<word>under|over|below|above|moins de|plus de|unter|uber|ab|menores de|mayores de|menos de|mas de)\s+(?P<n>\d{1,2})\b"
 )
-_BELOW_WORDS = frozenset({"under", "below", "moins de", "unter", "menores de", "menos de"})
 
 
 def _bound_holds(group: str, text: str) -> bool:
@@ -1485,7 +1489,7 @@ def _bound_holds(group: str, text: str) -> bool:
     ages = _GROUP_AGES.get(group)
     for bound in _AGE_BOUND.finditer(text):
         n = float(bound["n"])
-        low, high = (0.0, n) if bound["word"] in _BELOW_WORDS else (n, float("inf"))
+        low, high = (n, float("inf")) if bound["word"] in _ABOVE else (0.0, n)
         if ages is None or (low < ages[1] and high > ages[0]):
             return True
     return False
@@ -1724,7 +1728,7 @@ def missing_home_service(question: str, sources: Sequence[str]) -> ScopeMismatch
     answered (exploratory batches 1 to 7). What a business does on its premises says nothing of coming to you; sources
     that offer a visit, a delivery home or a mobile service say how it stands, and the answer is the other checks' to
     weigh."""
-    if not (asks_yes_or_no(question) or asks_yes_or_no_cjk(question)):
+    if not asks_yes_or_no_any_script(question):
         return None
     asked = _ASKED_AT_HOME.search(normalize(question))
     if asked is None or any(_OFFERED_AT_HOME.search(normalize(text)) for text in sources):
@@ -2151,6 +2155,11 @@ def another_period(question: str, sources: Sequence[str], answer: Sequence[str])
     return None
 
 
+def _latin_or_arabic(question: str) -> bool:
+    """Whether `question` is written in Latin letters or Arabic ones only (the counts and lists read)."""
+    return not _NOT_LATIN.search(_ARABIC_LETTER.sub("", question))
+
+
 def another_count(question: str, sources: Sequence[str], answer: Sequence[str]) -> ScopeMismatch | None:
     """The count a question asks a price for, when no source states it beside the same word and the answer's
     prices stand beside another count of it: "¿Cuánto cuesta una mudanza de un piso de tres habitaciones?" over a
@@ -2163,7 +2172,7 @@ def another_count(question: str, sources: Sequence[str], answer: Sequence[str]) 
     Euro.", "Combien coûte le forfait avec 30 heures ?" with the package of 20 hours. In Arabic too, its counts read
     in digits and as words (`_ARABIC_COUNTS`): "كم سعر كعكة تكفي خمسين شخصاً؟" (a cake for fifty) was answered with the
     cakes for eight and twenty."""
-    if asked_value(question) not in _PRICE_ASKED or _NOT_LATIN.search(_ARABIC_LETTER.sub("", question)):
+    if asked_value(question) not in _PRICE_ASKED or not _latin_or_arabic(question):
         return None
     if any(fits_quantity(question, sentence) or fits_amount(question, sentence) for sentence in answer):
         return None
@@ -2421,7 +2430,7 @@ def another_listed(question: str, sources: Sequence[str], answer: Sequence[str])
     over a vet's "perros, gatos, conejos y hurones" with the spaying of a cat and a dog (batch 13). Things listed
     together are of a kind, and the price of one is no price of another. A thing no source names is
     `missing_priced`'s; Latin script and Arabic."""
-    if asked_value(question) not in _PRICE_ASKED or (CJK_LETTER.search(question) or _NOT_LATIN.search(_ARABIC_LETTER.sub("", question))):
+    if asked_value(question) not in _PRICE_ASKED or not _latin_or_arabic(question):
         return None
     priced = [sentence for sentence in answer if holds_value("money", sentence)]
     if not priced:
@@ -2854,7 +2863,7 @@ def reckons(question: str, answer: Sequence[str]) -> str | None:
     stand."""
     if any(fits_quantity(question, sentence, DOSED) for sentence in answer):
         return "a range of ages or weights that holds the question's"
-    if (asks_yes_or_no(question) or asks_yes_or_no_cjk(question)) and any(
+    if asks_yes_or_no_any_script(question) and any(
         fits_quantity(question, sentence, DOSED) is False for sentence in answer
     ):
         return "a range of ages or weights that leaves out the question's, asked yes or no"
@@ -2871,7 +2880,7 @@ def missing_range(question: str, sources: Sequence[str], answer: Sequence[str]) 
     are not refunded." answers a cancellation 5 days before, by saying when the rule does not apply; nor is an age
     or a weight a yes-or-no question asks of: "Can I bring my 6-year-old?" is answered "Children must be at least 8
     years old, …" (exploratory batch 11: it was refused)."""
-    if asks_yes_or_no(question) or asks_yes_or_no_cjk(question):
+    if asks_yes_or_no_any_script(question):
         return None
     fits = [fits_quantity(question, sentence, DOSED) for sentence in answer]
     if False not in fits or True in fits or any(fits_quantity(question, text, DOSED) for text in sources):
